@@ -1,0 +1,149 @@
+//! Every user-visible text the specification fixes, one place each.
+
+const KIB: u64 = 1024;
+const MIB: u64 = 1024 * KIB;
+const GIB: u64 = 1024 * MIB;
+
+/// Body text of a result whose command printed nothing (SPEC §9).
+pub const NO_OUTPUT: &str = "(no output)";
+/// Annotation of a command stopped by an abort (SPEC §6).
+pub const CANCELLED_ANNOTATION: &str = "Command cancelled";
+/// Outcome line of a tool call aborted by its caller (SPEC §9).
+pub const COMMAND_ABORTED: &str = "Command aborted";
+/// Outcome line of a command whose exit status could not be obtained (SPEC §9).
+pub const MISSING_EXIT_STATUS: &str = "Command failed: missing exit status";
+
+/// Formats a byte count as `B`, `x.xKB`, `x.xMB` or `x.xGB` (binary units, one decimal).
+///
+/// ```
+/// use agentsh_protocol::format_size;
+/// assert_eq!(format_size(1023), "1023B");
+/// assert_eq!(format_size(1536), "1.5KB");
+/// assert_eq!(format_size(3 * 1024 * 1024), "3.0MB");
+/// ```
+pub fn format_size(bytes: u64) -> String {
+    if bytes < KIB {
+        format!("{bytes}B")
+    } else if bytes < MIB {
+        format!("{:.1}KB", bytes as f64 / KIB as f64)
+    } else if bytes < GIB {
+        format!("{:.1}MB", bytes as f64 / MIB as f64)
+    } else {
+        format!("{:.1}GB", bytes as f64 / GIB as f64)
+    }
+}
+
+/// Formats a number of seconds: whole numbers without decimals (`300`), others with one (`1.5`).
+pub fn format_seconds(seconds: f64) -> String {
+    if seconds.fract() == 0.0 {
+        format!("{seconds:.0}")
+    } else {
+        format!("{seconds:.1}")
+    }
+}
+
+/// Annotation of a command stopped by its timeout: `Command timed out after N seconds`.
+pub fn timeout_annotation(seconds: f64) -> String {
+    format!("Command timed out after {} seconds", format_seconds(seconds))
+}
+
+/// Outcome line of a command that exited non-zero: `Command exited with code N`.
+pub fn exit_code_text(code: i32) -> String {
+    format!("Command exited with code {code}")
+}
+
+/// The notice shown whenever the byte limit left output out (SPEC §9):
+/// `[Showing lines A-B of T (50.0KB limit). Full: artifact://ID]`, without the `. Full: …` part
+/// when there is no artifact.
+pub fn truncation_notice(
+    first_line: u64,
+    last_line: u64,
+    total_lines: u64,
+    limit_bytes: u64,
+    artifact_id: Option<&str>,
+) -> String {
+    let limit = format_size(limit_bytes);
+    match artifact_id {
+        Some(id) => format!(
+            "[Showing lines {first_line}-{last_line} of {total_lines} ({limit} limit). Full: artifact://{id}]"
+        ),
+        None => format!("[Showing lines {first_line}-{last_line} of {total_lines} ({limit} limit)]"),
+    }
+}
+
+/// Text of a command blocked by the interceptor (SPEC §2).
+pub fn blocked_text(message: &str, command: &str) -> String {
+    format!("Blocked: {message}\n\nOriginal command: {command}")
+}
+
+/// Error text of a `cwd` argument that does not exist (SPEC §3); `path` is the resolved path.
+pub fn cwd_missing_text(path: &str) -> String {
+    format!("Working directory does not exist: {path}")
+}
+
+/// Error text of a `cwd` argument that is not a directory (SPEC §3).
+pub fn cwd_not_directory_text(path: &str) -> String {
+    format!("Working directory is not a directory: {path}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_cross_each_unit_boundary() {
+        let cases: &[(u64, &str)] = &[
+            (0, "0B"),
+            (1023, "1023B"),
+            (1024, "1.0KB"),
+            (51_200, "50.0KB"),
+            (1_048_575, "1024.0KB"),
+            (1_048_576, "1.0MB"),
+            (1_073_741_823, "1024.0MB"),
+            (1_073_741_824, "1.0GB"),
+            (5 * 1_073_741_824 + 536_870_912, "5.5GB"),
+        ];
+        for &(bytes, want) in cases {
+            assert_eq!(format_size(bytes), want, "format_size({bytes})");
+        }
+    }
+
+    #[test]
+    fn seconds_are_whole_or_one_decimal() {
+        assert_eq!(format_seconds(300.0), "300");
+        assert_eq!(format_seconds(1.0), "1");
+        assert_eq!(format_seconds(1.5), "1.5");
+        assert_eq!(format_seconds(3600.0), "3600");
+        assert_eq!(timeout_annotation(2.5), "Command timed out after 2.5 seconds");
+        assert_eq!(timeout_annotation(300.0), "Command timed out after 300 seconds");
+    }
+
+    #[test]
+    fn notice_with_and_without_artifact() {
+        assert_eq!(
+            truncation_notice(1, 20, 20_000, 51_200, None),
+            "[Showing lines 1-20 of 20000 (50.0KB limit)]"
+        );
+        assert_eq!(
+            truncation_notice(5, 9, 9, 1024, Some("12")),
+            "[Showing lines 5-9 of 9 (1.0KB limit). Full: artifact://12]"
+        );
+    }
+
+    #[test]
+    fn outcome_texts() {
+        assert_eq!(exit_code_text(2), "Command exited with code 2");
+        assert_eq!(
+            blocked_text("Use read.", "cat x"),
+            "Blocked: Use read.\n\nOriginal command: cat x"
+        );
+        assert_eq!(
+            cwd_missing_text("/nope"),
+            "Working directory does not exist: /nope"
+        );
+        assert_eq!(
+            cwd_not_directory_text("/etc/passwd"),
+            "Working directory is not a directory: /etc/passwd"
+        );
+    }
+}

@@ -1,0 +1,134 @@
+//! A reserved artifact file: where an output sink spills.
+
+use std::fs::{self, File};
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use agentsh_output_sink::Spill;
+
+/// Write buffer: spills arrive in small chunks; fewer, larger writes keep a spill cheap.
+const WRITE_BUFFER_BYTES: usize = 64 * 1024;
+
+/// An id reserved by [`ArtifactStore::allocate`](crate::ArtifactStore::allocate), with its open,
+/// locked file.
+///
+/// It implements [`Spill`] for the output sink. While it exists its file is locked (`flock`), so
+/// no retention pass in any process removes it. When it is dropped:
+/// - a reservation that received no bytes is removed ("a reserved file that received no spill is
+///   removed when the call ends");
+/// - a reservation whose write or flush failed is removed (a partial artifact is never kept);
+/// - otherwise the buffered bytes are flushed and the file stays.
+///
+/// [`Spill::discard`] removes the file in every case.
+#[derive(Debug)]
+pub struct ArtifactReservation {
+    id: String,
+    path: PathBuf,
+    /// `None` once discarded.
+    writer: Option<BufWriter<File>>,
+    bytes_written: u64,
+    failed: bool,
+}
+
+impl ArtifactReservation {
+    pub(crate) fn new(id: u64, path: PathBuf, file: File) -> Self {
+        Self {
+            id: id.to_string(),
+            path,
+            writer: Some(BufWriter::with_capacity(WRITE_BUFFER_BYTES, file)),
+            bytes_written: 0,
+            failed: false,
+        }
+    }
+
+    /// The reserved id, e.g. `"7"` (reported as `artifactId`, referenced as `artifact://7`).
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The reserved file, `<store>/<id>.bash.log`.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Bytes accepted so far (some may still be in the write buffer until [`Spill::finish`]).
+    pub fn bytes_written(&self) -> u64 {
+        self.bytes_written
+    }
+
+    fn error(&self, action: &str, err: &io::Error) -> io::Error {
+        io::Error::new(
+            err.kind(),
+            format!("cannot {action} artifact {}: {err}", self.path.display()),
+        )
+    }
+
+    /// Removes the file and drops the buffer unwritten.
+    fn remove(&mut self) {
+        if let Some(writer) = self.writer.take() {
+            // Unlink while the lock is still held, then close without flushing.
+            let _ = fs::remove_file(&self.path);
+            drop(writer.into_parts());
+        }
+    }
+}
+
+impl Spill for ArtifactReservation {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
+        let Some(writer) = self.writer.as_mut() else {
+            return Err(io::Error::other(format!(
+                "artifact {} was discarded",
+                self.path.display()
+            )));
+        };
+        match writer.write_all(bytes) {
+            Ok(()) => {
+                self.bytes_written += bytes.len() as u64;
+                Ok(())
+            }
+            Err(err) => {
+                self.failed = true;
+                Err(self.error("write", &err))
+            }
+        }
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        let Some(writer) = self.writer.as_mut() else {
+            return Err(io::Error::other(format!(
+                "artifact {} was discarded",
+                self.path.display()
+            )));
+        };
+        // Flushed to the kernel: readers (other processes included) see every byte. No fsync:
+        // an artifact is a convenience copy of the output, not worth a disk round trip per call.
+        let flushed = writer.flush();
+        flushed.map_err(|err| {
+            self.failed = true;
+            self.error("write", &err)
+        })
+    }
+
+    fn discard(mut self: Box<Self>) {
+        self.remove();
+    }
+}
+
+impl Drop for ArtifactReservation {
+    fn drop(&mut self) {
+        if self.bytes_written == 0 || self.failed {
+            self.remove();
+            return;
+        }
+        if let Some(mut writer) = self.writer.take()
+            && writer.flush().is_err()
+        {
+            let _ = fs::remove_file(&self.path);
+            drop(writer.into_parts());
+        }
+    }
+}

@@ -1,0 +1,351 @@
+//! The store: a private directory of `<id>.bash.log` files.
+
+use std::ffi::OsString;
+use std::fs::{self, DirBuilder, File, OpenOptions, Permissions};
+use std::io;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::SystemTime;
+
+use rustix::fs::{Mode, OFlags};
+
+use crate::ArtifactError;
+use crate::id::{canonical_id, file_name, id_from_file_name, parse_artifact_id};
+use crate::read::{ArtifactText, read_lines};
+use crate::reservation::ArtifactReservation;
+use crate::retention::{self, RetentionPolicy, RetentionReport};
+
+/// Mode of the store directory.
+const DIR_MODE: u32 = 0o700;
+/// Mode of every artifact file.
+pub(crate) const FILE_MODE: u32 = 0o600;
+/// The id a new, empty store hands out first.
+const FIRST_ID: u64 = 1;
+/// After this many `EEXIST` in a row (another process allocating in the same folder), rescan
+/// the directory and jump past its highest id instead of probing one id at a time.
+const RESCAN_AFTER_COLLISIONS: u32 = 8;
+
+/// A private directory of artifacts (SPEC §4): allocates ids, resolves `artifact://` references,
+/// reads line ranges, and applies retention when opened.
+///
+/// `ArtifactStore` is `Sync`: share one per process (e.g. in an `Arc`); several processes may
+/// open the same directory at once.
+#[derive(Debug)]
+pub struct ArtifactStore {
+    dir: PathBuf,
+    /// The next id to try; ids below it were taken (or skipped) by this store.
+    next: AtomicU64,
+    retention: RetentionReport,
+}
+
+/// One directory entry named like an artifact.
+pub(crate) struct ScannedEntry {
+    pub(crate) id: u64,
+    pub(crate) path: PathBuf,
+    /// A regular file (not a symlink, directory or other kind), so a real artifact.
+    pub(crate) is_file: bool,
+}
+
+impl ArtifactStore {
+    /// Opens (creating it and its parents, mode 0700) the store in `dir` and applies `policy`.
+    ///
+    /// An existing store directory owned by this user gets its mode set back to 0700. Ids
+    /// continue after the highest id present before retention ran, so removing old artifacts
+    /// does not make their ids come back while newer ones exist. Retention problems with single
+    /// files do not fail the open; they are listed in [`retention_report`](Self::retention_report).
+    pub fn open(dir: impl Into<PathBuf>, policy: RetentionPolicy) -> Result<Self, ArtifactError> {
+        let dir = dir.into();
+        create_private_dir(&dir)?;
+        let entries = scan(&dir)?;
+        let highest = entries.iter().map(|entry| entry.id).max();
+        let retention = retention::apply(&entries, policy, SystemTime::now());
+        Ok(Self {
+            next: AtomicU64::new(highest.map_or(FIRST_ID, |id| id.saturating_add(1))),
+            dir,
+            retention,
+        })
+    }
+
+    /// The default store directory: `$XDG_STATE_HOME/agentsh/artifacts`, or
+    /// `$HOME/.local/state/agentsh/artifacts` when `XDG_STATE_HOME` is unset, empty or relative
+    /// (the XDG base-directory rule). The `artifacts.dir` setting is the caller's to apply.
+    pub fn default_dir() -> Result<PathBuf, ArtifactError> {
+        default_dir_from(std::env::var_os("XDG_STATE_HOME"), std::env::var_os("HOME"))
+    }
+
+    /// The store directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// What retention did when the store was opened.
+    pub fn retention_report(&self) -> &RetentionReport {
+        &self.retention
+    }
+
+    /// Reserves the next id by creating its file with `O_CREAT | O_EXCL` (mode 0600).
+    ///
+    /// Cheap: one `open`, one `flock`, one `fstat` per id in the usual case; the directory is
+    /// scanned again only after a streak of ids taken by another process.
+    pub fn allocate(&self) -> Result<ArtifactReservation, ArtifactError> {
+        let mut streak = 0;
+        let mut recreated = false;
+        loop {
+            let id = self
+                .next
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |id| id.checked_add(1))
+                .map_err(|_| ArtifactError::IdsExhausted {
+                    dir: self.dir.clone(),
+                })?;
+            let path = self.dir.join(file_name(id));
+            match create_reserved(&path) {
+                Ok(Some(file)) => return Ok(ArtifactReservation::new(id, path, file)),
+                // Removed between creation and locking (a retention pass in another process
+                // mistook it for an old file): take another id.
+                Ok(None) => {}
+                Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {
+                    streak += 1;
+                    if streak >= RESCAN_AFTER_COLLISIONS {
+                        streak = 0;
+                        if let Some(highest) = scan(&self.dir)?.iter().map(|entry| entry.id).max() {
+                            self.next
+                                .fetch_max(highest.saturating_add(1), Ordering::Relaxed);
+                        }
+                    }
+                }
+                // The store directory was removed while the store was open (a user cleaning
+                // up): make it again, once.
+                Err(err) if err.kind() == io::ErrorKind::NotFound && !recreated => {
+                    recreated = true;
+                    create_private_dir(&self.dir)?;
+                }
+                Err(err) => return Err(ArtifactError::io("create artifact", path, err)),
+            }
+        }
+    }
+
+    /// The ids of the artifacts in the store, ascending.
+    pub fn ids(&self) -> Result<Vec<u64>, ArtifactError> {
+        let mut ids: Vec<u64> = scan(&self.dir)?
+            .into_iter()
+            .filter(|entry| entry.is_file)
+            .map(|entry| entry.id)
+            .collect();
+        ids.sort_unstable();
+        Ok(ids)
+    }
+
+    /// The file of an artifact, given as a bare id (`"7"`) or a URL (`"artifact://7"`).
+    ///
+    /// Errors are the texts of SPEC §4: `artifact:// URL requires a numeric ID: <url>`,
+    /// `artifact:// ID must be numeric, got: <x>`, `Artifact <id> not found. Available: 1, 2, 5`
+    /// (or `none`). Only a canonical decimal id naming a regular file in the store resolves:
+    /// `007`, a 40-digit id, or a symlink named like an artifact are "not found".
+    pub fn resolve(&self, id_or_url: &str) -> Result<PathBuf, ArtifactError> {
+        self.open_artifact(id_or_url).map(|(path, _)| path)
+    }
+
+    /// Reads lines of an artifact without loading the whole file.
+    ///
+    /// `offset` is the first line, 1-based (default 1; 0 is taken as 1, as the original read
+    /// tool did); `limit` is the number of lines (default: to the end; 0 gives no lines). Lines
+    /// keep their `\n`; an offset past the end gives empty text. `total_lines` counts the whole
+    /// file by the line rule of SPEC §1 (a final `\n` does not start an empty line). Invalid UTF-8
+    /// (not produced by agentsh, which stores sanitised text) becomes U+FFFD.
+    pub fn read(
+        &self,
+        id_or_url: &str,
+        offset: Option<u64>,
+        limit: Option<u64>,
+    ) -> Result<ArtifactText, ArtifactError> {
+        let (path, file) = self.open_artifact(id_or_url)?;
+        let first_line = offset.unwrap_or(1).max(1);
+        match read_lines(file, first_line, limit) {
+            Ok((text, total_lines)) => Ok(ArtifactText {
+                text,
+                total_lines,
+                path,
+            }),
+            Err(err) => Err(ArtifactError::io("read artifact", path, err)),
+        }
+    }
+
+    fn open_artifact(&self, id_or_url: &str) -> Result<(PathBuf, File), ArtifactError> {
+        let digits = parse_artifact_id(id_or_url)?;
+        let not_found = || match self.ids() {
+            Ok(available) => ArtifactError::NotFound {
+                id: digits.to_owned(),
+                available,
+            },
+            Err(err) => err,
+        };
+        let Some(id) = canonical_id(digits) else {
+            return Err(not_found());
+        };
+        let path = self.dir.join(file_name(id));
+        let file = match open_no_follow(&path) {
+            Ok(file) => file,
+            // ELOOP: a symlink named like an artifact is not one.
+            Err(err)
+                if err.kind() == io::ErrorKind::NotFound
+                    || err.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) =>
+            {
+                return Err(not_found());
+            }
+            Err(err) => return Err(ArtifactError::io("open artifact", path, err)),
+        };
+        match file.metadata() {
+            Ok(meta) if meta.is_file() => Ok((path, file)),
+            Ok(_) => Err(not_found()),
+            Err(err) => Err(ArtifactError::io("open artifact", path, err)),
+        }
+    }
+}
+
+/// Opens `path` read-only without following a final symlink and without blocking on a FIFO.
+pub(crate) fn open_no_follow(path: &Path) -> io::Result<File> {
+    let fd = rustix::fs::open(
+        path,
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    Ok(File::from(fd))
+}
+
+/// Creates `dir` and its missing parents with mode 0700, and makes `dir` itself 0700.
+fn create_private_dir(dir: &Path) -> Result<(), ArtifactError> {
+    DirBuilder::new()
+        .recursive(true)
+        .mode(DIR_MODE)
+        .create(dir)
+        .map_err(|err| ArtifactError::io("create artifact store", dir, err))?;
+    make_private(dir)
+}
+
+/// Sets the store directory back to 0700 when this user owns it and it is not already.
+fn make_private(dir: &Path) -> Result<(), ArtifactError> {
+    let meta =
+        fs::metadata(dir).map_err(|err| ArtifactError::io("open artifact store", dir, err))?;
+    if !meta.is_dir() {
+        return Err(ArtifactError::io(
+            "open artifact store",
+            dir,
+            io::Error::new(io::ErrorKind::NotADirectory, "not a directory"),
+        ));
+    }
+    let owned = meta.uid() == rustix::process::geteuid().as_raw();
+    if owned && meta.mode() & 0o7777 != DIR_MODE {
+        fs::set_permissions(dir, Permissions::from_mode(DIR_MODE))
+            .map_err(|err| ArtifactError::io("set mode 0700 on artifact store", dir, err))?;
+    }
+    Ok(())
+}
+
+/// Every entry of `dir` named like an artifact, in directory order.
+pub(crate) fn scan(dir: &Path) -> Result<Vec<ScannedEntry>, ArtifactError> {
+    let read_error = |err| ArtifactError::io("list artifact store", dir, err);
+    let mut entries = Vec::new();
+    for entry in fs::read_dir(dir).map_err(read_error)? {
+        let entry = entry.map_err(read_error)?;
+        let Some(id) = id_from_file_name(&entry.file_name()) else {
+            continue;
+        };
+        let is_file = entry.file_type().map_err(read_error)?.is_file();
+        entries.push(ScannedEntry {
+            id,
+            path: entry.path(),
+            is_file,
+        });
+    }
+    Ok(entries)
+}
+
+/// Creates and locks a reservation file; `Ok(None)` when it was unlinked before the lock was
+/// taken. Nothing is left behind on error.
+fn create_reserved(path: &Path) -> io::Result<Option<File>> {
+    let file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(FILE_MODE)
+        .open(path)?;
+    let checked = (|| {
+        // Waits only while a retention pass holds this very file, which takes microseconds.
+        // Where flock is unsupported the reservation goes on unlocked, and retention (which
+        // cannot lock either) removes nothing.
+        let _ = file.lock();
+        let meta = file.metadata()?;
+        if meta.nlink() == 0 {
+            return Ok(false);
+        }
+        // The umask can only have cleared bits of 0600; put them back.
+        if meta.mode() & 0o7777 != FILE_MODE {
+            file.set_permissions(Permissions::from_mode(FILE_MODE))?;
+        }
+        Ok(true)
+    })();
+    match checked {
+        Ok(true) => Ok(Some(file)),
+        Ok(false) => Ok(None),
+        Err(err) => {
+            let _ = fs::remove_file(path);
+            Err(err)
+        }
+    }
+}
+
+fn default_dir_from(
+    xdg_state_home: Option<OsString>,
+    home: Option<OsString>,
+) -> Result<PathBuf, ArtifactError> {
+    let absolute = |value: Option<OsString>| value.map(PathBuf::from).filter(|p| p.is_absolute());
+    let state = match absolute(xdg_state_home) {
+        Some(state) => state,
+        None => absolute(home)
+            .ok_or(ArtifactError::NoStateDir)?
+            .join(".local")
+            .join("state"),
+    };
+    Ok(state.join("agentsh").join("artifacts"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dir(xdg: Option<&str>, home: Option<&str>) -> Option<PathBuf> {
+        default_dir_from(xdg.map(OsString::from), home.map(OsString::from)).ok()
+    }
+
+    #[test]
+    fn default_dir_follows_the_xdg_rule() {
+        let expected = |p: &str| Some(PathBuf::from(p));
+        assert_eq!(
+            dir(Some("/x/state"), Some("/home/u")),
+            expected("/x/state/agentsh/artifacts")
+        );
+        assert_eq!(
+            dir(None, Some("/home/u")),
+            expected("/home/u/.local/state/agentsh/artifacts")
+        );
+        assert_eq!(
+            dir(Some(""), Some("/home/u")),
+            expected("/home/u/.local/state/agentsh/artifacts")
+        );
+        assert_eq!(
+            dir(Some("relative/state"), Some("/home/u")),
+            expected("/home/u/.local/state/agentsh/artifacts")
+        );
+        assert_eq!(dir(Some("relative"), None), None);
+        assert_eq!(dir(None, Some("home")), None);
+        assert_eq!(dir(None, None), None);
+        assert_eq!(
+            default_dir_from(None, None).map_err(|e| e.to_string()),
+            Err(
+                "cannot locate the artifact store: XDG_STATE_HOME and HOME are unset or not \
+                 absolute; set artifacts.dir"
+                    .to_owned()
+            )
+        );
+    }
+}

@@ -1,0 +1,180 @@
+//! The `cwd` argument of one call (SPEC §3): `@`, `~`, relative paths, then a check.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use agentsh_protocol::{cwd_missing_text, cwd_not_directory_text};
+use thiserror::Error;
+
+/// Why a `cwd` argument cannot be used. Each message is the tool error text of SPEC §3, naming
+/// the resolved path.
+#[derive(Debug, Error)]
+pub enum CwdError {
+    /// Nothing exists at the path (or a component of it is not a directory).
+    #[error("{}", cwd_missing_text(&path.to_string_lossy()))]
+    Missing {
+        /// The resolved path.
+        path: PathBuf,
+    },
+    /// The path exists but is not a directory.
+    #[error("{}", cwd_not_directory_text(&path.to_string_lossy()))]
+    NotDirectory {
+        /// The resolved path.
+        path: PathBuf,
+    },
+    /// The path could not be examined (for example, permission denied on a parent).
+    #[error("Working directory is not accessible: {} ({source})", path.to_string_lossy())]
+    Inaccessible {
+        /// The resolved path.
+        path: PathBuf,
+        /// Why `stat` failed.
+        source: io::Error,
+    },
+}
+
+impl CwdError {
+    /// The resolved path the error is about (reported as `details.cwd`).
+    pub fn path(&self) -> &Path {
+        match self {
+            Self::Missing { path }
+            | Self::NotDirectory { path }
+            | Self::Inaccessible { path, .. } => path,
+        }
+    }
+}
+
+/// Resolves a `cwd` argument to an absolute path, without touching the file system.
+///
+/// - `None` → `session_cwd`.
+/// - One leading `@` is stripped (models copy `@path` mentions): `@src` → `src`, `@@x` → `@x`.
+/// - `~` → `home`; `~/rest` → `home/rest`. `~user` forms are not expanded (they stay a relative
+///   name, as no shell runs here); without a `home`, `~` stays literal too.
+/// - A relative path is joined to `session_cwd`.
+/// - `.` components and repeated or trailing slashes are removed; `..` is kept (removing it
+///   lexically would be wrong across symlinks).
+pub fn resolve_cwd(requested: Option<&str>, session_cwd: &Path, home: Option<&Path>) -> PathBuf {
+    let Some(requested) = requested else {
+        return session_cwd.to_path_buf();
+    };
+    let requested = requested.strip_prefix('@').unwrap_or(requested);
+    let expanded: PathBuf = match (requested, home) {
+        ("~", Some(home)) => home.to_path_buf(),
+        (_, Some(home)) if requested.starts_with("~/") => home.join(&requested[2..]),
+        _ => PathBuf::from(requested),
+    };
+    let joined = if expanded.is_absolute() {
+        expanded
+    } else {
+        session_cwd.join(expanded)
+    };
+    joined.components().collect()
+}
+
+/// Resolves a `cwd` argument ([`resolve_cwd`]) and checks that it is a directory (following
+/// symlinks), returning the resolved path.
+pub fn check_cwd(
+    requested: Option<&str>,
+    session_cwd: &Path,
+    home: Option<&Path>,
+) -> Result<PathBuf, CwdError> {
+    let path = resolve_cwd(requested, session_cwd, home);
+    match std::fs::metadata(&path) {
+        Ok(meta) if meta.is_dir() => Ok(path),
+        Ok(_) => Err(CwdError::NotDirectory { path }),
+        Err(err)
+            if matches!(
+                err.kind(),
+                io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+            ) =>
+        {
+            Err(CwdError::Missing { path })
+        }
+        Err(source) => Err(CwdError::Inaccessible { path, source }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resolve(requested: Option<&str>) -> String {
+        resolve_cwd(
+            requested,
+            Path::new("/work/proj"),
+            Some(Path::new("/home/ann")),
+        )
+        .to_string_lossy()
+        .into_owned()
+    }
+
+    #[test]
+    fn resolution_rules() {
+        let cases: &[(Option<&str>, &str)] = &[
+            (None, "/work/proj"),
+            (Some(""), "/work/proj"),
+            (Some("."), "/work/proj"),
+            (Some("src"), "/work/proj/src"),
+            (Some("./src/"), "/work/proj/src"),
+            (Some("src//lib/./x"), "/work/proj/src/lib/x"),
+            (Some("../other"), "/work/proj/../other"),
+            (Some("/abs/dir"), "/abs/dir"),
+            (Some("@src"), "/work/proj/src"),
+            (Some("@/abs"), "/abs"),
+            (Some("@@src"), "/work/proj/@src"),
+            (Some("~"), "/home/ann"),
+            (Some("~/"), "/home/ann"),
+            (Some("~/code/x"), "/home/ann/code/x"),
+            (Some("@~/code"), "/home/ann/code"),
+            (Some("~bob/x"), "/work/proj/~bob/x"),
+            (Some("a~/b"), "/work/proj/a~/b"),
+        ];
+        for &(requested, want) in cases {
+            assert_eq!(resolve(requested), want, "{requested:?}");
+        }
+    }
+
+    #[test]
+    fn tilde_without_home_stays_literal() {
+        let got = resolve_cwd(Some("~/x"), Path::new("/p"), None);
+        assert_eq!(got, Path::new("/p/~/x"));
+    }
+
+    #[test]
+    fn checks_existence_and_kind() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir(root.join("sub")).unwrap();
+        std::fs::write(root.join("file.txt"), "x").unwrap();
+        std::os::unix::fs::symlink(root.join("sub"), root.join("link")).unwrap();
+
+        assert_eq!(
+            check_cwd(Some("sub"), root, None).unwrap(),
+            root.join("sub")
+        );
+        assert_eq!(
+            check_cwd(Some("@link"), root, None).unwrap(),
+            root.join("link")
+        );
+        assert_eq!(check_cwd(None, root, None).unwrap(), root);
+
+        let err = check_cwd(Some("nope"), root, None).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!("Working directory does not exist: {}/nope", root.display())
+        );
+        assert_eq!(err.path(), root.join("nope"));
+
+        let err = check_cwd(Some("file.txt"), root, None).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "Working directory is not a directory: {}/file.txt",
+                root.display()
+            )
+        );
+
+        // A path through a file: ENOTDIR is reported as missing, like a missing component.
+        let err = check_cwd(Some("file.txt/x"), root, None).unwrap_err();
+        assert!(matches!(err, CwdError::Missing { .. }), "{err:?}");
+    }
+}

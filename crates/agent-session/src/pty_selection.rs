@@ -1,0 +1,71 @@
+//! Whether a tool call runs on a pseudo-terminal (SPEC §8).
+
+use std::ffi::OsString;
+
+use crate::settings::VirtualTerminal;
+
+/// Environment variable that, set to `1`, keeps every command off the PTY.
+pub const NO_PTY_ENV: &str = "AGENTSH_NO_PTY";
+/// The original's name for [`NO_PTY_ENV`], honoured for compatibility.
+pub const COMPAT_NO_PTY_ENV: &str = "PI_NO_PTY";
+
+/// True when a tool call should run on the PTY runtime: only when all hold —
+/// `bash.virtual_terminal = "on"`, neither `AGENTSH_NO_PTY` nor `PI_NO_PTY` is exactly `1`, and
+/// the calling context has an interactive UI to show the terminal in. Print, RPC, MCP and bang
+/// paths pass `has_interactive_ui = false`.
+///
+/// `env` looks a variable up (pass `std::env::var_os` in production).
+pub fn use_pty(
+    virtual_terminal: VirtualTerminal,
+    env: impl Fn(&str) -> Option<OsString>,
+    has_interactive_ui: bool,
+) -> bool {
+    let disabled = |name: &str| env(name).is_some_and(|value| value == "1");
+    virtual_terminal == VirtualTerminal::On
+        && has_interactive_ui
+        && !disabled(NO_PTY_ENV)
+        && !disabled(COMPAT_NO_PTY_ENV)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env_of(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<OsString> {
+        move |name| {
+            pairs
+                .iter()
+                .find(|(key, _)| *key == name)
+                .map(|(_, value)| OsString::from(value))
+        }
+    }
+
+    /// Setting, environment, UI present, expected choice.
+    type Case = (
+        VirtualTerminal,
+        &'static [(&'static str, &'static str)],
+        bool,
+        bool,
+    );
+
+    #[test]
+    fn all_three_conditions_are_needed() {
+        use VirtualTerminal::{Off, On};
+        let cases: &[Case] = &[
+            (On, &[], true, true),
+            (Off, &[], true, false),
+            (On, &[], false, false),
+            (On, &[("AGENTSH_NO_PTY", "1")], true, false),
+            (On, &[("PI_NO_PTY", "1")], true, false),
+            // Only exactly "1" disables.
+            (On, &[("AGENTSH_NO_PTY", "0")], true, true),
+            (On, &[("AGENTSH_NO_PTY", "")], true, true),
+            (On, &[("AGENTSH_NO_PTY", "true")], true, true),
+            (On, &[("PI_NO_PTY", " 1")], true, true),
+            (Off, &[("AGENTSH_NO_PTY", "0")], true, false),
+        ];
+        for &(vt, env, ui, want) in cases {
+            assert_eq!(use_pty(vt, env_of(env), ui), want, "{vt:?} {env:?} ui={ui}");
+        }
+    }
+}

@@ -1,0 +1,552 @@
+//! The tool result of SPEC §9, and the context text of a bang command (SPEC §10), as pure
+//! functions of what the executor reported.
+//!
+//! # Which lines are shown, and how they are numbered
+//!
+//! Lines are numbered 1..=T over the whole sanitised output (T = `totalLines`, line rule of
+//! SPEC §1). The builder takes a *source window* of that output and knows where it sits:
+//!
+//! - with a `head` limit and a head capture: the capture, which starts at line 1;
+//! - otherwise the sink's tail (`summary.output` without its `[annotation]\n` line), whose last
+//!   line is line T, so its first line is line `T - lines(tail) + 1`.
+//!
+//! The byte limit cuts the tail at a UTF-8 boundary, not a line boundary, so the tail's first
+//! line may be only the end of a line. That line **is shown and counted**: the range starts at
+//! the line it belongs to (a single minified line cut to its last 50 KB still shows something).
+//! One exception: when the cut tail starts with `\n`, the line it ends has nothing visible left,
+//! so that `\n` is dropped and the range starts at the next line (`seq 1 100000` under a
+//! 51,200-byte limit shows lines 91468-100000, not an empty line 91467 first).
+//!
+//! `head`/`tail` are then applied to the source window (`apply_head_tail`), and the range
+//! `A-B` is where the result sits in the whole output. The notice
+//! (`[Showing lines A-B of T (50.0KB limit)…]`) is added when the shown lines reach an edge that
+//! the byte limit cut (the start of a truncated tail, the end of a truncated head capture), i.e.
+//! when the byte limit, not the caller, decided what is missing. A caller's `tail -n 5` of a
+//! truncated tail that holds more than 5 lines therefore gets no notice.
+
+use std::path::Path;
+
+use agentsh_bash_interceptor::Interception;
+use agentsh_bash_normalize::{Limits, apply_head_tail, count_lines};
+use agentsh_protocol::{
+    BashResult, COMMAND_ABORTED, InterceptionDetails, MISSING_EXIT_STATUS, NO_OUTPUT,
+    exit_code_text, truncation_notice,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::cwd::CwdError;
+use crate::timeout::Timeout;
+
+/// The line a bang command's context text ends with when it was stopped (SPEC §10).
+pub const BANG_CANCELLED: &str = "(command cancelled)";
+
+/// A tool result: `{"content": [{"type": "text", "text": …}], "details": {…}, "isError": bool}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolResult {
+    /// The text the model reads, as one text block.
+    pub content: Vec<ToolContent>,
+    /// Structured facts about the run.
+    pub details: ToolDetails,
+    /// True for a non-zero exit, a timeout, an abort, a missing exit status, a blocked command
+    /// or a bad `cwd`.
+    pub is_error: bool,
+}
+
+impl ToolResult {
+    /// A result with a single text block.
+    pub fn new(text: String, details: ToolDetails, is_error: bool) -> Self {
+        Self {
+            content: vec![ToolContent::Text { text }],
+            details,
+            is_error,
+        }
+    }
+
+    /// The text of the result (the text blocks, joined).
+    pub fn text(&self) -> String {
+        self.content
+            .iter()
+            .map(|ToolContent::Text { text }| text.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+/// One block of a result's `content`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum ToolContent {
+    /// `{"type": "text", "text": …}`.
+    Text {
+        /// The text.
+        text: String,
+    },
+}
+
+/// `details` of a tool result (SPEC §9).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolDetails {
+    /// The exit code; `null` when none was obtained (or the command never ran).
+    pub exit_code: Option<i32>,
+    /// Stopped by a timeout or an abort.
+    pub cancelled: bool,
+    /// Stopped by its timeout.
+    pub timed_out: bool,
+    /// The shell could not be kept and was replaced.
+    pub session_restarted: bool,
+    /// The working directory of the call (resolved).
+    pub cwd: String,
+    /// The timeout in seconds, after clamping.
+    pub timeout: Timeout,
+    /// What was left out of the text, when anything was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<ToolMeta>,
+    /// Why the command was blocked, for a blocked command.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interception: Option<InterceptionDetails>,
+}
+
+impl ToolDetails {
+    /// Details of a call that never ran: no exit code, nothing stopped.
+    pub fn not_run(cwd: &Path, timeout: Timeout) -> Self {
+        Self {
+            exit_code: None,
+            cancelled: false,
+            timed_out: false,
+            session_restarted: false,
+            cwd: cwd.to_string_lossy().into_owned(),
+            timeout,
+            meta: None,
+            interception: None,
+        }
+    }
+}
+
+/// `details.meta`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolMeta {
+    /// Present whenever lines or bytes of the output were left out of the text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub truncation: Option<Truncation>,
+}
+
+/// `details.meta.truncation`: what the text shows of the whole output.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Truncation {
+    /// Which end of the output the text shows: `head` when a head limit was used.
+    pub direction: TruncationDirection,
+    /// `bytes` when the byte limit decided what is missing (the notice is shown), `lines`
+    /// when only the caller's head/tail did.
+    pub truncated_by: TruncatedBy,
+    /// Lines of the whole output.
+    pub total_lines: u64,
+    /// Bytes of the whole output.
+    pub total_bytes: u64,
+    /// Lines shown.
+    pub output_lines: u64,
+    /// Bytes shown (without the annotation line).
+    pub output_bytes: u64,
+    /// The lines shown, 1-based inclusive, in the whole output; `{0, 0}` when none are.
+    pub shown_range: ShownRange,
+    /// The artifact holding the whole output, when output was spilled to one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub artifact_id: Option<String>,
+}
+
+/// `direction` of a [`Truncation`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TruncationDirection {
+    /// The text shows the start of the output.
+    Head,
+    /// The text shows the end of the output.
+    Tail,
+}
+
+/// `truncatedBy` of a [`Truncation`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TruncatedBy {
+    /// The byte limit (`output.max_bytes`).
+    Bytes,
+    /// The caller's `head`/`tail`.
+    Lines,
+}
+
+/// A 1-based inclusive line range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShownRange {
+    /// First line shown.
+    pub start: u64,
+    /// Last line shown.
+    pub end: u64,
+}
+
+/// What a tool call produced: a result, or an abort (the caller aborted; SPEC §9 calls it a
+/// `ToolAbortError`). Both carry the full result so an RPC can answer an abort with its text.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolOutcome {
+    /// The call ran to an end (success or error).
+    Finished(ToolResult),
+    /// The caller aborted the call; the result's text ends with `Command aborted` (plus the
+    /// notice, when due) and `is_error` is true.
+    Aborted(ToolResult),
+}
+
+impl ToolOutcome {
+    /// The result, whichever way the call ended.
+    pub fn result(&self) -> &ToolResult {
+        match self {
+            Self::Finished(result) | Self::Aborted(result) => result,
+        }
+    }
+
+    /// The result, whichever way the call ended.
+    pub fn into_result(self) -> ToolResult {
+        match self {
+            Self::Finished(result) | Self::Aborted(result) => result,
+        }
+    }
+
+    /// Whether the caller aborted the call.
+    pub fn is_aborted(&self) -> bool {
+        matches!(self, Self::Aborted(_))
+    }
+}
+
+/// The first lines of the output, kept apart by the sink for a `head` limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HeadCapture<'a> {
+    /// The captured text: the first lines of the sanitised output, starting at line 1.
+    pub text: &'a str,
+    /// True when the capture's byte bound cut it before it held all the lines it wanted.
+    pub truncated: bool,
+}
+
+/// Everything the result builder needs about one finished tool call.
+#[derive(Debug, Clone, Copy)]
+pub struct FinishedRun<'a> {
+    /// What the executor reported. `summary.output` starts with `[annotation]\n` for stopped
+    /// runs; `summary.output_bytes` does not count it.
+    pub result: &'a BashResult,
+    /// The head capture, when a `head` limit was in force. Without one, `head` is applied to
+    /// the tail the sink kept (exact when the output was not truncated).
+    pub head_capture: Option<HeadCapture<'a>>,
+    /// The merged limits (explicit arguments over extracted ones).
+    pub limits: Limits,
+    /// The byte limit the sink used (`output.max_bytes`), for the notice.
+    pub max_bytes: u64,
+    /// Whether the caller aborted the call.
+    pub aborted: bool,
+    /// The working directory the command ran in.
+    pub cwd: &'a Path,
+    /// The (clamped) timeout of the call.
+    pub timeout: Timeout,
+}
+
+/// Builds the tool result of a finished call (SPEC §9): body, outcome line, notice; `details`
+/// with `meta.truncation` whenever anything was left out.
+///
+/// A run the executor reports as cancelled but not timed out was stopped by an abort, so it is
+/// an abort even when `aborted` is false.
+pub fn build_tool_result(run: &FinishedRun<'_>) -> ToolOutcome {
+    let result = run.result;
+    let summary = &result.summary;
+    let (annotation, tail) = split_annotation(&summary.output, summary.output_bytes);
+    let source = match (run.limits.head, run.head_capture) {
+        (Some(_), Some(capture)) => Source {
+            text: capture.text,
+            first_line: 1,
+            cut_at_start: false,
+            cut_at_end: capture.truncated,
+        },
+        _ => Source::tail(tail, summary.truncated, summary.total_lines),
+    };
+    let shown = source.show(run.limits, summary.total_lines);
+
+    let aborted = run.aborted || (result.cancelled && !result.timed_out);
+    let outcome = if aborted {
+        Some(COMMAND_ABORTED.to_owned())
+    } else if result.timed_out {
+        None
+    } else {
+        match result.exit_code {
+            None => Some(MISSING_EXIT_STATUS.to_owned()),
+            Some(0) => None,
+            Some(code) => Some(exit_code_text(code)),
+        }
+    };
+    let is_error = aborted || result.timed_out || result.exit_code != Some(0);
+
+    let mut text = annotation.to_owned();
+    text.push_str(body_or_placeholder(shown.text));
+    if let Some(outcome) = outcome {
+        text.push_str("\n\n");
+        text.push_str(&outcome);
+    }
+    if shown.byte_limited {
+        text.push_str("\n\n");
+        text.push_str(&shown.notice(run.max_bytes, summary.artifact_id.as_deref()));
+    }
+
+    let truncation = shown.left_out().then(|| Truncation {
+        direction: if run.limits.head.is_some() {
+            TruncationDirection::Head
+        } else {
+            TruncationDirection::Tail
+        },
+        truncated_by: if shown.byte_limited {
+            TruncatedBy::Bytes
+        } else {
+            TruncatedBy::Lines
+        },
+        total_lines: summary.total_lines,
+        total_bytes: summary.total_bytes,
+        output_lines: shown.lines,
+        output_bytes: shown.text.len() as u64,
+        shown_range: shown.range(),
+        artifact_id: summary.artifact_id.clone(),
+    });
+    let details = ToolDetails {
+        exit_code: result.exit_code,
+        cancelled: result.cancelled,
+        timed_out: result.timed_out,
+        session_restarted: result.session_restarted,
+        cwd: run.cwd.to_string_lossy().into_owned(),
+        timeout: run.timeout,
+        meta: truncation.map(|truncation| ToolMeta {
+            truncation: Some(truncation),
+        }),
+        interception: None,
+    };
+    let tool_result = ToolResult::new(text, details, is_error);
+    if aborted {
+        ToolOutcome::Aborted(tool_result)
+    } else {
+        ToolOutcome::Finished(tool_result)
+    }
+}
+
+/// The result of a command the interceptor blocked (SPEC §2): `Blocked: <message>\n\nOriginal
+/// command: <command>`, `details.interception` set, `isError` true. `cwd` and `timeout` are the
+/// call's, as far as they are known.
+pub fn blocked_result(
+    interception: &Interception,
+    command: &str,
+    cwd: &Path,
+    timeout: Timeout,
+) -> ToolResult {
+    let mut details = ToolDetails::not_run(cwd, timeout);
+    details.interception = Some(interception.details());
+    ToolResult::new(interception.text(command), details, true)
+}
+
+/// The result of a call whose `cwd` cannot be used (SPEC §3); `details.cwd` is the resolved
+/// path.
+pub fn cwd_error_result(error: &CwdError, timeout: Timeout) -> ToolResult {
+    ToolResult::new(
+        error.to_string(),
+        ToolDetails::not_run(error.path(), timeout),
+        true,
+    )
+}
+
+/// The text a bang command (`!cmd`) leaves in the model's context (SPEC §10):
+///
+/// ````text
+/// Ran `cmd`
+/// ```
+/// <output>
+/// ```
+///
+/// Command exited with code 2
+///
+/// [Showing lines A-B of T (50.0KB limit). Full: artifact://ID]
+/// ````
+///
+/// The output (with its `[annotation]` line, which says why a stopped command stopped) is
+/// fenced, or `(no output)`. Then `(command cancelled)` for a stopped command, `Command exited
+/// with code N` for a non-zero exit, or `Command failed: missing exit status` when there is no
+/// exit code (the spec names only the first two; a silent missing status would look like
+/// success). The notice follows when the byte limit truncated the output. Code spans and
+/// fences grow past any backticks in the command or output.
+pub fn bang_context_text(command: &str, result: &BashResult, max_bytes: u64) -> String {
+    let summary = &result.summary;
+    let (annotation, tail) = split_annotation(&summary.output, summary.output_bytes);
+    let shown = Source::tail(tail, summary.truncated, summary.total_lines)
+        .show(Limits::NONE, summary.total_lines);
+
+    let mut text = format!("Ran {}\n", code_span(command));
+    let body = format!("{annotation}{}", trim_final_newline(shown.text));
+    if body.is_empty() {
+        text.push_str(NO_OUTPUT);
+    } else {
+        let fence = "`".repeat(longest_backtick_run(&body).max(2) + 1);
+        text.push_str(&fence);
+        text.push('\n');
+        text.push_str(&body);
+        text.push('\n');
+        text.push_str(&fence);
+    }
+    let outcome = if result.cancelled {
+        Some(BANG_CANCELLED.to_owned())
+    } else {
+        match result.exit_code {
+            None => Some(MISSING_EXIT_STATUS.to_owned()),
+            Some(0) => None,
+            Some(code) => Some(exit_code_text(code)),
+        }
+    };
+    if let Some(outcome) = outcome {
+        text.push_str("\n\n");
+        text.push_str(&outcome);
+    }
+    if shown.byte_limited {
+        text.push_str("\n\n");
+        text.push_str(&shown.notice(max_bytes, summary.artifact_id.as_deref()));
+    }
+    text
+}
+
+/// Splits `output` into its `[annotation]\n` prefix and the body, using `output_bytes` (the
+/// body's length, which the sink reports without the annotation). When the numbers do not fit,
+/// the whole output is the body.
+fn split_annotation(output: &str, output_bytes: u64) -> (&str, &str) {
+    let prefix_len = usize::try_from(output_bytes)
+        .ok()
+        .and_then(|body_len| output.len().checked_sub(body_len))
+        .unwrap_or(0);
+    match (output.get(..prefix_len), output.get(prefix_len..)) {
+        (Some(prefix), Some(body)) if prefix.is_empty() || is_annotation(prefix) => (prefix, body),
+        _ => ("", output),
+    }
+}
+
+fn is_annotation(prefix: &str) -> bool {
+    prefix.starts_with('[') && prefix.ends_with("]\n")
+}
+
+/// A window of the whole output and where it sits in it.
+struct Source<'a> {
+    text: &'a str,
+    /// 1-based number of the window's first line in the whole output.
+    first_line: u64,
+    /// The byte limit removed output before the window.
+    cut_at_start: bool,
+    /// The byte limit removed output after the window.
+    cut_at_end: bool,
+}
+
+impl<'a> Source<'a> {
+    /// The sink's tail: its last line is line `total_lines`.
+    fn tail(text: &'a str, truncated: bool, total_lines: u64) -> Self {
+        let lines = count_lines(text) as u64;
+        let mut source = Self {
+            text,
+            first_line: (total_lines + 1).saturating_sub(lines).max(1),
+            cut_at_start: truncated,
+            cut_at_end: false,
+        };
+        // A cut tail that starts with `\n` starts with the invisible end of a line: drop it.
+        if truncated && let Some(rest) = text.strip_prefix('\n') {
+            source.text = rest;
+            source.first_line += 1;
+        }
+        source
+    }
+
+    /// Applies the caller's limits to the window.
+    fn show(&self, limits: Limits, total_lines: u64) -> Shown<'a> {
+        // `head` keeps a prefix of the window, `tail` a suffix of that prefix.
+        let end = apply_head_tail(self.text, limits.head, None).len();
+        let shown = apply_head_tail(self.text, limits.head, limits.tail);
+        let start = end - shown.len();
+        // The shown part starts at a line start, so the lines before it are whole lines.
+        let skipped = count_lines(&self.text[..start]) as u64;
+        let lines = count_lines(shown) as u64;
+        let asked_for_nothing = limits.head == Some(0) || limits.tail == Some(0);
+        let touches_cut =
+            (self.cut_at_start && start == 0) || (self.cut_at_end && end == self.text.len());
+        Shown {
+            text: shown,
+            first_line: self.first_line + skipped,
+            lines,
+            byte_limited: touches_cut && !asked_for_nothing,
+            total_lines,
+        }
+    }
+}
+
+/// The lines a result shows.
+struct Shown<'a> {
+    text: &'a str,
+    first_line: u64,
+    lines: u64,
+    /// The byte limit, not the caller, decided where the shown lines stop: notice due.
+    byte_limited: bool,
+    total_lines: u64,
+}
+
+impl Shown<'_> {
+    fn range(&self) -> ShownRange {
+        if self.lines == 0 {
+            ShownRange { start: 0, end: 0 }
+        } else {
+            ShownRange {
+                start: self.first_line,
+                end: self.first_line + self.lines - 1,
+            }
+        }
+    }
+
+    /// Whether the text leaves any of the output out.
+    fn left_out(&self) -> bool {
+        let range = self.range();
+        self.byte_limited
+            || (self.lines == 0 && self.total_lines > 0)
+            || (self.lines > 0 && (range.start > 1 || range.end < self.total_lines))
+    }
+
+    /// `[Showing lines A-B of T (50.0KB limit). Full: artifact://ID]`.
+    fn notice(&self, max_bytes: u64, artifact_id: Option<&str>) -> String {
+        let range = self.range();
+        truncation_notice(
+            range.start,
+            range.end,
+            self.total_lines,
+            max_bytes,
+            artifact_id,
+        )
+    }
+}
+
+fn body_or_placeholder(shown: &str) -> &str {
+    let body = trim_final_newline(shown);
+    if body.is_empty() { NO_OUTPUT } else { body }
+}
+
+/// A final `\n` ends the last line; it is not shown as an empty line.
+fn trim_final_newline(text: &str) -> &str {
+    text.strip_suffix('\n').unwrap_or(text)
+}
+
+fn longest_backtick_run(text: &str) -> usize {
+    text.split(|c| c != '`').map(str::len).max().unwrap_or(0)
+}
+
+/// `text` as a Markdown code span, delimited by more backticks than it contains.
+fn code_span(text: &str) -> String {
+    let ticks = "`".repeat(longest_backtick_run(text) + 1);
+    if text.starts_with('`') || text.ends_with('`') {
+        format!("{ticks} {text} {ticks}")
+    } else {
+        format!("{ticks}{text}{ticks}")
+    }
+}
+
+#[cfg(test)]
+mod tests;

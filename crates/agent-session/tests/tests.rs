@@ -1,0 +1,3 @@
+//! Integration tests of `agentsh-agent-session`, compiled into one binary.
+
+mod config;

@@ -1,0 +1,151 @@
+//! Throughput of `OutputSink` spilling to a real temporary file, against `std::io::copy` of the
+//! same bytes to a file in the same run (SPEC §5; goal for plain text: ≥ 0.5× and ≥ 1 GB/s).
+//!
+//! Three 64 MiB inputs: plain text lines, ANSI-heavy text (colours every few bytes) and text
+//! with invalid UTF-8. The sink gets 64 KiB chunks, as a pipe reader would hand them over.
+
+use std::fs::File;
+use std::hint::black_box;
+use std::io::{self, Write};
+use std::time::{Duration, Instant};
+
+use agentsh_bench_support::{Row, mb_per_s, median};
+use agentsh_output_sink::{DEFAULT_MAX_BYTES, OutputSink, SinkOptions, Spill};
+
+const INPUT_BYTES: usize = 64 << 20;
+const CHUNK: usize = 64 * 1024;
+const RUNS: usize = 7;
+const BASELINE: &str = "std::io::copy to file";
+
+/// Spills into an anonymous temporary file.
+struct FileSpill(File);
+
+impl Spill for FileSpill {
+    fn id(&self) -> &'static str {
+        "1"
+    }
+    fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.0.write_all(bytes)
+    }
+    fn finish(&mut self) -> io::Result<()> {
+        self.0.flush()
+    }
+    fn discard(self: Box<Self>) {}
+}
+
+/// Repeats lines made by `line(n)` until `INPUT_BYTES`.
+fn generate(mut line: impl FnMut(usize, &mut Vec<u8>)) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(INPUT_BYTES + 256);
+    let mut n = 0;
+    while bytes.len() < INPUT_BYTES {
+        line(n, &mut bytes);
+        n += 1;
+    }
+    bytes.truncate(INPUT_BYTES);
+    bytes
+}
+
+fn plain() -> Vec<u8> {
+    generate(|n, out| {
+        writeln!(
+            out,
+            "   Compiling crate-{n} v0.{}.{} (/work/src/crate-{n})",
+            n % 17,
+            n % 5
+        )
+        .expect("write to Vec");
+    })
+}
+
+fn ansi_heavy() -> Vec<u8> {
+    generate(|n, out| {
+        writeln!(
+            out,
+            "\x1b[1;32mok\x1b[0m \x1b[31m{n}\x1b[0m \x1b[33mwarn\x1b[39m \x1b[2mx\x1b[22m \x1b[4;36mlink\x1b[0m"
+        )
+        .expect("write to Vec");
+    })
+}
+
+fn invalid_utf8() -> Vec<u8> {
+    generate(|n, out| {
+        out.extend_from_slice(b"binary \xff\xfe blob ");
+        write!(out, "{n} café ").expect("write to Vec");
+        out.extend_from_slice(
+            b"\xe2\x82 truncated \xc0\xaf overlong ok \xe2\x9c\x93 \xe6\x97\xa5\n",
+        );
+    })
+}
+
+fn time_copy(data: &[u8]) -> Duration {
+    let mut file = tempfile::tempfile().expect("temporary file");
+    let start = Instant::now();
+    io::copy(&mut &data[..], &mut file).expect("io::copy to file");
+    file.flush().expect("flush");
+    start.elapsed()
+}
+
+fn time_sink(data: &[u8]) -> Duration {
+    let file = tempfile::tempfile().expect("temporary file");
+    let start = Instant::now();
+    let mut sink = OutputSink::new(SinkOptions {
+        max_bytes: DEFAULT_MAX_BYTES,
+        head_lines: None,
+        spill: Some(Box::new(FileSpill(file))),
+    });
+    for chunk in data.chunks(CHUNK) {
+        sink.push(chunk);
+    }
+    let summary = sink.dump(None);
+    let elapsed = start.elapsed();
+    assert_eq!(summary.artifact_id.as_deref(), Some("1"), "{summary:?}");
+    black_box(summary);
+    elapsed
+}
+
+/// The sink's own work: no spill, so nothing but sanitising, counting and the tail.
+fn time_sink_without_spill(data: &[u8]) -> Duration {
+    let start = Instant::now();
+    let mut sink = OutputSink::new(SinkOptions::default());
+    for chunk in data.chunks(CHUNK) {
+        sink.push(chunk);
+    }
+    black_box(sink.dump(None));
+    start.elapsed()
+}
+
+fn measure(metric: &str, data: &[u8], goal: bool) {
+    // Interleave the runs so both see the same machine load.
+    let mut copies = Vec::with_capacity(RUNS);
+    let mut sinks = Vec::with_capacity(RUNS);
+    time_sink(data); // warm-up
+    for _ in 0..RUNS {
+        copies.push(time_copy(data));
+        sinks.push(time_sink(data));
+    }
+    let bytes = data.len() as u64;
+    let copy = mb_per_s(bytes, median(&copies));
+    let sink = mb_per_s(bytes, median(&sinks));
+    let ratio = sink / copy;
+    let mut row = Row::new("output-sink", metric)
+        .value(sink, "MB/s")
+        .ratio(ratio, BASELINE);
+    if goal {
+        row = row.goal("≥ 0.5× and ≥ 1 GB/s", ratio >= 0.5 && sink >= 1000.0);
+    }
+    row.report();
+    Row::new("output-sink", format!("{BASELINE} ({metric} input)"))
+        .value(copy, "MB/s")
+        .report();
+}
+
+fn main() {
+    let plain = plain();
+    let alone: Vec<Duration> = (0..RUNS).map(|_| time_sink_without_spill(&plain)).collect();
+    Row::new("output-sink", "plain text without spill (sink work alone)")
+        .value(mb_per_s(plain.len() as u64, median(&alone)), "MB/s")
+        .report();
+    measure("plain text with spill", &plain, true);
+    measure("ANSI-heavy text with spill", &ansi_heavy(), false);
+    measure("invalid UTF-8 text with spill", &invalid_utf8(), false);
+}

@@ -1,0 +1,6 @@
+//! Integration tests of agentsh-output-sink (one binary; see `memory.rs` for the allocator test).
+
+mod golden;
+mod properties;
+mod sink;
+mod util;

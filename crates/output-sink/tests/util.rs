@@ -1,0 +1,252 @@
+//! Shared helpers: test spills, the fixture escape language, expected tails.
+
+use std::io;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use agentsh_output_sink::{OutputSink, SinkOptions, Spill};
+use agentsh_protocol::OutputSummary;
+
+/// What a [`RecordingSpill`] saw.
+#[derive(Debug, Default, Clone)]
+pub struct SpillRecord {
+    pub bytes: Vec<u8>,
+    pub writes: Vec<usize>,
+    pub finished: bool,
+    pub discarded: bool,
+}
+
+/// A spill that records everything in memory; it fails its writes once `fail_after` bytes were
+/// accepted (the failing write accepts nothing), or its `finish` when `fail_finish` is set.
+pub struct RecordingSpill {
+    id: String,
+    record: Arc<Mutex<SpillRecord>>,
+    fail_after: Option<usize>,
+    fail_finish: bool,
+}
+
+impl RecordingSpill {
+    pub fn boxed(id: &str) -> (Box<dyn Spill>, Recorder) {
+        Self::build(id, None, false)
+    }
+
+    pub fn failing_after(id: &str, bytes: usize) -> (Box<dyn Spill>, Recorder) {
+        Self::build(id, Some(bytes), false)
+    }
+
+    pub fn failing_finish(id: &str) -> (Box<dyn Spill>, Recorder) {
+        Self::build(id, None, true)
+    }
+
+    fn build(id: &str, fail_after: Option<usize>, fail_finish: bool) -> (Box<dyn Spill>, Recorder) {
+        let record = Arc::new(Mutex::new(SpillRecord::default()));
+        let spill = Self {
+            id: id.to_owned(),
+            record: Arc::clone(&record),
+            fail_after,
+            fail_finish,
+        };
+        (Box::new(spill), Recorder(record))
+    }
+
+    fn record(&self) -> MutexGuard<'_, SpillRecord> {
+        self.record.lock().expect("spill record lock")
+    }
+}
+
+impl Spill for RecordingSpill {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
+        let mut record = self.record();
+        assert!(!record.finished && !record.discarded, "write after the end");
+        if let Some(limit) = self.fail_after
+            && record.bytes.len() + bytes.len() > limit
+        {
+            return Err(io::Error::from_raw_os_error(28)); // ENOSPC
+        }
+        record.bytes.extend_from_slice(bytes);
+        record.writes.push(bytes.len());
+        Ok(())
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        if self.fail_finish {
+            return Err(io::Error::other("fsync failed"));
+        }
+        let mut record = self.record();
+        assert!(!record.finished, "finished twice");
+        record.finished = true;
+        Ok(())
+    }
+
+    fn discard(self: Box<Self>) {
+        let mut record = self.record();
+        assert!(!record.discarded, "discarded twice");
+        record.discarded = true;
+        record.bytes.clear();
+    }
+}
+
+/// The test's handle on what a [`RecordingSpill`] saw.
+pub struct Recorder(Arc<Mutex<SpillRecord>>);
+
+impl Recorder {
+    pub fn get(&self) -> SpillRecord {
+        self.0.lock().expect("spill record lock").clone()
+    }
+}
+
+/// Runs `chunks` through a sink with a recording spill.
+pub fn run_sink(
+    chunks: &[&[u8]],
+    max_bytes: usize,
+    head_lines: Option<u32>,
+) -> (OutputSummary, SpillRecord, Option<String>) {
+    let (spill, recorder) = RecordingSpill::boxed("42");
+    let mut sink = OutputSink::new(SinkOptions {
+        max_bytes,
+        head_lines,
+        spill: Some(spill),
+    });
+    for chunk in chunks {
+        sink.push(chunk);
+    }
+    let summary = sink.dump(None);
+    let head = sink.head_text().map(str::to_owned);
+    (summary, recorder.get(), head)
+}
+
+/// The last at most `max_bytes` bytes of `text`, starting at a character boundary.
+pub fn expected_tail(text: &str, max_bytes: usize) -> &str {
+    let mut start = text.len().saturating_sub(max_bytes);
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    &text[start..]
+}
+
+/// Lines by the rule of SPEC §1, counted independently of the crate.
+pub fn spec_lines(text: &str) -> u64 {
+    text.split_inclusive('\n').count() as u64
+}
+
+/// Checks everything a summary says against the whole sanitised text (`expected`) and what
+/// the spill recorded.
+pub fn check_summary(
+    summary: &OutputSummary,
+    record: &SpillRecord,
+    expected: &str,
+    max_bytes: usize,
+    what: &str,
+) {
+    let tail = expected_tail(expected, max_bytes);
+    assert_eq!(summary.output, tail, "{what}: output");
+    assert_eq!(
+        summary.total_bytes,
+        expected.len() as u64,
+        "{what}: totalBytes"
+    );
+    assert_eq!(
+        summary.total_lines,
+        spec_lines(expected),
+        "{what}: totalLines"
+    );
+    assert_eq!(
+        summary.output_bytes,
+        tail.len() as u64,
+        "{what}: outputBytes"
+    );
+    assert_eq!(
+        summary.output_lines,
+        spec_lines(tail),
+        "{what}: outputLines"
+    );
+    assert_eq!(
+        summary.truncated,
+        expected.len() > max_bytes,
+        "{what}: truncated"
+    );
+    assert_eq!(summary.artifact_error, None, "{what}: artifactError");
+    if expected.len() > max_bytes {
+        assert_eq!(
+            summary.artifact_id.as_deref(),
+            Some("42"),
+            "{what}: artifactId"
+        );
+        assert!(
+            record.finished && !record.discarded,
+            "{what}: spill finished"
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&record.bytes),
+            expected,
+            "{what}: artifact holds the whole stream"
+        );
+        assert!(
+            record.bytes.ends_with(summary.output.as_bytes()),
+            "{what}: suffix"
+        );
+    } else {
+        assert_eq!(summary.artifact_id, None, "{what}: no artifactId");
+        assert!(
+            record.discarded && !record.finished,
+            "{what}: spill discarded"
+        );
+        assert!(record.writes.is_empty(), "{what}: nothing written");
+    }
+}
+
+/// Decodes the escape language of `fixtures/sink/vectors.toml` (see its header).
+pub fn unescape(text: &str) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            let mut buffer = [0; 4];
+            out.extend_from_slice(c.encode_utf8(&mut buffer).as_bytes());
+            continue;
+        }
+        match chars.next() {
+            Some('e') => out.push(0x1b),
+            Some('n') => out.push(b'\n'),
+            Some('r') => out.push(b'\r'),
+            Some('t') => out.push(b'\t'),
+            Some('0') => out.push(0),
+            Some('\\') => out.push(b'\\'),
+            Some('x') => {
+                let hex: String = chars.by_ref().take(2).collect();
+                out.push(u8::from_str_radix(&hex, 16).unwrap_or_else(|_| panic!("bad \\x{hex}")));
+            }
+            Some('u') => {
+                assert_eq!(chars.next(), Some('{'), "\\u needs braces");
+                let hex: String = chars.by_ref().take_while(|&c| c != '}').collect();
+                let code = u32::from_str_radix(&hex, 16).expect("\\u{hex}");
+                let c = char::from_u32(code).expect("a scalar value");
+                let mut buffer = [0; 4];
+                out.extend_from_slice(c.encode_utf8(&mut buffer).as_bytes());
+            }
+            Some('{') => {
+                let body: String = chars.by_ref().take_while(|&c| c != '}').collect();
+                let (count, piece) = body.split_once('*').expect("\\{N*text}");
+                let piece = unescape(piece);
+                for _ in 0..count.parse::<usize>().expect("\\{N*text}") {
+                    out.extend_from_slice(&piece);
+                }
+            }
+            other => panic!("unknown escape \\{other:?} in {text:?}"),
+        }
+    }
+    out
+}
+
+#[test]
+fn unescape_language() {
+    assert_eq!(unescape(r"a\e[1m\x07\n"), b"a\x1b[1m\x07\n");
+    assert_eq!(
+        unescape(r"\u{fffd}\{3*a\xff}b"),
+        b"\xef\xbf\xbda\xffa\xffa\xffb"
+    );
+    assert_eq!(unescape(r"é\\\0\r\t"), "é\\\0\r\t".as_bytes());
+}

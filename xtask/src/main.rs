@@ -71,14 +71,25 @@ fn ci(args: &[String]) -> Result<(), String> {
             other => return Err(format!("ci: unknown flag {other}\n{USAGE}")),
         }
     }
-    let cases = if long { PROPTEST_CASES_LONG } else { PROPTEST_CASES };
+    let cases = if long {
+        PROPTEST_CASES_LONG
+    } else {
+        PROPTEST_CASES
+    };
 
     let mut fmt = cargo();
     fmt.args(["fmt", "--all", "--", "--check"]);
     step("cargo fmt --check", fmt)?;
 
     let mut clippy = cargo();
-    clippy.args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]);
+    clippy.args([
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ]);
     step("cargo clippy -D warnings", clippy)?;
 
     let test_env = |command: &mut Command| {
@@ -90,15 +101,12 @@ fn ci(args: &[String]) -> Result<(), String> {
     };
     if has_nextest() {
         let mut tests = cargo();
-        tests.args([
-            "nextest",
-            "run",
-            "--workspace",
-            "--run-ignored",
-            "all",
-        ]);
+        tests.args(["nextest", "run", "--workspace", "--run-ignored", "all"]);
         test_env(&mut tests);
-        step(&format!("cargo nextest run (PROPTEST_CASES={cases})"), tests)?;
+        step(
+            &format!("cargo nextest run (PROPTEST_CASES={cases})"),
+            tests,
+        )?;
         let mut doc = cargo();
         doc.args(["test", "--workspace", "--doc"]);
         test_env(&mut doc);

@@ -80,10 +80,17 @@ impl Row {
     pub fn report(&self) {
         let ratio = self
             .ratio
-            .map(|r| format!("  ratio {r:.3}× vs {}", self.baseline.as_deref().unwrap_or("")))
+            .map(|r| {
+                format!(
+                    "  ratio {r:.3}× vs {}",
+                    self.baseline.as_deref().unwrap_or("")
+                )
+            })
             .unwrap_or_default();
         let goal = match (&self.goal, self.met) {
-            (Some(goal), Some(met)) => format!("  goal {goal}: {}", if met { "met" } else { "MISSED" }),
+            (Some(goal), Some(met)) => {
+                format!("  goal {goal}: {}", if met { "met" } else { "MISSED" })
+            }
             _ => String::new(),
         };
         println!(
@@ -104,7 +111,10 @@ impl Row {
                 .open(&path)
                 .and_then(|mut file| writeln!(file, "{line}"));
             if let Err(err) = appended {
-                eprintln!("cannot append bench row to {}: {err}", path.to_string_lossy());
+                eprintln!(
+                    "cannot append bench row to {}: {err}",
+                    path.to_string_lossy()
+                );
             }
         }
     }
@@ -125,7 +135,10 @@ pub fn time_each(n: usize, mut f: impl FnMut()) -> Vec<Duration> {
 pub fn median(samples: &[Duration]) -> Duration {
     let mut sorted = samples.to_vec();
     sorted.sort_unstable();
-    sorted.get(sorted.len().saturating_sub(1) / 2).copied().unwrap_or_default()
+    sorted
+        .get(sorted.len().saturating_sub(1) / 2)
+        .copied()
+        .unwrap_or_default()
 }
 
 /// Throughput in MB/s (10^6 bytes per second) of `bytes` moved in `elapsed`.

@@ -44,7 +44,10 @@ pub fn format_seconds(seconds: f64) -> String {
 
 /// Annotation of a command stopped by its timeout: `Command timed out after N seconds`.
 pub fn timeout_annotation(seconds: f64) -> String {
-    format!("Command timed out after {} seconds", format_seconds(seconds))
+    format!(
+        "Command timed out after {} seconds",
+        format_seconds(seconds)
+    )
 }
 
 /// Outcome line of a command that exited non-zero: `Command exited with code N`.
@@ -67,7 +70,9 @@ pub fn truncation_notice(
         Some(id) => format!(
             "[Showing lines {first_line}-{last_line} of {total_lines} ({limit} limit). Full: artifact://{id}]"
         ),
-        None => format!("[Showing lines {first_line}-{last_line} of {total_lines} ({limit} limit)]"),
+        None => {
+            format!("[Showing lines {first_line}-{last_line} of {total_lines} ({limit} limit)]")
+        }
     }
 }
 
@@ -114,8 +119,14 @@ mod tests {
         assert_eq!(format_seconds(1.0), "1");
         assert_eq!(format_seconds(1.5), "1.5");
         assert_eq!(format_seconds(3600.0), "3600");
-        assert_eq!(timeout_annotation(2.5), "Command timed out after 2.5 seconds");
-        assert_eq!(timeout_annotation(300.0), "Command timed out after 300 seconds");
+        assert_eq!(
+            timeout_annotation(2.5),
+            "Command timed out after 2.5 seconds"
+        );
+        assert_eq!(
+            timeout_annotation(300.0),
+            "Command timed out after 300 seconds"
+        );
     }
 
     #[test]

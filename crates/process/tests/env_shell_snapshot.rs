@@ -680,7 +680,7 @@ fn cache_is_shared_between_processes() {
     let out = Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            "snapshot_in_child_process",
+            "env_shell_snapshot::snapshot_in_child_process",
             "--ignored",
             "--nocapture",
             "--test-threads=1",

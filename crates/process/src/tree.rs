@@ -1,0 +1,449 @@
+//! Finding and ending the processes of one command inside a supervised shell (Linux: `/proc`).
+//!
+//! Every process a command starts is a descendant of the shell's [`Supervisor`]: the
+//! supervisor is a child subreaper, so even processes that called `setsid`, double-forked or
+//! cleared their environment stay below it. Which of those descendants belong to the *current*
+//! command is decided per process ([`command_processes`]):
+//!
+//! 1. the shell itself and the supervisor never do;
+//! 2. a process whose environment carries this shell's command marker ([`MARKER_VAR`] =
+//!    `<shell tag>.<seq>`) belongs to command `seq`: the current one, or an earlier one (a
+//!    background job, kept);
+//! 3. a process without (or with a foreign) marker — `env -i`, or a fork of the shell that
+//!    never exec'd — inherits the owner of its parent when the parent was classified;
+//! 4. otherwise (its parent is the shell, or it was orphaned and reparented to the
+//!    supervisor) its start time decides: started at or after the command's [`StartMark`] →
+//!    the current command's.
+//!
+//! [`end_command`] then ends that set: SIGSTOP (freezes fork loops), SIGTERM + SIGCONT, up to
+//! [`TERM_GRACE`] for them to exit, then SIGKILL for what is left, re-scanning until nothing
+//! of the command is alive.
+//!
+//! [`Supervisor`]: crate::Supervisor
+
+use std::collections::{HashMap, HashSet};
+use std::io;
+use std::time::{Duration, Instant};
+
+/// The environment variable that carries the command marker. The shell exports it before each
+/// command; every program a command executes inherits it.
+pub const MARKER_VAR: &str = "AGENTSH_CMD";
+
+/// How long processes get between SIGTERM and SIGKILL (SPEC §6, Stopping).
+pub const TERM_GRACE: Duration = Duration::from_millis(500);
+
+/// How often [`end_command`] re-scans while waiting for processes to exit.
+const POLL_INTERVAL: Duration = Duration::from_millis(5);
+
+/// Upper bound of SIGKILL sweeps after the grace period.
+const MAX_KILL_SWEEPS: u32 = 400;
+
+/// One process, as read from `/proc/<pid>/stat`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProcessInfo {
+    /// Process id.
+    pub pid: u32,
+    /// Parent process id.
+    pub ppid: u32,
+    /// State letter (`R`, `S`, `D`, `T`, `Z`, …).
+    pub state: u8,
+    /// Start time in clock ticks since boot.
+    pub start_ticks: u64,
+}
+
+impl ProcessInfo {
+    /// Whether the process has exited (a zombie waiting to be reaped, or dead).
+    pub fn is_exited(&self) -> bool {
+        matches!(self.state, b'Z' | b'X' | b'x')
+    }
+}
+
+/// A point in time on the clock of process start times, taken just before a command starts:
+/// processes that started at or after it can belong to the command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StartMark {
+    ticks: u64,
+    last_pid: Option<u32>,
+}
+
+impl StartMark {
+    /// Now. Call it before the command can start any process.
+    pub fn now() -> Self {
+        Self {
+            ticks: boot_ticks(),
+            last_pid: last_pid(),
+        }
+    }
+
+    /// Whether `process` started at or after this mark. Start times have clock-tick resolution
+    /// (10 ms): within the mark's own tick, a pid above the last pid allocated before the mark
+    /// decides (pids are allocated in increasing order until they wrap).
+    pub fn precedes(&self, process: &ProcessInfo) -> bool {
+        match process.start_ticks.cmp(&self.ticks) {
+            std::cmp::Ordering::Greater => true,
+            std::cmp::Ordering::Less => false,
+            std::cmp::Ordering::Equal => self.last_pid.is_none_or(|last| process.pid > last),
+        }
+    }
+}
+
+/// Identifies one command of one shell for [`command_processes`] and [`end_command`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandScope {
+    /// The shell's supervisor (root of the search; never a target).
+    pub supervisor: u32,
+    /// The shell (never a target).
+    pub shell: u32,
+    /// The shell's marker tag: marker values of this shell are `<tag>.<seq>`.
+    pub tag: String,
+    /// The command's sequence number.
+    pub seq: u64,
+    /// Taken just before the command started.
+    pub started: StartMark,
+}
+
+impl CommandScope {
+    /// The marker value of this command: `<tag>.<seq>`.
+    pub fn marker(&self) -> String {
+        format!("{}.{}", self.tag, self.seq)
+    }
+}
+
+/// What [`end_command`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EndReport {
+    /// Processes sent SIGTERM.
+    pub terminated: usize,
+    /// Processes that were still alive after the grace period and were sent SIGKILL.
+    pub killed: usize,
+    /// Whether something of the command was still alive when the sweeps gave up.
+    pub survivors: bool,
+}
+
+/// Whether this platform can attribute processes to commands (Linux with `/proc`). Where it
+/// cannot, a stopped command's shell has to be replaced as a whole.
+pub fn can_attribute() -> bool {
+    cfg!(target_os = "linux") && std::path::Path::new("/proc/self/stat").exists()
+}
+
+/// Clock ticks since boot (`CLOCK_BOOTTIME`), the clock of `/proc/<pid>/stat` start times.
+fn boot_ticks() -> u64 {
+    #[cfg(target_os = "linux")]
+    {
+        let mut now = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `now` is a valid out-pointer.
+        unsafe { libc::clock_gettime(libc::CLOCK_BOOTTIME, &raw mut now) };
+        let hz = clock_ticks_per_second();
+        let nanos = (now.tv_sec as u128) * 1_000_000_000 + now.tv_nsec as u128;
+        (nanos / (1_000_000_000 / u128::from(hz))) as u64
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        0
+    }
+}
+
+fn clock_ticks_per_second() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if hz > 0 { hz as u64 } else { 100 }
+}
+
+fn last_pid() -> Option<u32> {
+    let text = std::fs::read_to_string("/proc/sys/kernel/ns_last_pid").ok()?;
+    text.trim().parse().ok()
+}
+
+/// Reads `/proc/<pid>/stat`.
+pub fn process_info(pid: u32) -> Option<ProcessInfo> {
+    let stat = std::fs::read(format!("/proc/{pid}/stat")).ok()?;
+    parse_stat(pid, &stat)
+}
+
+fn parse_stat(pid: u32, stat: &[u8]) -> Option<ProcessInfo> {
+    let close = stat.iter().rposition(|&b| b == b')')?;
+    let fields: Vec<&[u8]> = stat
+        .get(close + 1..)?
+        .split(|&b| b == b' ')
+        .filter(|f| !f.is_empty())
+        .collect();
+    let number = |i: usize| -> Option<u64> {
+        std::str::from_utf8(fields.get(i)?)
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    };
+    Some(ProcessInfo {
+        pid,
+        state: *fields.first()?.first()?,
+        ppid: u32::try_from(number(1)?).ok()?,
+        start_ticks: number(19)?,
+    })
+}
+
+/// Every process in `/proc`.
+pub fn process_table() -> io::Result<Vec<ProcessInfo>> {
+    let mut table = Vec::new();
+    for entry in std::fs::read_dir("/proc")? {
+        let Ok(entry) = entry else { continue };
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|name| name.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if let Some(info) = process_info(pid) {
+            table.push(info);
+        }
+    }
+    Ok(table)
+}
+
+/// The descendants of `root` (not `root` itself), parents before their children, exited ones
+/// (zombies) included. Empty when `/proc` cannot be read.
+pub fn descendants(root: u32) -> Vec<ProcessInfo> {
+    let Ok(table) = process_table() else {
+        return Vec::new();
+    };
+    descendants_in(&table, root)
+}
+
+fn descendants_in(table: &[ProcessInfo], root: u32) -> Vec<ProcessInfo> {
+    let mut children: HashMap<u32, Vec<&ProcessInfo>> = HashMap::new();
+    for info in table {
+        children.entry(info.ppid).or_default().push(info);
+    }
+    let mut out = Vec::new();
+    let mut queue = std::collections::VecDeque::from([root]);
+    let mut seen = HashSet::from([root]);
+    while let Some(pid) = queue.pop_front() {
+        for child in children.get(&pid).into_iter().flatten() {
+            if seen.insert(child.pid) {
+                out.push(**child);
+                queue.push_back(child.pid);
+            }
+        }
+    }
+    out
+}
+
+/// The value of [`MARKER_VAR`] in the environment a process was started with.
+fn read_marker(pid: u32) -> Option<Vec<u8>> {
+    let environ = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+    let prefix = format!("{MARKER_VAR}=");
+    environ
+        .split(|&b| b == 0)
+        .find_map(|entry| entry.strip_prefix(prefix.as_bytes()))
+        .map(<[u8]>::to_vec)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Owner {
+    Current,
+    Other,
+}
+
+fn classify(
+    scope: &CommandScope,
+    table: &[ProcessInfo],
+    marker_of: &dyn Fn(u32) -> Option<Vec<u8>>,
+) -> Vec<ProcessInfo> {
+    let tag = format!("{}.", scope.tag);
+    let mut owners: HashMap<u32, Owner> = HashMap::new();
+    let mut mine = Vec::new();
+    for process in descendants_in(table, scope.supervisor) {
+        if process.pid == scope.shell {
+            owners.insert(process.pid, Owner::Other);
+            continue;
+        }
+        let from_marker = marker_of(process.pid).and_then(|value| {
+            let seq = value.strip_prefix(tag.as_bytes())?;
+            let seq = std::str::from_utf8(seq).ok()?.parse::<u64>().ok()?;
+            Some(if seq == scope.seq {
+                Owner::Current
+            } else {
+                Owner::Other
+            })
+        });
+        let owner = from_marker.unwrap_or_else(|| {
+            let parent_owner = (process.ppid != scope.shell && process.ppid != scope.supervisor)
+                .then(|| owners.get(&process.ppid).copied())
+                .flatten();
+            parent_owner.unwrap_or(if scope.started.precedes(&process) {
+                Owner::Current
+            } else {
+                Owner::Other
+            })
+        });
+        owners.insert(process.pid, owner);
+        if owner == Owner::Current && !process.is_exited() {
+            mine.push(process);
+        }
+    }
+    mine
+}
+
+/// The live processes of the command `scope` (see the module docs for the rules).
+pub fn command_processes(scope: &CommandScope) -> Vec<ProcessInfo> {
+    let Ok(table) = process_table() else {
+        return Vec::new();
+    };
+    classify(scope, &table, &read_marker)
+}
+
+fn signal(process: &ProcessInfo, signal: i32) {
+    // Guard against pid reuse: the start time must still match.
+    if process_info(process.pid).is_some_and(|now| now.start_ticks == process.start_ticks) {
+        // SAFETY: kill(2) has no memory effects.
+        unsafe { libc::kill(process.pid as libc::pid_t, signal) };
+    }
+}
+
+/// Ends every process of the command `scope`: SIGSTOP, SIGTERM + SIGCONT, up to `grace` for
+/// them to exit, then SIGKILL, re-scanning until none is left (new processes found during the
+/// grace period get SIGTERM too; after it, SIGKILL).
+pub async fn end_command(scope: &CommandScope, grace: Duration) -> EndReport {
+    let mut report = EndReport::default();
+    let deadline = Instant::now() + grace;
+    let mut termed: HashSet<(u32, u64)> = HashSet::new();
+    loop {
+        let alive = command_processes(scope);
+        if alive.is_empty() {
+            return report;
+        }
+        if Instant::now() >= deadline {
+            break;
+        }
+        let fresh: Vec<&ProcessInfo> = alive
+            .iter()
+            .filter(|p| !termed.contains(&(p.pid, p.start_ticks)))
+            .collect();
+        for process in &fresh {
+            signal(process, libc::SIGSTOP);
+        }
+        for process in &fresh {
+            signal(process, libc::SIGTERM);
+            signal(process, libc::SIGCONT);
+            termed.insert((process.pid, process.start_ticks));
+        }
+        report.terminated += fresh.len();
+        tokio::time::sleep(POLL_INTERVAL.min(deadline.saturating_duration_since(Instant::now())))
+            .await;
+    }
+    let mut killed: HashSet<(u32, u64)> = HashSet::new();
+    for _ in 0..MAX_KILL_SWEEPS {
+        let alive = command_processes(scope);
+        if alive.is_empty() {
+            report.killed = killed.len();
+            return report;
+        }
+        for process in &alive {
+            signal(process, libc::SIGSTOP);
+        }
+        for process in &alive {
+            signal(process, libc::SIGKILL);
+            killed.insert((process.pid, process.start_ticks));
+        }
+        tokio::time::sleep(POLL_INTERVAL).await;
+    }
+    report.killed = killed.len();
+    report.survivors = !command_processes(scope).is_empty();
+    report
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(pid: u32, ppid: u32, start_ticks: u64) -> ProcessInfo {
+        ProcessInfo {
+            pid,
+            ppid,
+            state: b'S',
+            start_ticks,
+        }
+    }
+
+    fn scope() -> CommandScope {
+        CommandScope {
+            supervisor: 10,
+            shell: 11,
+            tag: "7".into(),
+            seq: 3,
+            started: StartMark {
+                ticks: 1000,
+                last_pid: Some(500),
+            },
+        }
+    }
+
+    fn pids(found: &[ProcessInfo]) -> Vec<u32> {
+        let mut pids: Vec<u32> = found.iter().map(|p| p.pid).collect();
+        pids.sort_unstable();
+        pids
+    }
+
+    #[test]
+    fn stat_fields_are_found_after_the_command_name() {
+        let stat = b"1234 (a (weird) name) S 1 1234 1234 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 98765 1000 10";
+        let info = parse_stat(1234, stat).expect("parses");
+        assert_eq!(info.state, b'S');
+        assert_eq!(info.ppid, 1);
+        assert_eq!(info.start_ticks, 98765);
+    }
+
+    #[test]
+    fn start_mark_uses_pids_within_its_own_tick() {
+        let mark = StartMark {
+            ticks: 1000,
+            last_pid: Some(500),
+        };
+        assert!(mark.precedes(&p(400, 1, 1001)));
+        assert!(!mark.precedes(&p(600, 1, 999)));
+        assert!(mark.precedes(&p(501, 1, 1000)));
+        assert!(!mark.precedes(&p(500, 1, 1000)));
+    }
+
+    #[test]
+    fn attribution_follows_markers_parents_and_start_times() {
+        let table = vec![
+            p(10, 1, 1),      // supervisor
+            p(11, 10, 2),     // shell
+            p(20, 11, 1005),  // sleep of the current command (marker 7.3)
+            p(21, 11, 900),   // earlier background subshell (no marker, older)
+            p(22, 21, 950),   // its sleep (marker 7.2)
+            p(23, 10, 1003),  // orphan: env -i setsid sh (no marker, started during the command)
+            p(24, 23, 1004),  // its child (no marker): inherits from 23
+            p(25, 10, 990),   // old orphan without marker
+            p(26, 22, 1006),  // child of an old job, started during the command: stays old
+            p(527, 11, 1000), // bash fork in the command's own tick, pid above last_pid
+            p(28, 11, 1000),  // bash fork in that tick with a pid below last_pid: earlier
+            p(30, 99, 1005),  // not under the supervisor at all
+            p(31, 20, 1007),  // foreign marker under the current command: inherits current
+        ];
+        let markers: HashMap<u32, &[u8]> = HashMap::from([
+            (20, b"7.3".as_slice()),
+            (22, b"7.2".as_slice()),
+            (26, b"7.2".as_slice()),
+            (30, b"7.3".as_slice()),
+            (31, b"99.1".as_slice()),
+        ]);
+        let marker_of = |pid: u32| markers.get(&pid).map(|m| m.to_vec());
+        let found = classify(&scope(), &table, &marker_of);
+        assert_eq!(pids(&found), vec![20, 23, 24, 31, 527]);
+    }
+
+    #[test]
+    fn exited_processes_are_not_targets() {
+        let mut zombie = p(20, 11, 1005);
+        zombie.state = b'Z';
+        let table = vec![p(10, 1, 1), p(11, 10, 2), zombie];
+        let found = classify(&scope(), &table, &|_| None);
+        assert!(found.is_empty());
+    }
+}

@@ -1,0 +1,288 @@
+//! The supervisor (SPEC §6, Stopping / agentsh dying): real shells under a real subreaper.
+
+use std::ffi::OsString;
+use std::io::Read;
+use std::os::fd::OwnedFd;
+use std::time::{Duration, Instant};
+
+use agentsh_process::{
+    ChildStdio, CommandScope, SpawnError, SpawnSpec, StartMark, Supervisor, TERM_GRACE,
+    command_processes, descendants, end_command, process_info,
+};
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+fn sh(script: &str) -> SpawnSpec {
+    let mut spec = SpawnSpec::new("/bin/sh");
+    spec.args = vec!["-c".into(), script.into()];
+    spec.env = vec![("PATH".into(), std::env::var_os("PATH").unwrap_or_default())];
+    spec
+}
+
+/// Pids of live processes with an argument equal to `needle` (`sleep 100.3101` matches
+/// `100.3101`; the shell whose script merely mentions it does not).
+fn alive_with(needle: &str) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").expect("/proc") {
+        let Ok(entry) = entry else { continue };
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
+        let exited = process_info(pid).is_none_or(|p| p.is_exited());
+        if cmdline
+            .split(|&b| b == 0)
+            .any(|arg| arg == needle.as_bytes())
+            && !exited
+        {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if done() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    done()
+}
+
+fn pipe() -> (OwnedFd, OwnedFd) {
+    let (r, w) = std::io::pipe().expect("pipe");
+    (r.into(), w.into())
+}
+
+#[test]
+fn reports_exit_codes_and_signals_like_a_shell() {
+    runtime().block_on(async {
+        for (script, want) in [
+            ("exit 3", 3),
+            ("exit 0", 0),
+            ("kill -9 $$", 137),
+            ("kill -TERM $$", 143),
+        ] {
+            let mut sup = Supervisor::spawn(sh(script)).await.expect("spawn");
+            let exit = sup.wait_child().await.expect("status");
+            assert_eq!(exit.shell_code(), want, "{script}");
+            sup.shutdown().await;
+        }
+    });
+}
+
+#[test]
+fn start_failures_are_errors_that_name_the_cause() {
+    runtime().block_on(async {
+        let err = Supervisor::spawn(SpawnSpec::new("/nonexistent/agentsh-shell"))
+            .await
+            .expect_err("missing program");
+        assert!(matches!(err, SpawnError::Exec { .. }), "{err:?}");
+        assert!(
+            err.to_string().contains("/nonexistent/agentsh-shell"),
+            "{err}"
+        );
+
+        let mut spec = sh("true");
+        spec.cwd = "/nonexistent-dir-agentsh".into();
+        let err = Supervisor::spawn(spec).await.expect_err("missing cwd");
+        assert!(matches!(err, SpawnError::Cwd { .. }), "{err:?}");
+
+        let mut spec = sh("true");
+        let (r, _w) = pipe();
+        spec.fds = vec![(r, 12)];
+        let err = Supervisor::spawn(spec).await.expect_err("fd out of range");
+        assert!(matches!(err, SpawnError::BadFd(12)), "{err:?}");
+
+        let mut spec = sh("true");
+        spec.args.push(OsString::from("a\0b"));
+        assert!(matches!(
+            Supervisor::spawn(spec).await,
+            Err(SpawnError::NulByte { .. })
+        ));
+    });
+}
+
+#[test]
+fn child_gets_its_descriptors_environment_and_directory() {
+    runtime().block_on(async {
+        let (out_r, out_w) = pipe();
+        let (extra_r, extra_w) = pipe();
+        let mut spec = sh(
+            "echo \"$GREETING $(pwd)\"; echo side >&3; ls /proc/self/fd | sort -n | tr '\\n' ' '",
+        );
+        spec.env.push(("GREETING".into(), "hello".into()));
+        spec.cwd = "/tmp".into();
+        spec.stdio[1] = ChildStdio::Fd(out_w);
+        spec.fds = vec![(extra_w, 3)];
+        let mut sup = Supervisor::spawn(spec).await.expect("spawn");
+        assert_eq!(sup.wait_child().await.expect("status").shell_code(), 0);
+        let mut out = String::new();
+        std::fs::File::from(out_r)
+            .read_to_string(&mut out)
+            .expect("read");
+        let mut side = String::new();
+        std::fs::File::from(extra_r)
+            .read_to_string(&mut side)
+            .expect("read");
+        let mut lines = out.lines();
+        assert_eq!(lines.next(), Some("hello /tmp"));
+        // 0, 1, 2, 3 and the one `ls` opened to list the directory: nothing of agentsh leaks.
+        let fds: Vec<&str> = lines.next().expect("fd list").split_whitespace().collect();
+        assert_eq!(fds.len(), 5, "descriptors of the child: {fds:?}");
+        assert_eq!(&fds[..4], ["0", "1", "2", "3"]);
+        assert_eq!(side, "side\n");
+        sup.shutdown().await;
+    });
+}
+
+#[test]
+fn child_has_no_controlling_terminal_and_its_own_session() {
+    runtime().block_on(async {
+        let (out_r, out_w) = pipe();
+        let mut spec = sh(
+            "if (exec 3</dev/tty) 2>/dev/null; then echo tty; else echo none; fi; ps -o sid= -p $$",
+        );
+        spec.stdio[1] = ChildStdio::Fd(out_w);
+        let mut sup = Supervisor::spawn(spec).await.expect("spawn");
+        sup.wait_child().await.expect("status");
+        let mut out = String::new();
+        std::fs::File::from(out_r)
+            .read_to_string(&mut out)
+            .expect("read");
+        let mut lines = out.lines();
+        assert_eq!(lines.next(), Some("none"));
+        let sid: u32 = lines.next().expect("sid").trim().parse().expect("number");
+        assert_eq!(sid, sup.pid(), "the supervisor leads the session");
+        sup.shutdown().await;
+    });
+}
+
+#[test]
+fn orphans_are_adopted_and_reaped() {
+    runtime().block_on(async {
+        let mut sup = Supervisor::spawn(sh(
+            "(setsid sleep 100.3101 &); (sleep 0.05 &); sleep 100.3102",
+        ))
+        .await
+        .expect("spawn");
+        assert!(wait_until(Duration::from_secs(5), || {
+            alive_with("100.3101").len() == 1 && alive_with("100.3102").len() == 1
+        }));
+        let orphan = alive_with("100.3101")[0];
+        assert_eq!(
+            process_info(orphan).expect("stat").ppid,
+            sup.pid(),
+            "a setsid'd orphan is reparented to the supervisor"
+        );
+        // The short-lived orphan exits and is reaped: no zombie stays under the supervisor.
+        assert!(wait_until(Duration::from_secs(5), || {
+            descendants(sup.pid()).iter().all(|p| !p.is_exited())
+        }));
+        assert!(sup.try_child_exit().is_none());
+        sup.shutdown().await;
+        assert!(alive_with("100.3101").is_empty());
+        assert!(alive_with("100.3102").is_empty());
+    });
+}
+
+#[test]
+fn shutdown_ends_every_escape() {
+    runtime().block_on(async {
+        let script = "(setsid sleep 100.3201 &); (env -i setsid sh -c 'sleep 100.3202' &); \
+                      nohup sleep 100.3203 >/dev/null 2>&1 & \
+                      sh -c 'trap \"\" TERM HUP; sleep 100.3204' & sleep 100.3205";
+        let sup = Supervisor::spawn(sh(script)).await.expect("spawn");
+        let markers = ["100.3201", "100.3202", "100.3203", "100.3204", "100.3205"];
+        assert!(wait_until(Duration::from_secs(5), || {
+            markers.iter().all(|m| !alive_with(m).is_empty())
+        }));
+        sup.shutdown().await;
+        for marker in markers {
+            assert!(
+                alive_with(marker).is_empty(),
+                "{marker} survived the shutdown"
+            );
+        }
+    });
+}
+
+#[test]
+fn dropping_the_handle_ends_the_tree() {
+    runtime().block_on(async {
+        let sup = Supervisor::spawn(sh("(setsid sleep 100.3301 &); sleep 100.3302"))
+            .await
+            .expect("spawn");
+        assert!(wait_until(Duration::from_secs(5), || !alive_with(
+            "100.3301"
+        )
+        .is_empty()));
+        drop(sup);
+    });
+    assert!(wait_until(Duration::from_secs(5), || {
+        alive_with("100.3301").is_empty() && alive_with("100.3302").is_empty()
+    }));
+}
+
+#[test]
+fn end_command_spares_the_shell_and_earlier_jobs() {
+    runtime().block_on(async {
+        // The "shell" exports a marker per "command" the way shell-executor's loop does.
+        let script = "export AGENTSH_CMD=t.1; sleep 100.3401 & sleep 0.3; \
+                      export AGENTSH_CMD=t.2; (env -i setsid sh -c 'sleep 100.3402' &); \
+                      sh -c 'trap \"\" TERM; sleep 100.3403' & sleep 100.3404; wait";
+        let started = StartMark::now();
+        let mut sup = Supervisor::spawn(sh(script)).await.expect("spawn");
+        let markers = ["100.3401", "100.3402", "100.3403", "100.3404"];
+        assert!(wait_until(Duration::from_secs(5), || {
+            markers.iter().all(|m| !alive_with(m).is_empty())
+        }));
+        // Command 2 started after `sleep 100.3401` was running.
+        let scope = CommandScope {
+            supervisor: sup.pid(),
+            shell: sup.child_pid(),
+            tag: "t".into(),
+            seq: 2,
+            started,
+        };
+        let mine: Vec<u32> = command_processes(&scope).iter().map(|p| p.pid).collect();
+        for marker in ["100.3402", "100.3403", "100.3404"] {
+            let pid = alive_with(marker)[0];
+            assert!(mine.contains(&pid), "{marker} is the command's");
+        }
+        assert!(
+            !mine.contains(&alive_with("100.3401")[0]),
+            "the earlier job is not"
+        );
+        let began = Instant::now();
+        let report = end_command(&scope, TERM_GRACE).await;
+        assert!(
+            began.elapsed() >= TERM_GRACE,
+            "a TERM-proof process waits for the grace"
+        );
+        assert!(began.elapsed() < TERM_GRACE + Duration::from_secs(2));
+        assert!(report.killed >= 1, "{report:?}");
+        assert!(!report.survivors);
+        for marker in ["100.3402", "100.3403", "100.3404"] {
+            assert!(alive_with(marker).is_empty(), "{marker} survived");
+        }
+        assert_eq!(alive_with("100.3401").len(), 1, "the earlier job is alive");
+        assert!(sup.try_child_exit().is_none(), "the shell is alive");
+        sup.shutdown().await;
+        assert!(alive_with("100.3401").is_empty());
+    });
+}

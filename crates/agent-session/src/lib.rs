@@ -58,9 +58,13 @@ mod args;
 mod cwd;
 mod pty_selection;
 mod result;
+mod session;
 mod settings;
 mod timeout;
+mod tool;
 
+pub use agentsh_artifact_store::ArtifactText;
+pub use agentsh_shell_executor::{CancellationToken, ShellExecutor};
 pub use args::{ArgsError, BashArgs};
 pub use cwd::{CwdError, check_cwd, resolve_cwd};
 pub use pty_selection::{COMPAT_NO_PTY_ENV, NO_PTY_ENV, use_pty};
@@ -69,6 +73,7 @@ pub use result::{
     ToolOutcome, ToolResult, TruncatedBy, Truncation, TruncationDirection, bang_context_text,
     blocked_result, build_tool_result, cwd_error_result,
 };
+pub use session::{AgentSession, BangOptions, SessionError, SessionOptions};
 pub use settings::{
     ArtifactSettings, BashSettings, CONFIG_ENV, ConfigError, ConfigPath,
     DEFAULT_ARTIFACTS_MAX_AGE_DAYS, DEFAULT_ARTIFACTS_MAX_BYTES, DEFAULT_MAX_SHELLS,
@@ -76,3 +81,4 @@ pub use settings::{
     Settings, VirtualTerminal, config_path,
 };
 pub use timeout::Timeout;
+pub use tool::{BashTool, ToolContext, ToolUpdate};

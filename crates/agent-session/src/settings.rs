@@ -26,18 +26,15 @@ use crate::timeout::Timeout;
 pub const CONFIG_ENV: &str = "AGENTSH_CONFIG";
 
 /// Default of `bash.max_shells`: at most this many persistent shells are cached.
-pub const DEFAULT_MAX_SHELLS: usize = 16;
+pub const DEFAULT_MAX_SHELLS: usize = agentsh_shell_executor::DEFAULT_MAX_SHELLS;
 /// Default of `bash.shell_idle_minutes`: idle shells are closed after this many minutes.
-pub const DEFAULT_SHELL_IDLE_MINUTES: u64 = 30;
+pub const DEFAULT_SHELL_IDLE_MINUTES: u64 = agentsh_shell_executor::DEFAULT_IDLE_MINUTES;
 /// Default of `artifacts.max_bytes`: 1 GiB in total.
-// Same value as `agentsh_artifact_store::DEFAULT_MAX_BYTES`; to be deduped when wiring.
-pub const DEFAULT_ARTIFACTS_MAX_BYTES: u64 = 1 << 30;
+pub const DEFAULT_ARTIFACTS_MAX_BYTES: u64 = agentsh_artifact_store::DEFAULT_MAX_BYTES;
 /// Default of `artifacts.max_age_days`.
-// Same value as `agentsh_artifact_store::DEFAULT_MAX_AGE_DAYS`; to be deduped when wiring.
-pub const DEFAULT_ARTIFACTS_MAX_AGE_DAYS: u32 = 7;
+pub const DEFAULT_ARTIFACTS_MAX_AGE_DAYS: u32 = agentsh_artifact_store::DEFAULT_MAX_AGE_DAYS;
 /// Default of `output.max_bytes`: the in-memory tail is 50 KB.
-// Same value as the output sink's `DEFAULT_MAX_BYTES`; to be deduped when wiring.
-pub const DEFAULT_OUTPUT_MAX_BYTES: u64 = 51_200;
+pub const DEFAULT_OUTPUT_MAX_BYTES: u64 = agentsh_output_sink::DEFAULT_MAX_BYTES as u64;
 
 /// Everything the configuration file can set, with defaults filled in.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -1,3 +1,4 @@
 //! Integration tests of `agentsh-agent-session`, compiled into one binary.
 
 mod config;
+mod tool;

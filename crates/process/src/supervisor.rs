@@ -11,8 +11,8 @@
 //! subreaper (Linux: every orphan of the tree is reparented to it, even after `setsid` or a
 //! double fork), forks the child, and then only waits: it reaps every process it adopts (no
 //! zombies), reports the child's exit status, and when the control pipe reaches EOF — agentsh
-//! closed it, or agentsh died, even by SIGKILL — or when its parent-death signal arrives, it
-//! kills every descendant and exits.
+//! closed it, or agentsh died, even by SIGKILL — or when its parent-death signal arrives (or any
+//! SIGTERM, SIGHUP or SIGINT), it kills every descendant and exits.
 //!
 //! Forking happens on one long-lived thread (the *spawner*), so `PR_SET_PDEATHSIG` — which fires
 //! when the forking *thread* exits — fires only when agentsh itself is gone. Between `fork()`
@@ -75,6 +75,9 @@ pub struct SpawnSpec {
     /// controlling terminal (the PTY runtime). Without it, the child has no controlling
     /// terminal at all.
     pub controlling_terminal: bool,
+    /// A private directory of flat files (no subdirectories) the supervisor empties and
+    /// removes when it ends the tree — also when agentsh died and nobody else can.
+    pub remove_on_exit: Option<PathBuf>,
 }
 
 impl SpawnSpec {
@@ -94,6 +97,7 @@ impl SpawnSpec {
             stdio: Default::default(),
             fds: Vec::new(),
             controlling_terminal: false,
+            remove_on_exit: None,
         }
     }
 }
@@ -192,6 +196,8 @@ pub struct Supervisor {
     control: Option<OwnedFd>,
     report: AsyncFd<OwnedFd>,
     child_exit: Option<ChildExit>,
+    /// The report pipe reached EOF: the supervisor is gone.
+    report_closed: bool,
 }
 
 // Report records: 8 bytes, `[kind: i32][value: i32]` in native byte order.
@@ -234,6 +240,7 @@ impl Supervisor {
             control: Some(raw.control),
             report,
             child_exit: None,
+            report_closed: false,
         })
     }
 
@@ -276,11 +283,20 @@ impl Supervisor {
     /// The child's exit status if it has already been reported, without waiting.
     pub fn try_child_exit(&mut self) -> Option<ChildExit> {
         if self.child_exit.is_none()
+            && !self.report_closed
             && let Ok(records) = read_records(self.report.get_ref().as_raw_fd())
         {
             self.absorb(&records.items);
+            self.report_closed = records.eof;
         }
         self.child_exit
+    }
+
+    /// Whether the child is still running as far as the supervisor has reported: false once
+    /// its exit was reported, or once the supervisor itself is gone (killed, or told to end
+    /// the tree with SIGTERM).
+    pub fn child_running(&mut self) -> bool {
+        self.try_child_exit().is_none() && !self.report_closed
     }
 
     fn absorb(&mut self, items: &[(i32, i32)]) {
@@ -367,6 +383,7 @@ struct ForkPlan {
     stdio: [Option<OwnedFd>; 3],
     extras: Vec<(OwnedFd, RawFd)>,
     controlling_terminal: bool,
+    remove_on_exit: Option<CString>,
 }
 
 fn cstring(bytes: &[u8], program: &str, what: &'static str) -> Result<CString, SpawnError> {
@@ -417,6 +434,17 @@ impl ForkPlan {
                 _ => return Err(SpawnError::BadFd(target)),
             }
         }
+        let remove_on_exit = spec
+            .remove_on_exit
+            .as_ref()
+            .map(|dir| {
+                cstring(
+                    dir.as_os_str().as_bytes(),
+                    &program_name,
+                    "the directory to remove",
+                )
+            })
+            .transpose()?;
         let [a, b, c] = spec.stdio;
         let take = |s: ChildStdio| match s {
             ChildStdio::Null => None,
@@ -432,6 +460,7 @@ impl ForkPlan {
             stdio: [take(a), take(b), take(c)],
             extras: spec.fds,
             controlling_terminal: spec.controlling_terminal,
+            remove_on_exit,
         })
     }
 }
@@ -869,6 +898,9 @@ unsafe fn supervisor_main(view: &ChildView<'_>) -> ! {
             }
             if end {
                 kill_everything(child);
+                if let Some(dir) = &view.plan.remove_on_exit {
+                    sys::remove_flat_dir(dir);
+                }
                 libc::_exit(0);
             }
         }

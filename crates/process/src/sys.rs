@@ -67,6 +67,7 @@ pub(crate) fn set_cloexec(fd: c_int) {
 }
 
 /// Formats `n` in decimal into `buf`, returning the digits.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub(crate) fn format_decimal(mut n: u64, buf: &mut [u8; 20]) -> &[u8] {
     let mut i = buf.len();
     loop {
@@ -81,6 +82,7 @@ pub(crate) fn format_decimal(mut n: u64, buf: &mut [u8; 20]) -> &[u8] {
 }
 
 /// Parses ASCII decimal digits; `None` for anything else (or overflow).
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub(crate) fn parse_decimal(bytes: &[u8]) -> Option<u64> {
     if bytes.is_empty() {
         return None;
@@ -93,6 +95,60 @@ pub(crate) fn parse_decimal(bytes: &[u8]) -> Option<u64> {
         n = n.checked_mul(10)?.checked_add(u64::from(b - b'0'))?;
     }
     Some(n)
+}
+
+/// Removes every entry of the directory `dir` (files, FIFOs; not subdirectories) and then the
+/// directory, without allocating. Elsewhere than on Linux only the (empty) directory goes.
+pub(crate) fn remove_flat_dir(dir: &std::ffi::CStr) {
+    #[cfg(target_os = "linux")]
+    // SAFETY: `dir` is NUL-terminated; getdents64 writes at most `buf.len()` bytes into `buf`;
+    // each name passed to unlinkat is NUL-terminated inside `buf`.
+    unsafe {
+        let fd = libc::open(
+            dir.as_ptr(),
+            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+        );
+        if fd < 0 {
+            return;
+        }
+        let mut buf = [0u8; 4096];
+        // Removing entries while listing may skip some: list again until a pass removes none.
+        for _ in 0..64 {
+            libc::lseek(fd, 0, libc::SEEK_SET);
+            let mut removed = 0;
+            loop {
+                let n = libc::syscall(libc::SYS_getdents64, fd, buf.as_mut_ptr(), buf.len());
+                if n <= 0 {
+                    break;
+                }
+                let n = n as usize;
+                let mut off = 0;
+                // struct linux_dirent64 { u64 d_ino; i64 d_off; u16 d_reclen; u8 d_type; char d_name[]; }
+                while off + 19 < n {
+                    let reclen = u16::from_ne_bytes([buf[off + 16], buf[off + 17]]) as usize;
+                    if reclen == 0 || off + reclen > n {
+                        break;
+                    }
+                    let name = &buf[off + 19..off + reclen];
+                    let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
+                    let is_dot = matches!(&name[..end], b"." | b"..");
+                    if !is_dot
+                        && end < name.len()
+                        && libc::unlinkat(fd, name.as_ptr().cast(), 0) == 0
+                    {
+                        removed += 1;
+                    }
+                    off += reclen;
+                }
+            }
+            if removed == 0 {
+                break;
+            }
+        }
+        libc::close(fd);
+    }
+    // SAFETY: `dir` is NUL-terminated.
+    unsafe { libc::rmdir(dir.as_ptr()) };
 }
 
 /// State and parent of a process, read from `/proc/<pid>/stat` without allocating.
@@ -124,6 +180,7 @@ pub(crate) fn raw_stat(pid: u64) -> Option<(u8, u64)> {
 
 /// Parses `pid (comm) S ppid ...`: the state byte and the parent pid. `comm` may contain spaces
 /// and parentheses, so parsing starts after the last `)`.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub(crate) fn parse_stat_state_ppid(stat: &[u8]) -> Option<(u8, u64)> {
     let close = stat.iter().rposition(|&b| b == b')')?;
     let mut fields = stat

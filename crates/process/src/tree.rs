@@ -146,6 +146,7 @@ fn boot_ticks() -> u64 {
     }
 }
 
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 fn clock_ticks_per_second() -> u64 {
     // SAFETY: sysconf has no preconditions.
     let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };

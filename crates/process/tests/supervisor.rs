@@ -286,3 +286,25 @@ fn end_command_spares_the_shell_and_earlier_jobs() {
         assert!(alive_with("100.3401").is_empty());
     });
 }
+
+#[test]
+fn the_private_directory_goes_with_the_tree() {
+    runtime().block_on(async {
+        let parent = std::env::temp_dir();
+        let dir = parent.join(format!("agentsh-remove-test-{}", std::process::id()));
+        std::fs::create_dir(&dir).expect("dir");
+        for i in 0..300 {
+            std::fs::write(dir.join(format!("file-with-a-longish-name-{i}")), "x").expect("file");
+        }
+        let fifo = std::ffi::CString::new(dir.join("fifo").into_os_string().into_encoded_bytes())
+            .expect("path");
+        // SAFETY: `fifo` is NUL-terminated.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        let mut spec = sh("sleep 100.3501");
+        spec.remove_on_exit = Some(dir.clone());
+        let sup = Supervisor::spawn(spec).await.expect("spawn");
+        assert!(dir.exists());
+        sup.shutdown().await;
+        assert!(!dir.exists(), "the supervisor removed {}", dir.display());
+    });
+}

@@ -1,0 +1,421 @@
+//! `AgentSession`: one agent session's shells, artifacts, settings, warnings and context.
+
+use std::collections::HashSet;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use agentsh_artifact_store::{
+    ArtifactError, ArtifactReservation, ArtifactStore, ArtifactText, RetentionPolicy,
+};
+use agentsh_bash_interceptor::Interceptor;
+use agentsh_output_sink::{OutputSink, SinkOptions, Spill};
+use agentsh_process::env::{TerminalKind, hardened_env};
+use agentsh_process::shell::{ShellError, ShellSpec, discover_shell, shell_prefix};
+use agentsh_process::snapshot::{default_cache_dir, snapshot_for};
+use agentsh_protocol::BashResult;
+use agentsh_shell_executor::{
+    CancellationToken, ChunkCallback, ExecError, ExecRequest, ExecutorConfig, SessionKey,
+    ShellExecutor, Surface,
+};
+use serde_json::Value;
+
+use crate::result::{ToolOutcome, bang_context_text};
+use crate::settings::Settings;
+use crate::timeout::Timeout;
+use crate::tool::{ToolContext, ToolUpdate};
+
+/// How an [`AgentSession`] is set up.
+#[derive(Clone, Default)]
+pub struct SessionOptions {
+    /// The loaded settings.
+    pub settings: Settings,
+    /// The session's working directory (relative `cwd` arguments resolve against it).
+    pub cwd: PathBuf,
+    /// The session id; a fresh unique one when `None`.
+    pub session_id: Option<String>,
+    /// The user's home (rc files, `~` in `cwd`, snapshot cache); `$HOME` when `None`.
+    pub home: Option<PathBuf>,
+    /// The shell cache to use; the process-wide one when `None` (SPEC §6: one map per process).
+    pub executor: Option<Arc<ShellExecutor>>,
+}
+
+/// Why a session call failed. Timeouts, aborts and failing commands are results, not errors.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// A bang command (`!cmd` / RPC `bash`) is already running in this session.
+    #[error("A bash command is already running")]
+    AlreadyRunning,
+    /// The configured shell cannot be used.
+    #[error(transparent)]
+    Shell(#[from] ShellError),
+    /// An artifact could not be read.
+    #[error(transparent)]
+    Artifact(#[from] ArtifactError),
+    /// Artifacts are unavailable in this session (the store could not be opened).
+    #[error("artifacts are unavailable: {0}")]
+    NoArtifactStore(String),
+    /// The command could not be run at all.
+    #[error("cannot run the command: {0}")]
+    Exec(#[from] ExecError),
+}
+
+/// Options of a bang command.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BangOptions {
+    /// Timeout in seconds (clamped); the `bash.default_timeout` setting when `None`.
+    pub timeout: Option<f64>,
+    /// `!!cmd`: keep the result out of the model's context.
+    pub exclude_from_context: bool,
+}
+
+/// One agent session: its id, cwd, settings, artifact store, shells (keys `(id, "tool")` and
+/// `(id, "user")`), recorded context messages and warnings. Cheap to clone.
+#[derive(Clone)]
+pub struct AgentSession {
+    pub(crate) inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    pub(crate) id: String,
+    pub(crate) cwd: PathBuf,
+    pub(crate) home: Option<PathBuf>,
+    pub(crate) settings: Settings,
+    pub(crate) store: Option<ArtifactStore>,
+    pub(crate) interceptor: Option<Interceptor>,
+    pub(crate) shell: ShellSpec,
+    pub(crate) prefix: Option<String>,
+    pub(crate) snapshot: Option<PathBuf>,
+    pub(crate) executor: Arc<ShellExecutor>,
+    /// Cancelled by `shutdown`: every call's token is a child of it.
+    pub(crate) shutdown: CancellationToken,
+    bang: Mutex<Option<CancellationToken>>,
+    context: Mutex<Vec<String>>,
+    warnings: Mutex<Warnings>,
+}
+
+#[derive(Default)]
+struct Warnings {
+    pending: Vec<String>,
+    seen: HashSet<String>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn env_var(name: &str) -> Option<OsString> {
+    std::env::var_os(name)
+}
+
+/// The process-wide shell cache, configured by the first session that needs it.
+fn global_executor(settings: &Settings) -> Arc<ShellExecutor> {
+    static EXECUTOR: OnceLock<Arc<ShellExecutor>> = OnceLock::new();
+    Arc::clone(EXECUTOR.get_or_init(|| {
+        Arc::new(ShellExecutor::new(ExecutorConfig {
+            max_shells: settings.bash.max_shells,
+            idle_timeout: settings.bash.shell_idle_timeout(),
+            ..ExecutorConfig::default()
+        }))
+    }))
+}
+
+/// A session id unique within this machine: pid, time and a counter.
+fn fresh_session_id() -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!(
+        "{}-{nanos:x}-{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+impl AgentSession {
+    /// Sets a session up: discovers the shell and prefix, takes the rc snapshot (time-boxed,
+    /// cached on disk), opens the artifact store and compiles the interceptor rules.
+    ///
+    /// Problems that are not errors (invalid rules, no snapshot, no artifact store) become
+    /// warnings, each reported once by [`take_warnings`](Self::take_warnings). An unusable
+    /// `bash.shell` is an error: nothing runs on a broken configuration.
+    pub fn new(options: SessionOptions) -> Result<Self, SessionError> {
+        let SessionOptions {
+            settings,
+            cwd,
+            session_id,
+            home,
+            executor,
+        } = options;
+        let mut warnings = Vec::new();
+        // An explicit home also moves the snapshot cache under it, away from the user's.
+        let cache_dir = match &home {
+            Some(home) => Some(home.join(".cache/agentsh/snapshots")),
+            None => default_cache_dir(env_var),
+        };
+        let home = home.or_else(|| env_var("HOME").map(PathBuf::from));
+
+        let shell = discover_shell(settings.bash.shell.as_deref(), env_var)?;
+        let prefix = shell_prefix(settings.bash.prefix.as_deref(), env_var);
+
+        let snapshot = match (home.as_deref(), cache_dir) {
+            (Some(home), Some(cache)) => {
+                let env = hardened_env(std::env::vars_os(), &settings.bash.env, TerminalKind::Pipe);
+                match snapshot_for(&shell, home, &cache, &env) {
+                    Ok(snapshot) => snapshot.map(|s| s.path),
+                    Err(err) => {
+                        warnings.push(err.to_string());
+                        None
+                    }
+                }
+            }
+            _ => None,
+        };
+
+        let store = open_store(&settings)
+            .map_err(|err| warnings.push(format!("artifacts disabled: {err}")))
+            .ok();
+
+        let interceptor = settings.bash_interceptor.enabled.then(|| {
+            let (interceptor, diagnostics) = Interceptor::new(&settings.bash_interceptor.rules);
+            warnings.extend(diagnostics.iter().map(ToString::to_string));
+            interceptor
+        });
+
+        let executor = executor.unwrap_or_else(|| global_executor(&settings));
+        let session = Self {
+            inner: Arc::new(Inner {
+                id: session_id.unwrap_or_else(fresh_session_id),
+                cwd,
+                home,
+                settings,
+                store,
+                interceptor,
+                shell,
+                prefix,
+                snapshot,
+                executor,
+                shutdown: CancellationToken::new(),
+                bang: Mutex::new(None),
+                context: Mutex::new(Vec::new()),
+                warnings: Mutex::new(Warnings::default()),
+            }),
+        };
+        for warning in warnings {
+            session.warn(warning);
+        }
+        Ok(session)
+    }
+
+    /// The session id.
+    pub fn id(&self) -> &str {
+        &self.inner.id
+    }
+
+    /// The session's working directory.
+    pub fn cwd(&self) -> &Path {
+        &self.inner.cwd
+    }
+
+    /// The settings the session runs with.
+    pub fn settings(&self) -> &Settings {
+        &self.inner.settings
+    }
+
+    /// The artifact store, when it could be opened.
+    pub fn artifacts(&self) -> Option<&ArtifactStore> {
+        self.inner.store.as_ref()
+    }
+
+    /// Warnings not yet reported. Each distinct warning is returned once per session.
+    pub fn take_warnings(&self) -> Vec<String> {
+        std::mem::take(&mut lock(&self.inner.warnings).pending)
+    }
+
+    pub(crate) fn warn(&self, warning: String) {
+        let mut warnings = lock(&self.inner.warnings);
+        if warnings.seen.insert(warning.clone()) {
+            warnings.pending.push(warning);
+        }
+    }
+
+    /// Runs a user bang command (`!cmd`, RPC `bash`) on the session's `user` shell: no
+    /// normalisation, no interception, never a PTY; default timeout and artifacts as for tool
+    /// calls. One at a time per session.
+    pub async fn execute_bash(
+        &self,
+        command: &str,
+        options: BangOptions,
+    ) -> Result<BashResult, SessionError> {
+        let cancel = {
+            let mut bang = lock(&self.inner.bang);
+            if bang.is_some() {
+                return Err(SessionError::AlreadyRunning);
+            }
+            let token = self.inner.shutdown.child_token();
+            *bang = Some(token.clone());
+            token
+        };
+        let _running = BangGuard(self);
+        let timeout =
+            Timeout::from_request(options.timeout, self.inner.settings.bash.default_timeout);
+        let mut sink = self.new_sink(None);
+        let result = self
+            .run(
+                command,
+                self.inner.cwd.clone(),
+                timeout,
+                Surface::User,
+                cancel,
+                &mut sink,
+                None,
+            )
+            .await?;
+        if !options.exclude_from_context {
+            let text = bang_context_text(command, &result, self.inner.settings.output.max_bytes);
+            lock(&self.inner.context).push(text);
+        }
+        Ok(result)
+    }
+
+    /// Aborts the running bang command, if any; returns at once.
+    pub fn abort_bash(&self) {
+        if let Some(token) = lock(&self.inner.bang).as_ref() {
+            token.cancel();
+        }
+    }
+
+    /// Whether a bang command is running.
+    pub fn is_bash_running(&self) -> bool {
+        lock(&self.inner.bang).is_some()
+    }
+
+    /// The context messages recorded so far (bang results not excluded with `!!`).
+    pub fn context_messages(&self) -> Vec<String> {
+        lock(&self.inner.context).clone()
+    }
+
+    /// Runs the model's `bash` tool call; see [`BashTool::execute`](crate::BashTool::execute).
+    pub async fn execute_tool(
+        &self,
+        call_id: &str,
+        args: &Value,
+        ctx: ToolContext,
+        on_update: impl FnMut(ToolUpdate) + Send,
+    ) -> ToolOutcome {
+        self.bash_tool()
+            .execute(call_id, args, ctx, on_update)
+            .await
+    }
+
+    /// The session's `bash` tool.
+    pub fn bash_tool(&self) -> crate::BashTool {
+        crate::BashTool {
+            session: self.clone(),
+        }
+    }
+
+    /// Reads an artifact (`artifact://ID` or a bare id) with an optional line range.
+    pub fn read_artifact(
+        &self,
+        id_or_url: &str,
+        offset: Option<u64>,
+        limit: Option<u64>,
+    ) -> Result<ArtifactText, SessionError> {
+        let store =
+            self.inner.store.as_ref().ok_or_else(|| {
+                SessionError::NoArtifactStore("the store could not be opened".into())
+            })?;
+        Ok(store.read(id_or_url, offset, limit)?)
+    }
+
+    /// Ends every running command of the session (whole process trees) and closes its shells.
+    pub async fn shutdown(&self) {
+        self.inner.shutdown.cancel();
+        self.inner.executor.close_idle().await;
+    }
+
+    /// A sink with the session's byte limit, spilling to a fresh artifact (best effort).
+    pub(crate) fn new_sink(&self, head_lines: Option<u32>) -> OutputSink {
+        let spill = self
+            .allocate_artifact()
+            .map(|r| Box::new(r) as Box<dyn Spill>);
+        OutputSink::new(SinkOptions {
+            max_bytes: usize::try_from(self.inner.settings.output.max_bytes).unwrap_or(usize::MAX),
+            head_lines,
+            spill,
+        })
+    }
+
+    /// Allocates an artifact, best effort (SPEC §4): a failure is a warning, the call runs.
+    fn allocate_artifact(&self) -> Option<ArtifactReservation> {
+        let store = self.inner.store.as_ref()?;
+        match store.allocate() {
+            Ok(reservation) => Some(reservation),
+            Err(err) => {
+                self.warn(format!("cannot allocate an artifact: {err}"));
+                None
+            }
+        }
+    }
+
+    /// Runs `command` on the session's shell for `surface`.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) async fn run(
+        &self,
+        command: &str,
+        cwd: PathBuf,
+        timeout: Timeout,
+        surface: Surface,
+        cancel: CancellationToken,
+        sink: &mut OutputSink,
+        on_chunk: Option<ChunkCallback<'_>>,
+    ) -> Result<BashResult, SessionError> {
+        let inner = &self.inner;
+        let request = ExecRequest {
+            command: command.to_owned(),
+            cwd,
+            timeout: timeout.duration(),
+            session: SessionKey::new(inner.id.clone(), surface),
+            shell: inner.shell.clone(),
+            env: inner.settings.bash.env.clone(),
+            prefix: inner.prefix.clone(),
+            snapshot: inner.snapshot.clone(),
+            cancel,
+        };
+        Ok(inner.executor.execute(request, sink, on_chunk).await?)
+    }
+
+    pub(crate) fn home(&self) -> Option<&Path> {
+        self.inner.home.as_deref()
+    }
+}
+
+/// Clears the running bang command when it ends, however it ends.
+struct BangGuard<'a>(&'a AgentSession);
+
+impl Drop for BangGuard<'_> {
+    fn drop(&mut self) {
+        lock(&self.0.inner.bang).take();
+    }
+}
+
+fn open_store(settings: &Settings) -> Result<ArtifactStore, ArtifactError> {
+    let dir = match &settings.artifacts.dir {
+        Some(dir) => dir.clone(),
+        None => ArtifactStore::default_dir()?,
+    };
+    ArtifactStore::open(
+        dir,
+        RetentionPolicy {
+            max_age_days: settings.artifacts.max_age_days,
+            max_bytes: settings.artifacts.max_bytes,
+        },
+    )
+}
+
+/// How long the tool path waits between two live updates (≤ 20 per second, SPEC §9).
+pub(crate) const UPDATE_INTERVAL: Duration = Duration::from_millis(50);

@@ -1,0 +1,183 @@
+//! `BashTool`: the model's `bash` tool call, end to end (SPEC §0.1, §9).
+
+use std::time::Instant;
+
+use agentsh_bash_normalize::{merge_limits, normalize};
+use agentsh_output_sink::{Sanitizer, TailBuffer};
+use agentsh_shell_executor::{CancellationToken, Surface};
+use serde_json::Value;
+
+use crate::args::BashArgs;
+use crate::cwd::check_cwd;
+use crate::result::{
+    FinishedRun, HeadCapture, ToolDetails, ToolOutcome, ToolResult, blocked_result,
+    build_tool_result, cwd_error_result,
+};
+use crate::session::{AgentSession, UPDATE_INTERVAL};
+use crate::timeout::Timeout;
+
+/// What the caller of a tool call provides.
+#[derive(Debug, Clone, Default)]
+pub struct ToolContext {
+    /// The tools available in this context; interception only suggests one of these.
+    pub tool_names: Vec<String>,
+    /// Cancelling it aborts the call, running or still queued behind another one.
+    pub cancel: CancellationToken,
+}
+
+/// A live update of a running tool call: the current tail of its output.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolUpdate {
+    /// The sanitised tail of the output so far.
+    pub text: String,
+}
+
+/// The `bash` tool of one session. Get it with [`AgentSession::bash_tool`].
+#[derive(Clone)]
+pub struct BashTool {
+    pub(crate) session: AgentSession,
+}
+
+impl BashTool {
+    /// Runs one tool call: parse the arguments, normalise (`| head`/`| tail` → limits), merge
+    /// the limits, intercept, check the cwd, clamp the timeout, allocate an artifact, run on the
+    /// session's `tool` shell with throttled live updates, and build the result of SPEC §9.
+    ///
+    /// Never fails: bad arguments, blocked commands, cwd errors and failing commands are
+    /// results with `isError: true`; a call cancelled through `ctx.cancel` is
+    /// [`ToolOutcome::Aborted`].
+    pub async fn execute(
+        &self,
+        call_id: &str,
+        args: &Value,
+        ctx: ToolContext,
+        mut on_update: impl FnMut(ToolUpdate) + Send,
+    ) -> ToolOutcome {
+        let session = &self.session;
+        let settings = session.settings();
+        let default_timeout = settings.bash.default_timeout;
+        let args = match BashArgs::from_value(args) {
+            Ok(args) => args,
+            Err(err) => {
+                return ToolOutcome::Finished(ToolResult::new(
+                    err.to_string(),
+                    ToolDetails::not_run(session.cwd(), default_timeout),
+                    true,
+                ));
+            }
+        };
+        let timeout = Timeout::from_request(args.timeout, default_timeout);
+        let normalized = normalize(&args.command);
+        let limits = merge_limits(args.limits(), normalized.limits);
+
+        if let Some(interceptor) = &session.inner.interceptor
+            && let Some(blocked) = interceptor.check(&normalized.unwrapped(), &ctx.tool_names)
+        {
+            return ToolOutcome::Finished(blocked_result(
+                &blocked,
+                &args.command,
+                session.cwd(),
+                timeout,
+            ));
+        }
+
+        let cwd = match check_cwd(args.cwd.as_deref(), session.cwd(), session.home()) {
+            Ok(cwd) => cwd,
+            Err(err) => return ToolOutcome::Finished(cwd_error_result(&err, timeout)),
+        };
+
+        tracing::debug!(call_id, command = %normalized.command, ?limits, "bash tool call");
+        let mut sink = session.new_sink(limits.head);
+        let mut live = LiveUpdates::new(settings.output.max_bytes);
+        let cancel = session.inner.shutdown.child_token();
+        let run = {
+            let mut on_chunk = |chunk: &[u8]| live.push(chunk, &mut on_update);
+            let run = session.run(
+                &normalized.command,
+                cwd.clone(),
+                timeout,
+                Surface::Tool,
+                cancel.clone(),
+                &mut sink,
+                Some(&mut on_chunk),
+            );
+            tokio::pin!(run);
+            tokio::select! {
+                result = &mut run => result,
+                () = ctx.cancel.cancelled() => {
+                    cancel.cancel();
+                    run.await
+                }
+            }
+        };
+        live.finish(&mut on_update);
+        let aborted = ctx.cancel.is_cancelled();
+        match run {
+            Ok(result) => build_tool_result(&FinishedRun {
+                result: &result,
+                head_capture: sink.head_text().map(|text| HeadCapture {
+                    text,
+                    truncated: sink.head_truncated(),
+                }),
+                limits,
+                max_bytes: settings.output.max_bytes,
+                aborted,
+                cwd: &cwd,
+                timeout,
+            }),
+            Err(err) => ToolOutcome::Finished(ToolResult::new(
+                err.to_string(),
+                ToolDetails::not_run(&cwd, timeout),
+                true,
+            )),
+        }
+    }
+}
+
+/// Throttled tail snapshots for live updates (≤ 20 per second; the last one always sent).
+struct LiveUpdates {
+    sanitizer: Sanitizer,
+    tail: TailBuffer,
+    last_sent: Option<Instant>,
+    unsent: bool,
+}
+
+impl LiveUpdates {
+    fn new(limit: u64) -> Self {
+        Self {
+            sanitizer: Sanitizer::new(),
+            tail: TailBuffer::new(usize::try_from(limit).unwrap_or(usize::MAX)),
+            last_sent: None,
+            unsent: false,
+        }
+    }
+
+    fn push(&mut self, chunk: &[u8], on_update: &mut impl FnMut(ToolUpdate)) {
+        let tail = &mut self.tail;
+        self.sanitizer.push(chunk, |text| tail.push(text));
+        self.unsent = true;
+        if self
+            .last_sent
+            .is_none_or(|sent| sent.elapsed() >= UPDATE_INTERVAL)
+        {
+            self.send(on_update);
+        }
+    }
+
+    fn finish(&mut self, on_update: &mut impl FnMut(ToolUpdate)) {
+        let tail = &mut self.tail;
+        let before = tail.total_bytes();
+        self.sanitizer.finish(|text| tail.push(text));
+        if self.unsent || tail.total_bytes() != before {
+            self.send(on_update);
+        }
+    }
+
+    fn send(&mut self, on_update: &mut impl FnMut(ToolUpdate)) {
+        on_update(ToolUpdate {
+            text: self.tail.snapshot(),
+        });
+        self.last_sent = Some(Instant::now());
+        self.unsent = false;
+    }
+}

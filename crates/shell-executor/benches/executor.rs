@@ -1,0 +1,211 @@
+//! Executor benchmarks, each against a baseline measured in the same run:
+//!
+//! - warm per-call latency of `true` and `/bin/true` through a persistent shell vs spawning
+//!   `bash -c true` (fork/exec/wait) — goals ≤ 0.25× and ≤ 1.3×;
+//! - throughput of `head -c 1 GiB /dev/zero | tr '\0' a` through executor + sink + spill to a
+//!   file vs the same pipeline redirected to a file by bash itself — goal ≥ 0.6×;
+//! - peak RSS of this process after a 1 MiB run and after the 1 GiB run — goal: within 2 MiB.
+//!
+//! `AGENTSH_BENCH_QUICK=1` shrinks the sizes (for a smoke run).
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use agentsh_bench_support::{Row, mb_per_s, median, time_each};
+use agentsh_output_sink::{OutputSink, SinkOptions, Spill};
+use agentsh_process::shell::ShellSpec;
+use agentsh_shell_executor::{ExecRequest, ExecutorConfig, SessionKey, ShellExecutor, Surface};
+
+const BENCH: &str = "shell-executor";
+
+struct FileSpill {
+    path: PathBuf,
+    file: std::io::BufWriter<std::fs::File>,
+}
+
+impl Spill for FileSpill {
+    fn id(&self) -> &'static str {
+        "bench"
+    }
+
+    fn write_all(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.file.write_all(bytes)
+    }
+
+    fn finish(&mut self) -> std::io::Result<()> {
+        self.file.flush()
+    }
+
+    fn discard(self: Box<Self>) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+fn bash() -> ShellSpec {
+    let path = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .map(|dir| dir.join("bash"))
+        .find(|p| p.is_file())
+        .expect("bash on PATH");
+    ShellSpec::from_path(path)
+}
+
+fn vm_hwm_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+struct Bench {
+    runtime: tokio::runtime::Runtime,
+    executor: ShellExecutor,
+    session: SessionKey,
+    shell: ShellSpec,
+    dir: tempfile::TempDir,
+}
+
+impl Bench {
+    fn run(&self, command: &str, spill: bool) -> (agentsh_protocol::BashResult, Duration) {
+        let mut request = ExecRequest::new(
+            command,
+            self.dir.path(),
+            Duration::from_secs(600),
+            self.session.clone(),
+        );
+        request.shell = self.shell.clone();
+        let spill: Option<Box<dyn Spill>> = spill.then(|| {
+            let path = self.dir.path().join("spill.log");
+            let file = std::fs::File::create(&path).expect("spill file");
+            Box::new(FileSpill {
+                path,
+                file: std::io::BufWriter::with_capacity(1 << 20, file),
+            }) as Box<dyn Spill>
+        });
+        let mut sink = OutputSink::new(SinkOptions {
+            spill,
+            ..SinkOptions::default()
+        });
+        let start = Instant::now();
+        let result = self
+            .runtime
+            .block_on(self.executor.execute(request, &mut sink, None))
+            .expect("the command runs");
+        (result, start.elapsed())
+    }
+}
+
+fn latency(bench: &Bench, calls: usize) {
+    let spawn = median(&time_each(calls, || {
+        let status = Command::new(&bench.shell.path)
+            .args(["-c", "true"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .expect("bash runs");
+        assert!(status.success());
+    }));
+    for _ in 0..50 {
+        bench.run("true", false);
+    }
+    let builtin = median(&time_each(calls, || {
+        let (result, _) = bench.run("true", false);
+        assert_eq!(result.exit_code, Some(0));
+    }));
+    let forked = median(&time_each(calls, || {
+        let (result, _) = bench.run("/bin/true", false);
+        assert_eq!(result.exit_code, Some(0));
+    }));
+    let us = |d: Duration| d.as_secs_f64() * 1e6;
+    Row::new(BENCH, "spawn `bash -c true` (baseline), median")
+        .value(us(spawn), "µs")
+        .report();
+    let ratio = builtin.as_secs_f64() / spawn.as_secs_f64();
+    Row::new(BENCH, "warm call `true`, median")
+        .value(us(builtin), "µs")
+        .ratio(ratio, "spawn `bash -c true`")
+        .goal("≤ 0.25×", ratio <= 0.25)
+        .report();
+    let ratio = forked.as_secs_f64() / spawn.as_secs_f64();
+    Row::new(BENCH, "warm call `/bin/true`, median")
+        .value(us(forked), "µs")
+        .ratio(ratio, "spawn `bash -c true`")
+        .goal("≤ 1.3×", ratio <= 1.3)
+        .report();
+}
+
+fn throughput(bench: &Bench, bytes: u64) {
+    let target = bench.dir.path().join("direct.out");
+    let direct = format!(
+        "head -c {bytes} /dev/zero | tr '\\0' a > '{}'",
+        target.display()
+    );
+    let start = Instant::now();
+    let status = Command::new(&bench.shell.path)
+        .args(["-c", &direct])
+        .status()
+        .expect("bash runs");
+    let baseline = start.elapsed();
+    assert!(status.success());
+    let _ = std::fs::remove_file(&target);
+
+    let small = bench.run("head -c 1048576 /dev/zero | tr '\\0' a", true).0;
+    assert_eq!(small.summary.total_bytes, 1 << 20);
+    let hwm_small = vm_hwm_kib();
+
+    let (result, elapsed) = bench.run(&format!("head -c {bytes} /dev/zero | tr '\\0' a"), true);
+    assert_eq!(result.summary.total_bytes, bytes);
+    assert_eq!(result.summary.artifact_id.as_deref(), Some("bench"));
+    let spilled = std::fs::metadata(bench.dir.path().join("spill.log")).map_or(0, |m| m.len());
+    assert_eq!(spilled, bytes, "the artifact holds the whole stream");
+    let _ = std::fs::remove_file(bench.dir.path().join("spill.log"));
+    let hwm_large = vm_hwm_kib();
+
+    let base_rate = mb_per_s(bytes, baseline);
+    let rate = mb_per_s(bytes, elapsed);
+    Row::new(
+        BENCH,
+        format!("`head -c {bytes} | tr` redirected by bash (baseline)"),
+    )
+    .value(base_rate, "MB/s")
+    .report();
+    let ratio = rate / base_rate;
+    Row::new(BENCH, "the same through executor + sink + spill")
+        .value(rate, "MB/s")
+        .ratio(ratio, "bash redirect to a file")
+        .goal("≥ 0.6×", ratio >= 0.6)
+        .report();
+    let growth = hwm_large.saturating_sub(hwm_small) as f64 / 1024.0;
+    Row::new(BENCH, "peak RSS growth, 1 MiB run → large run")
+        .value(growth, "MiB")
+        .goal("≤ 2 MiB", growth <= 2.0)
+        .report();
+    Row::new(BENCH, "peak RSS after the large run")
+        .value(hwm_large as f64 / 1024.0, "MiB")
+        .report();
+}
+
+fn main() {
+    let quick = std::env::var_os("AGENTSH_BENCH_QUICK").is_some();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let bench = Bench {
+        runtime,
+        executor: ShellExecutor::new(ExecutorConfig::default()),
+        session: SessionKey::new("bench", Surface::Tool),
+        shell: bash(),
+        dir: tempfile::tempdir().expect("tempdir"),
+    };
+    latency(&bench, if quick { 100 } else { 500 });
+    throughput(&bench, if quick { 64 << 20 } else { 1 << 30 });
+}

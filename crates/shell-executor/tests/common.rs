@@ -1,0 +1,161 @@
+//! Helpers shared by the integration tests: a runtime, a one-call runner, process probes.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use agentsh_output_sink::{OutputSink, SinkOptions};
+use agentsh_process::shell::ShellSpec;
+use agentsh_protocol::BashResult;
+use agentsh_shell_executor::{ExecRequest, ExecutorConfig, SessionKey, ShellExecutor, Surface};
+
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+/// An executor whose shells start from a small, fixed environment.
+pub fn executor() -> ShellExecutor {
+    ShellExecutor::new(config())
+}
+
+pub fn config() -> ExecutorConfig {
+    ExecutorConfig {
+        base_env: Some(vec![
+            ("PATH".into(), std::env::var_os("PATH").unwrap_or_default()),
+            (
+                "HOME".into(),
+                std::env::var_os("HOME").unwrap_or_else(|| "/tmp".into()),
+            ),
+        ]),
+        ..ExecutorConfig::default()
+    }
+}
+
+pub fn bash() -> ShellSpec {
+    ShellSpec::from_path(which("bash").expect("bash on PATH"))
+}
+
+pub fn which(name: &str) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|dir| dir.join(name))
+        .find(|p| p.is_file())
+}
+
+pub fn session(name: &str) -> SessionKey {
+    SessionKey::new(name, Surface::Tool)
+}
+
+pub fn request(command: &str, session: &SessionKey, timeout: Duration) -> ExecRequest {
+    let mut request = ExecRequest::new(command, std::env::temp_dir(), timeout, session.clone());
+    request.shell = bash();
+    request
+}
+
+/// Runs `command` with a default sink and returns the result (panics on an `ExecError`).
+pub async fn run(executor: &ShellExecutor, session: &SessionKey, command: &str) -> BashResult {
+    run_req(executor, request(command, session, Duration::from_secs(20))).await
+}
+
+pub async fn run_req(executor: &ShellExecutor, request: ExecRequest) -> BashResult {
+    let mut sink = OutputSink::new(SinkOptions::default());
+    executor
+        .execute(request, &mut sink, None)
+        .await
+        .expect("the command runs")
+}
+
+/// Runs with a timeout and reports how long the call took.
+pub async fn run_with_timeout(
+    executor: &ShellExecutor,
+    session: &SessionKey,
+    command: &str,
+    timeout: Duration,
+) -> (BashResult, Duration) {
+    let start = Instant::now();
+    let result = run_req(executor, request(command, session, timeout)).await;
+    (result, start.elapsed())
+}
+
+/// Pids of live processes with an argument equal to `needle` (`sleep 100.4711` matches
+/// `100.4711`; a shell whose script merely mentions it does not).
+pub fn alive_with(needle: &str) -> Vec<u32> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
+        let exited = agentsh_process::process_info(pid).is_none_or(|p| p.is_exited());
+        if !exited
+            && cmdline
+                .split(|&b| b == 0)
+                .any(|arg| arg == needle.as_bytes())
+        {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+pub fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if done() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    done()
+}
+
+/// A marker unique to this test process, e.g. `100.4711023456` (a valid `sleep` argument).
+pub fn unique(base: &str) -> String {
+    format!("{base}{:07}", std::process::id() % 10_000_000)
+}
+
+pub fn is_alive(pid: u32) -> bool {
+    agentsh_process::process_info(pid).is_some_and(|p| !p.is_exited())
+}
+
+pub fn tempdir() -> tempfile::TempDir {
+    tempfile::tempdir().expect("tempdir")
+}
+
+pub fn path_str(path: &Path) -> String {
+    path.display().to_string()
+}
+
+const ISOLATED_ENV: &str = "AGENTSH_EXECUTOR_TEST_ISOLATED";
+
+/// For tests that measure the whole process (open descriptors): re-runs the test `name`
+/// alone in a fresh process of this test binary and checks that it passed there. Returns true
+/// in that fresh process (the caller then does the work), false in the parent.
+pub fn in_own_process(name: &str) -> bool {
+    if std::env::var_os(ISOLATED_ENV).is_some() {
+        return true;
+    }
+    let output = std::process::Command::new(std::env::current_exe().expect("test binary"))
+        .args(["--exact", name, "--nocapture", "--test-threads=1"])
+        .env(ISOLATED_ENV, "1")
+        .output()
+        .expect("the test binary runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success() && stdout.contains("1 passed"),
+        "{name} failed in its own process:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    false
+}

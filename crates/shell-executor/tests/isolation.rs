@@ -1,0 +1,52 @@
+//! SPEC §6, Isolation: late output of a background job never reaches a later command, and the
+//! job is not killed by a closed pipe.
+
+use std::time::Duration;
+
+use crate::common::{executor, path_str, run, runtime, session, tempdir, wait_until};
+
+#[test]
+fn late_background_output_goes_nowhere_and_the_job_survives() {
+    runtime().block_on(async {
+        let exec = executor();
+        let s = session("isolation");
+        let dir = tempdir();
+        let log = dir.path().join("log");
+        let first = run(
+            &exec,
+            &s,
+            &format!(
+                "(sleep 0.3; echo LATE; echo LATE >> {log}; sleep 0.3; echo LATER; echo LATER >> {log}) & echo first",
+                log = path_str(&log)
+            ),
+        )
+        .await;
+        assert_eq!(first.summary.output, "first\n");
+        let second = run(&exec, &s, "echo second; sleep 0.5; echo end").await;
+        assert_eq!(second.summary.output, "second\nend\n");
+        let third = run(&exec, &s, "sleep 0.4; echo third").await;
+        assert_eq!(third.summary.output, "third\n");
+        // Both writes after the first command ended happened: no SIGPIPE killed the job.
+        assert!(wait_until(Duration::from_secs(5), || {
+            std::fs::read_to_string(&log).is_ok_and(|l| l == "LATE\nLATER\n")
+        }));
+    });
+}
+
+#[test]
+fn a_chatty_background_job_does_not_leak() {
+    runtime().block_on(async {
+        let exec = executor();
+        let s = session("isolation-chatty");
+        run(
+            &exec,
+            &s,
+            "(for i in $(seq 200); do echo noise$i; sleep 0.005; done) &",
+        )
+        .await;
+        for i in 0..20 {
+            let result = run(&exec, &s, &format!("echo quiet{i}")).await;
+            assert_eq!(result.summary.output, format!("quiet{i}\n"));
+        }
+    });
+}

@@ -1,0 +1,124 @@
+//! Many commands on one shell, many shells at once: no leaks, no zombies, no cross-talk.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use agentsh_process::descendants;
+
+use crate::common::{executor, in_own_process, run, runtime, session};
+
+fn open_fds() -> usize {
+    std::fs::read_dir("/proc/self/fd").map_or(0, Iterator::count)
+}
+
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmRSS")
+}
+
+#[test]
+fn a_thousand_commands_leak_nothing() {
+    if !in_own_process("soak::a_thousand_commands_leak_nothing") {
+        return;
+    }
+    runtime().block_on(async {
+        let exec = executor();
+        let s = session("soak");
+        // Warm up: shell started, FIFOs created, allocator settled.
+        for i in 0..50 {
+            run(
+                &exec,
+                &s,
+                &format!("x=$((${{x:-0}}+1)); echo {i} $x; (true)"),
+            )
+            .await;
+        }
+        let status = exec.shells().into_iter().next().expect("one shell");
+        let (supervisor, shell) = (
+            status.supervisor_pid.expect("pid"),
+            status.shell_pid.expect("pid"),
+        );
+        let fds_before = open_fds();
+        let rss_before = rss_kib(shell);
+        for i in 0..1000 {
+            let result = run(&exec, &s, &format!("x=$((x+1)); echo {i} $x; /bin/true")).await;
+            assert_eq!(result.summary.output, format!("{i} {}\n", i + 51));
+        }
+        let fds_after = open_fds();
+        let rss_after = rss_kib(shell);
+        assert!(
+            fds_after <= fds_before,
+            "agentsh fds grew: {fds_before} -> {fds_after}"
+        );
+        assert!(
+            rss_after <= rss_before + 512,
+            "the shell grew: {rss_before} KiB -> {rss_after} KiB"
+        );
+        let zombies: Vec<_> = descendants(supervisor)
+            .into_iter()
+            .filter(agentsh_process::ProcessInfo::is_exited)
+            .collect();
+        assert!(
+            zombies.is_empty(),
+            "zombies under the supervisor: {zombies:?}"
+        );
+        assert_eq!(
+            exec.shells()[0].shell_pid,
+            Some(shell),
+            "one shell all along"
+        );
+        // One output FIFO, reused by every command
+        // (`bash --noprofile --norc -c LOOP bash DIR SNAPSHOT TAG`).
+        let cmdline = std::fs::read(format!("/proc/{shell}/cmdline")).expect("cmdline");
+        let args: Vec<&[u8]> = cmdline.split(|&b| b == 0).collect();
+        let dir = std::path::Path::new(std::str::from_utf8(args[6]).expect("utf-8 dir"));
+        let fifos = std::fs::read_dir(dir)
+            .expect("private dir")
+            .filter(|e| {
+                e.as_ref()
+                    .is_ok_and(|e| e.file_name().to_string_lossy().starts_with("out"))
+            })
+            .count();
+        assert_eq!(fifos, 1, "FIFOs in {}", dir.display());
+    });
+}
+
+#[test]
+fn sixteen_shells_at_once_without_cross_talk() {
+    runtime().block_on(async {
+        let exec = std::sync::Arc::new(executor());
+        let mut tasks = Vec::new();
+        for n in 0..16 {
+            let exec = std::sync::Arc::clone(&exec);
+            tasks.push(tokio::spawn(async move {
+                let s = session(&format!("parallel-{n}"));
+                let mut outputs = Vec::new();
+                for round in 0..3 {
+                    let command = format!(
+                        "for i in $(seq 300); do echo s{n}-r{round}-$i; done; sleep 0.0{n}"
+                    );
+                    outputs.push(run(&exec, &s, &command).await.summary.output);
+                }
+                (n, outputs)
+            }));
+        }
+        for task in tasks {
+            let (n, outputs) = tokio::time::timeout(Duration::from_secs(60), task)
+                .await
+                .expect("in time")
+                .expect("task");
+            for (round, output) in outputs.iter().enumerate() {
+                let want: String = (1..=300).fold(String::new(), |mut want, i| {
+                    let _ = writeln!(want, "s{n}-r{round}-{i}");
+                    want
+                });
+                assert_eq!(output, &want, "shell {n} round {round}");
+            }
+        }
+        assert_eq!(exec.shells().len(), 16);
+    });
+}

@@ -1,0 +1,266 @@
+//! SPEC §6, Persistent shells: state persists per key, keys are isolated, cwd is per call.
+
+use std::time::Duration;
+
+use agentsh_output_sink::{OutputSink, SinkOptions};
+use agentsh_process::env::{TerminalKind, hardened_env};
+use agentsh_process::snapshot::snapshot_for;
+use agentsh_shell_executor::{SessionKey, Surface};
+
+use crate::common::{bash, executor, path_str, request, run, run_req, runtime, session, tempdir};
+
+#[test]
+fn variables_functions_and_arrays_persist() {
+    runtime().block_on(async {
+        let exec = executor();
+        let s = session("state");
+        let first = run(
+            &exec,
+            &s,
+            "export A=1; f(){ echo hi; }; declare -a arr=(x y); declare d=4",
+        )
+        .await;
+        assert_eq!(first.exit_code, Some(0));
+        assert_eq!(first.summary.output, "");
+        let second = run(&exec, &s, "echo $A; f; echo ${arr[1]} $d").await;
+        assert_eq!(second.summary.output, "1\nhi\ny 4\n");
+        assert_eq!(second.exit_code, Some(0));
+        assert!(!second.session_restarted);
+    });
+}
+
+#[test]
+fn sessions_and_surfaces_never_share_a_shell() {
+    runtime().block_on(async {
+        let exec = executor();
+        let tool = SessionKey::new("s1", Surface::Tool);
+        let user = SessionKey::new("s1", Surface::User);
+        let other = SessionKey::new("s2", Surface::Tool);
+        run(&exec, &tool, "A=tool").await;
+        run(&exec, &user, "A=user").await;
+        assert_eq!(
+            run(&exec, &other, "echo \"[$A]\"").await.summary.output,
+            "[]\n"
+        );
+        assert_eq!(
+            run(&exec, &tool, "echo \"[$A]\"").await.summary.output,
+            "[tool]\n"
+        );
+        assert_eq!(
+            run(&exec, &user, "echo \"[$A]\"").await.summary.output,
+            "[user]\n"
+        );
+        assert_eq!(exec.shells().len(), 3);
+    });
+}
+
+#[test]
+fn cwd_is_applied_per_call() {
+    runtime().block_on(async {
+        let exec = executor();
+        let s = session("cwd");
+        let (one, two) = (tempdir(), tempdir());
+        let mut req = request("pwd; cd /; pwd", &s, Duration::from_secs(10));
+        req.cwd = one.path().to_path_buf();
+        assert_eq!(
+            run_req(&exec, req).await.summary.output,
+            format!("{}\n/\n", path_str(one.path()))
+        );
+        let mut req = request("pwd", &s, Duration::from_secs(10));
+        req.cwd = two.path().to_path_buf();
+        assert_eq!(
+            run_req(&exec, req).await.summary.output,
+            format!("{}\n", path_str(two.path()))
+        );
+        let mut req = request("pwd", &s, Duration::from_secs(10));
+        req.cwd = one.path().join("missing");
+        let missing = run_req(&exec, req).await;
+        assert_eq!(missing.exit_code, Some(1));
+        assert!(
+            missing.summary.output.contains("No such file or directory"),
+            "{missing:?}"
+        );
+    });
+}
+
+#[test]
+fn options_persist_but_errexit_is_reset() {
+    runtime().block_on(async {
+        let exec = executor();
+        let s = session("opts");
+        run(&exec, &s, "shopt -s nullglob; set -o pipefail; set -e; set -u").await;
+        let after = run(&exec, &s, "shopt -q nullglob && echo nullglob; false | true; echo pipefail=$?; false; echo survived").await;
+        assert_eq!(after.summary.output, "nullglob\npipefail=1\nsurvived\n");
+        assert!(!after.session_restarted);
+    });
+}
+
+#[test]
+fn positional_parameters_are_empty_and_streams_are_merged() {
+    runtime().block_on(async {
+        let exec = executor();
+        let s = session("misc");
+        let out = run(
+            &exec,
+            &s,
+            "echo \"[$#][${1-}]\"; echo out; echo err >&2; echo \"$AGENTSH_CMD\" | grep -c .",
+        )
+        .await;
+        assert_eq!(out.summary.output, "[0][]\nout\nerr\n1\n");
+        let syntax = run(&exec, &s, "echo (").await;
+        assert_eq!(syntax.exit_code, Some(2));
+        assert!(syntax.summary.output.contains("syntax error"), "{syntax:?}");
+        assert_eq!(
+            run(&exec, &s, "echo still here").await.summary.output,
+            "still here\n"
+        );
+    });
+}
+
+#[test]
+fn the_hardened_environment_reaches_commands() {
+    runtime().block_on(async {
+        let exec = executor();
+        let s = session("env");
+        let mut req = request(
+            "echo $GIT_PAGER $TERM $NO_COLOR $MY_VAR $PAGER",
+            &s,
+            Duration::from_secs(10),
+        );
+        req.env.insert("MY_VAR".into(), "mine".into());
+        req.env.insert("PAGER".into(), "less".into());
+        assert_eq!(
+            run_req(&exec, req).await.summary.output,
+            "cat dumb 1 mine less\n"
+        );
+    });
+}
+
+#[test]
+fn prefix_is_prepended() {
+    runtime().block_on(async {
+        let exec = executor();
+        let s = session("prefix");
+        let mut req = request("echo hello", &s, Duration::from_secs(10));
+        req.prefix = Some("env PREFIXED=yes sh -c 'echo $PREFIXED; \"$@\"' sh".into());
+        assert_eq!(run_req(&exec, req).await.summary.output, "yes\nhello\n");
+    });
+}
+
+#[test]
+fn rc_snapshot_brings_aliases_functions_and_options() {
+    runtime().block_on(async {
+        let home = tempdir();
+        let cache = tempdir();
+        let fixture =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/rc/bashrc");
+        std::fs::copy(&fixture, home.path().join(".bashrc")).expect("copy fixture");
+        let shell = bash();
+        let base = vec![
+            ("PATH".into(), std::env::var_os("PATH").unwrap_or_default()),
+            ("HOME".into(), home.path().as_os_str().to_owned()),
+        ];
+        let env = hardened_env(
+            base.clone(),
+            &std::collections::BTreeMap::default(),
+            TerminalKind::Pipe,
+        );
+        let snapshot = snapshot_for(&shell, home.path(), cache.path(), &env)
+            .expect("snapshot made")
+            .expect("bash has a snapshot");
+        let mut config = crate::common::config();
+        config.base_env = Some(base);
+        let exec = agentsh_shell_executor::ShellExecutor::new(config);
+        let s = session("rc");
+        let mut req = request(
+            "say hi; greet bob; is_number 42 && echo number; [[ -o noclobber ]] && echo noclobber; \
+             [[ -o errexit ]] || echo no-errexit; type -t rm || echo rm-not-aliased",
+            &s,
+            Duration::from_secs(10),
+        );
+        req.snapshot = Some(snapshot.path.clone());
+        let mut sink = OutputSink::new(SinkOptions::default());
+        let result = exec.execute(req, &mut sink, None).await.expect("runs");
+        assert_eq!(
+            result.summary.output, "<hi>\nhello bob\nnumber\nnoclobber\nno-errexit\nfile\n",
+            "{result:?}"
+        );
+    });
+}
+
+#[test]
+fn user_options_and_redirections_do_not_disturb_the_loop() {
+    runtime().block_on(async {
+        let exec = executor();
+        let s = session("loop-proof");
+        run(&exec, &s, "set -u -C -x; IFS=:; trap - USR1").await;
+        // xtrace shows the user's own commands, never the loop's (one `+` more than under
+        // `bash -c`: the command is a sourced file).
+        assert_eq!(
+            run(&exec, &s, "echo hi").await.summary.output,
+            "++ echo hi\nhi\n"
+        );
+        let sleeper = crate::common::unique("100.6");
+        let (stopped, _) = crate::common::run_with_timeout(
+            &exec,
+            &s,
+            &format!("sleep {sleeper}"),
+            Duration::from_secs(1),
+        )
+        .await;
+        assert!(
+            stopped.timed_out && !stopped.session_restarted,
+            "{stopped:?}"
+        );
+        assert_eq!(
+            run(&exec, &s, "set +x; echo $((1+1))").await.summary.output,
+            "++ set +x\n2\n"
+        );
+        // `exec` redirections inside a command are undone when it ends.
+        assert_eq!(
+            run(&exec, &s, "exec >/dev/null 2>&1; echo hidden")
+                .await
+                .summary
+                .output,
+            ""
+        );
+        assert_eq!(
+            run(&exec, &s, "echo visible").await.summary.output,
+            "visible\n"
+        );
+    });
+}
+
+#[test]
+fn calls_on_one_key_run_one_at_a_time_in_order() {
+    runtime().block_on(async {
+        let exec = std::sync::Arc::new(executor());
+        let s = session("order");
+        let dir = tempdir();
+        let log = path_str(&dir.path().join("log"));
+        let mut calls = Vec::new();
+        for (i, command) in [
+            format!("echo start-a >> {log}; sleep 0.4; echo end-a >> {log}"),
+            format!("echo b >> {log}"),
+            format!("echo c >> {log}"),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let exec = std::sync::Arc::clone(&exec);
+            let s = s.clone();
+            calls.push(tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(100 * i as u64)).await;
+                run(&exec, &s, &command).await.exit_code
+            }));
+        }
+        for call in calls {
+            assert_eq!(call.await.expect("task"), Some(0));
+        }
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("log")).expect("log"),
+            "start-a\nend-a\nb\nc\n"
+        );
+        assert_eq!(exec.shells().len(), 1);
+    });
+}

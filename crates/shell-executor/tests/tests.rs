@@ -1,0 +1,15 @@
+//! Integration tests of `agentsh-shell-executor`: real shells, real processes, no mocks.
+//! One binary; modules by topic.
+
+mod common;
+
+mod cache;
+mod death;
+mod forgery;
+mod hangs;
+mod head;
+mod isolation;
+mod shells;
+mod soak;
+mod state;
+mod stopping;

@@ -481,7 +481,13 @@ async fn a_second_bang_command_is_refused_and_abort_bash_stops_the_first() {
     assert!(started.elapsed() < Duration::from_secs(5), "liveness");
     assert!(result.cancelled);
     assert!(!result.timed_out);
-    assert_eq!(result.summary.output, "[Command cancelled]\nTerminated\n");
+    // Aborted before `sleep` started, the command never ran; after, bash reports the kill.
+    assert!(
+        ["[Command cancelled]\n", "[Command cancelled]\nTerminated\n"]
+            .contains(&result.summary.output.as_str()),
+        "{:?}",
+        result.summary.output
+    );
     assert!(!world.session.is_bash_running());
 }
 

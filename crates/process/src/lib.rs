@@ -46,5 +46,5 @@ pub use supervisor::{
 };
 pub use tree::{
     CommandScope, EndReport, MARKER_VAR, ProcessInfo, StartMark, TERM_GRACE, can_attribute,
-    command_processes, descendants, end_command, process_info, process_table,
+    command_processes, descendants, end_command, end_command_with, process_info, process_table,
 };

@@ -309,6 +309,16 @@ fn signal(process: &ProcessInfo, signal: i32) {
 /// them to exit, then SIGKILL, re-scanning until none is left (new processes found during the
 /// grace period get SIGTERM too; after it, SIGKILL).
 pub async fn end_command(scope: &CommandScope, grace: Duration) -> EndReport {
+    end_command_with(scope, libc::SIGTERM, grace).await
+}
+
+/// [`end_command`] with another first signal: SIGPIPE ends a producer the way `head` closing
+/// its pipe does (and, unlike SIGTERM, bash does not report the death on stderr).
+pub async fn end_command_with(
+    scope: &CommandScope,
+    first_signal: i32,
+    grace: Duration,
+) -> EndReport {
     let mut report = EndReport::default();
     let deadline = Instant::now() + grace;
     let mut termed: HashSet<(u32, u64)> = HashSet::new();
@@ -328,7 +338,7 @@ pub async fn end_command(scope: &CommandScope, grace: Duration) -> EndReport {
             signal(process, libc::SIGSTOP);
         }
         for process in &fresh {
-            signal(process, libc::SIGTERM);
+            signal(process, first_signal);
             signal(process, libc::SIGCONT);
             termed.insert((process.pid, process.start_ticks));
         }

@@ -102,7 +102,7 @@ impl Bench {
 }
 
 fn latency(bench: &Bench, calls: usize) {
-    let spawn = median(&time_each(calls, || {
+    let spawn_true = || {
         let status = Command::new(&bench.shell.path)
             .args(["-c", "true"])
             .stdin(Stdio::null())
@@ -111,18 +111,18 @@ fn latency(bench: &Bench, calls: usize) {
             .status()
             .expect("bash runs");
         assert!(status.success());
-    }));
+    };
     for _ in 0..50 {
         bench.run("true", false);
     }
-    let builtin = median(&time_each(calls, || {
-        let (result, _) = bench.run("true", false);
-        assert_eq!(result.exit_code, Some(0));
-    }));
-    let forked = median(&time_each(calls, || {
-        let (result, _) = bench.run("/bin/true", false);
-        assert_eq!(result.exit_code, Some(0));
-    }));
+    // Interleaved, so that load from elsewhere on the machine hits all three alike.
+    let (mut spawn, mut builtin, mut forked) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..calls {
+        spawn.extend(time_each(1, spawn_true));
+        builtin.push(bench.run("true", false).1);
+        forked.push(bench.run("/bin/true", false).1);
+    }
+    let (spawn, builtin, forked) = (median(&spawn), median(&builtin), median(&forked));
     let us = |d: Duration| d.as_secs_f64() * 1e6;
     Row::new(BENCH, "spawn `bash -c true` (baseline), median")
         .value(us(spawn), "µs")
@@ -141,7 +141,8 @@ fn latency(bench: &Bench, calls: usize) {
         .report();
 }
 
-fn throughput(bench: &Bench, bytes: u64) {
+/// `bash -c '<pipeline> > file'`: the baseline.
+fn direct_run(bench: &Bench, bytes: u64) -> Duration {
     let target = bench.dir.path().join("direct.out");
     let direct = format!(
         "head -c {bytes} /dev/zero | tr '\\0' a > '{}'",
@@ -152,42 +153,56 @@ fn throughput(bench: &Bench, bytes: u64) {
         .args(["-c", &direct])
         .status()
         .expect("bash runs");
-    let baseline = start.elapsed();
+    let elapsed = start.elapsed();
     assert!(status.success());
+    assert_eq!(std::fs::metadata(&target).map_or(0, |m| m.len()), bytes);
     let _ = std::fs::remove_file(&target);
+    elapsed
+}
 
-    let small = bench.run("head -c 1048576 /dev/zero | tr '\\0' a", true).0;
-    assert_eq!(small.summary.total_bytes, 1 << 20);
-    let hwm_small = vm_hwm_kib();
-
+/// The same pipeline through the executor, the sink and a spill file.
+fn executor_run(bench: &Bench, bytes: u64) -> Duration {
     let (result, elapsed) = bench.run(&format!("head -c {bytes} /dev/zero | tr '\\0' a"), true);
     assert_eq!(result.summary.total_bytes, bytes);
     assert_eq!(result.summary.artifact_id.as_deref(), Some("bench"));
-    let spilled = std::fs::metadata(bench.dir.path().join("spill.log")).map_or(0, |m| m.len());
+    let spill = bench.dir.path().join("spill.log");
+    let spilled = std::fs::metadata(&spill).map_or(0, |m| m.len());
     assert_eq!(spilled, bytes, "the artifact holds the whole stream");
-    let _ = std::fs::remove_file(bench.dir.path().join("spill.log"));
+    let _ = std::fs::remove_file(spill);
+    elapsed
+}
+
+fn throughput(bench: &Bench, bytes: u64) {
+    executor_run(bench, 1 << 20);
+    let hwm_small = vm_hwm_kib();
+    // Alternating rounds, best of each: load from elsewhere hits both alike.
+    let (mut baseline, mut ours) = (Duration::MAX, Duration::MAX);
+    for _ in 0..2 {
+        baseline = baseline.min(direct_run(bench, bytes));
+        ours = ours.min(executor_run(bench, bytes));
+    }
     let hwm_large = vm_hwm_kib();
 
     let base_rate = mb_per_s(bytes, baseline);
-    let rate = mb_per_s(bytes, elapsed);
+    let rate = mb_per_s(bytes, ours);
     Row::new(
         BENCH,
-        format!("`head -c {bytes} | tr` redirected by bash (baseline)"),
+        format!("`head -c {bytes} | tr` redirected by bash (baseline), best of 2"),
     )
     .value(base_rate, "MB/s")
     .report();
     let ratio = rate / base_rate;
-    Row::new(BENCH, "the same through executor + sink + spill")
+    Row::new(BENCH, "the same through executor + sink + spill, best of 2")
         .value(rate, "MB/s")
         .ratio(ratio, "bash redirect to a file")
         .goal("≥ 0.6×", ratio >= 0.6)
         .report();
     let growth = hwm_large.saturating_sub(hwm_small) as f64 / 1024.0;
-    Row::new(BENCH, "peak RSS growth, 1 MiB run → large run")
+    Row::new(BENCH, "peak RSS growth, 1 MiB run → large runs")
         .value(growth, "MiB")
         .goal("≤ 2 MiB", growth <= 2.0)
         .report();
-    Row::new(BENCH, "peak RSS after the large run")
+    Row::new(BENCH, "peak RSS after the large runs")
         .value(hwm_large as f64 / 1024.0, "MiB")
         .report();
 }

@@ -21,7 +21,8 @@
 //! sent; agentsh takes exactly what the FIFO holds at that moment (`FIONREAD`) as the rest of
 //! the output. Later writes — a background job that kept the FIFO — belong to no command.
 //!
-//! The loop's own code is safe under any options a command may leave behind (`set -u`, `-C`,
+//! The loop's constants are read-only, and its own code is safe under any options a command may
+//! leave behind (`set -u`, `-C`,
 //! `-x`: its traps and checks run with stderr on `/dev/null`, so xtrace never shows them; a
 //! changed `IFS` does not reach its `read`s).
 //!
@@ -54,6 +55,7 @@ pub(crate) const COMMAND_FD: i32 = 3;
 const BASH_LOOP: &str = r#"__ash_dir=$1 __ash_snap=$2 __ash_tag=$3 __ash_abort= __ash_armed= __ash_s=0 __ash_n= __ash_o= __ash_h= __ash_d=/ __ash_m=
 builtin set --
 __ash_dbg='{ if [[ -n ${__ash_abort-} && ${__ash_abort} == "${__ash_m-}" && -n ${BASH_SOURCE[0]+x}${FUNCNAME[0]+x} ]]; then return 2; fi; } 2>/dev/null'
+builtin readonly __ash_dir __ash_tag __ash_dbg
 while :; do
   if [[ -n $__ash_snap ]]; then
     builtin . "$__ash_snap" </dev/null >/dev/null 2>&1 3<&-
@@ -89,6 +91,7 @@ done
 /// The POSIX loop (sh, zsh); `BUILTIN` is replaced by the shell's way to bypass functions.
 const POSIX_LOOP: &str = r#"__ash_dir=$1 __ash_snap=$2 __ash_tag=$3 __ash_s=0 __ash_n= __ash_o= __ash_h= __ash_d=/
 set --
+BUILTIN readonly __ash_dir __ash_tag
 while :; do
   if [ -n "$__ash_snap" ]; then
     BUILTIN . "$__ash_snap" </dev/null >/dev/null 2>&1 3<&-

@@ -158,7 +158,20 @@ impl ShellExecutor {
         let user = UserGuard(Arc::clone(&slot));
         close_all(evicted).await;
 
-        let mut guard = slot.shell.lock().await;
+        // A call queued behind another one can be aborted while it waits: it never runs.
+        let mut guard = tokio::select! {
+            guard = slot.shell.lock() => guard,
+            () = request.cancel.cancelled() => {
+                drop(user);
+                return Ok(BashResult {
+                    summary: sink.dump(Some(CANCELLED_ANNOTATION)),
+                    exit_code: None,
+                    cancelled: true,
+                    timed_out: false,
+                    session_restarted: false,
+                });
+            }
+        };
         let outcome = async {
             let alive = guard.as_mut().is_some_and(ShellProcess::is_alive);
             let same_shell = guard.as_ref().is_some_and(|s| s.spec() == &request.shell);

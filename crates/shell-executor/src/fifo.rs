@@ -1,11 +1,16 @@
 //! Per-command output channels: named pipes in the shell's private directory.
 //!
 //! agentsh opens a FIFO for reading (non-blocking) and also holds a writer of its own while a
-//! command runs, so the reader never sees EOF before the shell has opened its end. After the
-//! command's end mark, agentsh drops its writer: if no other writer is left (no background job
-//! of the command kept its stdout), the FIFO is reused; otherwise it is drained — read and
-//! discarded — in the background until its last writer closes, so late output never reaches a
-//! later command and the job never dies of SIGPIPE. Then it returns to the pool.
+//! command runs, so the reader never sees EOF before the shell has opened its end. When the
+//! command has ended (its status arrived on the command channel, after the loop closed its
+//! end), agentsh drops its writer: if no other writer is left (no background job of the command
+//! kept its stdout), the FIFO is reused; otherwise it is drained — read and discarded — in the
+//! background until its last writer closes, so late output never reaches a later command and
+//! the job never dies of SIGPIPE. Then it returns to the pool.
+//!
+//! While a command prints a lot, the reader leaves the epoll set ([`Fifo::unpoll`]) and reads on
+//! a short timer instead: a pipe in an epoll set wakes its watcher on every write, and a
+//! pipeline writes 4–8 KiB at a time, so the wake-ups would cost more than the bytes.
 
 use std::ffi::CString;
 use std::io;
@@ -15,21 +20,29 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use tokio::io::Interest;
-
-use crate::bootstrap::FIFO_PREFIX;
 use tokio::io::unix::AsyncFd;
 
+use crate::bootstrap::FIFO_PREFIX;
+
 /// Kernel buffer asked for each FIFO (Linux; the default is 64 KiB). Fewer wake-ups for
-/// commands that print a lot.
+/// commands that print a lot, and room for a millisecond of output between timed reads.
 #[cfg(target_os = "linux")]
 const PIPE_SIZE: libc::c_int = 1 << 20;
+
+/// The read end, in tokio's epoll set or not.
+enum Reader {
+    Polled(AsyncFd<OwnedFd>),
+    Unpolled(OwnedFd),
+    /// Only while switching between the two.
+    Gone,
+}
 
 pub(crate) struct Fifo {
     id: u64,
     path: PathBuf,
-    reader: AsyncFd<OwnedFd>,
+    reader: Reader,
     holder: Option<OwnedFd>,
-    /// The reader saw EOF under its current registration (see [`Fifo::renew`]).
+    /// The reader saw EOF under its current registration (see [`Fifo::poll`]).
     stale: bool,
 }
 
@@ -79,27 +92,12 @@ impl Fifo {
         unsafe {
             libc::fcntl(reader.as_raw_fd(), libc::F_SETPIPE_SZ, PIPE_SIZE);
         }
-        // Writer first: registering a reader without one could record EOF (see `renew`).
         let holder = open_raw(&path, libc::O_WRONLY | libc::O_NONBLOCK)?;
-        let reader = register(reader)?;
         Ok(Self {
             id,
             path,
-            reader,
+            reader: Reader::Unpolled(reader),
             holder: Some(holder),
-            stale: false,
-        })
-    }
-
-    /// Registers the reader anew. tokio keeps a "read closed" readiness forever once it saw
-    /// EOF (and epoll reports EOF at registration while no writer is open), so a reused FIFO
-    /// gets a fresh registration while agentsh's own writer is open.
-    fn renew(self) -> io::Result<Self> {
-        Ok(Self {
-            id: self.id,
-            path: self.path,
-            reader: register(self.reader.into_inner())?,
-            holder: self.holder,
             stale: false,
         })
     }
@@ -109,8 +107,63 @@ impl Fifo {
         self.id
     }
 
-    pub(crate) fn reader(&self) -> &AsyncFd<OwnedFd> {
-        &self.reader
+    fn raw_fd(&self) -> RawFd {
+        match &self.reader {
+            Reader::Polled(fd) => fd.get_ref().as_raw_fd(),
+            Reader::Unpolled(fd) => fd.as_raw_fd(),
+            Reader::Gone => -1,
+        }
+    }
+
+    /// Whether the reader is in the epoll set.
+    pub(crate) fn is_polled(&self) -> bool {
+        matches!(self.reader, Reader::Polled(_)) && !self.stale
+    }
+
+    /// Puts the reader into tokio's epoll set (anew when it saw EOF: tokio keeps a "read
+    /// closed" readiness forever once it saw one). Call while agentsh's writer is open: epoll
+    /// reports EOF at registration when no writer is.
+    pub(crate) fn poll(&mut self) -> io::Result<()> {
+        if self.is_polled() {
+            return Ok(());
+        }
+        let fd = match std::mem::replace(&mut self.reader, Reader::Gone) {
+            Reader::Polled(fd) => fd.into_inner(),
+            Reader::Unpolled(fd) => fd,
+            Reader::Gone => return Err(io::Error::other("FIFO reader lost")),
+        };
+        self.reader = Reader::Polled(register(fd)?);
+        self.stale = false;
+        Ok(())
+    }
+
+    /// Takes the reader out of the epoll set (see the module docs).
+    pub(crate) fn unpoll(&mut self) {
+        if let Reader::Polled(_) = self.reader
+            && let Reader::Polled(fd) = std::mem::replace(&mut self.reader, Reader::Gone)
+        {
+            self.reader = Reader::Unpolled(fd.into_inner());
+        }
+    }
+
+    /// Waits until the reader is readable and reads once (`WouldBlock` clears the readiness).
+    /// Never ready while unpolled.
+    pub(crate) async fn read_ready(&self, buf: &mut [u8]) -> io::Result<usize> {
+        let Reader::Polled(fd) = &self.reader else {
+            return std::future::pending().await;
+        };
+        loop {
+            let mut guard = fd.readable().await?;
+            match guard.try_io(|fd| read_fd(fd.get_ref().as_raw_fd(), buf)) {
+                Ok(result) => return result,
+                Err(_would_block) => {}
+            }
+        }
+    }
+
+    /// Reads once without waiting (`WouldBlock` when empty).
+    pub(crate) fn read_now(&self, buf: &mut [u8]) -> io::Result<usize> {
+        read_fd(self.raw_fd(), buf)
     }
 
     /// Opens agentsh's own writer (before a command starts).
@@ -130,13 +183,7 @@ impl Fifo {
     pub(crate) fn pending(&self) -> usize {
         let mut pending: libc::c_int = 0;
         // SAFETY: FIONREAD writes one c_int through the valid pointer.
-        let rc = unsafe {
-            libc::ioctl(
-                self.reader.get_ref().as_raw_fd(),
-                libc::FIONREAD,
-                &raw mut pending,
-            )
-        };
+        let rc = unsafe { libc::ioctl(self.raw_fd(), libc::FIONREAD, &raw mut pending) };
         if rc == 0 {
             usize::try_from(pending).unwrap_or(0)
         } else {
@@ -154,7 +201,7 @@ impl Fifo {
     ) {
         while count > 0 {
             let want = count.min(buf.len());
-            match read_fd(self.reader.get_ref().as_raw_fd(), &mut buf[..want]) {
+            match read_fd(self.raw_fd(), &mut buf[..want]) {
                 Ok(0) | Err(_) => return,
                 Ok(n) => {
                     emit(&buf[..n]);
@@ -174,7 +221,7 @@ impl Fifo {
     ) -> bool {
         let mut taken = 0;
         while taken < limit {
-            match read_fd(self.reader.get_ref().as_raw_fd(), buf) {
+            match read_fd(self.raw_fd(), buf) {
                 Ok(0) => return true,
                 Ok(n) => {
                     emit(&buf[..n]);
@@ -205,7 +252,7 @@ impl FifoPool {
         }
     }
 
-    /// A FIFO with no writer but agentsh's own, ready for the next command.
+    /// A FIFO with no writer but agentsh's own, in the epoll set, ready for the next command.
     pub(crate) fn take(&mut self) -> io::Result<Fifo> {
         self.free
             .append(&mut self.returned.lock().unwrap_or_else(PoisonError::into_inner));
@@ -217,14 +264,12 @@ impl FifoPool {
             Fifo::create(self.next, self.dir.join(name))?
         };
         fifo.hold()?;
-        if fifo.stale {
-            fifo = fifo.renew()?;
-        }
+        fifo.poll()?;
         Ok(fifo)
     }
 
-    /// Takes a FIFO back after its command's end mark was read. Reused at once when every
-    /// writer is gone; otherwise drained in the background until they are.
+    /// Takes a FIFO back after its command ended. Reused at once when every writer is gone;
+    /// otherwise drained in the background until they are.
     pub(crate) fn give_back(&mut self, mut fifo: Fifo) {
         fifo.release();
         let mut scratch = [0u8; 4096];
@@ -233,15 +278,15 @@ impl FifoPool {
             self.free.push(fifo);
             return;
         }
+        if fifo.poll().is_err() {
+            return; // dropped: closed, and its writers get EPIPE only if they write again
+        }
         let returned = Arc::clone(&self.returned);
         tokio::spawn(async move {
             let mut buf = vec![0u8; 64 * 1024];
             loop {
-                let Ok(mut guard) = fifo.reader.readable().await else {
-                    return;
-                };
-                match guard.try_io(|fd| read_fd(fd.get_ref().as_raw_fd(), &mut buf)) {
-                    Ok(Ok(0)) => {
+                match fifo.read_ready(&mut buf).await {
+                    Ok(0) => {
                         fifo.stale = true;
                         returned
                             .lock()
@@ -249,8 +294,8 @@ impl FifoPool {
                             .push(fifo);
                         return;
                     }
-                    Ok(Ok(_)) | Err(_) => {}
-                    Ok(Err(_)) => return,
+                    Ok(_) => {}
+                    Err(_) => return,
                 }
             }
         });

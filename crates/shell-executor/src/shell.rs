@@ -12,7 +12,7 @@ use std::time::Duration;
 use agentsh_process::shell::ShellSpec;
 use agentsh_process::{
     ChildExit, CommandScope, SpawnSpec, StartMark, Supervisor, TERM_GRACE, can_attribute,
-    command_processes, descendants, end_command, process_info,
+    command_processes, descendants, end_command_with, process_info,
 };
 use tokio::io::Interest;
 use tokio::io::unix::AsyncFd;
@@ -35,6 +35,15 @@ const BUSY_PROBE: Duration = Duration::from_millis(20);
 const READ_CHUNK: usize = 256 * 1024;
 /// At most this much is read from a FIFO after its shell died or was replaced.
 const DRAIN_LIMIT: usize = 4 << 20;
+/// Once a command has printed this much, the FIFO leaves the epoll set and is read every
+/// [`COALESCE`] while output keeps coming: the producer then fills it without waking agentsh for
+/// every small write (a pipeline writes 4–8 KiB at a time), which costs far more than the bytes.
+/// Small outputs stream at once; when the flow stops, the FIFO is polled again.
+const BULK_OUTPUT: u64 = 1 << 20;
+/// The pause of a bulk reader (the FIFO holds 1 MiB, so a fast producer is not held up).
+const COALESCE: Duration = Duration::from_millis(1);
+/// Reads per timer tick of a bulk reader, each up to [`READ_CHUNK`].
+const MAX_READS_PER_TICK: usize = 16;
 
 /// Why a command was stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -269,16 +278,25 @@ impl ShellProcess {
         let mut stopped: Option<StopReason> = None;
         let mut stopper: Option<StopFuture> = None;
         let mut grace_until: Option<Instant> = None;
+        let mut coalesce_until: Option<Instant> = None;
+        let mut output_bytes: u64 = 0;
         let unwind = bootstrap::can_unwind(self.spec.kind) && can_attribute();
         let stop_file = dir.join(STOP_FILE);
         let begin_stop = |reason: StopReason,
                           stopped: &mut Option<StopReason>,
                           stopper: &mut Option<StopFuture>| {
             *stopped = Some(reason);
+            // A satisfied head ends the producer like `head` closing its pipe would.
+            let signal = if reason == StopReason::Head {
+                libc::SIGPIPE
+            } else {
+                libc::SIGTERM
+            };
             *stopper = Some(Box::pin(stop_command(
                 scope.clone(),
                 unwind,
                 stop_file.clone(),
+                signal,
             )));
         };
         let ending = if sent.is_err() {
@@ -301,21 +319,22 @@ impl ShellProcess {
             };
             loop {
                 tokio::select! {
+                    // Stopping comes first: a command flooding its FIFO keeps that branch
+                    // ready forever, and must not starve its own timeout, abort or head stop.
                     biased;
-                    ready = fifo.reader().readable() => {
-                        let Ok(mut guard) = ready else { break Ending::Replace };
-                        match guard.try_io(|fd| read_fd(fd.get_ref().as_raw_fd(), buf)) {
-                            // EOF is impossible while agentsh holds a writer: the channel
-                            // is broken, and the shell cannot be trusted any more.
-                            Ok(Ok(0) | Err(_)) => break Ending::Replace,
-                            Ok(Ok(n)) => {
-                                out.chunk(&buf[..n]);
-                                if stopped.is_none() && out.head_satisfied() {
-                                    begin_stop(StopReason::Head, &mut stopped, &mut stopper);
-                                }
-                            }
-                            Err(_would_block) => {}
+                    verdict = poll_stopper(&mut stopper) => {
+                        stopper = None;
+                        match verdict {
+                            Verdict::AwaitReport => grace_until = Some(Instant::now() + STOP_GRACE),
+                            Verdict::Replace => break Ending::Replace,
                         }
+                    }
+                    () = sleep_until_opt(grace_until) => break Ending::Replace,
+                    () = tokio::time::sleep_until(deadline), if stopped.is_none() => {
+                        begin_stop(StopReason::Timeout, &mut stopped, &mut stopper);
+                    }
+                    () = cancel.cancelled(), if stopped.is_none() => {
+                        begin_stop(StopReason::Abort, &mut stopped, &mut stopper);
                     }
                     ready = commands.readable() => {
                         let Ok(mut guard) = ready else { break Ending::Replace };
@@ -342,19 +361,54 @@ impl ShellProcess {
                             Err(_) => break Ending::Replace,
                         }
                     }
-                    verdict = poll_stopper(&mut stopper) => {
-                        stopper = None;
-                        match verdict {
-                            Verdict::AwaitReport => grace_until = Some(Instant::now() + STOP_GRACE),
-                            Verdict::Replace => break Ending::Replace,
+                    read = fifo.read_ready(buf), if fifo.is_polled() => {
+                        match read {
+                            // EOF is impossible while agentsh holds a writer: the channel
+                            // is broken, and the shell cannot be trusted any more.
+                            Ok(0) | Err(_) => break Ending::Replace,
+                            Ok(n) => {
+                                out.chunk(&buf[..n]);
+                                output_bytes += n as u64;
+                                if stopped.is_none() && out.head_satisfied() {
+                                    begin_stop(StopReason::Head, &mut stopped, &mut stopper);
+                                }
+                                if n < buf.len() && output_bytes >= BULK_OUTPUT {
+                                    // Bulk output: read on a timer instead (see `fifo`).
+                                    fifo.unpoll();
+                                    coalesce_until = Some(Instant::now() + COALESCE);
+                                }
+                            }
                         }
                     }
-                    () = sleep_until_opt(grace_until) => break Ending::Replace,
-                    () = tokio::time::sleep_until(deadline), if stopped.is_none() => {
-                        begin_stop(StopReason::Timeout, &mut stopped, &mut stopper);
-                    }
-                    () = cancel.cancelled(), if stopped.is_none() => {
-                        begin_stop(StopReason::Abort, &mut stopped, &mut stopper);
+                    () = sleep_until_opt(coalesce_until) => {
+                        coalesce_until = None;
+                        let mut flowing = false;
+                        let mut broken = false;
+                        for _ in 0..MAX_READS_PER_TICK {
+                            match fifo.read_now(buf) {
+                                Ok(0) => broken = true,
+                                Ok(n) => {
+                                    flowing = true;
+                                    out.chunk(&buf[..n]);
+                                    if stopped.is_none() && out.head_satisfied() {
+                                        begin_stop(StopReason::Head, &mut stopped, &mut stopper);
+                                    }
+                                    if n == buf.len() {
+                                        continue;
+                                    }
+                                }
+                                Err(err) => broken = err.kind() != io::ErrorKind::WouldBlock,
+                            }
+                            break;
+                        }
+                        if broken {
+                            break Ending::Replace;
+                        }
+                        if flowing {
+                            coalesce_until = Some(Instant::now() + COALESCE);
+                        } else if fifo.poll().is_err() {
+                            break Ending::Replace;
+                        }
                     }
                 }
             }
@@ -458,7 +512,12 @@ fn is_running(pid: u32) -> bool {
 /// command (stop file + SIGUSR1) and kept, unless it is busy in a builtin with no process of the
 /// command alive (a builtin loop cannot be kept safely). Without it, the shell is frozen
 /// (SIGSTOP) so that nothing more of the command runs, and replaced.
-async fn stop_command(scope: CommandScope, unwind: bool, stop_file: std::path::PathBuf) -> Verdict {
+async fn stop_command(
+    scope: CommandScope,
+    unwind: bool,
+    stop_file: std::path::PathBuf,
+    signal: i32,
+) -> Verdict {
     if !can_attribute() {
         return Verdict::Replace;
     }
@@ -472,15 +531,15 @@ async fn stop_command(scope: CommandScope, unwind: bool, stop_file: std::path::P
         }
         if std::fs::write(&stop_file, scope.marker()).is_err() {
             send_signal(scope.shell, libc::SIGSTOP);
-            end_command(&scope, TERM_GRACE).await;
+            end_command_with(&scope, signal, TERM_GRACE).await;
             return Verdict::Replace;
         }
         send_signal(scope.shell, libc::SIGUSR1);
-        end_command(&scope, TERM_GRACE).await;
+        end_command_with(&scope, signal, TERM_GRACE).await;
         Verdict::AwaitReport
     } else {
         send_signal(scope.shell, libc::SIGSTOP);
-        end_command(&scope, TERM_GRACE).await;
+        end_command_with(&scope, signal, TERM_GRACE).await;
         Verdict::Replace
     }
 }

@@ -216,6 +216,13 @@ fn user_options_and_redirections_do_not_disturb_the_loop() {
             run(&exec, &s, "set +x; echo $((1+1))").await.summary.output,
             "++ set +x\n2\n"
         );
+        // The loop's own variables cannot be clobbered.
+        let clobber = run(&exec, &s, "__ash_dir=/nowhere; echo $?").await;
+        assert!(
+            clobber.summary.output.contains("readonly variable"),
+            "{clobber:?}"
+        );
+        assert_eq!(run(&exec, &s, "echo still").await.summary.output, "still\n");
         // `exec` redirections inside a command are undone when it ends.
         assert_eq!(
             run(&exec, &s, "exec >/dev/null 2>&1; echo hidden")

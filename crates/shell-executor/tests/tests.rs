@@ -5,6 +5,7 @@ mod common;
 
 mod cache;
 mod death;
+mod flood;
 mod forgery;
 mod hangs;
 mod head;

@@ -1,0 +1,123 @@
+//! The command line (clap derive): `agentsh exec …` and `agentsh rpc …`.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// The bash tool runtime of an LLM coding agent.
+///
+/// Runs shell commands the way a coding agent's `bash` tool does: in a persistent shell without
+/// a terminal, with bounded output (the full output is kept as an `artifact://` file), timeouts
+/// and whole-tree cleanup. Logging goes to stderr, filtered by `RUST_LOG` (default: warnings).
+#[derive(Debug, Parser)]
+#[command(name = "agentsh", version, propagate_version = true)]
+pub struct Cli {
+    /// What to run.
+    #[command(subcommand)]
+    pub mode: Mode,
+}
+
+/// The modes of the binary.
+#[derive(Debug, Subcommand)]
+pub enum Mode {
+    /// Print mode: run one `bash` tool call and print its result.
+    ///
+    /// Exit status: 0 success; 1 tool error (non-zero exit, timeout, blocked command, bad
+    /// --cwd); 2 usage or configuration error; 130 interrupted (SIGINT/SIGTERM end the
+    /// command's whole process tree first).
+    Exec(ExecArgs),
+    /// RPC mode: JSON lines on stdin (commands) and stdout (responses and events).
+    ///
+    /// Commands: `bash`, `abort_bash`, `tool_call`, `abort`, `read_artifact`, one JSON object
+    /// per line (at most 32 MiB). Ends with exit status 0 when stdin is closed, after ending
+    /// every running command.
+    Rpc(RpcArgs),
+}
+
+/// `agentsh exec`.
+#[derive(Debug, Args)]
+pub struct ExecArgs {
+    /// Working directory of the command (the tool's `cwd` argument: `~/` and a leading `@` are
+    /// understood, relative paths are resolved against the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<String>,
+    /// Timeout in seconds (fractions allowed), clamped to [1, 3600]. Default: the config's
+    /// `bash.default_timeout` (300).
+    #[arg(long, value_name = "S", allow_negative_numbers = true)]
+    pub timeout: Option<f64>,
+    /// Show only the first N lines of the output (the exit status is kept).
+    #[arg(long, value_name = "N")]
+    pub head: Option<u32>,
+    /// Show only the last N lines of the output (the exit status is kept).
+    #[arg(long, value_name = "N")]
+    pub tail: Option<u32>,
+    /// Tools the calling agent has, comma-separated (e.g. `read,grep`). The interceptor only
+    /// blocks a command when the tool it suggests is among them; with none given, nothing is
+    /// blocked.
+    #[arg(long, value_name = "a,b", value_delimiter = ',')]
+    pub tools: Vec<String>,
+    /// Configuration file (default: `$AGENTSH_CONFIG`, else `$XDG_CONFIG_HOME/agentsh/config.toml`).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Print the whole tool result as one line of JSON instead of its text.
+    #[arg(long)]
+    pub json: bool,
+    /// The command; its words are joined with single spaces.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+/// `agentsh rpc`.
+#[derive(Debug, Args)]
+pub struct RpcArgs {
+    /// Configuration file (default: `$AGENTSH_CONFIG`, else `$XDG_CONFIG_HOME/agentsh/config.toml`).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// The session's working directory (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    #[test]
+    fn cli_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn exec_joins_nothing_itself_but_keeps_every_word() {
+        let cli = Cli::try_parse_from([
+            "agentsh",
+            "exec",
+            "--tools",
+            "read,grep",
+            "--timeout",
+            "-3",
+            "--",
+            "ls",
+            "-la",
+            "|",
+            "head",
+            "-n",
+            "5",
+        ])
+        .expect("valid command line");
+        let Mode::Exec(args) = cli.mode else {
+            panic!("expected exec");
+        };
+        assert_eq!(args.tools, ["read", "grep"]);
+        assert_eq!(args.timeout, Some(-3.0));
+        assert_eq!(args.command, ["ls", "-la", "|", "head", "-n", "5"]);
+    }
+
+    #[test]
+    fn exec_needs_a_command() {
+        let err = Cli::try_parse_from(["agentsh", "exec", "--json"]).expect_err("no command");
+        assert_eq!(err.exit_code(), 2);
+    }
+}

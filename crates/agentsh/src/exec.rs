@@ -1,0 +1,200 @@
+//! Print mode: `agentsh exec … -- <command…>`, one `bash` tool call (SPEC §11).
+
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+use agentsh_agent_session::{
+    AgentSession, SessionError, SessionOptions, ToolContext, ToolOutcome, ToolResult,
+};
+use serde_json::{Map, Value};
+use tokio::signal::unix::{SignalKind, signal};
+use tokio_util::sync::CancellationToken;
+
+use crate::cli::ExecArgs;
+use crate::config::load_settings;
+use crate::{print_error, print_warnings, runtime, usage_error};
+
+/// Exit status of a tool error (non-zero exit, timeout, blocked command, bad `--cwd`).
+const EXIT_TOOL_ERROR: u8 = 1;
+/// Exit status after SIGINT or SIGTERM (128 + SIGINT, as shells report Ctrl-C).
+const EXIT_INTERRUPTED: u8 = 130;
+/// The `toolCallId` of the one call.
+const CALL_ID: &str = "exec";
+
+/// Why the call could not be made.
+enum Failure {
+    Session(SessionError),
+    Signals(io::Error),
+}
+
+/// Runs `agentsh exec`.
+pub fn run(args: ExecArgs) -> ExitCode {
+    let settings = match load_settings(args.config.as_deref()) {
+        Ok(settings) => settings,
+        Err(err) => return usage_error(&err),
+    };
+    let cwd = match std::env::current_dir() {
+        Ok(cwd) => cwd,
+        Err(err) => return usage_error(&format_args!("cannot read the current directory: {err}")),
+    };
+    let tool_args = tool_arguments(&args);
+    let runtime = match runtime() {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            print_error(&format_args!("cannot start the async runtime: {err}"));
+            return ExitCode::FAILURE;
+        }
+    };
+    let outcome = runtime.block_on(async {
+        // Installed before anything runs: from here on SIGINT/SIGTERM cancel the call instead
+        // of killing agentsh.
+        let (mut interrupt, mut terminate) = match (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+        ) {
+            (Ok(interrupt), Ok(terminate)) => (interrupt, terminate),
+            (Err(err), _) | (_, Err(err)) => return Err(Failure::Signals(err)),
+        };
+        let session = AgentSession::new(SessionOptions {
+            settings,
+            cwd,
+            ..SessionOptions::default()
+        })
+        .map_err(Failure::Session)?;
+        print_warnings(&session.take_warnings());
+        let cancel = CancellationToken::new();
+        let context = ToolContext {
+            tool_names: args.tools,
+            cancel: cancel.clone(),
+        };
+        let call = session.execute_tool(CALL_ID, &tool_args, context, |_| {});
+        tokio::pin!(call);
+        let mut interrupted = false;
+        let outcome = loop {
+            tokio::select! {
+                outcome = &mut call => break outcome,
+                _ = interrupt.recv() => {},
+                _ = terminate.recv() => {},
+            }
+            if interrupted {
+                // A second signal: stop waiting. Exiting closes every supervisor's control
+                // pipe, which ends whatever is left (SPEC §6, "agentsh dying").
+                std::process::exit(i32::from(EXIT_INTERRUPTED));
+            }
+            interrupted = true;
+            cancel.cancel();
+        };
+        // No `session.shutdown()`: the process ends right after printing, and its end closes
+        // every supervisor's control pipe, which ends each shell's whole tree (SPEC §6, "agentsh
+        // dying"). An orderly close would only add the shell's stop-and-kill round trips
+        // (~30 ms, most of the cost of `agentsh exec -- true`).
+        print_warnings(&session.take_warnings());
+        Ok((outcome, interrupted))
+    });
+    // Nothing left to wait for (see above); blocking-pool threads must not delay the exit.
+    runtime.shutdown_background();
+    let (outcome, interrupted) = match outcome {
+        Ok(done) => done,
+        // An unusable `bash.shell`: nothing runs on a broken configuration.
+        Err(Failure::Session(err)) => return usage_error(&err),
+        Err(Failure::Signals(err)) => {
+            print_error(&format_args!("cannot handle signals: {err}"));
+            return ExitCode::FAILURE;
+        }
+    };
+    let aborted = matches!(outcome, ToolOutcome::Aborted(_));
+    let result = outcome.into_result();
+    if let Err(err) = print_result(&result, args.json) {
+        // A closed stdout (`agentsh exec … | head -c0`) is the reader's choice, not an error.
+        if err.kind() != io::ErrorKind::BrokenPipe {
+            print_error(&format_args!("cannot write the result: {err}"));
+        }
+    }
+    if interrupted || aborted {
+        ExitCode::from(EXIT_INTERRUPTED)
+    } else if result.is_error {
+        ExitCode::from(EXIT_TOOL_ERROR)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// The tool's arguments: `{command, timeout?, cwd?, head?, tail?}`; the command's words are
+/// joined with single spaces.
+fn tool_arguments(args: &ExecArgs) -> Value {
+    let mut map = Map::new();
+    map.insert("command".into(), Value::from(args.command.join(" ")));
+    if let Some(timeout) = args.timeout {
+        map.insert("timeout".into(), Value::from(timeout));
+    }
+    if let Some(cwd) = &args.cwd {
+        map.insert("cwd".into(), Value::from(cwd.as_str()));
+    }
+    if let Some(head) = args.head {
+        map.insert("head".into(), Value::from(head));
+    }
+    if let Some(tail) = args.tail {
+        map.insert("tail".into(), Value::from(tail));
+    }
+    Value::Object(map)
+}
+
+/// The result's text (ending with a newline), or with `--json` the result object on one line.
+fn print_result(result: &ToolResult, json: bool) -> io::Result<()> {
+    let mut text = if json {
+        serde_json::to_string(result).map_err(io::Error::other)?
+    } else {
+        result.text()
+    };
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    let mut stdout = io::stdout().lock();
+    stdout.write_all(text.as_bytes())?;
+    stdout.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+    use serde_json::json;
+
+    use super::*;
+    use crate::cli::{Cli, Mode};
+
+    fn args(words: &[&str]) -> ExecArgs {
+        let cli = Cli::try_parse_from(["agentsh", "exec"].iter().chain(words)).expect("valid");
+        match cli.mode {
+            Mode::Exec(args) => args,
+            Mode::Rpc(_) => panic!("expected exec"),
+        }
+    }
+
+    #[test]
+    fn words_are_joined_with_single_spaces() {
+        assert_eq!(
+            tool_arguments(&args(&["--", "ls  -la", "|", "head", "-n", "5"])),
+            json!({"command": "ls  -la | head -n 5"})
+        );
+    }
+
+    #[test]
+    fn every_flag_becomes_an_argument() {
+        assert_eq!(
+            tool_arguments(&args(&[
+                "--cwd",
+                "@src",
+                "--timeout",
+                "1.5",
+                "--head",
+                "3",
+                "--tail",
+                "2",
+                "--",
+                "seq",
+                "9"
+            ])),
+            json!({"command": "seq 9", "cwd": "@src", "timeout": 1.5, "head": 3, "tail": 2})
+        );
+    }
+}

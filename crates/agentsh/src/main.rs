@@ -1,0 +1,72 @@
+//! `agentsh`: the bash tool runtime of an LLM coding agent, as a command.
+//!
+//! - `agentsh exec [--cwd DIR] [--timeout S] [--head N] [--tail N] [--tools a,b] [--config FILE]
+//!   [--json] -- <command…>` (print mode, [`exec`]): one `bash` tool call, printed as its
+//!   text or, with `--json`, as the tool result object (SPEC §9).
+//! - `agentsh rpc [--config FILE] [--cwd DIR]` (RPC mode, [`rpc`]): JSON lines both ways
+//!   (SPEC §11).
+//!
+//! Both modes drive an `agentsh_agent_session::AgentSession`. Logs go to stderr only, filtered
+//! by `RUST_LOG` (default: warnings); stdout carries results only.
+
+mod cli;
+mod config;
+mod exec;
+mod rpc;
+
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+
+use clap::Parser;
+use tracing_subscriber::EnvFilter;
+
+use crate::cli::{Cli, Mode};
+
+/// Exit status of a usage or configuration error (clap uses it for usage errors too).
+const EXIT_USAGE: u8 = 2;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_tracing();
+    match cli.mode {
+        Mode::Exec(args) => exec::run(args),
+        Mode::Rpc(args) => rpc::run(&args),
+    }
+}
+
+/// Logs to stderr, `RUST_LOG` filtering, warnings and errors by default.
+fn init_tracing() {
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .try_init();
+}
+
+/// Prints `agentsh: <message>` on stderr.
+fn print_error(message: &dyn std::fmt::Display) {
+    // Nothing sensible is left to do when stderr itself is gone.
+    let _ = writeln!(std::io::stderr().lock(), "agentsh: {message}");
+}
+
+/// Prints `agentsh: warning: <text>` on stderr for each warning.
+fn print_warnings(warnings: &[String]) {
+    let mut stderr = std::io::stderr().lock();
+    for warning in warnings {
+        let _ = writeln!(stderr, "agentsh: warning: {warning}");
+    }
+}
+
+/// Exit with a usage/config error after printing it.
+fn usage_error(message: &dyn std::fmt::Display) -> ExitCode {
+    print_error(message);
+    ExitCode::from(EXIT_USAGE)
+}
+
+/// A multi-threaded tokio runtime, or the error to report.
+fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+}

@@ -1,0 +1,178 @@
+//! Splitting stdin into lines of at most [`MAX_LINE_BYTES`], without ever buffering more.
+
+use std::io::{self, BufRead};
+
+/// The longest request line accepted (without its `\n`): 32 MiB.
+pub const MAX_LINE_BYTES: usize = 32 * 1024 * 1024;
+
+/// A line buffer larger than this is released after use, so one huge request does not keep
+/// its memory for the rest of the session.
+const KEEP_BUFFER_BYTES: usize = 1024 * 1024;
+
+/// One line of input.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Frame {
+    /// A line (without its `\n`) of at most the limit.
+    Line(Vec<u8>),
+    /// A line longer than the limit; its bytes were skipped, not kept.
+    TooLong {
+        /// Its length without the `\n`.
+        bytes: u64,
+    },
+}
+
+/// Reads [`Frame`]s from a [`BufRead`]. A line over the limit is skipped up to its `\n` while
+/// only its length is counted. The last line may end at end of input without a `\n`.
+pub struct LineReader<R> {
+    inner: R,
+    max_bytes: usize,
+    buf: Vec<u8>,
+}
+
+impl<R: BufRead> LineReader<R> {
+    /// A reader of lines of at most `max_bytes` bytes.
+    pub fn new(inner: R, max_bytes: usize) -> Self {
+        Self {
+            inner,
+            max_bytes,
+            buf: Vec::new(),
+        }
+    }
+
+    /// The next line, or `None` at end of input.
+    pub fn next_frame(&mut self) -> io::Result<Option<Frame>> {
+        if self.buf.capacity() > KEEP_BUFFER_BYTES {
+            self.buf = Vec::new();
+        }
+        self.buf.clear();
+        // The length so far of a line found to be too long.
+        let mut skipped: Option<u64> = None;
+        loop {
+            let chunk = match self.inner.fill_buf() {
+                Ok(chunk) => chunk,
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+                Err(err) => return Err(err),
+            };
+            if chunk.is_empty() {
+                return Ok(match skipped {
+                    Some(bytes) => Some(Frame::TooLong { bytes }),
+                    None if self.buf.is_empty() => None,
+                    None => Some(Frame::Line(std::mem::take(&mut self.buf))),
+                });
+            }
+            let (part, consumed, ends_line) = match memchr::memchr(b'\n', chunk) {
+                Some(at) => (&chunk[..at], at + 1, true),
+                None => (chunk, chunk.len(), false),
+            };
+            if let Some(bytes) = skipped.as_mut() {
+                *bytes += part.len() as u64;
+            } else if self.buf.len() + part.len() > self.max_bytes {
+                skipped = Some((self.buf.len() + part.len()) as u64);
+                self.buf = Vec::new();
+            } else {
+                self.buf.extend_from_slice(part);
+            }
+            self.inner.consume(consumed);
+            if ends_line {
+                return Ok(Some(match skipped {
+                    Some(bytes) => Frame::TooLong { bytes },
+                    None => Frame::Line(std::mem::take(&mut self.buf)),
+                }));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{BufReader, Cursor, Read};
+
+    use super::*;
+
+    fn frames(input: &[u8], max: usize, capacity: usize) -> Vec<Frame> {
+        let mut reader =
+            LineReader::new(BufReader::with_capacity(capacity, Cursor::new(input)), max);
+        let mut out = Vec::new();
+        while let Some(frame) = reader.next_frame().expect("in-memory read") {
+            out.push(frame);
+        }
+        out
+    }
+
+    fn line(text: &str) -> Frame {
+        Frame::Line(text.as_bytes().to_vec())
+    }
+
+    #[test]
+    fn splits_at_newlines_whatever_the_buffer_size() {
+        for capacity in [1, 2, 3, 7, 64] {
+            assert_eq!(
+                frames(b"ab\n\ncde\nf", 10, capacity),
+                [line("ab"), line(""), line("cde"), line("f")],
+                "capacity {capacity}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_final_newline_starts_no_empty_line() {
+        assert_eq!(frames(b"x\n", 10, 4), [line("x")]);
+        assert!(frames(b"", 10, 4).is_empty());
+    }
+
+    #[test]
+    fn the_limit_is_inclusive() {
+        assert_eq!(frames(b"12345\n", 5, 2), [line("12345")]);
+        assert_eq!(
+            frames(b"123456\nok\n", 5, 2),
+            [Frame::TooLong { bytes: 6 }, line("ok")]
+        );
+    }
+
+    #[test]
+    fn an_overlong_line_at_end_of_input_is_reported() {
+        assert_eq!(
+            frames(b"ok\n1234567", 5, 3),
+            [line("ok"), Frame::TooLong { bytes: 7 }]
+        );
+    }
+
+    /// A source that yields `len` bytes of `x` then `\n` and a short line, without holding them.
+    struct Generated {
+        left: u64,
+        tail: Cursor<&'static [u8]>,
+    }
+
+    impl Read for Generated {
+        fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+            if self.left == 0 {
+                return self.tail.read(out);
+            }
+            let n = out
+                .len()
+                .min(usize::try_from(self.left).unwrap_or(usize::MAX));
+            out[..n].fill(b'x');
+            self.left -= n as u64;
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn an_overlong_line_is_skipped_without_being_buffered() {
+        let len = MAX_LINE_BYTES as u64 * 3 + 5;
+        let source = Generated {
+            left: len,
+            tail: Cursor::new(b"\n{}\n"),
+        };
+        let mut reader =
+            LineReader::new(BufReader::with_capacity(64 * 1024, source), MAX_LINE_BYTES);
+        assert_eq!(
+            reader.next_frame().expect("read"),
+            Some(Frame::TooLong { bytes: len })
+        );
+        // Once the limit is passed the buffer is released and the rest is only counted.
+        assert_eq!(reader.buf.capacity(), 0);
+        assert_eq!(reader.next_frame().expect("read"), Some(line("{}")));
+        assert_eq!(reader.next_frame().expect("read"), None);
+    }
+}

@@ -1,0 +1,130 @@
+//! RPC mode (SPEC §11): JSON lines both ways.
+//!
+//! Three parts, so that input is read while commands run and output lines never interleave:
+//!
+//! - a reader thread splits stdin into lines of at most [`framing::MAX_LINE_BYTES`]
+//!   ([`framing::LineReader`]; a longer line is skipped, not buffered) and parses each into a
+//!   [`request::Request`] or a [`request::RequestError`];
+//! - the dispatcher ([`server::Server`]) answers quick requests (`abort`, `abort_bash`, errors)
+//!   at once and runs `bash`, `tool_call` and `read_artifact` as tasks of their own;
+//! - a writer thread ([`output::spawn_writer`]) owns stdout: every response and event is one
+//!   serialised line sent to it over a channel.
+//!
+//! On end of input every running command is ended, the session shut down, and the process exits
+//! with status 0.
+
+mod framing;
+mod output;
+mod request;
+mod server;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use agentsh_agent_session::{AgentSession, SessionOptions};
+use tokio::sync::mpsc;
+
+use crate::cli::RpcArgs;
+use crate::config::load_settings;
+use crate::{print_error, runtime, usage_error};
+
+use self::framing::{LineReader, MAX_LINE_BYTES};
+use self::request::parse_frame;
+
+/// Parsed requests waiting for the dispatcher; the reader waits when this many are queued.
+const REQUEST_QUEUE: usize = 64;
+
+/// How long the runtime waits for leftover blocking work when the server ends.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+
+/// Runs `agentsh rpc` until stdin ends.
+pub fn run(args: &RpcArgs) -> ExitCode {
+    let settings = match load_settings(args.config.as_deref()) {
+        Ok(settings) => settings,
+        Err(err) => return usage_error(&err),
+    };
+    let cwd = match session_cwd(args.cwd.as_deref()) {
+        Ok(cwd) => cwd,
+        Err(message) => return usage_error(&message),
+    };
+    let runtime = match runtime() {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            print_error(&format_args!("cannot start the async runtime: {err}"));
+            return ExitCode::FAILURE;
+        }
+    };
+    let session = {
+        let _context = runtime.enter();
+        AgentSession::new(SessionOptions {
+            settings,
+            cwd,
+            ..SessionOptions::default()
+        })
+    };
+    let session = match session {
+        Ok(session) => session,
+        // An unusable `bash.shell`: nothing runs on a broken configuration.
+        Err(err) => return usage_error(&err),
+    };
+    let (output, writer) = match output::spawn_writer(std::io::stdout()) {
+        Ok(pair) => pair,
+        Err(err) => {
+            print_error(&format_args!("cannot start the output thread: {err}"));
+            return ExitCode::FAILURE;
+        }
+    };
+    let (requests_tx, requests) = mpsc::channel(REQUEST_QUEUE);
+    let reader = std::thread::Builder::new()
+        .name("rpc-reader".into())
+        .spawn(move || {
+            let mut lines = LineReader::new(std::io::stdin().lock(), MAX_LINE_BYTES);
+            loop {
+                let frame = match lines.next_frame() {
+                    Ok(Some(frame)) => frame,
+                    Ok(None) => break,
+                    Err(err) => {
+                        tracing::warn!("cannot read stdin: {err}; treating it as closed");
+                        break;
+                    }
+                };
+                let request = match parse_frame(&frame) {
+                    Ok(None) => continue,
+                    Ok(Some(request)) => Ok(request),
+                    Err(err) => Err(err),
+                };
+                if requests_tx.blocking_send(request).is_err() {
+                    break;
+                }
+            }
+        });
+    if let Err(err) = reader {
+        print_error(&format_args!("cannot start the input thread: {err}"));
+        return ExitCode::FAILURE;
+    }
+    runtime.block_on(server::Server::new(session, output).serve(requests));
+    runtime.shutdown_timeout(SHUTDOWN_GRACE);
+    // Every `Output` was owned by the server and its tasks, now gone: the writer drains its
+    // queue and ends.
+    if writer.join().is_err() {
+        tracing::error!("the output thread panicked");
+    }
+    ExitCode::SUCCESS
+}
+
+/// The session's working directory: `--cwd DIR` (must be a directory; made absolute), else the
+/// current directory.
+fn session_cwd(flag: Option<&Path>) -> Result<PathBuf, String> {
+    let current = std::env::current_dir()
+        .map_err(|err| format!("cannot read the current directory: {err}"))?;
+    let Some(dir) = flag else {
+        return Ok(current);
+    };
+    let dir = current.join(dir);
+    match std::fs::metadata(&dir) {
+        Ok(meta) if meta.is_dir() => Ok(dir),
+        Ok(_) => Err(format!("--cwd {}: not a directory", dir.display())),
+        Err(err) => Err(format!("--cwd {}: {err}", dir.display())),
+    }
+}

@@ -1,0 +1,384 @@
+//! The dispatcher: answers each request, running the long ones as tasks of their own.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use agentsh_agent_session::{
+    AgentSession, BangOptions, SessionError, ToolContext, ToolOutcome, ToolUpdate,
+};
+use serde::Serialize;
+use serde_json::Value;
+use serde_json::value::to_raw_value;
+use tokio::sync::mpsc;
+use tokio::task::{self, JoinError, JoinSet};
+use tokio_util::sync::CancellationToken;
+
+use super::output::{Message, Output, PartialResult};
+use super::request::{Command, Request, RequestError};
+
+/// The only tool a `tool_call` may name.
+const BASH_TOOL: &str = "bash";
+
+/// How long, at end of input, running commands get to end after being cancelled before the
+/// session is shut down regardless.
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The abort token of the running `bash` request, if any.
+type RunningBash = Arc<Mutex<Option<CancellationToken>>>;
+
+/// Tool calls running or queued, by `toolCallId`.
+type ToolCalls = Arc<Mutex<HashMap<String, CancellationToken>>>;
+
+/// The RPC server of one session.
+pub struct Server {
+    session: AgentSession,
+    output: Output,
+    /// The running `bash` request's own abort token; set by the dispatcher, so two `bash`
+    /// lines in a row can never both start, and an `abort_bash` right after a `bash` is never
+    /// lost (even before the task has started the command).
+    bash: RunningBash,
+    tool_calls: ToolCalls,
+    tasks: JoinSet<()>,
+    /// The request each task answers, to answer it if the task panics.
+    task_requests: HashMap<task::Id, (Option<Value>, &'static str)>,
+}
+
+impl Server {
+    /// A server for `session`, writing to `output`.
+    pub fn new(session: AgentSession, output: Output) -> Self {
+        Self {
+            session,
+            output,
+            bash: RunningBash::default(),
+            tool_calls: ToolCalls::default(),
+            tasks: JoinSet::new(),
+            task_requests: HashMap::new(),
+        }
+    }
+
+    /// Serves requests until `requests` ends (stdin closed), then ends every running command
+    /// and shuts the session down.
+    pub async fn serve(mut self, mut requests: mpsc::Receiver<Result<Request, RequestError>>) {
+        send_warnings(&self.session, &self.output);
+        loop {
+            tokio::select! {
+                request = requests.recv() => match request {
+                    Some(Ok(request)) => self.dispatch(request),
+                    Some(Err(err)) => {
+                        self.output.send(&Message::failure(err.id, &err.command, err.error));
+                    }
+                    None => break,
+                },
+                Some(joined) = self.tasks.join_next_with_id(), if !self.tasks.is_empty() => {
+                    self.reaped(joined);
+                }
+            }
+        }
+        self.shutdown().await;
+    }
+
+    fn dispatch(&mut self, request: Request) {
+        let Request { id, command } = request;
+        let name = command.name();
+        match command {
+            Command::Bash { command, timeout } => self.bash(id, command, timeout),
+            Command::AbortBash => {
+                // Answered first: the response precedes the aborted command's own.
+                self.output.send(&Message::success(id, name, None));
+                if let Some(token) = lock(&self.bash).as_ref() {
+                    token.cancel();
+                }
+                self.session.abort_bash();
+            }
+            Command::ToolCall {
+                tool_call_id,
+                name: tool_name,
+                arguments,
+                tool_names,
+            } => self.tool_call(id, tool_call_id, tool_name, arguments, tool_names),
+            Command::Abort { tool_call_id } => {
+                let token = lock(&self.tool_calls).get(&tool_call_id).cloned();
+                if let Some(token) = token {
+                    // Answered first: the response precedes the aborted call's end event.
+                    self.output.send(&Message::success(id, name, None));
+                    token.cancel();
+                } else {
+                    self.output.send(&Message::failure(
+                        id,
+                        name,
+                        format!("No running or queued tool call with toolCallId `{tool_call_id}`"),
+                    ));
+                }
+            }
+            Command::ReadArtifact {
+                artifact_id,
+                offset,
+                limit,
+            } => self.read_artifact(id, artifact_id, offset, limit),
+        }
+    }
+
+    fn read_artifact(
+        &mut self,
+        id: Option<Value>,
+        artifact_id: String,
+        offset: Option<u64>,
+        limit: Option<u64>,
+    ) {
+        const NAME: &str = "read_artifact";
+        let session = self.session.clone();
+        let output = self.output.clone();
+        let request_id = id.clone();
+        self.spawn(id, NAME, async move {
+            // A read streams the file: off the async threads.
+            let read =
+                task::spawn_blocking(move || session.read_artifact(&artifact_id, offset, limit))
+                    .await;
+            let message = match read {
+                Ok(Ok(artifact)) => {
+                    let path = artifact.path.to_string_lossy();
+                    let data = ArtifactData {
+                        text: &artifact.text,
+                        total_lines: artifact.total_lines,
+                        path: &path,
+                    };
+                    data_response(request_id, NAME, &data)
+                }
+                Ok(Err(err)) => Message::failure(request_id, NAME, err.to_string()),
+                Err(err) => Message::failure(request_id, NAME, internal_error(&err)),
+            };
+            output.send(&message);
+        });
+    }
+
+    fn bash(&mut self, id: Option<Value>, command: String, timeout: Option<f64>) {
+        const NAME: &str = "bash";
+        let abort = CancellationToken::new();
+        {
+            let mut running = lock(&self.bash);
+            if running.is_some() {
+                drop(running);
+                // The session's own text for this case (SPEC §11).
+                let error = SessionError::AlreadyRunning.to_string();
+                self.output.send(&Message::failure(id, NAME, error));
+                return;
+            }
+            *running = Some(abort.clone());
+        }
+        let busy = BusyGuard(Arc::clone(&self.bash));
+        let session = self.session.clone();
+        let output = self.output.clone();
+        let request_id = id.clone();
+        self.spawn(id, NAME, async move {
+            let options = BangOptions {
+                timeout,
+                exclude_from_context: false,
+            };
+            let run = session.execute_bash(&command, options);
+            tokio::pin!(run);
+            // `run` is polled first: its first poll registers the command with the session, so
+            // an abort already requested reaches it.
+            let result = tokio::select! {
+                biased;
+                result = &mut run => result,
+                () = abort.cancelled() => {
+                    session.abort_bash();
+                    run.await
+                }
+            };
+            drop(busy);
+            send_warnings(&session, &output);
+            output.send(&match result {
+                Ok(result) => data_response(request_id, NAME, &result),
+                Err(err) => Message::failure(request_id, NAME, err.to_string()),
+            });
+        });
+    }
+
+    fn tool_call(
+        &mut self,
+        id: Option<Value>,
+        tool_call_id: String,
+        tool_name: String,
+        arguments: Value,
+        tool_names: Vec<String>,
+    ) {
+        const NAME: &str = "tool_call";
+        if tool_name != BASH_TOOL {
+            self.output.send(&Message::failure(
+                id,
+                NAME,
+                format!("Unknown tool `{tool_name}`: the only tool is `{BASH_TOOL}`"),
+            ));
+            return;
+        }
+        let cancel = CancellationToken::new();
+        {
+            let mut calls = lock(&self.tool_calls);
+            if calls.contains_key(&tool_call_id) {
+                drop(calls);
+                self.output.send(&Message::failure(
+                    id,
+                    NAME,
+                    format!("A tool call with toolCallId `{tool_call_id}` is already running"),
+                ));
+                return;
+            }
+            calls.insert(tool_call_id.clone(), cancel.clone());
+        }
+        let registered = ToolCallGuard {
+            calls: Arc::clone(&self.tool_calls),
+            id: tool_call_id.clone(),
+        };
+        // Sent before the task starts, so it precedes every update.
+        self.output.send(&Message::ToolExecutionStart {
+            tool_call_id: tool_call_id.clone(),
+            tool_name: tool_name.clone(),
+            args: arguments.clone(),
+        });
+        let session = self.session.clone();
+        let output = self.output.clone();
+        let request_id = id.clone();
+        self.spawn(id, NAME, async move {
+            let context = ToolContext { tool_names, cancel };
+            let updates = output.clone();
+            let (update_id, update_name) = (tool_call_id.clone(), tool_name.clone());
+            let on_update = move |update: ToolUpdate| {
+                updates.send(&Message::ToolExecutionUpdate {
+                    tool_call_id: update_id.clone(),
+                    tool_name: update_name.clone(),
+                    partial_result: PartialResult::text(update.text),
+                });
+            };
+            let outcome = session
+                .execute_tool(&tool_call_id, &arguments, context, on_update)
+                .await;
+            // Unregistered before the end event: once a client has seen it, the id is free.
+            drop(registered);
+            // An aborted call is answered like any other result (`success: true`, the abort
+            // result as data, `isError: true`): aborting is what the client asked for.
+            let result = match &outcome {
+                ToolOutcome::Finished(result) | ToolOutcome::Aborted(result) => result,
+            };
+            let is_error = result.is_error;
+            let result = match to_raw_value(result) {
+                Ok(result) => result,
+                Err(err) => {
+                    output.send(&Message::failure(request_id, NAME, internal_error(&err)));
+                    return;
+                }
+            };
+            output.send(&Message::ToolExecutionEnd {
+                tool_call_id,
+                tool_name,
+                result: result.clone(),
+                is_error,
+            });
+            send_warnings(&session, &output);
+            output.send(&Message::success(request_id, NAME, Some(result)));
+        });
+    }
+
+    fn spawn(
+        &mut self,
+        id: Option<Value>,
+        command: &'static str,
+        work: impl Future<Output = ()> + Send + 'static,
+    ) {
+        let handle = self.tasks.spawn(work);
+        self.task_requests.insert(handle.id(), (id, command));
+    }
+
+    /// A task ended; a task that panicked still gets its request answered.
+    fn reaped(&mut self, joined: Result<(task::Id, ()), JoinError>) {
+        let task_id = match &joined {
+            Ok((task_id, ())) => *task_id,
+            Err(err) => err.id(),
+        };
+        let request = self.task_requests.remove(&task_id);
+        if let (Err(err), Some((id, command))) = (joined, request) {
+            self.output
+                .send(&Message::failure(id, command, internal_error(&err)));
+        }
+    }
+
+    /// End of input: cancel everything, let the tasks answer, shut the session down.
+    async fn shutdown(mut self) {
+        for token in lock(&self.tool_calls).values() {
+            token.cancel();
+        }
+        if let Some(token) = lock(&self.bash).as_ref() {
+            token.cancel();
+        }
+        self.session.abort_bash();
+        let drained = tokio::time::timeout(DRAIN_TIMEOUT, async {
+            while let Some(joined) = self.tasks.join_next_with_id().await {
+                self.reaped(joined);
+            }
+        })
+        .await;
+        if drained.is_err() {
+            tracing::warn!("commands still running {DRAIN_TIMEOUT:?} after end of input");
+        }
+        self.session.shutdown().await;
+        self.tasks.shutdown().await;
+    }
+}
+
+/// `data` of a `read_artifact` response.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ArtifactData<'a> {
+    text: &'a str,
+    total_lines: u64,
+    path: &'a str,
+}
+
+/// A successful response carrying `data`.
+fn data_response(id: Option<Value>, command: &str, data: &impl Serialize) -> Message {
+    match to_raw_value(data) {
+        Ok(data) => Message::success(id, command, Some(data)),
+        Err(err) => Message::failure(id, command, internal_error(&err)),
+    }
+}
+
+/// Sends the session's new warnings, each as a `warning` event.
+fn send_warnings(session: &AgentSession, output: &Output) {
+    output.send_all(
+        session
+            .take_warnings()
+            .into_iter()
+            .map(|message| Message::Warning { message }),
+    );
+}
+
+fn internal_error(err: &dyn std::fmt::Display) -> String {
+    format!("internal error: {err}")
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // The maps hold plain data: still consistent after a panic elsewhere.
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Clears the running `bash` when the request ends, even by a panic.
+struct BusyGuard(RunningBash);
+
+impl Drop for BusyGuard {
+    fn drop(&mut self) {
+        lock(&self.0).take();
+    }
+}
+
+/// Unregisters a tool call when it ends, even by a panic.
+struct ToolCallGuard {
+    calls: ToolCalls,
+    id: String,
+}
+
+impl Drop for ToolCallGuard {
+    fn drop(&mut self) {
+        lock(&self.calls).remove(&self.id);
+    }
+}

@@ -1,0 +1,24 @@
+//! Why a PTY session failed. Its `Display` is the `<reason>` of the `PTY error: <reason>` line.
+
+use std::io;
+
+/// A PTY start or runtime failure (SPEC §8): reported in the output as
+/// `PTY error: <reason>`, with `exitCode: null`.
+#[derive(Debug, thiserror::Error)]
+pub enum PtyError {
+    /// No pseudo-terminal could be opened or set up.
+    #[error("cannot open a pseudo-terminal: {0}")]
+    Open(#[source] io::Error),
+    /// The shell could not be started under its supervisor.
+    #[error("{0}")]
+    Spawn(#[source] agentsh_process::SpawnError),
+    /// Reading the command's output from the terminal failed.
+    #[error("cannot read the terminal: {0}")]
+    Read(#[source] io::Error),
+    /// The terminal could not be resized.
+    #[error("cannot resize the terminal: {0}")]
+    Resize(#[source] io::Error),
+    /// The supervisor ended without reporting the shell's exit status.
+    #[error("the exit status of the command was lost: {0}")]
+    ExitStatus(#[source] io::Error),
+}

@@ -1,0 +1,635 @@
+//! `PtySession`: one command in the user's shell on a pseudo-terminal.
+//!
+//! ```text
+//! PtySession::start ──► driver task (tokio) ──────────────────────────────────────────────┐
+//!   PtyController ── Control (input, resize, kill) ──►│ master (AsyncFd, non-blocking)    │
+//!   Terminal ◄── same bytes ──────────────────────────┤   read ─► OutputSink + Terminal   │
+//!   updates (watch) ◄── one tick per chunk ───────────┤   write ◄─ input, terminal replies│
+//!   wait() ◄── BashResult ────────────────────────────┘ Supervisor (process): shell ─ tree┘
+//! ```
+//!
+//! The driver owns the master side of the PTY, the supervisor and the sink. It ends when the
+//! shell exits, the timeout passes, the command is killed, or the head capture of the sink is
+//! satisfied. It then ends what is left of the process tree (SIGTERM, [`TERM_GRACE`], SIGKILL
+//! — through `agentsh_process::end_command` on the whole supervisor tree, then the
+//! supervisor's own sweep), reads the master until every holder of the slave is gone (EIO),
+//! and drops the master: no descriptor outlives the session.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::ffi::OsString;
+use std::io;
+use std::os::fd::OwnedFd;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use agentsh_output_sink::{OutputSink, SinkOptions};
+use agentsh_process::env::{TerminalKind, hardened_env};
+use agentsh_process::shell::{FALLBACK_SHELL, ShellKind, ShellSpec, apply_prefix, discover_shell};
+use agentsh_process::{
+    ChildExit, ChildStdio, CommandScope, SpawnSpec, StartMark, Supervisor, TERM_GRACE, end_command,
+};
+use agentsh_protocol::{BashResult, CANCELLED_ANNOTATION, timeout_annotation};
+use tokio::io::Interest;
+use tokio::io::unix::AsyncFd;
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+use crate::error::PtyError;
+use crate::keys::{KeyAction, classify_keys};
+use crate::pty;
+use crate::terminal::{SCROLLBACK_LINES, Terminal, TerminalSize};
+
+/// The line written to the output when the PTY fails: `PTY error: <reason>` (SPEC §8).
+pub const PTY_ERROR_PREFIX: &str = "PTY error: ";
+
+/// How long the driver waits for the last output after the process tree is gone (the kernel
+/// reports EIO as soon as every holder of the slave has closed it; this only bounds a
+/// descriptor passed to a process outside the tree).
+const DRAIN_LIMIT: Duration = Duration::from_secs(2);
+/// Bytes read from the master per system call.
+const READ_BUFFER: usize = 64 * 1024;
+/// Reads per wake-up before the driver looks at input, kills and timers again.
+const READS_PER_TURN: usize = 32;
+
+/// Environment variables of agentsh's own terminal that would contradict the PTY's size.
+const SIZE_VARS: &[&str] = &["COLUMNS", "LINES"];
+
+/// The script the shell runs: source the snapshot (if any), then the command via `eval`, so
+/// that the snapshot's aliases apply. `$1` = snapshot path (may be empty), `$2` = command.
+const RUN_SCRIPT: &str = r#"if [ -n "$1" ]; then . "$1" </dev/null >/dev/null 2>&1; fi
+__agentsh_command=$2
+shift 2
+eval "unset __agentsh_command; $__agentsh_command""#;
+
+/// One command to run on a PTY.
+#[derive(Debug, Clone)]
+pub struct PtyCommand {
+    /// The command text, run by the shell as if typed.
+    pub command: String,
+    /// The working directory.
+    pub cwd: PathBuf,
+    /// Stop the command after this long (the caller clamps it, SPEC §3).
+    pub timeout: Duration,
+    /// The shell to run it in (`process::shell::discover_shell`).
+    pub shell: ShellSpec,
+    /// The user's `bash.env` extras (on top of the hardened environment, SPEC §7).
+    pub env: BTreeMap<String, String>,
+    /// The environment before hardening; `None` = the agentsh process environment.
+    pub base_env: Option<Vec<(OsString, OsString)>>,
+    /// `bash.prefix` / `AGENTSH_SHELL_PREFIX`: the command runs as `<prefix> <command>`.
+    pub prefix: Option<String>,
+    /// The rc snapshot to source before the command (`process::snapshot`).
+    pub snapshot: Option<PathBuf>,
+    /// The terminal size (clamped when the session starts).
+    pub size: TerminalSize,
+    /// Lines of scrollback of the headless terminal.
+    pub scrollback: usize,
+}
+
+impl PtyCommand {
+    /// A command with the discovered shell (`$SHELL` if bash/zsh, else bash, else sh), no
+    /// extra environment, no prefix, no snapshot, a 120×40 terminal and 10,000 lines of
+    /// scrollback.
+    pub fn new(command: impl Into<String>, cwd: impl Into<PathBuf>, timeout: Duration) -> Self {
+        let shell = discover_shell(None, |name| std::env::var_os(name))
+            .unwrap_or_else(|_| ShellSpec::from_path(FALLBACK_SHELL));
+        Self {
+            command: command.into(),
+            cwd: cwd.into(),
+            timeout,
+            shell,
+            env: BTreeMap::new(),
+            base_env: None,
+            prefix: None,
+            snapshot: None,
+            size: TerminalSize::default(),
+            scrollback: SCROLLBACK_LINES,
+        }
+    }
+
+    fn spawn_spec(&self, slave: &OwnedFd) -> io::Result<SpawnSpec> {
+        let mut spec = SpawnSpec::new(&self.shell.path);
+        let mut args: Vec<OsString> = match self.shell.kind {
+            ShellKind::Bash => vec!["--noprofile".into(), "--norc".into()],
+            ShellKind::Zsh => vec!["-f".into()],
+            ShellKind::Sh => Vec::new(),
+        };
+        let command = match self.prefix.as_deref() {
+            Some(prefix) => apply_prefix(prefix, &self.command),
+            None => self.command.clone(),
+        };
+        args.extend([
+            "-c".into(),
+            RUN_SCRIPT.into(),
+            self.shell.kind.name().into(),
+            self.snapshot
+                .as_ref()
+                .map(|path| path.as_os_str().to_owned())
+                .unwrap_or_default(),
+            command.into(),
+        ]);
+        spec.args = args;
+        let base: Vec<(OsString, OsString)> = match &self.base_env {
+            Some(base) => base.clone(),
+            None => std::env::vars_os().collect(),
+        };
+        let base = base
+            .into_iter()
+            .filter(|(name, _)| !SIZE_VARS.iter().any(|v| name == v));
+        spec.env = hardened_env(base, &self.env, TerminalKind::Pty);
+        spec.cwd.clone_from(&self.cwd);
+        spec.stdio = [
+            ChildStdio::Fd(slave.try_clone()?),
+            ChildStdio::Fd(slave.try_clone()?),
+            ChildStdio::Fd(slave.try_clone()?),
+        ];
+        spec.controlling_terminal = true;
+        Ok(spec)
+    }
+}
+
+/// Requests from the handles to the driver.
+#[derive(Debug)]
+enum Control {
+    Input(Vec<u8>),
+    Resize(TerminalSize),
+    Kill,
+}
+
+/// A cheap, cloneable handle to a running [`PtySession`]: input, resize, kill, and the
+/// terminal. Every method is a no-op once the command has exited.
+#[derive(Debug, Clone)]
+pub struct PtyController {
+    control: mpsc::UnboundedSender<Control>,
+    terminal: Terminal,
+    exited: Arc<AtomicBool>,
+    updates: watch::Receiver<u64>,
+}
+
+impl PtyController {
+    /// Writes bytes to the program as typed input, unchanged. Returns false (and drops the
+    /// bytes) when the command has already exited.
+    pub fn write_input(&self, bytes: &[u8]) -> bool {
+        if bytes.is_empty() {
+            return !self.has_exited();
+        }
+        !self.has_exited() && self.control.send(Control::Input(bytes.to_vec())).is_ok()
+    }
+
+    /// Handles keyboard input from the host terminal (SPEC §8): normalises it for the
+    /// program's current modes, or kills the command when it contains the kill key (Esc; on
+    /// the alternate screen Ctrl+]). Returns what was done; ignored after exit.
+    pub fn send_keys(&self, input: &[u8]) -> KeyAction {
+        let action = classify_keys(input, self.terminal.key_modes());
+        match &action {
+            KeyAction::Kill => self.kill(),
+            KeyAction::Forward(bytes) => {
+                self.write_input(bytes);
+            }
+        }
+        action
+    }
+
+    /// Resizes the PTY and the terminal, clamped to 20–400 columns × 5–200 rows; returns the
+    /// size applied.
+    pub fn resize(&self, cols: u16, rows: u16) -> TerminalSize {
+        let size = TerminalSize::clamped(cols, rows);
+        let _ = self.control.send(Control::Resize(size));
+        size
+    }
+
+    /// Ends the command's whole process tree. The result is `cancelled: true`.
+    pub fn kill(&self) {
+        let _ = self.control.send(Control::Kill);
+    }
+
+    /// The headless terminal fed with the command's output.
+    pub fn terminal(&self) -> &Terminal {
+        &self.terminal
+    }
+
+    /// A receiver that changes whenever new output reached the terminal (values are a
+    /// counter; only the change matters). Its sender is dropped when the session ends.
+    pub fn updates(&self) -> watch::Receiver<u64> {
+        self.updates.clone()
+    }
+
+    /// Whether the command has exited (or was never started).
+    pub fn has_exited(&self) -> bool {
+        self.exited.load(Ordering::SeqCst)
+    }
+}
+
+/// One command running on a pseudo-terminal (SPEC §8).
+///
+/// Started with [`PtySession::start`]; [`PtySession::wait`] returns its [`BashResult`]. The
+/// output goes through the given [`OutputSink`] (sanitised, bounded, spilled) and, unchanged,
+/// into a headless [`Terminal`]. A session dropped before it finished kills its command.
+#[derive(Debug)]
+pub struct PtySession {
+    controller: PtyController,
+    task: Option<JoinHandle<(BashResult, OutputSink)>>,
+}
+
+impl PtySession {
+    /// Starts `command` on a new PTY, its output going into `sink`. Never fails: when the PTY
+    /// or the shell cannot be started, the session ends at once with the line
+    /// `PTY error: <reason>` in its output and `exitCode: null`.
+    ///
+    /// Must be called within a tokio runtime.
+    pub fn start(command: PtyCommand, sink: OutputSink) -> Self {
+        let size = TerminalSize::clamped(command.size.cols, command.size.rows);
+        let terminal = Terminal::with_scrollback(size, command.scrollback);
+        let (control, requests) = mpsc::unbounded_channel();
+        let (updates_tx, updates) = watch::channel(0);
+        let exited = Arc::new(AtomicBool::new(false));
+        let driver = Driver {
+            terminal: terminal.clone(),
+            sink,
+            updates: updates_tx,
+            exited: Arc::clone(&exited),
+            requests,
+            last_byte: b'\n',
+            input: VecDeque::new(),
+        };
+        let task = tokio::spawn(driver.run(command, size));
+        Self {
+            controller: PtyController {
+                control,
+                terminal,
+                exited,
+                updates,
+            },
+            task: Some(task),
+        }
+    }
+
+    /// A handle for input, resizes and kills that can live elsewhere (a UI task) while this
+    /// session is awaited.
+    pub fn controller(&self) -> PtyController {
+        self.controller.clone()
+    }
+
+    /// See [`PtyController::write_input`].
+    pub fn write_input(&self, bytes: &[u8]) -> bool {
+        self.controller.write_input(bytes)
+    }
+
+    /// See [`PtyController::send_keys`].
+    pub fn send_keys(&self, input: &[u8]) -> KeyAction {
+        self.controller.send_keys(input)
+    }
+
+    /// See [`PtyController::resize`].
+    pub fn resize(&self, cols: u16, rows: u16) -> TerminalSize {
+        self.controller.resize(cols, rows)
+    }
+
+    /// See [`PtyController::kill`].
+    pub fn kill(&self) {
+        self.controller.kill();
+    }
+
+    /// The headless terminal fed with the command's output.
+    pub fn terminal(&self) -> &Terminal {
+        self.controller.terminal()
+    }
+
+    /// See [`PtyController::updates`].
+    pub fn updates(&self) -> watch::Receiver<u64> {
+        self.controller.updates()
+    }
+
+    /// Waits for the command to end (exit, timeout, kill) and returns its result; its process
+    /// tree is gone and the PTY closed by then. Dropping the future kills the command.
+    pub async fn wait(self) -> BashResult {
+        self.wait_with_sink().await.0
+    }
+
+    /// Like [`PtySession::wait`], and gives the sink back (already dumped) for what the result
+    /// does not carry, such as the head capture ([`OutputSink::head_text`]).
+    pub async fn wait_with_sink(mut self) -> (BashResult, OutputSink) {
+        let Some(task) = self.task.take() else {
+            return (
+                BashResult::default(),
+                OutputSink::new(SinkOptions::default()),
+            );
+        };
+        let guard = KillOnDrop(self.controller.clone());
+        let outcome = match task.await {
+            Ok(outcome) => outcome,
+            Err(err) => {
+                // The driver panicked: its sink is gone; report the failure like a PTY error.
+                let mut sink = OutputSink::new(SinkOptions::default());
+                sink.push(format!("{PTY_ERROR_PREFIX}the PTY driver failed: {err}\n").as_bytes());
+                (
+                    BashResult {
+                        summary: sink.dump(None),
+                        ..BashResult::default()
+                    },
+                    sink,
+                )
+            }
+        };
+        std::mem::forget(guard);
+        outcome
+    }
+}
+
+impl Drop for PtySession {
+    fn drop(&mut self) {
+        if self.task.is_some() {
+            self.controller.kill();
+        }
+    }
+}
+
+struct KillOnDrop(PtyController);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        self.0.kill();
+    }
+}
+
+/// Why the command stopped before its shell exited.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    Timeout,
+    Killed,
+    Head,
+}
+
+enum Ending {
+    Exited(ChildExit),
+    Stopped(Stop),
+    Failed(PtyError),
+}
+
+enum Read {
+    /// Bytes were read (and passed on).
+    Data,
+    /// Nothing to read right now.
+    Empty,
+    /// Every holder of the slave has closed it.
+    Closed,
+}
+
+struct Driver {
+    terminal: Terminal,
+    sink: OutputSink,
+    updates: watch::Sender<u64>,
+    exited: Arc<AtomicBool>,
+    requests: mpsc::UnboundedReceiver<Control>,
+    /// The last byte passed to the sink (to start the error line on a line of its own).
+    last_byte: u8,
+    /// Input not yet written to the master.
+    input: VecDeque<u8>,
+}
+
+impl Driver {
+    async fn run(mut self, command: PtyCommand, size: TerminalSize) -> (BashResult, OutputSink) {
+        let (ending, master) = match self.start(&command, size).await {
+            Ok((master, supervisor, mark)) => {
+                let mut buf = vec![0u8; READ_BUFFER];
+                let ending = self
+                    .supervise(&master, supervisor, mark, command.timeout, &mut buf)
+                    .await;
+                (ending, Some(master))
+            }
+            Err(err) => (Ending::Failed(err), None),
+        };
+        self.exited.store(true, Ordering::SeqCst);
+        drop(master);
+        self.finish(ending, command.timeout)
+    }
+
+    async fn start(
+        &mut self,
+        command: &PtyCommand,
+        size: TerminalSize,
+    ) -> Result<(AsyncFd<OwnedFd>, Supervisor, StartMark), PtyError> {
+        let pair = pty::open(size).map_err(PtyError::Open)?;
+        let spec = command.spawn_spec(&pair.slave).map_err(PtyError::Open)?;
+        drop(pair.slave);
+        let mark = StartMark::now();
+        let supervisor = Supervisor::spawn(spec).await.map_err(PtyError::Spawn)?;
+        // SAFETY: the OwnedFd owns its descriptor for the whole life of the AsyncFd.
+        let master = unsafe {
+            AsyncFd::register_with_interest(pair.master, Interest::READABLE | Interest::WRITABLE)
+        }
+        .map_err(|err| PtyError::Open(err.into()))?;
+        Ok((master, supervisor, mark))
+    }
+
+    /// Runs until the shell exits or the command is stopped, then ends the tree and reads the
+    /// last output.
+    async fn supervise(
+        &mut self,
+        master: &AsyncFd<OwnedFd>,
+        mut supervisor: Supervisor,
+        mark: StartMark,
+        timeout: Duration,
+        buf: &mut [u8],
+    ) -> Ending {
+        let deadline = Instant::now() + timeout;
+        let mut failure: Option<PtyError> = None;
+        let mut closed = false;
+        let ending = loop {
+            tokio::select! {
+                biased;
+                request = self.requests.recv() => match request {
+                    Some(Control::Input(bytes)) => self.input.extend(bytes),
+                    Some(Control::Resize(size)) => {
+                        self.terminal.resize(size);
+                        if let Err(err) = pty::set_size(master.get_ref(), size) {
+                            break Ending::Failed(PtyError::Resize(err));
+                        }
+                    }
+                    // `None`: every handle is gone, nobody can see or stop the command.
+                    Some(Control::Kill) | None => break Ending::Stopped(Stop::Killed),
+                },
+                exit = supervisor.wait_child() => match exit {
+                    Ok(exit) => break Ending::Exited(exit),
+                    Err(err) => break Ending::Failed(PtyError::ExitStatus(err)),
+                },
+                () = tokio::time::sleep_until(deadline) => break Ending::Stopped(Stop::Timeout),
+                guard = master.writable(), if !self.input.is_empty() => {
+                    if let Ok(mut guard) = guard {
+                        let written = guard.try_io(|fd| write_some(fd.get_ref(), &mut self.input));
+                        if let Ok(Err(_)) = written {
+                            // The slave is gone (or the input cannot be written): drop it.
+                            self.input.clear();
+                        }
+                    }
+                }
+                guard = master.readable(), if !closed => match guard {
+                    Ok(mut guard) => {
+                        match self.read_turn(&mut guard, buf) {
+                            // Nobody holds the slave any more; the shell's exit follows.
+                            Ok(Read::Closed) => closed = true,
+                            Ok(Read::Data | Read::Empty) => {}
+                            Err(err) => break Ending::Failed(PtyError::Read(err)),
+                        }
+                        if self.sink.head_satisfied() {
+                            break Ending::Stopped(Stop::Head);
+                        }
+                    }
+                    Err(err) => break Ending::Failed(PtyError::Read(err)),
+                },
+            }
+        };
+        self.exited.store(true, Ordering::SeqCst);
+        self.input.clear();
+
+        // End whatever is left of the tree while still reading, so that nothing blocks on a
+        // full terminal on its way out.
+        let scope = CommandScope {
+            supervisor: supervisor.pid(),
+            shell: supervisor.pid(),
+            tag: format!("agentsh-pty-{}", supervisor.pid()),
+            seq: 0,
+            started: mark,
+        };
+        let ending_tree = end_command(&scope, TERM_GRACE);
+        tokio::pin!(ending_tree);
+        loop {
+            tokio::select! {
+                _ = &mut ending_tree => break,
+                guard = master.readable(), if !closed => match guard {
+                    Ok(mut guard) => match self.read_turn(&mut guard, buf) {
+                        Ok(Read::Closed) => closed = true,
+                        Ok(_) => {}
+                        Err(err) => {
+                            failure.get_or_insert(PtyError::Read(err));
+                            closed = true;
+                        }
+                    },
+                    Err(err) => {
+                        failure.get_or_insert(PtyError::Read(err));
+                        closed = true;
+                    }
+                },
+            }
+        }
+        supervisor.shutdown().await;
+
+        // Read the rest: EIO comes once every holder of the slave has closed it.
+        let drain_until = Instant::now() + DRAIN_LIMIT;
+        while !closed {
+            let ready = tokio::time::timeout_at(drain_until, master.readable()).await;
+            match ready {
+                Err(_elapsed) => break,
+                Ok(Ok(mut guard)) => match self.read_turn(&mut guard, buf) {
+                    Ok(Read::Closed) => closed = true,
+                    Ok(_) => {}
+                    Err(err) => {
+                        failure.get_or_insert(PtyError::Read(err));
+                        closed = true;
+                    }
+                },
+                Ok(Err(err)) => {
+                    failure.get_or_insert(PtyError::Read(err));
+                    closed = true;
+                }
+            }
+        }
+        match (ending, failure) {
+            (Ending::Exited(_), Some(err)) => Ending::Failed(err),
+            (ending, _) => ending,
+        }
+    }
+
+    /// Reads what is available (a bounded number of reads) and passes it on.
+    fn read_turn(
+        &mut self,
+        guard: &mut tokio::io::unix::AsyncFdReadyGuard<'_, OwnedFd>,
+        buf: &mut [u8],
+    ) -> io::Result<Read> {
+        let mut outcome = Read::Empty;
+        for _ in 0..READS_PER_TURN {
+            match guard.try_io(|fd| read_once(fd.get_ref(), buf)) {
+                Err(_would_block) => return Ok(outcome),
+                Ok(Ok(0)) => return Ok(Read::Closed),
+                Ok(Ok(n)) => {
+                    self.output(&buf[..n]);
+                    outcome = Read::Data;
+                }
+                // The slave side is closed by everyone (Linux reports EIO, not EOF).
+                Ok(Err(err)) if err.raw_os_error() == Some(libc::EIO) => return Ok(Read::Closed),
+                Ok(Err(err)) if err.kind() == io::ErrorKind::Interrupted => {}
+                Ok(Err(err)) => return Err(err),
+            }
+        }
+        Ok(outcome)
+    }
+
+    fn output(&mut self, bytes: &[u8]) {
+        self.sink.push(bytes);
+        self.terminal.process(bytes);
+        if let Some(&last) = bytes.last() {
+            self.last_byte = last;
+        }
+        let replies = self.terminal.take_replies();
+        if !replies.is_empty() && !self.exited.load(Ordering::SeqCst) {
+            self.input.extend(replies);
+        }
+        self.updates
+            .send_modify(|tick| *tick = tick.wrapping_add(1));
+    }
+
+    fn finish(mut self, ending: Ending, timeout: Duration) -> (BashResult, OutputSink) {
+        let (exit_code, stop, error) = match ending {
+            Ending::Exited(exit) => (Some(exit.shell_code()), None, None),
+            Ending::Stopped(Stop::Head) => (Some(0), Some(Stop::Head), None),
+            Ending::Stopped(stop) => (None, Some(stop), None),
+            Ending::Failed(err) => (None, None, Some(err)),
+        };
+        if let Some(err) = error {
+            let mut line = Vec::new();
+            if self.last_byte != b'\n' {
+                line.push(b'\n');
+            }
+            line.extend_from_slice(format!("{PTY_ERROR_PREFIX}{err}\n").as_bytes());
+            self.sink.push(&line);
+            self.terminal.process(&line);
+        }
+        let annotation = match stop {
+            Some(Stop::Timeout) => Some(timeout_annotation(timeout.as_secs_f64())),
+            Some(Stop::Killed) => Some(CANCELLED_ANNOTATION.to_owned()),
+            Some(Stop::Head) | None => None,
+        };
+        self.updates
+            .send_modify(|tick| *tick = tick.wrapping_add(1));
+        let result = BashResult {
+            summary: self.sink.dump(annotation.as_deref()),
+            exit_code,
+            cancelled: matches!(stop, Some(Stop::Timeout | Stop::Killed)),
+            timed_out: stop == Some(Stop::Timeout),
+            session_restarted: false,
+        };
+        (result, self.sink)
+    }
+}
+
+fn read_once(fd: &OwnedFd, buf: &mut [u8]) -> io::Result<usize> {
+    Ok(rustix::io::read(fd, buf)?)
+}
+
+/// Writes as much of `input` as the master takes.
+fn write_some(fd: &OwnedFd, input: &mut VecDeque<u8>) -> io::Result<()> {
+    while !input.is_empty() {
+        let (front, _) = input.as_slices();
+        match rustix::io::write(fd, front) {
+            Ok(n) => {
+                input.drain(..n);
+            }
+            Err(rustix::io::Errno::INTR) => {}
+            Err(err) => return Err(err.into()),
+        }
+    }
+    Ok(())
+}

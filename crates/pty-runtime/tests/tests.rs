@@ -1,0 +1,8 @@
+//! Integration tests of `agentsh-pty-runtime`, one binary (modules below): real PTYs, real
+//! shells and programs, no mocks.
+
+mod keys;
+mod session;
+mod terminal;
+mod ui;
+mod util;

@@ -1,0 +1,100 @@
+//! Helpers shared by the test modules.
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::sync::{PoisonError, RwLock};
+use std::time::{Duration, Instant};
+
+use agentsh_output_sink::{OutputSink, SinkOptions};
+use agentsh_process::shell::ShellSpec;
+use agentsh_pty_runtime::PtyCommand;
+
+/// Tests that start processes take it shared; the descriptor-count test takes it exclusively,
+/// so that no other test opens descriptors while it counts (`cargo test` runs tests as
+/// threads of one process).
+pub static PROCESSES: RwLock<()> = RwLock::new(());
+
+/// How long a test waits for something that should happen within milliseconds: generous,
+/// for a loaded two-core machine.
+pub const PATIENCE: Duration = Duration::from_secs(30);
+
+/// Runs `test` on a fresh multi-threaded runtime, holding [`PROCESSES`] shared.
+pub fn run<F: Future>(test: F) -> F::Output {
+    let _shared = PROCESSES.read().unwrap_or_else(PoisonError::into_inner);
+    runtime().block_on(test)
+}
+
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+pub fn bash() -> ShellSpec {
+    let path = ["/bin/bash", "/usr/bin/bash"]
+        .into_iter()
+        .map(PathBuf::from)
+        .find(|p| p.exists())
+        .expect("bash is installed");
+    ShellSpec::from_path(path)
+}
+
+/// `command` in bash, in `/tmp`, with a timeout of [`PATIENCE`].
+pub fn command(text: &str) -> PtyCommand {
+    let mut command = PtyCommand::new(text, std::env::temp_dir(), PATIENCE);
+    command.shell = bash();
+    command
+}
+
+pub fn sink() -> OutputSink {
+    OutputSink::new(SinkOptions::default())
+}
+
+/// Polls `condition` every 10 ms until it holds; panics after [`PATIENCE`].
+pub async fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !condition() {
+        assert!(start.elapsed() < PATIENCE, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Live (not zombie) processes that have `arg` as one of their argv elements.
+pub fn alive_with_arg(arg: &str) -> Vec<u32> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
+        if !cmdline.split(|&b| b == 0).any(|a| a == arg.as_bytes()) {
+            continue;
+        }
+        let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+            stat.rsplit_once(')')
+                .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
+        });
+        if !zombie {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// The number of descriptors this process has open.
+pub fn open_fds() -> usize {
+    std::fs::read_dir("/proc/self/fd")
+        .expect("/proc/self/fd")
+        .count()
+}

@@ -64,6 +64,7 @@ mod timeout;
 mod tool;
 
 pub use agentsh_artifact_store::ArtifactText;
+pub use agentsh_pty_runtime::PtyController;
 pub use agentsh_shell_executor::{CancellationToken, ShellExecutor};
 pub use args::{ArgsError, BashArgs};
 pub use cwd::{CwdError, check_cwd, resolve_cwd};
@@ -81,4 +82,4 @@ pub use settings::{
     Settings, VirtualTerminal, config_path,
 };
 pub use timeout::Timeout;
-pub use tool::{BashTool, ToolContext, ToolUpdate};
+pub use tool::{BashTool, PtyHost, ToolContext, ToolUpdate};

@@ -1,14 +1,19 @@
 //! `BashTool`: the model's `bash` tool call, end to end (SPEC §0.1, §9).
 
+use std::fmt;
+use std::sync::Arc;
 use std::time::Instant;
 
 use agentsh_bash_normalize::{merge_limits, normalize};
-use agentsh_output_sink::{Sanitizer, TailBuffer};
+use agentsh_output_sink::{OutputSink, Sanitizer, TailBuffer};
+use agentsh_protocol::BashResult;
+use agentsh_pty_runtime::{PtyCommand, PtyController, PtySession};
 use agentsh_shell_executor::{CancellationToken, Surface};
 use serde_json::Value;
 
 use crate::args::BashArgs;
 use crate::cwd::check_cwd;
+use crate::pty_selection::use_pty;
 use crate::result::{
     FinishedRun, HeadCapture, ToolDetails, ToolOutcome, ToolResult, blocked_result,
     build_tool_result, cwd_error_result,
@@ -17,12 +22,34 @@ use crate::session::{AgentSession, UPDATE_INTERVAL};
 use crate::timeout::Timeout;
 
 /// What the caller of a tool call provides.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct ToolContext {
     /// The tools available in this context; interception only suggests one of these.
     pub tool_names: Vec<String>,
     /// Cancelling it aborts the call, running or still queued behind another one.
     pub cancel: CancellationToken,
+    /// The interactive UI that shows a PTY command's screen, when the context has one. With
+    /// `bash.virtual_terminal = "on"` (and `AGENTSH_NO_PTY`/`PI_NO_PTY` not `1`), tool calls
+    /// then run on a PTY (SPEC §8). Print, RPC and MCP contexts leave it `None`.
+    pub pty_host: Option<Arc<dyn PtyHost>>,
+}
+
+impl fmt::Debug for ToolContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolContext")
+            .field("tool_names", &self.tool_names)
+            .field("cancelled", &self.cancel.is_cancelled())
+            .field("pty_host", &self.pty_host.is_some())
+            .finish()
+    }
+}
+
+/// An interactive UI that can show a PTY command: it receives the running session's
+/// controller and drives it (draws `controller.terminal()` on `controller.updates()`, sends
+/// keys with `send_keys`, resizes) until the command exits.
+pub trait PtyHost: Send + Sync {
+    /// A PTY command started; `controller` stays valid until it exits.
+    fn attach(&self, call_id: &str, controller: PtyController);
 }
 
 /// A live update of a running tool call: the current tail of its output.
@@ -88,6 +115,35 @@ impl BashTool {
 
         tracing::debug!(call_id, command = %normalized.command, ?limits, "bash tool call");
         let mut sink = session.new_sink(limits.head);
+        let pty_host = ctx.pty_host.as_ref().filter(|_| {
+            use_pty(
+                settings.bash.virtual_terminal,
+                |name| std::env::var_os(name),
+                true,
+            )
+        });
+        if let Some(host) = pty_host {
+            let command = PtyCommand {
+                shell: session.inner.shell.clone(),
+                env: settings.bash.env.clone(),
+                prefix: session.inner.prefix.clone(),
+                snapshot: session.inner.snapshot.clone(),
+                ..PtyCommand::new(&normalized.command, &cwd, timeout.duration())
+            };
+            let (result, sink) = run_on_pty(command, sink, host.as_ref(), call_id, &ctx).await;
+            return build_tool_result(&FinishedRun {
+                result: &result,
+                head_capture: sink.head_text().map(|text| HeadCapture {
+                    text,
+                    truncated: sink.head_truncated(),
+                }),
+                limits,
+                max_bytes: settings.output.max_bytes,
+                aborted: ctx.cancel.is_cancelled(),
+                cwd: &cwd,
+                timeout,
+            });
+        }
         let mut live = LiveUpdates::new(settings.output.max_bytes);
         let cancel = session.inner.shutdown.child_token();
         let run = {
@@ -130,6 +186,28 @@ impl BashTool {
                 ToolDetails::not_run(&cwd, timeout),
                 true,
             )),
+        }
+    }
+}
+
+/// Runs a tool call on a PTY shown by `host`; the caller's cancel token kills it.
+async fn run_on_pty(
+    command: PtyCommand,
+    sink: OutputSink,
+    host: &dyn PtyHost,
+    call_id: &str,
+    ctx: &ToolContext,
+) -> (BashResult, OutputSink) {
+    let session = PtySession::start(command, sink);
+    let controller = session.controller();
+    host.attach(call_id, controller.clone());
+    let wait = session.wait_with_sink();
+    tokio::pin!(wait);
+    tokio::select! {
+        done = &mut wait => done,
+        () = ctx.cancel.cancelled() => {
+            controller.kill();
+            wait.await
         }
     }
 }

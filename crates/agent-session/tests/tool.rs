@@ -505,3 +505,73 @@ fn settings_paths_are_private_to_the_test() {
     );
     assert!(Path::new(world.dir.path()).exists());
 }
+
+/// A UI stand-in that answers a prompt on the PTY screen, as a user at the keyboard would.
+struct Typist {
+    prompt: &'static str,
+    keys: &'static [u8],
+}
+
+impl agentsh_agent_session::PtyHost for Typist {
+    fn attach(&self, _call_id: &str, controller: agentsh_agent_session::PtyController) {
+        let (prompt, keys) = (self.prompt, self.keys);
+        tokio::spawn(async move {
+            let mut updates = controller.updates();
+            while !controller.terminal().contents().contains(prompt) {
+                if updates.changed().await.is_err() {
+                    return;
+                }
+            }
+            controller.send_keys(keys);
+        });
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn virtual_terminal_runs_on_a_pty_only_with_a_ui() {
+    let world = World::with_config("[bash]\nvirtual_terminal = \"on\"\n");
+    let host: std::sync::Arc<dyn agentsh_agent_session::PtyHost> = std::sync::Arc::new(Typist {
+        prompt: "name? ",
+        keys: b"bob\r",
+    });
+    let started = Instant::now();
+    let on_pty = world
+        .call_with(
+            json!({"command": "tty | sed 's/[0-9]*$/N/'; read -p 'name? ' n; echo \"hi $n\""}),
+            ToolContext {
+                pty_host: Some(host),
+                ..ToolContext::default()
+            },
+        )
+        .await
+        .into_result();
+    assert!(started.elapsed() < Duration::from_secs(10), "liveness");
+    assert_eq!(on_pty.text(), "/dev/pts/N\nname? bob\nhi bob");
+    assert!(!on_pty.is_error);
+
+    // Without a UI (print, RPC, MCP) the same setting runs without a terminal.
+    let piped = world.run("tty").await;
+    assert_eq!(piped.text(), "not a tty\n\nCommand exited with code 1");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn esc_on_a_pty_kills_the_command_as_an_abort() {
+    let world = World::with_config("[bash]\nvirtual_terminal = \"on\"\n");
+    let host: std::sync::Arc<dyn agentsh_agent_session::PtyHost> = std::sync::Arc::new(Typist {
+        prompt: "waiting",
+        keys: b"\x1b",
+    });
+    let outcome = world
+        .call_with(
+            json!({"command": "echo waiting; sleep 100"}),
+            ToolContext {
+                pty_host: Some(host),
+                ..ToolContext::default()
+            },
+        )
+        .await;
+    assert!(outcome.is_aborted());
+    let text = outcome.result().text();
+    assert!(text.starts_with("[Command cancelled]\nwaiting"), "{text:?}");
+    assert!(text.ends_with("\n\nCommand aborted"), "{text:?}");
+}

@@ -63,9 +63,11 @@ pub fn run(args: ExecArgs) -> ExitCode {
         .map_err(Failure::Session)?;
         print_warnings(&session.take_warnings());
         let cancel = CancellationToken::new();
+        // Print mode has no interactive UI: never a PTY (SPEC §8).
         let context = ToolContext {
             tool_names: args.tools,
             cancel: cancel.clone(),
+            pty_host: None,
         };
         let call = session.execute_tool(CALL_ID, &tool_args, context, |_| {});
         tokio::pin!(call);

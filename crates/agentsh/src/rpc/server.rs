@@ -241,7 +241,12 @@ impl Server {
         let output = self.output.clone();
         let request_id = id.clone();
         self.spawn(id, NAME, async move {
-            let context = ToolContext { tool_names, cancel };
+            // RPC has no interactive UI: never a PTY (SPEC §8).
+            let context = ToolContext {
+                tool_names,
+                cancel,
+                pty_host: None,
+            };
             let updates = output.clone();
             let (update_id, update_name) = (tool_call_id.clone(), tool_name.clone());
             let on_update = move |update: ToolUpdate| {

@@ -20,9 +20,10 @@ use agentsh_shell_executor::{ExecRequest, ExecutorConfig, SessionKey, ShellExecu
 
 const BENCH: &str = "shell-executor";
 
+/// Spill to a plain file (the sink already writes in 256 KiB batches).
 struct FileSpill {
     path: PathBuf,
-    file: std::io::BufWriter<std::fs::File>,
+    file: std::fs::File,
 }
 
 impl Spill for FileSpill {
@@ -83,10 +84,7 @@ impl Bench {
         let spill: Option<Box<dyn Spill>> = spill.then(|| {
             let path = self.dir.path().join("spill.log");
             let file = std::fs::File::create(&path).expect("spill file");
-            Box::new(FileSpill {
-                path,
-                file: std::io::BufWriter::with_capacity(1 << 20, file),
-            }) as Box<dyn Spill>
+            Box::new(FileSpill { path, file }) as Box<dyn Spill>
         });
         let mut sink = OutputSink::new(SinkOptions {
             spill,

@@ -849,7 +849,10 @@ fn slow_rc_is_stopped_at_the_time_box_and_leaves_no_process() {
     assert!(elapsed >= SNAPSHOT_TIMEOUT, "gave up early: {elapsed:?}");
     // A liveness bound, generous for a loaded CI machine: the time box itself is checked by
     // the lower bound and the Timeout error.
-    assert!(elapsed < SNAPSHOT_TIMEOUT + Duration::from_secs(3), "took {elapsed:?}");
+    assert!(
+        elapsed < SNAPSHOT_TIMEOUT + Duration::from_secs(3),
+        "took {elapsed:?}"
+    );
     assert!(err.to_string().contains("took longer than 2 s"), "{err}");
     assert_eq!(processes_with("sleep 30.123"), Vec::<String>::new());
     assert_eq!(processes_with("sleep 30.456"), Vec::<String>::new());

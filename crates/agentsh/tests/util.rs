@@ -194,30 +194,7 @@ pub fn marked_sleep(marker: &str) -> String {
 
 /// Pids of live (not zombie) processes whose command line contains `marker`.
 pub fn processes_with(marker: &str) -> Vec<u32> {
-    let mut found = Vec::new();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return found;
-    };
-    for entry in entries.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|name| name.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        // Read failures are processes that ended meanwhile.
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
-            continue;
-        };
-        if cmdline
-            .windows(marker.len())
-            .any(|window| window == marker.as_bytes())
-        {
-            found.push(pid);
-        }
-    }
-    found
+    agentsh_test_support::alive_containing(marker)
 }
 
 /// Waits until a process with `marker` runs (the command really started).

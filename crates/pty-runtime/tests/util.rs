@@ -63,33 +63,7 @@ pub async fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {
 
 /// Live (not zombie) processes that have `arg` as one of their argv elements.
 pub fn alive_with_arg(arg: &str) -> Vec<u32> {
-    let mut found = Vec::new();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return found;
-    };
-    for entry in entries.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
-            continue;
-        };
-        if !cmdline.split(|&b| b == 0).any(|a| a == arg.as_bytes()) {
-            continue;
-        }
-        let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-            stat.rsplit_once(')')
-                .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
-        });
-        if !zombie {
-            found.push(pid);
-        }
-    }
-    found
+    agentsh_test_support::alive_with_arg(arg)
 }
 
 /// The number of descriptors this process has open.

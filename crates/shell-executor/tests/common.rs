@@ -82,31 +82,7 @@ pub async fn run_with_timeout(
 /// Pids of live processes with an argument equal to `needle` (`sleep 100.4711` matches
 /// `100.4711`; a shell whose script merely mentions it does not).
 pub fn alive_with(needle: &str) -> Vec<u32> {
-    let mut found = Vec::new();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return found;
-    };
-    for entry in entries.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
-            continue;
-        };
-        let exited = agentsh_process::process_info(pid).is_none_or(|p| p.is_exited());
-        if !exited
-            && cmdline
-                .split(|&b| b == 0)
-                .any(|arg| arg == needle.as_bytes())
-        {
-            found.push(pid);
-        }
-    }
-    found
+    agentsh_test_support::alive_with_arg(needle)
 }
 
 pub fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {

@@ -194,7 +194,9 @@ fn line_count(map: &Map<String, Value>, name: &'static str) -> Result<Option<u32
     }
 }
 
-fn json_kind(value: &Value) -> &'static str {
+/// How a JSON value's type is named in error texts (`a string`, `an array`, …), shared by the
+/// tool-argument errors here and the RPC protocol errors of the binary.
+pub fn json_kind(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

@@ -5,7 +5,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use agentsh_artifact_store::{
     ArtifactError, ArtifactReservation, ArtifactStore, ArtifactText, RetentionPolicy,
@@ -335,7 +335,7 @@ impl AgentSession {
     /// Ends every running command of the session (whole process trees) and closes its shells.
     pub async fn shutdown(&self) {
         self.inner.shutdown.cancel();
-        self.inner.executor.close_idle().await;
+        self.inner.executor.close_session(&self.inner.id).await;
     }
 
     /// A sink with the session's byte limit, spilling to a fresh artifact (best effort).
@@ -416,6 +416,3 @@ fn open_store(settings: &Settings) -> Result<ArtifactStore, ArtifactError> {
         },
     )
 }
-
-/// How long the tool path waits between two live updates (≤ 20 per second, SPEC §9).
-pub(crate) const UPDATE_INTERVAL: Duration = Duration::from_millis(50);

@@ -1,8 +1,9 @@
 //! `BashTool`: the model's `bash` tool call, end to end (SPEC §0.1, §9).
 
 use std::fmt;
+use std::path::Path;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use agentsh_bash_normalize::{merge_limits, normalize};
 use agentsh_output_sink::{OutputSink, Sanitizer, TailBuffer};
@@ -18,7 +19,7 @@ use crate::result::{
     FinishedRun, HeadCapture, ToolDetails, ToolOutcome, ToolResult, blocked_result,
     build_tool_result, cwd_error_result,
 };
-use crate::session::{AgentSession, UPDATE_INTERVAL};
+use crate::session::{AgentSession, SessionError};
 use crate::timeout::Timeout;
 
 /// What the caller of a tool call provides.
@@ -86,10 +87,10 @@ impl BashTool {
         let args = match BashArgs::from_value(args) {
             Ok(args) => args,
             Err(err) => {
-                return ToolOutcome::Finished(ToolResult::new(
+                return ToolOutcome::Finished(not_run_result(
                     err.to_string(),
-                    ToolDetails::not_run(session.cwd(), default_timeout),
-                    true,
+                    session.cwd(),
+                    default_timeout,
                 ));
             }
         };
@@ -122,7 +123,7 @@ impl BashTool {
                 true,
             )
         });
-        if let Some(host) = pty_host {
+        let (run, sink) = if let Some(host) = pty_host {
             let command = PtyCommand {
                 shell: session.inner.shell.clone(),
                 env: settings.bash.env.clone(),
@@ -131,7 +132,22 @@ impl BashTool {
                 ..PtyCommand::new(&normalized.command, &cwd, timeout.duration())
             };
             let (result, sink) = run_on_pty(command, sink, host.as_ref(), call_id, &ctx).await;
-            return build_tool_result(&FinishedRun {
+            (Ok(result), sink)
+        } else {
+            let run = run_piped(
+                session,
+                &normalized.command,
+                &cwd,
+                timeout,
+                &mut sink,
+                &ctx,
+                &mut on_update,
+            )
+            .await;
+            (run, sink)
+        };
+        match run {
+            Ok(result) => build_tool_result(&FinishedRun {
                 result: &result,
                 head_capture: sink.head_text().map(|text| HeadCapture {
                     text,
@@ -142,52 +158,52 @@ impl BashTool {
                 aborted: ctx.cancel.is_cancelled(),
                 cwd: &cwd,
                 timeout,
-            });
-        }
-        let mut live = LiveUpdates::new(settings.output.max_bytes);
-        let cancel = session.inner.shutdown.child_token();
-        let run = {
-            let mut on_chunk = |chunk: &[u8]| live.push(chunk, &mut on_update);
-            let run = session.run(
-                &normalized.command,
-                cwd.clone(),
-                timeout,
-                Surface::Tool,
-                cancel.clone(),
-                &mut sink,
-                Some(&mut on_chunk),
-            );
-            tokio::pin!(run);
-            tokio::select! {
-                result = &mut run => result,
-                () = ctx.cancel.cancelled() => {
-                    cancel.cancel();
-                    run.await
-                }
-            }
-        };
-        live.finish(&mut on_update);
-        let aborted = ctx.cancel.is_cancelled();
-        match run {
-            Ok(result) => build_tool_result(&FinishedRun {
-                result: &result,
-                head_capture: sink.head_text().map(|text| HeadCapture {
-                    text,
-                    truncated: sink.head_truncated(),
-                }),
-                limits,
-                max_bytes: settings.output.max_bytes,
-                aborted,
-                cwd: &cwd,
-                timeout,
             }),
-            Err(err) => ToolOutcome::Finished(ToolResult::new(
-                err.to_string(),
-                ToolDetails::not_run(&cwd, timeout),
-                true,
-            )),
+            Err(err) => ToolOutcome::Finished(not_run_result(err.to_string(), &cwd, timeout)),
         }
     }
+}
+
+/// A result for a call that could not run: the error text, `isError`, no exit code.
+fn not_run_result(text: String, cwd: &Path, timeout: Timeout) -> ToolResult {
+    ToolResult::new(text, ToolDetails::not_run(cwd, timeout), true)
+}
+
+/// Runs a tool call on the session's persistent `tool` shell with throttled live updates; the
+/// caller's cancel token (or the session's shutdown) stops it.
+async fn run_piped(
+    session: &AgentSession,
+    command: &str,
+    cwd: &Path,
+    timeout: Timeout,
+    sink: &mut OutputSink,
+    ctx: &ToolContext,
+    on_update: &mut (impl FnMut(ToolUpdate) + Send),
+) -> Result<BashResult, SessionError> {
+    let mut live = LiveUpdates::new(session.settings().output.max_bytes);
+    let cancel = session.inner.shutdown.child_token();
+    let run = {
+        let mut on_chunk = |chunk: &[u8]| live.push(chunk, &mut *on_update);
+        let run = session.run(
+            command,
+            cwd.to_path_buf(),
+            timeout,
+            Surface::Tool,
+            cancel.clone(),
+            sink,
+            Some(&mut on_chunk),
+        );
+        tokio::pin!(run);
+        tokio::select! {
+            result = &mut run => result,
+            () = ctx.cancel.cancelled() => {
+                cancel.cancel();
+                run.await
+            }
+        }
+    };
+    live.finish(on_update);
+    run
 }
 
 /// Runs a tool call on a PTY shown by `host`; the caller's cancel token kills it.
@@ -211,6 +227,9 @@ async fn run_on_pty(
         }
     }
 }
+
+/// How long the tool path waits between two live updates (≤ 20 per second, SPEC §9).
+const UPDATE_INTERVAL: Duration = Duration::from_millis(50);
 
 /// Throttled tail snapshots for live updates (≤ 20 per second; the last one always sent).
 struct LiveUpdates {

@@ -271,9 +271,19 @@ impl ShellExecutor {
             .collect()
     }
 
-    /// Closes every idle shell (ending its process tree) and waits until they are gone. Busy
-    /// shells are left to finish their command.
+    /// Closes every idle shell (no call running or queued), ending its whole process tree.
     pub async fn close_idle(&self) {
+        self.close_idle_where(|_| true).await;
+    }
+
+    /// Closes the idle shells of one session (both surfaces), ending their whole process trees;
+    /// other sessions' shells are untouched.
+    pub async fn close_session(&self, session_id: &str) {
+        self.close_idle_where(|key| key.session.session_id == session_id)
+            .await;
+    }
+
+    async fn close_idle_where(&self, selected: impl Fn(&ShellKey) -> bool) {
         let evicted: Vec<ShellProcess> = {
             let mut slots = self
                 .inner
@@ -282,7 +292,7 @@ impl ShellExecutor {
                 .unwrap_or_else(PoisonError::into_inner);
             let idle: Vec<ShellKey> = slots
                 .iter()
-                .filter(|(_, slot)| slot.users.load(Ordering::SeqCst) == 0)
+                .filter(|(key, slot)| slot.users.load(Ordering::SeqCst) == 0 && selected(key))
                 .map(|(key, _)| key.clone())
                 .collect();
             idle.iter()

@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use agentsh_shell_executor::{DEFAULT_MAX_SHELLS, ExecutorConfig, SessionKey, ShellExecutor};
 
-use crate::common::{alive_with, config, is_alive, run, runtime, session, unique, wait_until};
+use crate::common::{
+    alive_with, config, executor, is_alive, run, runtime, session, unique, wait_until,
+};
 
 fn executor_with(max_shells: usize, idle: Duration) -> ShellExecutor {
     ShellExecutor::new(ExecutorConfig {
@@ -131,5 +133,26 @@ fn idle_shells_are_closed() {
             .is_empty()));
         assert!(wait_until(Duration::from_secs(5), || !is_alive(supervisor)));
         assert_eq!(run(&exec, &s, "echo back").await.summary.output, "back\n");
+    });
+}
+
+#[test]
+fn close_session_ends_only_that_sessions_shells() {
+    runtime().block_on(async {
+        let exec = executor();
+        let gone = session("close-me");
+        let kept = session("keep-me");
+        run(&exec, &gone, "export X=gone").await;
+        run(&exec, &kept, "export X=kept").await;
+        exec.close_session(&gone.session_id).await;
+        // The closed session's next call gets a fresh shell; the other keeps its state.
+        assert_eq!(
+            run(&exec, &gone, "echo ${X:-fresh}").await.summary.output,
+            "fresh\n"
+        );
+        assert_eq!(
+            run(&exec, &kept, "echo ${X:-fresh}").await.summary.output,
+            "kept\n"
+        );
     });
 }

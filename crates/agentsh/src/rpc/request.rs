@@ -1,5 +1,6 @@
 //! Requests: one JSON object per line, checked field by field so every error names its field.
 
+use agentsh_agent_session::json_kind;
 use serde_json::{Map, Value};
 
 use super::framing::{Frame, MAX_LINE_BYTES};
@@ -124,7 +125,7 @@ pub fn parse_line(bytes: &[u8]) -> Result<Option<Request>, RequestError> {
     let Value::Object(map) = value else {
         return Err(RequestError::parse(
             None,
-            format_args!("expected a JSON object, got {}", kind(&value)),
+            format_args!("expected a JSON object, got {}", json_kind(&value)),
         ));
     };
     let id = map.get("id").filter(|id| !id.is_null()).cloned();
@@ -136,7 +137,7 @@ pub fn parse_line(bytes: &[u8]) -> Result<Option<Request>, RequestError> {
         Some(other) => {
             return Err(RequestError::parse(
                 id,
-                format_args!("field `type` must be a string, got {}", kind(other)),
+                format_args!("field `type` must be a string, got {}", json_kind(other)),
             ));
         }
     };
@@ -249,19 +250,7 @@ fn missing(name: &str, expected: &str) -> String {
 }
 
 fn mistyped(name: &str, expected: &str, got: &Value) -> String {
-    format!("field `{name}` must be {expected}, got {}", kind(got))
-}
-
-/// `a string`, `an array`, … for error texts.
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
+    format!("field `{name}` must be {expected}, got {}", json_kind(got))
 }
 
 #[cfg(test)]

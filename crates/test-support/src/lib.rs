@@ -60,6 +60,11 @@ mod tests {
             .arg(&marker)
             .spawn()
             .expect("sleep starts");
+        // The child shows its own argv only once it has exec'd `sleep`: wait for that.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while alive_with_arg(&marker).is_empty() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
         assert_eq!(alive_with_arg(&marker), [child.id()]);
         assert_eq!(alive_containing(&marker), [child.id()]);
         assert!(

@@ -924,10 +924,45 @@ unsafe fn reap(child: libc::pid_t) {
 
 /// Kills every descendant (stopping them first so that none can fork during the sweep) and
 /// reaps them, until none is left or about two seconds have passed.
+///
+/// The child goes first, without a scan: as a subreaper we adopt whatever it leaves, so every
+/// remaining descendant has one of our children as its ancestor, and a supervisor without
+/// children has no descendants at all. That is the usual end (an idle shell with no background
+/// jobs), and it then costs no `/proc` scan — which reads every process's `stat`, often several
+/// times, and was most of the CPU time of a short `agentsh exec`.
 #[cfg(target_os = "linux")]
 unsafe fn kill_everything(child: libc::pid_t) {
     // SAFETY: raw syscalls only.
     unsafe {
+        libc::kill(child, libc::SIGKILL);
+        // A SIGKILLed process can take a moment to die (or stay in uninterruptible sleep):
+        // wait for it a bounded time, then leave it to the sweep.
+        for _ in 0..2000 {
+            let mut status = 0;
+            let r = libc::waitpid(child, &raw mut status, libc::WNOHANG);
+            if r == child {
+                write_record(SUP_REPORT, REPORT_CHILD_EXIT, status);
+                break;
+            }
+            if r < 0 {
+                break; // Already reaped.
+            }
+            let pause = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 100_000,
+            };
+            libc::nanosleep(&raw const pause, std::ptr::null_mut());
+        }
+        loop {
+            let mut status = 0;
+            let r = libc::waitpid(-1, &raw mut status, libc::WNOHANG);
+            if r < 0 {
+                return; // ECHILD: no child, hence no descendant, is left.
+            }
+            if r == 0 {
+                break; // Something still runs: sweep.
+            }
+        }
         let me = libc::getpid() as u64;
         for round in 0..2000 {
             let mut found = 0u32;

@@ -15,6 +15,12 @@
 //!    `/dev/null`, stdout and stderr on the FIFO, and fds 3 and 7 closed for the command;
 //! 3. resets `errexit`, closes the FIFO, and only then sends `<seq> <status>` on the channel.
 //!
+//! Once, after sourcing the snapshot and (bash) installing its `USR1` trap, and before its first
+//! `read`, the loop sends `0 0`: it is ready. agentsh does not wait for that line before sending
+//! the first command — the trigger waits in the socket while the shell starts, so a new shell's
+//! start-up overlaps with agentsh preparing the command — but a shell that exits or hangs before
+//! it failed to start (a broken snapshot), which is not the command's doing.
+//!
 //! The status travels on a channel no command can reach (fd 3 is closed for it, and the
 //! shell's saved copy is close-on-exec), so no output and no child process can end a command
 //! early or change its status. Everything the command wrote is in the FIFO before the status is
@@ -52,7 +58,7 @@ pub(crate) const STOP_FILE: &str = "stop";
 /// Descriptor of the command pipe in the shell.
 pub(crate) const COMMAND_FD: i32 = 3;
 
-const BASH_LOOP: &str = r#"__ash_dir=$1 __ash_snap=$2 __ash_tag=$3 __ash_abort= __ash_armed= __ash_s=0 __ash_n= __ash_o= __ash_h= __ash_d=/ __ash_m=
+const BASH_LOOP: &str = r#"__ash_dir=$1 __ash_snap=$2 __ash_tag=$3 __ash_abort= __ash_armed= __ash_s=0 __ash_n= __ash_o= __ash_h= __ash_d=/ __ash_m= __ash_up=
 builtin set --
 __ash_dbg='{ if [[ -n ${__ash_abort-} && ${__ash_abort} == "${__ash_m-}" && -n ${BASH_SOURCE[0]+x}${FUNCNAME[0]+x} ]]; then return 2; fi; } 2>/dev/null'
 builtin readonly __ash_dir __ash_tag __ash_dbg
@@ -67,6 +73,10 @@ while :; do
   fi
   builtin trap '{ IFS= builtin read -r __ash_abort <"$__ash_dir/stop"; __ash_armed=1; builtin trap -- "$__ash_dbg" DEBUG; } 2>/dev/null' USR1
   builtin shopt -s extdebug
+  if [[ -z $__ash_up ]]; then
+    builtin readonly __ash_up=1
+    builtin printf '0 0\n' >&3
+  fi
   IFS=' ' builtin read -r __ash_n __ash_o __ash_h <&3 || builtin exit 0
   if [[ $__ash_h == 1 ]]; then
     builtin . "$__ash_dir/header"
@@ -89,13 +99,17 @@ done
 "#;
 
 /// The POSIX loop (sh, zsh); `BUILTIN` is replaced by the shell's way to bypass functions.
-const POSIX_LOOP: &str = r#"__ash_dir=$1 __ash_snap=$2 __ash_tag=$3 __ash_s=0 __ash_n= __ash_o= __ash_h= __ash_d=/
+const POSIX_LOOP: &str = r#"__ash_dir=$1 __ash_snap=$2 __ash_tag=$3 __ash_s=0 __ash_n= __ash_o= __ash_h= __ash_d=/ __ash_up=
 set --
 BUILTIN readonly __ash_dir __ash_tag
 while :; do
   if [ -n "$__ash_snap" ]; then
     BUILTIN . "$__ash_snap" </dev/null >/dev/null 2>&1 3<&-
     __ash_snap=
+  fi
+  if [ -z "$__ash_up" ]; then
+    BUILTIN readonly __ash_up=1
+    BUILTIN printf '0 0\n' >&3
   fi
   IFS=' ' BUILTIN read -r __ash_n __ash_o __ash_h <&3 || BUILTIN exit 0
   if [ "$__ash_h" = 1 ]; then
@@ -181,6 +195,9 @@ pub(crate) const FIFO_PREFIX: &str = "out";
 pub(crate) fn trigger(seq: u64, fifo: u64, header_changed: bool) -> String {
     format!("{seq} {fifo} {}\n", u8::from(header_changed))
 }
+
+/// The loop's one-time ready report, `0 0` (commands are numbered from 1).
+pub(crate) const READY: (u64, i32) = (0, 0);
 
 /// Parses the loop's report `<seq> <status>` (without the newline).
 pub(crate) fn parse_report(line: &[u8]) -> Option<(u64, i32)> {

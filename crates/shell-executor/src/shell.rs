@@ -26,7 +26,8 @@ use crate::fifo::{Fifo, FifoPool, read_fd};
 /// How long a stopped command's shell gets to come back (report a status) after the
 /// command's processes were ended, before it is replaced.
 pub(crate) const STOP_GRACE: Duration = Duration::from_secs(1);
-/// How long a new shell gets to source its snapshot and answer its first (empty) command.
+/// How long a new shell gets to source its snapshot and report that it is ready. A command's
+/// own timeout starts when the shell is ready.
 const STARTUP_LIMIT: Duration = Duration::from_secs(10);
 /// A shell that is running (not waiting) with no process of its command alive is busy in a
 /// builtin; it is probed twice this far apart before it is judged stuck.
@@ -59,15 +60,6 @@ pub(crate) trait Output: Send {
     fn head_satisfied(&self) -> bool;
 }
 
-struct Discard;
-
-impl Output for Discard {
-    fn chunk(&mut self, _: &[u8]) {}
-    fn head_satisfied(&self) -> bool {
-        false
-    }
-}
-
 /// How one command ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct RunOutcome {
@@ -95,6 +87,8 @@ enum Ending {
     ShellExited(ChildExit),
     /// The shell closed the command channel (it exited).
     ChannelClosed,
+    /// The shell did not report ready within [`STARTUP_LIMIT`].
+    StartupTimeout,
     /// The shell cannot be kept.
     Replace,
 }
@@ -118,14 +112,20 @@ pub(crate) struct ShellProcess {
     /// A command was started and its `run` did not finish (the caller dropped the future): the
     /// shell is in an unknown state and must not be used again.
     in_flight: bool,
+    /// The loop reported ready (see `bootstrap`).
+    ready: bool,
+    /// When the shell was started (its [`STARTUP_LIMIT`] counts from here).
+    started: Instant,
     buf: Vec<u8>,
     // Declared last: removed after the FIFOs above are closed.
     dir: tempfile::TempDir,
 }
 
 impl ShellProcess {
-    /// Starts `spec` with `env`, sources `snapshot`, and runs one empty command to make sure
-    /// the loop answers.
+    /// Starts `spec` with `env`; the shell sources `snapshot` while the first command is
+    /// prepared. Whether it became ready is learnt by the first [`run`](Self::run): a shell that
+    /// exits or hangs before it reports ready makes that run fail with
+    /// [`ExecError::StartupExit`] or [`ExecError::StartupTimeout`].
     pub(crate) async fn start(
         spec: &ShellSpec,
         env: Vec<(OsString, OsString)>,
@@ -145,7 +145,7 @@ impl ShellProcess {
         // The supervisor removes the directory even when agentsh dies without cleaning up.
         spawn.remove_on_exit = Some(dir.path().to_path_buf());
         let supervisor = Supervisor::spawn(spawn).await?;
-        let mut shell = Self {
+        Ok(Self {
             spec: spec.clone(),
             supervisor: Some(supervisor),
             commands: register_socket(ours)?,
@@ -155,27 +155,11 @@ impl ShellProcess {
             seq: 0,
             header_cwd: None,
             in_flight: false,
+            ready: false,
+            started: Instant::now(),
             buf: vec![0; READ_CHUNK],
             dir,
-        };
-        let never = CancellationToken::new();
-        let outcome = shell
-            .run("", cwd, STARTUP_LIMIT, &never, &mut Discard)
-            .await?;
-        let shell_name = spec.path.display().to_string();
-        match outcome {
-            RunOutcome {
-                stopped: Some(_), ..
-            } => Err(ExecError::StartupTimeout {
-                shell: shell_name,
-                seconds: STARTUP_LIMIT.as_secs(),
-            }),
-            _ if !shell.is_alive() => Err(ExecError::StartupExit {
-                shell: shell_name,
-                code: outcome.exit_code.unwrap_or(-1),
-            }),
-            _ => Ok(shell),
-        }
+        })
     }
 
     /// The shell this process runs.
@@ -274,7 +258,14 @@ impl ShellProcess {
         };
         let sent = send_all(self.commands.get_ref().as_raw_fd(), trigger.as_bytes());
 
-        let deadline = Instant::now() + timeout;
+        let mut shell_ready = self.ready;
+        // Until the shell is ready, the start-up limit applies; the command's own time starts
+        // when it is.
+        let mut deadline = if shell_ready {
+            Instant::now() + timeout
+        } else {
+            self.started + STARTUP_LIMIT
+        };
         let mut stopped: Option<StopReason> = None;
         let mut stopper: Option<StopFuture> = None;
         let mut grace_until: Option<Instant> = None;
@@ -317,7 +308,7 @@ impl ShellProcess {
                     restarted: true,
                 });
             };
-            loop {
+            'events: loop {
                 tokio::select! {
                     // Stopping comes first: a command flooding its FIFO keeps that branch
                     // ready forever, and must not starve its own timeout, abort or head stop.
@@ -331,6 +322,9 @@ impl ShellProcess {
                     }
                     () = sleep_until_opt(grace_until) => break Ending::Replace,
                     () = tokio::time::sleep_until(deadline), if stopped.is_none() => {
+                        if !shell_ready {
+                            break Ending::StartupTimeout;
+                        }
                         begin_stop(StopReason::Timeout, &mut stopped, &mut stopper);
                     }
                     () = cancel.cancelled(), if stopped.is_none() => {
@@ -342,13 +336,20 @@ impl ShellProcess {
                             Ok(Ok(0) | Err(_)) => break Ending::ChannelClosed,
                             Ok(Ok(n)) => {
                                 report.extend_from_slice(&buf[..n]);
-                                if let Some(end) = report.iter().position(|&b| b == b'\n') {
+                                // One read can hold the ready line and the command's report.
+                                while let Some(end) = report.iter().position(|&b| b == b'\n') {
                                     let line: Vec<u8> = report.drain(..=end).collect();
                                     match bootstrap::parse_report(&line[..end]) {
-                                        Some((done, status)) if done == seq => break Ending::Reported(status),
+                                        Some(bootstrap::READY) if !shell_ready => {
+                                            shell_ready = true;
+                                            deadline = Instant::now() + timeout;
+                                        }
+                                        Some((done, status)) if done == seq && shell_ready => {
+                                            break 'events Ending::Reported(status);
+                                        }
                                         // Anything else on the loop's own channel: the shell's
                                         // state is unknown.
-                                        _ => break Ending::Replace,
+                                        _ => break 'events Ending::Replace,
                                     }
                                 }
                             }
@@ -449,8 +450,25 @@ impl ShellProcess {
                 self.drain_after_end(&mut fifo, out);
                 (None, None, true)
             }
+            Ending::StartupTimeout => {
+                self.replace().await;
+                self.in_flight = false;
+                return Err(ExecError::StartupTimeout {
+                    shell: self.spec.path.display().to_string(),
+                    seconds: STARTUP_LIMIT.as_secs(),
+                });
+            }
         };
         self.in_flight = false;
+        self.ready = shell_ready;
+        if !shell_ready && stopped.is_none() {
+            // It ended before its loop ran: the snapshot or the shell is broken, not the
+            // command (which never started).
+            return Err(ExecError::StartupExit {
+                shell: self.spec.path.display().to_string(),
+                code: shell_exit.map_or(-1, ChildExit::shell_code),
+            });
+        }
         let exit_code = match stopped {
             Some(StopReason::Head) => Some(0),
             Some(StopReason::Timeout | StopReason::Abort) => None,

@@ -271,3 +271,73 @@ fn calls_on_one_key_run_one_at_a_time_in_order() {
         assert_eq!(exec.shells().len(), 1);
     });
 }
+
+/// A snapshot that exits the shell is a start-up failure of the shell, not the command's exit:
+/// the call fails with an error naming the shell, and the next call starts a fresh shell.
+#[test]
+fn a_snapshot_that_exits_is_a_startup_error_not_the_commands_status() {
+    runtime().block_on(async {
+        let dir = tempdir();
+        let broken = dir.path().join("broken.sh");
+        std::fs::write(&broken, "exit 3\n").expect("write snapshot");
+        let exec = executor();
+        for shell in ["bash", "sh"] {
+            let s = session(&format!("broken-snapshot-{shell}"));
+            let mut req = request("echo never", &s, Duration::from_secs(10));
+            req.shell = agentsh_process::shell::ShellSpec::from_path(
+                crate::common::which(shell).expect("shell on PATH"),
+            );
+            req.snapshot = Some(broken.clone());
+            let mut sink = OutputSink::new(SinkOptions::default());
+            let err = exec
+                .execute(req, &mut sink, None)
+                .await
+                .expect_err("the shell cannot start");
+            assert!(
+                matches!(
+                    err,
+                    agentsh_shell_executor::ExecError::StartupExit { code: 3, .. }
+                ),
+                "{shell}: {err:?}"
+            );
+            assert!(err.to_string().contains("exited while starting (status 3)"), "{err}");
+            // Without the snapshot the same session works: nothing is left of the broken shell.
+            assert_eq!(run(&exec, &s, "echo fine").await.summary.output, "fine\n");
+        }
+    });
+}
+
+/// A snapshot that never finishes is cut at the start-up limit (10 s), the whole tree ended;
+/// the command's own timeout (1 s here) only starts once the shell is ready.
+#[test]
+fn a_snapshot_that_hangs_is_a_startup_timeout_and_leaves_no_process() {
+    runtime().block_on(async {
+        let dir = tempdir();
+        let hanging = dir.path().join("hanging.sh");
+        let marker = crate::common::unique("100.61");
+        std::fs::write(&hanging, format!("sleep {marker}\n")).expect("write snapshot");
+        let exec = executor();
+        let s = session("hanging-snapshot");
+        let mut req = request("echo never", &s, Duration::from_secs(1));
+        req.snapshot = Some(hanging);
+        let mut sink = OutputSink::new(SinkOptions::default());
+        let started = std::time::Instant::now();
+        let err = exec
+            .execute(req, &mut sink, None)
+            .await
+            .expect_err("the shell never becomes ready");
+        let elapsed = started.elapsed();
+        assert!(
+            matches!(
+                err,
+                agentsh_shell_executor::ExecError::StartupTimeout { seconds: 10, .. }
+            ),
+            "{err:?}"
+        );
+        assert!(
+            elapsed >= Duration::from_secs(10) && elapsed < Duration::from_secs(20),
+            "{elapsed:?}"
+        );
+        assert_eq!(crate::common::alive_with(&marker), Vec::<u32>::new());
+    });
+}

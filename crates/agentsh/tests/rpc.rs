@@ -494,3 +494,90 @@ fn rpc_cwd_sets_the_session_directory_and_must_exist() {
     );
     assert!(done.stderr.contains("missing"), "{}", done.stderr);
 }
+
+/// Requests from a regular file (not a pipe) are read by the blocking reader: every line is
+/// answered, and the server exits 0 at the end of the file. (Only requests that need no command:
+/// the end of input ends running commands.)
+#[test]
+fn requests_from_a_file_are_answered() {
+    let env = TestEnv::new();
+    let requests = env.root().join("requests.jsonl");
+    std::fs::write(
+        &requests,
+        "{\"id\":\"1\",\"type\":\"abort_bash\"}\n\
+         not json\n\
+         {\"id\":\"2\",\"type\":\"read_artifact\",\"artifactId\":\"999\"}",
+    )
+    .expect("write requests");
+    let config = env.config_path();
+    let child = env
+        .command(&["rpc", "--config", config.to_str().expect("utf-8 path")])
+        .stdin(std::fs::File::open(&requests).expect("open requests"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn agentsh rpc");
+    let finished = crate::util::wait_output(child, LIVENESS);
+    assert_eq!(finished.status.code(), Some(0), "{finished:?}");
+    let responses: Vec<Value> = finished
+        .stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("one JSON object per line"))
+        .filter(|line: &Value| line["type"] == "response")
+        .collect();
+    assert_eq!(responses.len(), 3, "{responses:?}");
+    let with_id = |id: &str| {
+        responses
+            .iter()
+            .find(|r| r["id"] == id)
+            .unwrap_or_else(|| panic!("no response {id}: {responses:?}"))
+    };
+    assert_eq!(with_id("1")["success"], true);
+    assert!(
+        responses
+            .iter()
+            .any(|r| r["command"] == "parse" && r["success"] == false)
+    );
+    // The last line has no newline: it is still a request.
+    assert_eq!(with_id("2")["success"], false);
+    assert!(
+        with_id("2")["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("Artifact 999 not found")),
+        "{responses:?}"
+    );
+}
+
+/// A pipe on stdin is read without blocking while the server runs; its flags are restored at
+/// the end, so whoever shares the pipe finds it as it was.
+#[test]
+fn stdin_flags_are_restored_when_the_server_ends() {
+    use std::io::BufRead;
+
+    let env = TestEnv::new();
+    let (reader, mut writer) = std::io::pipe().expect("pipe");
+    let config = env.config_path();
+    let mut child = env
+        .command(&["rpc", "--config", config.to_str().expect("utf-8 path")])
+        .stdin(reader.try_clone().expect("dup"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn agentsh rpc");
+    let mut stdout = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+    writer
+        .write_all(b"{\"id\":\"1\",\"type\":\"bash\",\"command\":\"echo hi\"}\n")
+        .expect("write");
+    let mut line = String::new();
+    stdout.read_line(&mut line).expect("response");
+    let response: Value = serde_json::from_str(&line).expect("JSON");
+    assert_eq!(response["data"]["output"], "hi\n", "{line}");
+    drop(writer);
+    let status = crate::util::wait_timeout(&mut child, LIVENESS);
+    assert_eq!(status.code(), Some(0));
+    // Our copy shares the open file with the server's stdin.
+    // SAFETY: fcntl on a descriptor we own.
+    let flags = unsafe { libc::fcntl(std::os::fd::AsRawFd::as_raw_fd(&reader), libc::F_GETFL) };
+    assert!(flags >= 0);
+    assert_eq!(flags & libc::O_NONBLOCK, 0, "stdin left non-blocking");
+}

@@ -5,10 +5,6 @@ use std::io::{self, BufRead};
 /// The longest request line accepted (without its `\n`): 32 MiB.
 pub const MAX_LINE_BYTES: usize = 32 * 1024 * 1024;
 
-/// A line buffer larger than this is released after use, so one huge request does not keep
-/// its memory for the rest of the session.
-const KEEP_BUFFER_BYTES: usize = 1024 * 1024;
-
 /// One line of input.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Frame {
@@ -21,12 +17,64 @@ pub enum Frame {
     },
 }
 
-/// Reads [`Frame`]s from a [`BufRead`]. A line over the limit is skipped up to its `\n` while
-/// only its length is counted. The last line may end at end of input without a `\n`.
-pub struct LineReader<R> {
-    inner: R,
+/// Cuts a byte stream, pushed in chunks of any size, into [`Frame`]s. A line over the limit is
+/// skipped up to its `\n` while only its length is counted.
+#[derive(Debug)]
+pub struct Framer {
     max_bytes: usize,
     buf: Vec<u8>,
+    /// The length so far of a line found to be too long.
+    skipped: Option<u64>,
+}
+
+impl Framer {
+    /// A framer of lines of at most `max_bytes` bytes.
+    pub fn new(max_bytes: usize) -> Self {
+        Self {
+            max_bytes,
+            buf: Vec::new(),
+            skipped: None,
+        }
+    }
+
+    /// Takes `chunk` up to and including its first `\n`. Returns how many bytes were taken
+    /// and, when they ended a line, that line.
+    pub fn push(&mut self, chunk: &[u8]) -> (usize, Option<Frame>) {
+        let (part, consumed, ends_line) = match memchr::memchr(b'\n', chunk) {
+            Some(at) => (&chunk[..at], at + 1, true),
+            None => (chunk, chunk.len(), false),
+        };
+        if let Some(bytes) = self.skipped.as_mut() {
+            *bytes += part.len() as u64;
+        } else if self.buf.len() + part.len() > self.max_bytes {
+            self.skipped = Some((self.buf.len() + part.len()) as u64);
+            self.buf = Vec::new();
+        } else {
+            self.buf.extend_from_slice(part);
+        }
+        (consumed, ends_line.then(|| self.take()))
+    }
+
+    /// At end of input: the last line, if it did not end with `\n`.
+    pub fn finish(&mut self) -> Option<Frame> {
+        (self.skipped.is_some() || !self.buf.is_empty()).then(|| self.take())
+    }
+
+    /// The line ended: hands over its bytes (the buffer goes with them, so one huge request does
+    /// not keep its memory for the rest of the session).
+    fn take(&mut self) -> Frame {
+        match self.skipped.take() {
+            Some(bytes) => Frame::TooLong { bytes },
+            None => Frame::Line(std::mem::take(&mut self.buf)),
+        }
+    }
+}
+
+/// Reads [`Frame`]s from a [`BufRead`] (a [`Framer`] over blocking reads). The last line may
+/// end at end of input without a `\n`.
+pub struct LineReader<R> {
+    inner: R,
+    framer: Framer,
 }
 
 impl<R: BufRead> LineReader<R> {
@@ -34,19 +82,12 @@ impl<R: BufRead> LineReader<R> {
     pub fn new(inner: R, max_bytes: usize) -> Self {
         Self {
             inner,
-            max_bytes,
-            buf: Vec::new(),
+            framer: Framer::new(max_bytes),
         }
     }
 
     /// The next line, or `None` at end of input.
     pub fn next_frame(&mut self) -> io::Result<Option<Frame>> {
-        if self.buf.capacity() > KEEP_BUFFER_BYTES {
-            self.buf = Vec::new();
-        }
-        self.buf.clear();
-        // The length so far of a line found to be too long.
-        let mut skipped: Option<u64> = None;
         loop {
             let chunk = match self.inner.fill_buf() {
                 Ok(chunk) => chunk,
@@ -54,30 +95,12 @@ impl<R: BufRead> LineReader<R> {
                 Err(err) => return Err(err),
             };
             if chunk.is_empty() {
-                return Ok(match skipped {
-                    Some(bytes) => Some(Frame::TooLong { bytes }),
-                    None if self.buf.is_empty() => None,
-                    None => Some(Frame::Line(std::mem::take(&mut self.buf))),
-                });
+                return Ok(self.framer.finish());
             }
-            let (part, consumed, ends_line) = match memchr::memchr(b'\n', chunk) {
-                Some(at) => (&chunk[..at], at + 1, true),
-                None => (chunk, chunk.len(), false),
-            };
-            if let Some(bytes) = skipped.as_mut() {
-                *bytes += part.len() as u64;
-            } else if self.buf.len() + part.len() > self.max_bytes {
-                skipped = Some((self.buf.len() + part.len()) as u64);
-                self.buf = Vec::new();
-            } else {
-                self.buf.extend_from_slice(part);
-            }
+            let (consumed, frame) = self.framer.push(chunk);
             self.inner.consume(consumed);
-            if ends_line {
-                return Ok(Some(match skipped {
-                    Some(bytes) => Frame::TooLong { bytes },
-                    None => Frame::Line(std::mem::take(&mut self.buf)),
-                }));
+            if frame.is_some() {
+                return Ok(frame);
             }
         }
     }
@@ -171,7 +194,7 @@ mod tests {
             Some(Frame::TooLong { bytes: len })
         );
         // Once the limit is passed the buffer is released and the rest is only counted.
-        assert_eq!(reader.buf.capacity(), 0);
+        assert_eq!(reader.framer.buf.capacity(), 0);
         assert_eq!(reader.next_frame().expect("read"), Some(line("{}")));
         assert_eq!(reader.next_frame().expect("read"), None);
     }

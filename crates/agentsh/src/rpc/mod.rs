@@ -2,18 +2,22 @@
 //!
 //! Three parts, so that input is read while commands run and output lines never interleave:
 //!
-//! - a reader thread splits stdin into lines of at most [`framing::MAX_LINE_BYTES`]
-//!   ([`framing::LineReader`]; a longer line is skipped, not buffered) and parses each into a
-//!   [`request::Request`] or a [`request::RequestError`];
+//! - a reader splits stdin into lines of at most [`framing::MAX_LINE_BYTES`]
+//!   ([`framing::Framer`]; a longer line is skipped, not buffered) and parses each into a
+//!   [`request::Request`] or a [`request::RequestError`]. When stdin is a pipe or a socket (the
+//!   usual case: a client process) the reader is a task on the runtime, woken by `epoll`, so a
+//!   request reaches the dispatcher without a thread hand-off; otherwise (a terminal, a file) it
+//!   is a thread doing blocking reads;
 //! - the dispatcher ([`server::Server`]) answers quick requests (`abort`, `abort_bash`, errors)
 //!   at once and runs `bash`, `tool_call` and `read_artifact` as tasks of their own;
-//! - a writer thread ([`output::spawn_writer`]) owns stdout: every response and event is one
-//!   serialised line sent to it over a channel.
+//! - a writer thread ([`output::spawn_writer`]) writes the serialised lines queued for it; a
+//!   line that fits the pipe while nothing is queued is written by its sender directly.
 //!
 //! On end of input every running command is ended, the session shut down, and the process exits
 //! with status 0.
 
 mod framing;
+mod input;
 mod output;
 mod request;
 mod server;
@@ -28,9 +32,6 @@ use tokio::sync::mpsc;
 use crate::cli::RpcArgs;
 use crate::config::load_settings;
 use crate::{print_error, runtime, usage_error};
-
-use self::framing::{LineReader, MAX_LINE_BYTES};
-use self::request::parse_frame;
 
 /// Parsed requests waiting for the dispatcher; the reader waits when this many are queued.
 const REQUEST_QUEUE: usize = 64;
@@ -68,7 +69,7 @@ pub fn run(args: &RpcArgs) -> ExitCode {
         // An unusable `bash.shell`: nothing runs on a broken configuration.
         Err(err) => return usage_error(&err),
     };
-    let (output, writer) = match output::spawn_writer(std::io::stdout()) {
+    let (output, writer) = match output::spawn_writer(std::io::stdout(), output::stdout_has_room) {
         Ok(pair) => pair,
         Err(err) => {
             print_error(&format_args!("cannot start the output thread: {err}"));
@@ -76,30 +77,16 @@ pub fn run(args: &RpcArgs) -> ExitCode {
         }
     };
     let (requests_tx, requests) = mpsc::channel(REQUEST_QUEUE);
-    let reader = std::thread::Builder::new()
+    let stdin = {
+        let _entered = runtime.enter();
+        input::AsyncStdin::open()
+    };
+    if let Some(stdin) = stdin {
+        runtime.spawn(input::read_async(stdin, requests_tx));
+    } else if let Err(err) = std::thread::Builder::new()
         .name("rpc-reader".into())
-        .spawn(move || {
-            let mut lines = LineReader::new(std::io::stdin().lock(), MAX_LINE_BYTES);
-            loop {
-                let frame = match lines.next_frame() {
-                    Ok(Some(frame)) => frame,
-                    Ok(None) => break,
-                    Err(err) => {
-                        tracing::warn!("cannot read stdin: {err}; treating it as closed");
-                        break;
-                    }
-                };
-                let request = match parse_frame(&frame) {
-                    Ok(None) => continue,
-                    Ok(Some(request)) => Ok(request),
-                    Err(err) => Err(err),
-                };
-                if requests_tx.blocking_send(request).is_err() {
-                    break;
-                }
-            }
-        });
-    if let Err(err) = reader {
+        .spawn(move || input::read_blocking(&requests_tx))
+    {
         print_error(&format_args!("cannot start the input thread: {err}"));
         return ExitCode::FAILURE;
     }

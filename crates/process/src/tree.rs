@@ -123,7 +123,11 @@ pub struct EndReport {
 /// Whether this platform can attribute processes to commands (Linux with `/proc`). Where it
 /// cannot, a stopped command's shell has to be replaced as a whole.
 pub fn can_attribute() -> bool {
-    cfg!(target_os = "linux") && std::path::Path::new("/proc/self/stat").exists()
+    // Asked before every command; `/proc` does not come and go while agentsh runs.
+    static CAN: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *CAN.get_or_init(|| {
+        cfg!(target_os = "linux") && std::path::Path::new("/proc/self/stat").exists()
+    })
 }
 
 /// Clock ticks since boot (`CLOCK_BOOTTIME`), the clock of `/proc/<pid>/stat` start times.

@@ -1,6 +1,6 @@
 //! The process-wide cache of persistent shells (SPEC §6, Persistent shells and Cache).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -52,6 +52,17 @@ struct Inner {
     config: ExecutorConfig,
     slots: Mutex<HashMap<ShellKey, Arc<Slot>>>,
     sweeper_started: AtomicBool,
+    /// The last environment built, with its inputs: every call of a session asks for the same
+    /// one, and hardening and keying it cost more than checking that nothing changed.
+    last_env: Mutex<Option<BuiltEnv>>,
+}
+
+/// A shell environment and what it was built from.
+struct BuiltEnv {
+    base: Vec<(OsString, OsString)>,
+    settings: BTreeMap<String, String>,
+    env: Arc<Vec<(OsString, OsString)>>,
+    key: Vec<u8>,
 }
 
 /// One shell of the cache, as [`ShellExecutor::shells`] reports it.
@@ -123,6 +134,7 @@ impl ShellExecutor {
                 config,
                 slots: Mutex::new(HashMap::new()),
                 sweeper_started: AtomicBool::new(false),
+                last_env: Mutex::new(None),
             }),
         }
     }
@@ -146,12 +158,12 @@ impl ShellExecutor {
             return Err(ExecError::NulInCwd(request.cwd.display().to_string()));
         }
         self.start_sweeper();
-        let env = self.environment(&request);
+        let (env, env_key) = self.environment(&request);
         let key = ShellKey {
             shell: request.shell.path.clone(),
             prefix: request.prefix.clone(),
             snapshot: request.snapshot.clone(),
-            env: env_cache_key(env.iter().map(|(k, v)| (k, v))),
+            env: env_key,
             session: request.session.clone(),
         };
         let (slot, evicted) = self.acquire(key);
@@ -181,7 +193,7 @@ impl ShellExecutor {
                 }
                 let started = ShellProcess::start(
                     &request.shell,
-                    env,
+                    Vec::clone(&env),
                     request.snapshot.as_deref(),
                     &request.cwd,
                 )
@@ -302,13 +314,36 @@ impl ShellExecutor {
         close_all(evicted).await;
     }
 
-    fn environment(&self, request: &ExecRequest) -> Vec<(OsString, OsString)> {
+    /// The shell environment of `request` and its cache key.
+    fn environment(&self, request: &ExecRequest) -> (Arc<Vec<(OsString, OsString)>>, Vec<u8>) {
         let base: Vec<(OsString, OsString)> = match &self.inner.config.base_env {
             Some(base) => base.clone(),
             None => std::env::vars_os().collect(),
         };
-        let base = base.into_iter().filter(|(name, _)| name != MARKER_VAR);
-        hardened_env(base, &request.env, TerminalKind::Pipe)
+        let mut last = self
+            .inner
+            .last_env
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(built) = last.as_ref()
+            && built.base == base
+            && built.settings == request.env
+        {
+            return (Arc::clone(&built.env), built.key.clone());
+        }
+        let env = Arc::new(hardened_env(
+            base.iter().filter(|(name, _)| name != MARKER_VAR).cloned(),
+            &request.env,
+            TerminalKind::Pipe,
+        ));
+        let key = env_cache_key(env.iter().map(|(k, v)| (k, v)));
+        *last = Some(BuiltEnv {
+            base,
+            settings: request.env.clone(),
+            env: Arc::clone(&env),
+            key: key.clone(),
+        });
+        (env, key)
     }
 
     /// Finds or creates the slot of `key` and marks it busy; makes room first when the cache

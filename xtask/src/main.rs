@@ -118,7 +118,6 @@ fn ci(args: &[String]) -> Result<(), String> {
         step(&format!("cargo test (PROPTEST_CASES={cases})"), tests)?;
     }
 
-    println!("==> snapshots: none pending");
     let pending = pending_snapshots(&workspace_root());
     if !pending.is_empty() {
         let list: Vec<String> = pending.iter().map(|p| p.display().to_string()).collect();
@@ -127,6 +126,7 @@ fn ci(args: &[String]) -> Result<(), String> {
             list.join("\n  ")
         ));
     }
+    println!("==> snapshots: none pending");
     println!("==> ci: all steps passed");
     Ok(())
 }

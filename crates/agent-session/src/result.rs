@@ -444,7 +444,7 @@ struct Source<'a> {
 impl<'a> Source<'a> {
     /// The sink's tail: its last line is line `total_lines`.
     fn tail(text: &'a str, truncated: bool, total_lines: u64) -> Self {
-        let lines = count_lines(text) as u64;
+        let lines = count_lines(text);
         let mut source = Self {
             text,
             first_line: (total_lines + 1).saturating_sub(lines).max(1),
@@ -466,8 +466,8 @@ impl<'a> Source<'a> {
         let shown = apply_head_tail(self.text, limits.head, limits.tail);
         let start = end - shown.len();
         // The shown part starts at a line start, so the lines before it are whole lines.
-        let skipped = count_lines(&self.text[..start]) as u64;
-        let lines = count_lines(shown) as u64;
+        let skipped = count_lines(&self.text[..start]);
+        let lines = count_lines(shown);
         let asked_for_nothing = limits.head == Some(0) || limits.tail == Some(0);
         let touches_cut =
             (self.cut_at_start && start == 0) || (self.cut_at_end && end == self.text.len());

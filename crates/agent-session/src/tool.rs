@@ -193,14 +193,7 @@ async fn run_piped(
             sink,
             Some(&mut on_chunk),
         );
-        tokio::pin!(run);
-        tokio::select! {
-            result = &mut run => result,
-            () = ctx.cancel.cancelled() => {
-                cancel.cancel();
-                run.await
-            }
-        }
+        stop_on_cancel(run, &ctx.cancel, || cancel.cancel()).await
     };
     live.finish(on_update);
     run
@@ -217,13 +210,22 @@ async fn run_on_pty(
     let session = PtySession::start(command, sink);
     let controller = session.controller();
     host.attach(call_id, controller.clone());
-    let wait = session.wait_with_sink();
-    tokio::pin!(wait);
+    stop_on_cancel(session.wait_with_sink(), &ctx.cancel, || controller.kill()).await
+}
+
+/// Drives `work` to its end; when `cancel` fires first, calls `stop` and keeps driving it, so
+/// the work ends with its own (cancelled) result instead of being dropped.
+async fn stop_on_cancel<T>(
+    work: impl Future<Output = T>,
+    cancel: &CancellationToken,
+    stop: impl FnOnce(),
+) -> T {
+    tokio::pin!(work);
     tokio::select! {
-        done = &mut wait => done,
-        () = ctx.cancel.cancelled() => {
-            controller.kill();
-            wait.await
+        done = &mut work => done,
+        () = cancel.cancelled() => {
+            stop();
+            work.await
         }
     }
 }

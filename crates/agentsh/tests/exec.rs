@@ -4,7 +4,8 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use crate::util::{
-    LIVENESS, TestEnv, assert_no_survivor, marked_sleep, processes_with, unique_marker, wait_output,
+    LIVENESS, TestEnv, assert_no_survivor, finish, marked_sleep, processes_with, unique_marker,
+    wait_output,
 };
 
 #[test]
@@ -94,14 +95,7 @@ fn usage_errors_exit_two() {
     assert_eq!(done.stdout, "");
     let done = env.exec(&["--head", "many", "--", "true"]);
     assert_eq!(done.code(), 2, "{done:?}");
-    let done = wait_output(
-        env.command(&["frobnicate"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn"),
-        LIVENESS,
-    );
+    let done = finish(env.command(&["frobnicate"]));
     assert_eq!(done.code(), 2, "{done:?}");
 }
 
@@ -109,14 +103,7 @@ fn usage_errors_exit_two() {
 fn help_is_available_everywhere() {
     let env = TestEnv::new();
     for args in [&["--help"][..], &["exec", "--help"], &["rpc", "--help"]] {
-        let done = wait_output(
-            env.command(args)
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .expect("spawn"),
-            LIVENESS,
-        );
+        let done = finish(env.command(args));
         assert_eq!(done.code(), 0, "{args:?}: {done:?}");
         assert!(
             done.stdout.contains("Usage: agentsh"),
@@ -155,20 +142,13 @@ fn config_errors_name_file_and_key_and_exit_two() {
     // A missing explicit file is an error too; so is one named by AGENTSH_CONFIG.
     let env = TestEnv::new();
     let missing = env.root().join("nope.toml");
-    let done = wait_output(
-        env.command(&[
-            "exec",
-            "--config",
-            missing.to_str().expect("utf-8"),
-            "--",
-            "true",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn"),
-        LIVENESS,
-    );
+    let done = finish(env.command(&[
+        "exec",
+        "--config",
+        missing.to_str().expect("utf-8"),
+        "--",
+        "true",
+    ]));
     assert_eq!(done.code(), 2);
     assert_eq!(
         done.stderr,
@@ -177,28 +157,18 @@ fn config_errors_name_file_and_key_and_exit_two() {
             missing.display()
         )
     );
-    let done = wait_output(
+    let done = finish(
         env.command(&["exec", "--", "true"])
-            .env("AGENTSH_CONFIG", &missing)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn"),
-        LIVENESS,
+            .env("AGENTSH_CONFIG", &missing),
     );
     assert_eq!(done.code(), 2, "{done:?}");
 
     // rpc refuses a broken config the same way, before reading any input.
     let env = TestEnv::with_config("[bash]\nvirtual_terminal = \"maybe\"\n");
     let config = env.config_path();
-    let done = wait_output(
+    let done = finish(
         env.command(&["rpc", "--config", config.to_str().expect("utf-8")])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn"),
-        LIVENESS,
+            .stdin(Stdio::piped()),
     );
     assert_eq!(done.code(), 2, "{done:?}");
     assert!(
@@ -215,14 +185,7 @@ fn the_default_config_file_is_read() {
     let dir = env.root().join("config").join("agentsh");
     std::fs::create_dir_all(&dir).expect("mkdir");
     std::fs::write(dir.join("config.toml"), "[bash]\ndefault_timeout = 7\n").expect("write");
-    let done = wait_output(
-        env.command(&["exec", "--json", "--", "true"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn"),
-        LIVENESS,
-    );
+    let done = finish(env.command(&["exec", "--json", "--", "true"]));
     assert_eq!(done.json()["details"]["timeout"], 7, "{done:?}");
 }
 
@@ -334,7 +297,7 @@ fn no_survivor_after_a_normal_exit() {
 fn logs_go_to_stderr_only() {
     let env = TestEnv::new();
     let config = env.config_path();
-    let done = wait_output(
+    let done = finish(
         env.command(&[
             "exec",
             "--config",
@@ -343,12 +306,7 @@ fn logs_go_to_stderr_only() {
             "echo",
             "clean",
         ])
-        .env("RUST_LOG", "trace")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn"),
-        LIVENESS,
+        .env("RUST_LOG", "trace"),
     );
     assert_eq!(
         (done.code(), done.stdout.as_str()),

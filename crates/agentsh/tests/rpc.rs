@@ -477,14 +477,9 @@ fn rpc_cwd_sets_the_session_directory_and_must_exist() {
         sub.to_str().expect("utf-8")
     );
 
-    let done = crate::util::wait_output(
+    let done = crate::util::finish(
         env.command(&["rpc", "--config", config, "--cwd", "missing"])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .expect("spawn"),
-        LIVENESS,
+            .stdin(std::process::Stdio::piped()),
     );
     assert_eq!(done.code(), 2, "{done:?}");
     assert!(
@@ -510,14 +505,10 @@ fn requests_from_a_file_are_answered() {
     )
     .expect("write requests");
     let config = env.config_path();
-    let child = env
-        .command(&["rpc", "--config", config.to_str().expect("utf-8 path")])
-        .stdin(std::fs::File::open(&requests).expect("open requests"))
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("spawn agentsh rpc");
-    let finished = crate::util::wait_output(child, LIVENESS);
+    let finished = crate::util::finish(
+        env.command(&["rpc", "--config", config.to_str().expect("utf-8 path")])
+            .stdin(std::fs::File::open(&requests).expect("open requests")),
+    );
     assert_eq!(finished.status.code(), Some(0), "{finished:?}");
     let responses: Vec<Value> = finished
         .stdout

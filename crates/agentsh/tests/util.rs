@@ -87,14 +87,7 @@ impl TestEnv {
         let config = self.config_path();
         let mut all = vec!["exec", "--config", config.to_str().expect("utf-8 path")];
         all.extend_from_slice(args);
-        let child = self
-            .command(&all)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn agentsh exec");
-        wait_output(child, LIVENESS)
+        finish(self.command(&all).stdin(Stdio::null()))
     }
 
     /// `agentsh rpc --config <config>`.
@@ -141,6 +134,17 @@ impl Finished {
         serde_json::from_str(&self.stdout)
             .unwrap_or_else(|err| panic!("stdout is not one JSON value ({err}): {self:?}"))
     }
+}
+
+/// Spawns `command` with stdout and stderr captured and waits for it (at most [`LIVENESS`]).
+pub fn finish(mut command: impl std::borrow::BorrowMut<Command>) -> Finished {
+    let child = command
+        .borrow_mut()
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn agentsh");
+    wait_output(child, LIVENESS)
 }
 
 /// Waits for `child` (stdout/stderr piped) at most `limit`, killing it on timeout.

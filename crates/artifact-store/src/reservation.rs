@@ -63,6 +63,17 @@ impl ArtifactReservation {
         )
     }
 
+    /// The open writer, or an error once the reservation was discarded.
+    fn writer(&mut self) -> io::Result<&mut BufWriter<File>> {
+        match self.writer.as_mut() {
+            Some(writer) => Ok(writer),
+            None => Err(io::Error::other(format!(
+                "artifact {} was discarded",
+                self.path.display()
+            ))),
+        }
+    }
+
     /// Removes the file and drops the buffer unwritten.
     fn remove(&mut self) {
         if let Some(writer) = self.writer.take() {
@@ -79,13 +90,7 @@ impl Spill for ArtifactReservation {
     }
 
     fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
-        let Some(writer) = self.writer.as_mut() else {
-            return Err(io::Error::other(format!(
-                "artifact {} was discarded",
-                self.path.display()
-            )));
-        };
-        match writer.write_all(bytes) {
+        match self.writer()?.write_all(bytes) {
             Ok(()) => {
                 self.bytes_written += bytes.len() as u64;
                 Ok(())
@@ -98,16 +103,9 @@ impl Spill for ArtifactReservation {
     }
 
     fn finish(&mut self) -> io::Result<()> {
-        let Some(writer) = self.writer.as_mut() else {
-            return Err(io::Error::other(format!(
-                "artifact {} was discarded",
-                self.path.display()
-            )));
-        };
         // Flushed to the kernel: readers (other processes included) see every byte. No fsync:
         // an artifact is a convenience copy of the output, not worth a disk round trip per call.
-        let flushed = writer.flush();
-        flushed.map_err(|err| {
+        self.writer()?.flush().map_err(|err| {
             self.failed = true;
             self.error("write", &err)
         })
@@ -120,15 +118,15 @@ impl Spill for ArtifactReservation {
 
 impl Drop for ArtifactReservation {
     fn drop(&mut self) {
-        if self.bytes_written == 0 || self.failed {
+        // Kept only when used, never failed, not discarded, and the last bytes reach the file.
+        let kept = self.bytes_written > 0
+            && !self.failed
+            && self
+                .writer
+                .as_mut()
+                .is_some_and(|writer| writer.flush().is_ok());
+        if !kept {
             self.remove();
-            return;
-        }
-        if let Some(mut writer) = self.writer.take()
-            && writer.flush().is_err()
-        {
-            let _ = fs::remove_file(&self.path);
-            drop(writer.into_parts());
         }
     }
 }

@@ -5,10 +5,10 @@ use std::collections::{BTreeSet, HashSet};
 use std::fs;
 use std::os::unix::fs::symlink;
 
-use agentsh_artifact_store::{ArtifactStore, RetentionPolicy, Spill};
+use agentsh_artifact_store::Spill;
 
 use crate::child;
-use crate::util::{age, artifact, artifact_path, days, names, new_store, open};
+use crate::util::{age, artifact, artifact_path, days, mode, names, new_store, open};
 
 #[test]
 fn ids_start_at_one_and_continue_after_reopen() {
@@ -114,10 +114,7 @@ fn threads_sharing_a_store_get_distinct_ids() {
 #[test]
 fn two_processes_allocating_in_one_folder_never_collide() {
     const PER_CHILD: usize = 1_000;
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let store_dir = tmp.path().join("artifacts");
-    let signals = tmp.path().join("signals");
-    fs::create_dir(&signals).expect("mkdir");
+    let (_tmp, store_dir, signals) = child::store_and_signals();
 
     let children: Vec<_> = ["a", "b"]
         .into_iter()
@@ -242,12 +239,10 @@ fn discard_removes_the_file_used_or_not() {
 
 #[test]
 fn allocation_skips_a_symlink_named_like_the_next_id() {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let dir = tmp.path().join("artifacts");
-    let store = ArtifactStore::open(&dir, RetentionPolicy::default()).expect("open");
+    let (tmp, store) = new_store();
     let outside = tmp.path().join("outside.txt");
     fs::write(&outside, b"outside\n").expect("write");
-    symlink(&outside, dir.join("1.bash.log")).expect("symlink");
+    symlink(&outside, store.dir().join("1.bash.log")).expect("symlink");
     assert_eq!(artifact(&store, b"mine\n"), 2);
     assert_eq!(fs::read(&outside).expect("read"), b"outside\n");
 }
@@ -260,7 +255,7 @@ fn a_store_directory_removed_while_open_is_made_again() {
     // The attempt that found no directory used up id 2; ids only have to keep increasing.
     let id = artifact(&store, b"after\n");
     assert!(id > 1, "id {id}");
-    assert_eq!(crate::util::mode(store.dir()), 0o700);
+    assert_eq!(mode(store.dir()), 0o700);
     assert_eq!(store.ids().expect("ids"), [id]);
     assert_eq!(
         fs::read(artifact_path(&store, id)).expect("read"),

@@ -12,7 +12,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use agentsh_artifact_store::{ArtifactStore, RetentionPolicy, Spill};
+use agentsh_artifact_store::{ArtifactStore, Spill};
+
+use crate::util::{artifact, artifact_path, open};
 
 /// Which job the child does; unset in ordinary test runs.
 pub const ROLE: &str = "AGENTSH_ARTIFACT_TEST_ROLE";
@@ -48,6 +50,16 @@ fn entry() {
         "write-failure" => crate::write_failure::in_child(&store_dir, &arg),
         other => panic!("unknown child role {other}"),
     }
+}
+
+/// A temporary directory with the path of a store in it (`artifacts`, not created yet) and a
+/// `signals` directory for [`wait_for_file`].
+pub fn store_and_signals() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let store = tmp.path().join("artifacts");
+    let signals = tmp.path().join("signals");
+    fs::create_dir(&signals).expect("mkdir");
+    (tmp, store, signals)
 }
 
 /// Builds the command that runs this binary as a child doing `role`.
@@ -127,18 +139,13 @@ pub fn wait_for_file(path: &Path) {
 fn allocate(store_dir: &Path, signals: &Path, arg: &str) {
     let (label, count) = arg.split_once(':').expect("label:count");
     let count: usize = count.parse().expect("count");
-    let store = ArtifactStore::open(store_dir, RetentionPolicy::default()).expect("open store");
+    let store = open(store_dir);
     fs::write(signals.join(format!("ready-{label}")), b"").expect("ready signal");
     wait_for_file(&signals.join("go"));
-    let mut ids = Vec::with_capacity(count);
-    for _ in 0..count {
-        let mut spill = store.allocate().expect("allocate");
-        spill
-            .write_all(format!("{label}\n").as_bytes())
-            .expect("write");
-        spill.finish().expect("finish");
-        ids.push(spill.id().to_owned());
-    }
+    let content = format!("{label}\n");
+    let ids: Vec<u64> = (0..count)
+        .map(|_| artifact(&store, content.as_bytes()))
+        .collect();
     for id in ids {
         println!("ARTIFACT-ID {id}");
     }
@@ -146,7 +153,7 @@ fn allocate(store_dir: &Path, signals: &Path, arg: &str) {
 
 /// Holds one written reservation open until the `release` signal exists.
 fn hold(store_dir: &Path, signals: &Path) {
-    let store = ArtifactStore::open(store_dir, RetentionPolicy::default()).expect("open store");
+    let store = open(store_dir);
     let mut spill = store.allocate().expect("allocate");
     spill
         .write_all(b"held by another process\n")
@@ -162,9 +169,7 @@ fn umask(store_dir: &Path, arg: &str) {
     let mask = libc::mode_t::from_str_radix(arg, 8).expect("octal umask");
     // SAFETY: umask only changes this (child) process's file creation mask.
     unsafe { libc::umask(mask) };
-    let store = ArtifactStore::open(store_dir, RetentionPolicy::default()).expect("open store");
-    let mut spill = store.allocate().expect("allocate");
-    spill.write_all(b"private\n").expect("write");
-    spill.finish().expect("finish");
-    println!("ARTIFACT-PATH {}", spill.path().display());
+    let store = open(store_dir);
+    let id = artifact(&store, b"private\n");
+    println!("ARTIFACT-PATH {}", artifact_path(&store, id).display());
 }

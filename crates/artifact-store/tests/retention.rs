@@ -33,6 +33,12 @@ fn add_foreign_entries(dir: &Path, outside: &Path) {
     symlink(outside, dir.join("88.bash.log")).expect("symlink");
 }
 
+/// Every artifact not in use goes: all are "old" and any size is too much.
+const NOTHING_KEPT: RetentionPolicy = RetentionPolicy {
+    max_age_days: 0,
+    max_bytes: 0,
+};
+
 fn reopen(dir: &Path, policy: RetentionPolicy) -> ArtifactStore {
     ArtifactStore::open(dir, policy).expect("reopen")
 }
@@ -141,11 +147,7 @@ fn the_most_aggressive_policy_spares_files_in_use_and_foreign_files() {
     add_foreign_entries(store.dir(), &tmp.path().join("outside"));
     let dir = store.dir().to_owned();
 
-    let nothing_kept = RetentionPolicy {
-        max_age_days: 0,
-        max_bytes: 0,
-    };
-    let second = reopen(&dir, nothing_kept);
+    let second = reopen(&dir, NOTHING_KEPT);
     let report = second.retention_report();
     assert_eq!(report.removed, [1]);
     assert_eq!(report.in_use, [2, 3]);
@@ -169,17 +171,14 @@ fn the_most_aggressive_policy_spares_files_in_use_and_foreign_files() {
     // itself on drop.
     drop(busy);
     drop(empty);
-    let third = reopen(&dir, nothing_kept);
+    let third = reopen(&dir, NOTHING_KEPT);
     assert_eq!(third.retention_report().removed, [2]);
     assert_eq!(third.ids().expect("ids"), Vec::<u64>::new());
 }
 
 #[test]
 fn a_file_in_use_by_another_process_is_never_removed() {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let dir = tmp.path().join("artifacts");
-    let signals = tmp.path().join("signals");
-    fs::create_dir(&signals).expect("mkdir");
+    let (_tmp, dir, signals) = child::store_and_signals();
     let mut holder = child::command("hold", &dir, Some(&signals), "")
         .spawn()
         .expect("spawn child");
@@ -189,11 +188,7 @@ fn a_file_in_use_by_another_process_is_never_removed() {
     let path = dir.join(format!("{id}.bash.log"));
     age(&path, days(100));
 
-    let nothing_kept = RetentionPolicy {
-        max_age_days: 0,
-        max_bytes: 0,
-    };
-    let store = reopen(&dir, nothing_kept);
+    let store = reopen(&dir, NOTHING_KEPT);
     assert_eq!(store.retention_report().in_use, [id]);
     assert!(store.retention_report().removed.is_empty());
     assert_eq!(
@@ -204,7 +199,7 @@ fn a_file_in_use_by_another_process_is_never_removed() {
     fs::write(signals.join("release"), b"").expect("release signal");
     let output = holder.wait_with_output().expect("wait child");
     assert!(output.status.success(), "{output:?}");
-    let store = reopen(&dir, nothing_kept);
+    let store = reopen(&dir, NOTHING_KEPT);
     assert_eq!(store.retention_report().removed, [id]);
     assert!(!path.exists());
 }

@@ -3,10 +3,10 @@
 
 use std::path::Path;
 
-use agentsh_artifact_store::{ArtifactStore, RetentionPolicy, Spill};
+use agentsh_artifact_store::Spill;
 
 use crate::child;
-use crate::util::names;
+use crate::util::{names, open};
 
 /// The file size limit of the child, in bytes.
 const LIMIT: u64 = 100_000;
@@ -25,7 +25,7 @@ pub fn in_child(store_dir: &Path, how: &str) {
         limit.rlim_cur = LIMIT;
         assert_eq!(libc::setrlimit(libc::RLIMIT_FSIZE, &raw const limit), 0);
     }
-    let store = ArtifactStore::open(store_dir, RetentionPolicy::default()).expect("open store");
+    let store = open(store_dir);
     let mut spill = store.allocate().expect("allocate");
     println!("ARTIFACT-PATH {}", spill.path().display());
     let chunk = vec![b'x'; 10_000];

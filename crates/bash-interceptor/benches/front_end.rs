@@ -11,11 +11,7 @@ const ROUNDS: u32 = 20;
 const GOAL_MICROS: f64 = 20.0;
 
 fn main() {
-    let corpus = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../fixtures/corpora/nl2bash-commands.txt"
-    ))
-    .expect("corpus present");
+    let corpus = agentsh_test_support::nl2bash_corpus();
     let tools = ["read", "grep", "find", "edit", "write"];
     let interceptor = Interceptor::with_default_rules();
     let commands: Vec<&str> = corpus.lines().collect();

@@ -95,7 +95,7 @@ impl Interceptor {
 fn candidates(command: &str) -> Vec<&str> {
     let mut texts = vec![command];
     for element in agentsh_bash_normalize::list_elements(command) {
-        if element != command && !texts.contains(&element) {
+        if !texts.contains(&element) {
             texts.push(element);
         }
     }

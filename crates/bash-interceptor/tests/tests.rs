@@ -229,11 +229,7 @@ fn rules_deserialize_from_config_shape() {
 
 #[test]
 fn corpus_commands_intercept_without_panic() {
-    let corpus = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../fixtures/corpora/nl2bash-commands.txt"
-    ))
-    .expect("corpus present");
+    let corpus = agentsh_test_support::nl2bash_corpus();
     let interceptor = Interceptor::with_default_rules();
     let mut blocked = 0;
     let mut total = 0;

@@ -12,17 +12,7 @@ const GOAL_US: f64 = 20.0;
 const PASSES: usize = 15;
 
 fn main() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../fixtures/corpora/nl2bash-commands.txt"
-    );
-    let corpus = match std::fs::read_to_string(path) {
-        Ok(corpus) => corpus,
-        Err(err) => {
-            eprintln!("cannot read the corpus {path}: {err}");
-            std::process::exit(1);
-        }
-    };
+    let corpus = agentsh_test_support::nl2bash_corpus();
     let commands: Vec<&str> = corpus.lines().collect();
 
     let medians = per_command_medians(&commands);

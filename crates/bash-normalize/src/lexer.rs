@@ -218,16 +218,15 @@ impl Lexer<'_> {
         self.src.get(i).copied()
     }
 
-    fn enter(&mut self) -> Scan<()> {
-        self.nesting += 1;
-        if self.nesting > MAX_NESTING {
+    /// Runs `scan` one nesting level deeper; bails once the nesting is too deep.
+    fn nested<T>(&mut self, scan: impl FnOnce(&mut Self) -> Scan<T>) -> Scan<T> {
+        if self.nesting >= MAX_NESTING {
             return Err(Bail);
         }
-        Ok(())
-    }
-
-    fn leave(&mut self) {
+        self.nesting += 1;
+        let result = scan(self);
         self.nesting -= 1;
+        result
     }
 
     /// Skips blanks and line continuations.
@@ -439,10 +438,7 @@ impl Lexer<'_> {
 
     /// Scans a word starting at `start`; returns its end.
     fn scan_word(&mut self, start: usize) -> Scan<usize> {
-        self.enter()?;
-        let result = self.scan_word_inner(start);
-        self.leave();
-        result
+        self.nested(|lexer| lexer.scan_word_inner(start))
     }
 
     fn scan_word_inner(&mut self, start: usize) -> Scan<usize> {
@@ -450,15 +446,12 @@ impl Lexer<'_> {
         while let Some(b) = self.at(p) {
             match b {
                 b'(' if p > start => {
-                    let prev = self.src[p - 1];
-                    if matches!(prev, b'?' | b'*' | b'+' | b'@' | b'!')
-                        && !escaped(self.src, start, p - 1)
-                    {
-                        // extglob group such as `!(…)` or `@(a|b)`.
-                        p = self.balanced_group(p + 1)?;
-                    } else if assignment_prefix(&self.src[start..p]) == Some(p - start) {
-                        // array literal `name=(a b c)`.
-                        p = self.balanced_group(p + 1)?;
+                    // An extglob group such as `!(…)` or `@(a|b)`, or an array literal
+                    // `name=(a b c)`.
+                    let extglob = matches!(self.src[p - 1], b'?' | b'*' | b'+' | b'@' | b'!')
+                        && !escaped(self.src, start, p - 1);
+                    if extglob || assignment_prefix(&self.src[start..p]) == Some(p - start) {
+                        p = self.balanced(p + 1, b'(', b')', true)?;
                     } else {
                         return Ok(p);
                     }
@@ -470,7 +463,7 @@ impl Lexer<'_> {
                 b'\\' => p = (p + 2).min(self.src.len()),
                 b'\'' => p = self.single_quoted(p + 1)?,
                 b'"' => p = self.double_quoted(p + 1)?,
-                b'`' => p = self.backquoted(p + 1)?,
+                b'`' => p = self.escaped_quoted(p + 1, b'`')?,
                 b'$' => p = self.dollar(p)?,
                 _ => p += 1,
             }
@@ -485,13 +478,15 @@ impl Lexer<'_> {
             .ok_or(Bail)
     }
 
-    /// After `$'` (content starts at `p`): ANSI-C quoting, where `\'` does not end the string.
-    fn ansi_c_quoted(&self, mut p: usize) -> Scan<usize> {
+    /// After an opening `quote` at `p - 1` of a string where a backslash escapes the next byte
+    /// (`` `…` ``, and `$'…'` where `\'` does not end the string): returns the position after
+    /// the closing `quote`.
+    fn escaped_quoted(&self, mut p: usize, quote: u8) -> Scan<usize> {
         loop {
             match self.at(p) {
                 None => return Err(Bail),
                 Some(b'\\') => p += 2,
-                Some(b'\'') => return Ok(p + 1),
+                Some(b) if b == quote => return Ok(p + 1),
                 Some(_) => p += 1,
             }
         }
@@ -499,48 +494,30 @@ impl Lexer<'_> {
 
     /// After an opening `"` at `p - 1`: returns the position after the closing `"`.
     fn double_quoted(&mut self, mut p: usize) -> Scan<usize> {
-        self.enter()?;
-        let result = loop {
-            match self.at(p) {
-                None => break Err(Bail),
-                Some(b'"') => break Ok(p + 1),
-                Some(b'\\') => p += 2,
-                Some(b'`') => match self.backquoted(p + 1) {
-                    Ok(end) => p = end,
-                    Err(bail) => break Err(bail),
-                },
-                // `$'` and `$"` are not special inside double quotes.
-                Some(b'$') if matches!(self.at(p + 1), Some(b'\'' | b'"')) => p += 1,
-                Some(b'$') => match self.dollar(p) {
-                    Ok(end) => p = end,
-                    Err(bail) => break Err(bail),
-                },
-                Some(_) => p += 1,
+        self.nested(|lexer| {
+            loop {
+                p = match lexer.at(p) {
+                    None => return Err(Bail),
+                    Some(b'"') => return Ok(p + 1),
+                    Some(b'\\') => p + 2,
+                    Some(b'`') => lexer.escaped_quoted(p + 1, b'`')?,
+                    // `$'` and `$"` are not special inside double quotes.
+                    Some(b'$') if matches!(lexer.at(p + 1), Some(b'\'' | b'"')) => p + 1,
+                    Some(b'$') => lexer.dollar(p)?,
+                    Some(_) => p + 1,
+                };
             }
-        };
-        self.leave();
-        result
-    }
-
-    /// After an opening backquote at `p - 1`: the position after the closing one.
-    fn backquoted(&self, mut p: usize) -> Scan<usize> {
-        loop {
-            match self.at(p) {
-                None => return Err(Bail),
-                Some(b'\\') => p += 2,
-                Some(b'`') => return Ok(p + 1),
-                Some(_) => p += 1,
-            }
-        }
+        })
     }
 
     /// A `$` at `p`: returns the end of the expansion it starts (or `p + 1` for a lone `$`).
     fn dollar(&mut self, p: usize) -> Scan<usize> {
         match self.at(p + 1) {
-            Some(b'\'') => self.ansi_c_quoted(p + 2),
+            Some(b'\'') => self.escaped_quoted(p + 2, b'\''),
             Some(b'"') => self.double_quoted(p + 2),
-            Some(b'{') => self.braced_parameter(p + 2),
-            Some(b'[') => self.bracketed_arith(p + 2),
+            // `${ }`, and `$[ ]` (old arithmetic).
+            Some(b'{') => self.balanced(p + 2, b'{', b'}', false),
+            Some(b'[') => self.balanced(p + 2, b'[', b']', false),
             Some(b'(') => {
                 if self.at(p + 2) == Some(b'(')
                     && let Some(end) = self.arith(p + 3)?
@@ -553,61 +530,40 @@ impl Lexer<'_> {
         }
     }
 
-    /// After `${`: returns the position after the matching `}`.
-    fn braced_parameter(&mut self, mut p: usize) -> Scan<usize> {
-        self.enter()?;
-        let mut depth = 0usize;
-        let result = loop {
-            let step = match self.at(p) {
-                None => Err(Bail),
-                Some(b'}') if depth == 0 => break Ok(p + 1),
-                Some(b'}') => {
-                    depth -= 1;
-                    Ok(p + 1)
-                }
-                Some(b'{') => {
-                    depth += 1;
-                    Ok(p + 1)
-                }
-                Some(b'\\') => Ok(p + 2),
-                Some(b'\'') => self.single_quoted(p + 1),
-                Some(b'"') => self.double_quoted(p + 1),
-                Some(b'`') => self.backquoted(p + 1),
-                Some(b'$') => self.dollar(p),
-                Some(_) => Ok(p + 1),
-            };
-            match step {
-                Ok(next) => p = next,
-                Err(bail) => break Err(bail),
+    /// After an `open` byte at `p - 1`: returns the position after the matching `close`,
+    /// skipping nested `open`…`close` pairs, escapes, quotes and expansions, and with `comments`
+    /// also comments (in extglob groups and array literals).
+    fn balanced(&mut self, mut p: usize, open: u8, close: u8, comments: bool) -> Scan<usize> {
+        self.nested(|lexer| {
+            let mut depth = 0usize;
+            loop {
+                p = match lexer.at(p) {
+                    None => return Err(Bail),
+                    Some(b) if b == close && depth == 0 => return Ok(p + 1),
+                    Some(b) if b == close => {
+                        depth -= 1;
+                        p + 1
+                    }
+                    Some(b) if b == open => {
+                        depth += 1;
+                        p + 1
+                    }
+                    Some(b'#')
+                        if comments
+                            && p > 0
+                            && matches!(lexer.src[p - 1], b' ' | b'\t' | b'\n' | b'(') =>
+                    {
+                        memchr::memchr(b'\n', &lexer.src[p..]).map_or(lexer.src.len(), |i| p + i)
+                    }
+                    Some(b'\\') => p + 2,
+                    Some(b'\'') => lexer.single_quoted(p + 1)?,
+                    Some(b'"') => lexer.double_quoted(p + 1)?,
+                    Some(b'`') => lexer.escaped_quoted(p + 1, b'`')?,
+                    Some(b'$') => lexer.dollar(p)?,
+                    Some(_) => p + 1,
+                };
             }
-        };
-        self.leave();
-        result
-    }
-
-    /// After `$[` (old arithmetic): returns the position after the matching `]`.
-    fn bracketed_arith(&mut self, mut p: usize) -> Scan<usize> {
-        let mut depth = 0usize;
-        loop {
-            p = match self.at(p) {
-                None => return Err(Bail),
-                Some(b']') if depth == 0 => return Ok(p + 1),
-                Some(b']') => {
-                    depth -= 1;
-                    p + 1
-                }
-                Some(b'[') => {
-                    depth += 1;
-                    p + 1
-                }
-                Some(b'\\') => p + 2,
-                Some(b'\'') => self.single_quoted(p + 1)?,
-                Some(b'"') => self.double_quoted(p + 1)?,
-                Some(b'`') => self.backquoted(p + 1)?,
-                Some(b'$') => self.dollar(p)?,
-                Some(_) => p + 1,
-            };
-        }
+        })
     }
 
     /// After `((` (or `$((`): returns the position after the matching `))`, or `None` when the
@@ -616,78 +572,10 @@ impl Lexer<'_> {
         if let Some(&end) = self.arith_memo.get(&p) {
             return Ok(end);
         }
-        let end = self.arith_uncached(p)?;
+        let after_close = self.balanced(p, b'(', b')', false)?;
+        let end = (self.at(after_close) == Some(b')')).then_some(after_close + 1);
         self.arith_memo.insert(p, end);
         Ok(end)
-    }
-
-    fn arith_uncached(&mut self, mut p: usize) -> Scan<Option<usize>> {
-        self.enter()?;
-        let mut depth = 0usize;
-        let result = loop {
-            let step = match self.at(p) {
-                None => Err(Bail),
-                Some(b')') if depth == 0 => {
-                    break Ok((self.at(p + 1) == Some(b')')).then_some(p + 2));
-                }
-                Some(b')') => {
-                    depth -= 1;
-                    Ok(p + 1)
-                }
-                Some(b'(') => {
-                    depth += 1;
-                    Ok(p + 1)
-                }
-                Some(b'\\') => Ok(p + 2),
-                Some(b'\'') => self.single_quoted(p + 1),
-                Some(b'"') => self.double_quoted(p + 1),
-                Some(b'`') => self.backquoted(p + 1),
-                Some(b'$') => self.dollar(p),
-                Some(_) => Ok(p + 1),
-            };
-            match step {
-                Ok(next) => p = next,
-                Err(bail) => break Err(bail),
-            }
-        };
-        self.leave();
-        result
-    }
-
-    /// After an opening `(` of an extglob group or array literal: the position after the
-    /// matching `)`. Quotes, expansions and comments inside are skipped.
-    fn balanced_group(&mut self, mut p: usize) -> Scan<usize> {
-        self.enter()?;
-        let mut depth = 0usize;
-        let result = loop {
-            let step = match self.at(p) {
-                None => Err(Bail),
-                Some(b')') if depth == 0 => break Ok(p + 1),
-                Some(b')') => {
-                    depth -= 1;
-                    Ok(p + 1)
-                }
-                Some(b'(') => {
-                    depth += 1;
-                    Ok(p + 1)
-                }
-                Some(b'#') if p > 0 && matches!(self.src[p - 1], b' ' | b'\t' | b'\n' | b'(') => {
-                    Ok(memchr::memchr(b'\n', &self.src[p..]).map_or(self.src.len(), |i| p + i))
-                }
-                Some(b'\\') => Ok(p + 2),
-                Some(b'\'') => self.single_quoted(p + 1),
-                Some(b'"') => self.double_quoted(p + 1),
-                Some(b'`') => self.backquoted(p + 1),
-                Some(b'$') => self.dollar(p),
-                Some(_) => Ok(p + 1),
-            };
-            match step {
-                Ok(next) => p = next,
-                Err(bail) => break Err(bail),
-            }
-        };
-        self.leave();
-        result
     }
 
     /// A nested program starting at `p` (after `$(`, `<(` or `>(`): returns the position after
@@ -696,13 +584,12 @@ impl Lexer<'_> {
         if let Some(&end) = self.subprogram_memo.get(&p) {
             return Ok(end);
         }
-        let end = self.subprogram_uncached(p)?;
+        let end = self.nested(|lexer| lexer.subprogram_uncached(p))?;
         self.subprogram_memo.insert(p, end);
         Ok(end)
     }
 
     fn subprogram_uncached(&mut self, p: usize) -> Scan<usize> {
-        self.enter()?;
         let saved_pos = self.pos;
         let saved_floor = self.heredoc_floor;
         let saved_queue = self.queued.take();
@@ -718,7 +605,6 @@ impl Lexer<'_> {
         self.pos = saved_pos;
         self.heredoc_floor = saved_floor;
         self.queued = saved_queue;
-        self.leave();
         result
     }
 }
@@ -1566,6 +1452,8 @@ mod tests {
         let deep = "\"$(".repeat(50_000);
         check(&deep, "BAIL");
         let deep = "${".repeat(100_000);
+        check(&deep, "BAIL");
+        let deep = "$[".repeat(100_000);
         check(&deep, "BAIL");
         let parens = "(".repeat(100_000);
         check(&parens, "BAIL");

@@ -1,12 +1,6 @@
 //! The line rule of SPEC §1 and head/tail windows over text.
 
-/// Counts lines: split at `\n`; a final `\n` ends the last line and does not start an empty one.
-///
-/// `""` has 0 lines, `"a"` and `"a\n"` have 1, `"a\nb"` and `"a\nb\n"` have 2, `"\n"` has 1.
-pub fn count_lines(text: &str) -> usize {
-    let newlines = memchr::memchr_iter(b'\n', text.as_bytes()).count();
-    newlines + usize::from(!text.is_empty() && !text.ends_with('\n'))
-}
+pub use agentsh_protocol::count_lines;
 
 /// Keeps the first `head` lines of `text`, then the last `tail` lines of those, with their line
 /// terminators, exactly as `head -n HEAD | tail -n TAIL` would (`None` skips that step).

@@ -52,15 +52,15 @@ impl Normalized {
     /// assert_eq!(n.unwrapped(), "cd x && cat f");
     /// ```
     pub fn unwrapped(&self) -> Cow<'_, str> {
-        match &self.producer {
-            Some(producer) => match (
-                self.command.get(..producer.start.saturating_sub(2)),
-                self.command.get(producer.clone()),
-            ) {
-                (Some(before), Some(inner)) => Cow::Owned(format!("{before}{inner}")),
-                _ => Cow::Borrowed(&self.command),
-            },
-            None => Cow::Borrowed(&self.command),
+        let Some(producer) = &self.producer else {
+            return Cow::Borrowed(&self.command);
+        };
+        match (
+            self.command.get(..producer.start.saturating_sub(2)),
+            self.command.get(producer.clone()),
+        ) {
+            (Some(before), Some(inner)) => Cow::Owned(format!("{before}{inner}")),
+            _ => Cow::Borrowed(&self.command),
         }
     }
 }
@@ -135,12 +135,12 @@ fn extract(src: &str) -> Option<(String, Limits, Range<usize>)> {
     let tokens = program.tokens.as_slice();
     let pipeline_start = program.last_pipeline()?;
     let text = |token: &Token| &src[token.start..token.end];
+    let is_pipe =
+        |token: &Token| token.depth == 0 && matches!(token.kind, Kind::Op(Op::Pipe | Op::PipeAmp));
 
     // The last stage: the tokens after the last top-level `|`; they must all be plain words
     // (after newlines and comments that may follow the `|`).
-    let pipe = (pipeline_start..tokens.len()).rev().find(|&i| {
-        tokens[i].depth == 0 && matches!(tokens[i].kind, Kind::Op(Op::Pipe | Op::PipeAmp))
-    })?;
+    let pipe = pipeline_start + tokens[pipeline_start..].iter().rposition(is_pipe)?;
     if tokens[pipe].kind != Kind::Op(Op::Pipe) {
         return None;
     }
@@ -168,10 +168,7 @@ fn extract(src: &str) -> Option<(String, Limits, Range<usize>)> {
     }
 
     // The last remaining stage, for the `2>&1` rule.
-    let last_stage_start = pipeline
-        .iter()
-        .rposition(|t| t.depth == 0 && matches!(t.kind, Kind::Op(Op::Pipe | Op::PipeAmp)))
-        .map_or(0, |i| i + 1);
+    let last_stage_start = pipeline.iter().rposition(is_pipe).map_or(0, |i| i + 1);
     let last_stage = &pipeline[last_stage_start..];
     let mut producer_end = pipeline.last()?.end;
     if let [.., before, last] = last_stage

@@ -32,7 +32,7 @@ fn text() -> impl Strategy<Value = String> {
 }
 
 /// A count for `-n`: none, small, around the line count, or huge.
-fn count(lines: usize) -> impl Strategy<Value = Option<u32>> {
+fn count(lines: u64) -> impl Strategy<Value = Option<u32>> {
     let lines = u32::try_from(lines).unwrap_or(u32::MAX);
     prop_oneof![
         1 => Just(None),

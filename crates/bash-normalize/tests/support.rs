@@ -3,14 +3,7 @@
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-/// The NL2Bash corpus kept in the repository (one command per line).
-pub fn corpus() -> String {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../fixtures/corpora/nl2bash-commands.txt"
-    );
-    std::fs::read_to_string(path).unwrap_or_else(|err| panic!("cannot read {path}: {err}"))
-}
+pub use agentsh_test_support::nl2bash_corpus as corpus;
 
 /// Whether real bash (with extglob, as interactive shells usually have it) parses `command`.
 /// `-n` only parses: nothing is run.

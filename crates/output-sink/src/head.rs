@@ -1,5 +1,6 @@
 //! The head capture: the first N lines of the sanitised output, bounded in bytes.
 
+use crate::ring::reserve_bounded;
 use crate::utf8;
 
 /// Keeps the first `lines` lines of the committed text, never more than `max_bytes` bytes of
@@ -69,13 +70,7 @@ impl HeadCapture {
             part = &part[..cut];
             self.truncated = true;
         }
-        if self.text.len() + part.len() > self.text.capacity() {
-            // Grow by doubling, never past the bound.
-            let target = (self.text.len() + part.len())
-                .max(self.text.capacity() * 2)
-                .min(self.max_bytes);
-            self.text.reserve_exact(target - self.text.len());
-        }
+        reserve_bounded(&mut self.text, part.len(), self.max_bytes);
         self.text.extend_from_slice(part);
     }
 }

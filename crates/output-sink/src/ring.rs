@@ -42,7 +42,7 @@ impl Ring {
         }
         if self.buffer.len() < self.capacity {
             let fill = (self.capacity - self.buffer.len()).min(bytes.len());
-            self.grow_for(fill);
+            reserve_bounded(&mut self.buffer, fill, self.capacity);
             self.buffer.extend_from_slice(&bytes[..fill]);
             bytes = &bytes[fill..];
         }
@@ -52,17 +52,6 @@ impl Ring {
             self.buffer[self.start..self.start + span].copy_from_slice(&bytes[..span]);
             self.start = (self.start + span) % self.capacity;
             bytes = &bytes[span..];
-        }
-    }
-
-    /// Reserves room for `extra` more bytes, doubling but never past `capacity`.
-    fn grow_for(&mut self, extra: usize) {
-        let needed = self.buffer.len() + extra;
-        if needed > self.buffer.capacity() {
-            let target = needed
-                .max(self.buffer.capacity().saturating_mul(2))
-                .clamp(256.min(self.capacity), self.capacity);
-            self.buffer.reserve_exact(target - self.buffer.len());
         }
     }
 
@@ -76,19 +65,24 @@ impl Ring {
     /// well-formed UTF-8 as a whole.
     pub(crate) fn to_text(&self) -> String {
         let (first, second) = self.as_slices();
-        let mut bytes = Vec::with_capacity(self.buffer.len());
-        bytes.extend_from_slice(first);
-        bytes.extend_from_slice(second);
-        let skip = utf8::ceil_boundary(&bytes, 0);
-        match String::from_utf8(bytes) {
-            Ok(mut text) if skip == 0 => {
-                text.shrink_to_fit();
-                text
-            }
-            Ok(text) => text[skip..].to_owned(),
-            // Not reached with well-formed pushes; stay total rather than panic.
-            Err(err) => String::from_utf8_lossy(&err.into_bytes()[skip..]).into_owned(),
-        }
+        let mut bytes = [first, second].concat();
+        bytes.drain(..utf8::ceil_boundary(&bytes, 0));
+        // The error is not reached with well-formed pushes; stay total rather than panic.
+        String::from_utf8(bytes)
+            .unwrap_or_else(|err| String::from_utf8_lossy(err.as_bytes()).into_owned())
+    }
+}
+
+/// Reserves room in `buffer` for `extra` more bytes, doubling (from at least 256 bytes) but
+/// never past `bound`, which `buffer.len() + extra` must not exceed: a small output costs
+/// little, a huge one `bound`.
+pub(crate) fn reserve_bounded(buffer: &mut Vec<u8>, extra: usize, bound: usize) {
+    let needed = buffer.len() + extra;
+    if needed > buffer.capacity() {
+        let target = needed
+            .max(buffer.capacity().saturating_mul(2))
+            .clamp(256.min(bound), bound);
+        buffer.reserve_exact(target - buffer.len());
     }
 }
 

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::io;
 
-use agentsh_protocol::OutputSummary;
+use agentsh_protocol::{OutputSummary, count_lines};
 
 use crate::head::HeadCapture;
 use crate::ring::Ring;
@@ -147,7 +147,7 @@ impl OutputSink {
         }
         let text = self.store.ring.to_text();
         let output_bytes = text.len() as u64;
-        let output_lines = line_count(&text);
+        let output_lines = count_lines(&text);
         let output = match annotation {
             Some(annotation) => format!("[{annotation}]\n{text}"),
             None => text,
@@ -180,12 +180,6 @@ impl fmt::Debug for OutputSink {
             .field("finished", &self.finished)
             .finish_non_exhaustive()
     }
-}
-
-/// Lines of `text` by the rule of SPEC §1.
-fn line_count(text: &str) -> u64 {
-    let newlines = memchr::memchr_iter(b'\n', text.as_bytes()).count() as u64;
-    newlines + u64::from(!text.is_empty() && !text.ends_with('\n'))
 }
 
 /// Why spilling stopped; its text becomes `artifactError`.
@@ -380,16 +374,6 @@ fn flush(spill: &mut dyn Spill, batch: &mut Vec<u8>, ring: &mut Ring) -> io::Res
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn line_count_follows_the_spec_rule() {
-        assert_eq!(line_count(""), 0);
-        assert_eq!(line_count("a"), 1);
-        assert_eq!(line_count("a\n"), 1);
-        assert_eq!(line_count("a\nb"), 2);
-        assert_eq!(line_count("a\nb\n"), 2);
-        assert_eq!(line_count("\n\n"), 2);
-    }
 
     /// Records writes; fails every write once `fail_after` bytes were accepted.
     #[derive(Default)]

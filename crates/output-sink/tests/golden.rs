@@ -1,8 +1,8 @@
 //! Golden vectors from `fixtures/sink/vectors.toml`, expected outputs checked by hand.
 
-use agentsh_output_sink::{Sanitizer, sanitize};
+use agentsh_output_sink::sanitize;
 
-use crate::util::{check_summary, run_sink, unescape};
+use crate::util::{check_summary, run_sink, sanitizer_text, unescape};
 
 const VECTORS: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -32,16 +32,6 @@ fn vectors() -> Vec<Vector> {
             }
         })
         .collect()
-}
-
-fn sanitizer_text(chunks: &[&[u8]]) -> String {
-    let mut sanitizer = Sanitizer::new();
-    let mut text = String::new();
-    for chunk in chunks {
-        sanitizer.push(chunk, |t| text.push_str(t));
-    }
-    sanitizer.finish(|t| text.push_str(t));
-    text
 }
 
 #[test]

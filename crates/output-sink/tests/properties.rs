@@ -1,13 +1,11 @@
 //! Property tests (SPEC §5 invariants): chunking independence, the reference oracle, the lossy
 //! rule against std, suffixes and counts, head capture and `TailBuffer`.
 
-use agentsh_output_sink::{
-    MAX_HELD_LINE_BYTES, MAX_SEQUENCE_BYTES, Sanitizer, TailBuffer, sanitize,
-};
+use agentsh_output_sink::{MAX_HELD_LINE_BYTES, MAX_SEQUENCE_BYTES, TailBuffer, sanitize};
 use proptest::prelude::*;
 use proptest::sample::Index;
 
-use crate::util::{check_summary, expected_tail, run_sink};
+use crate::util::{check_summary, expected_tail, run_sink, sanitizer_text};
 
 /// One piece of a generated stream.
 fn token() -> impl Strategy<Value = Vec<u8>> {
@@ -67,16 +65,6 @@ fn split<'a>(bytes: &'a [u8], cuts: &[Index]) -> Vec<&'a [u8]> {
     points.push(bytes.len());
     points.sort_unstable();
     points.windows(2).map(|w| &bytes[w[0]..w[1]]).collect()
-}
-
-fn sanitizer_text(chunks: &[&[u8]]) -> String {
-    let mut sanitizer = Sanitizer::new();
-    let mut text = String::new();
-    for chunk in chunks {
-        sanitizer.push(chunk, |t| text.push_str(t));
-    }
-    sanitizer.finish(|t| text.push_str(t));
-    text
 }
 
 proptest! {

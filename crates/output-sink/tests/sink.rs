@@ -5,7 +5,7 @@ use std::fmt::Write;
 use agentsh_output_sink::{DEFAULT_MAX_BYTES, OutputSink, SinkOptions, TailBuffer};
 use agentsh_protocol::OutputSummary;
 
-use crate::util::{RecordingSpill, check_summary, expected_tail, run_sink};
+use crate::util::{RecordingSpill, check_summary, expected_tail, run_sink, run_sink_with};
 
 /// `count` numbered lines: "line 00000\n" …, 11 bytes each.
 fn numbered_lines(count: usize) -> String {
@@ -95,17 +95,9 @@ fn no_spill_means_truncation_without_artifact() {
 #[test]
 fn failing_spill_write_keeps_the_tail_and_reports_the_error() {
     let text = numbered_lines(50_000); // 550,000 bytes
-    let (spill, recorder) = RecordingSpill::failing_after("7", 150_000);
-    let mut sink = OutputSink::new(SinkOptions {
-        max_bytes: 1_000,
-        head_lines: None,
-        spill: Some(spill),
-    });
-    for chunk in text.as_bytes().chunks(10_000) {
-        sink.push(chunk);
-    }
-    let summary = sink.dump(None);
-    let record = recorder.get();
+    let chunks: Vec<&[u8]> = text.as_bytes().chunks(10_000).collect();
+    let spill = RecordingSpill::failing_after("7", 150_000);
+    let (summary, record, _) = run_sink_with(spill, &chunks, 1_000, None);
     assert!(record.discarded, "the partial file is discarded");
     assert!(!record.finished);
     assert!(record.bytes.is_empty());
@@ -123,18 +115,11 @@ fn failing_spill_write_keeps_the_tail_and_reports_the_error() {
 #[test]
 fn spill_failing_on_its_first_write_still_keeps_the_tail() {
     let text = numbered_lines(10);
-    let (spill, recorder) = RecordingSpill::failing_after("3", 0);
-    let mut sink = OutputSink::new(SinkOptions {
-        max_bytes: 15,
-        head_lines: None,
-        spill: Some(spill),
-    });
-    for chunk in text.as_bytes().chunks(3) {
-        sink.push(chunk);
-    }
+    let chunks: Vec<&[u8]> = text.as_bytes().chunks(3).collect();
     // The first write happens only at the end (the stream is smaller than one batch).
-    let summary = sink.dump(None);
-    assert!(recorder.get().discarded);
+    let spill = RecordingSpill::failing_after("3", 0);
+    let (summary, record, _) = run_sink_with(spill, &chunks, 15, None);
+    assert!(record.discarded);
     assert_eq!(summary.artifact_id, None);
     assert!(
         summary
@@ -147,15 +132,9 @@ fn spill_failing_on_its_first_write_still_keeps_the_tail() {
 
 #[test]
 fn failing_finish_is_an_artifact_error() {
-    let (spill, recorder) = RecordingSpill::failing_finish("9");
-    let mut sink = OutputSink::new(SinkOptions {
-        max_bytes: 4,
-        head_lines: None,
-        spill: Some(spill),
-    });
-    sink.push(b"hello world\n");
-    let summary = sink.dump(None);
-    assert!(recorder.get().discarded);
+    let spill = RecordingSpill::failing_finish("9");
+    let (summary, record, _) = run_sink_with(spill, &[b"hello world\n"], 4, None);
+    assert!(record.discarded);
     assert_eq!(summary.artifact_id, None);
     assert_eq!(
         summary.artifact_error.as_deref(),

@@ -3,7 +3,7 @@
 use std::io;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use agentsh_output_sink::{OutputSink, SinkOptions, Spill};
+use agentsh_output_sink::{OutputSink, Sanitizer, SinkOptions, Spill};
 use agentsh_protocol::OutputSummary;
 
 /// What a [`RecordingSpill`] saw.
@@ -98,13 +98,22 @@ impl Recorder {
     }
 }
 
-/// Runs `chunks` through a sink with a recording spill.
+/// Runs `chunks` through a sink with a recording spill (id `42`).
 pub fn run_sink(
     chunks: &[&[u8]],
     max_bytes: usize,
     head_lines: Option<u32>,
 ) -> (OutputSummary, SpillRecord, Option<String>) {
-    let (spill, recorder) = RecordingSpill::boxed("42");
+    run_sink_with(RecordingSpill::boxed("42"), chunks, max_bytes, head_lines)
+}
+
+/// Runs `chunks` through a sink with the given spill (a [`RecordingSpill`] constructor's result).
+pub fn run_sink_with(
+    (spill, recorder): (Box<dyn Spill>, Recorder),
+    chunks: &[&[u8]],
+    max_bytes: usize,
+    head_lines: Option<u32>,
+) -> (OutputSummary, SpillRecord, Option<String>) {
     let mut sink = OutputSink::new(SinkOptions {
         max_bytes,
         head_lines,
@@ -116,6 +125,17 @@ pub fn run_sink(
     let summary = sink.dump(None);
     let head = sink.head_text().map(str::to_owned);
     (summary, recorder.get(), head)
+}
+
+/// The text a [`Sanitizer`] commits for `chunks`, including what `finish` flushes.
+pub fn sanitizer_text(chunks: &[&[u8]]) -> String {
+    let mut sanitizer = Sanitizer::new();
+    let mut text = String::new();
+    for chunk in chunks {
+        sanitizer.push(chunk, |t| text.push_str(t));
+    }
+    sanitizer.finish(|t| text.push_str(t));
+    text
 }
 
 /// The last at most `max_bytes` bytes of `text`, starting at a character boundary.

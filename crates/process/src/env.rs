@@ -9,6 +9,8 @@ use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 
+use crate::MARKER_VAR;
+
 /// The hardened variables of SPEC §7, `(name, value)`, injected into every shell unless the
 /// user's `bash.env` sets the same name. Independent of the terminal; see
 /// [`TerminalKind::vars`] for `TERM` and `NO_COLOR`.
@@ -85,7 +87,8 @@ impl TerminalKind {
 }
 
 /// Builds the environment of a shell: `base` (normally the agentsh process environment,
-/// `std::env::vars_os()`), then every [`HARDENED_ENV`] and [`TerminalKind::vars`] entry whose
+/// `std::env::vars_os()`) without an inherited command marker ([`MARKER_VAR`]: agentsh run
+/// inside an agentsh shell must not hand its own command's marker on), then every [`HARDENED_ENV`] and [`TerminalKind::vars`] entry whose
 /// name the user's `bash.env` does not set, then the user's `bash.env` itself.
 ///
 /// The result is sorted by name (byte order) with one entry per name, so equal inputs give
@@ -100,6 +103,7 @@ where
     I: IntoIterator<Item = (OsString, OsString)>,
 {
     let mut env: BTreeMap<OsString, OsString> = base.into_iter().collect();
+    env.remove(OsStr::new(MARKER_VAR));
     for &(name, value) in HARDENED_ENV.iter().chain(terminal.vars()) {
         if !user_env.contains_key(name) {
             env.insert(name.into(), value.into());

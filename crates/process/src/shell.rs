@@ -43,6 +43,16 @@ impl ShellKind {
         }
     }
 
+    /// The flags that start this shell without reading any rc file (the snapshot replaces
+    /// them): `--noprofile --norc` (bash), `-f` (zsh), none (sh).
+    pub fn no_rc_flags(self) -> &'static [&'static str] {
+        match self {
+            Self::Bash => &["--noprofile", "--norc"],
+            Self::Zsh => &["-f"],
+            Self::Sh => &[],
+        }
+    }
+
     /// The short name: `bash`, `zsh` or `sh`.
     pub fn name(self) -> &'static str {
         match self {

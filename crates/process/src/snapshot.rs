@@ -663,7 +663,7 @@ fn kill_session(sid: Pid) {
             return;
         }
         for pid in members {
-            if let Some(pid) = Pid::from_raw(pid) {
+            if let Some(pid) = i32::try_from(pid).ok().and_then(Pid::from_raw) {
                 let _ = rustix::process::kill_process(pid, Signal::KILL);
             }
         }
@@ -673,24 +673,14 @@ fn kill_session(sid: Pid) {
 
 /// Live processes (not zombies) whose session id or process group id is `sid`, read from
 /// `/proc/<pid>/stat`.
-fn session_members(sid: i32) -> Vec<i32> {
+fn session_members(sid: i32) -> Vec<u32> {
     let own = std::process::id();
-    let Ok(entries) = fs::read_dir("/proc") else {
+    let Ok(pids) = crate::tree::proc_pids() else {
         return Vec::new();
     };
     let mut members = Vec::new();
-    for entry in entries.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<i32>().ok())
-        else {
-            continue;
-        };
-        if pid as u32 == own || pid <= 1 {
-            continue;
-        }
-        let Ok(stat) = fs::read_to_string(entry.path().join("stat")) else {
+    for pid in pids.filter(|&pid| pid > 1 && pid != own) {
+        let Ok(stat) = fs::read_to_string(format!("/proc/{pid}/stat")) else {
             continue;
         };
         // Fields after the command name (which may contain spaces and parentheses):

@@ -24,7 +24,6 @@ use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
-use std::sync::Mutex;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::mpsc;
@@ -263,16 +262,13 @@ impl Supervisor {
             let mut guard = self.report.readable().await?;
             match guard.try_io(|fd| read_records(fd.get_ref().as_raw_fd())) {
                 Ok(Ok(records)) => {
-                    if records.eof && self.child_exit.is_none() {
-                        self.absorb(&records.items);
-                        if self.child_exit.is_none() {
-                            return Err(io::Error::new(
-                                io::ErrorKind::UnexpectedEof,
-                                "the supervisor exited without reporting its child's status",
-                            ));
-                        }
-                    }
                     self.absorb(&records.items);
+                    if records.eof && self.child_exit.is_none() {
+                        return Err(io::Error::new(
+                            io::ErrorKind::UnexpectedEof,
+                            "the supervisor exited without reporting its child's status",
+                        ));
+                    }
                 }
                 Ok(Err(err)) => return Err(err),
                 Err(_would_block) => {}
@@ -491,24 +487,18 @@ enum Request {
     Reap(i32, Option<oneshot::Sender<()>>),
 }
 
-fn spawner() -> Result<mpsc::Sender<Request>, SpawnError> {
-    static SPAWNER: OnceLock<Mutex<mpsc::Sender<Request>>> = OnceLock::new();
+fn spawner() -> Result<&'static mpsc::Sender<Request>, SpawnError> {
+    static SPAWNER: OnceLock<mpsc::Sender<Request>> = OnceLock::new();
     if let Some(sender) = SPAWNER.get() {
-        return Ok(sender
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone());
+        return Ok(sender);
     }
     let (tx, rx) = mpsc::channel();
     std::thread::Builder::new()
         .name("agentsh-spawner".into())
         .spawn(move || spawner_loop(&rx))
         .map_err(SpawnError::Setup)?;
-    let stored = SPAWNER.get_or_init(|| Mutex::new(tx));
-    Ok(stored
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .clone())
+    // Two first callers at once: one sender is kept, the other thread sees its channel close.
+    Ok(SPAWNER.get_or_init(|| tx))
 }
 
 /// The spawner thread: forks supervisors (so their parent-death signal is tied to a thread
@@ -907,19 +897,31 @@ unsafe fn supervisor_main(view: &ChildView<'_>) -> ! {
     }
 }
 
-/// Reaps every exited child; reports the supervised child's status.
-unsafe fn reap(child: libc::pid_t) {
+/// Reaps every exited child; reports the supervised child's status. Returns whether children
+/// are left (false once `waitpid` says there is none: `ECHILD`).
+unsafe fn reap(child: libc::pid_t) -> bool {
     loop {
         let mut status = 0;
         // SAFETY: `status` is a valid out-pointer.
         let pid = unsafe { libc::waitpid(-1, &raw mut status, libc::WNOHANG) };
         if pid <= 0 {
-            return;
+            return pid == 0;
         }
         if pid == child {
             write_record(SUP_REPORT, REPORT_CHILD_EXIT, status);
         }
     }
+}
+
+/// Sleeps `nanos` nanoseconds (less than a second).
+#[cfg(target_os = "linux")]
+fn nap(nanos: libc::c_long) {
+    let pause = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: nanos,
+    };
+    // SAFETY: `pause` is a valid timespec; no remainder is asked for.
+    unsafe { libc::nanosleep(&raw const pause, std::ptr::null_mut()) };
 }
 
 /// Kills every descendant (stopping them first so that none can fork during the sweep) and
@@ -947,22 +949,12 @@ unsafe fn kill_everything(child: libc::pid_t) {
             if r < 0 {
                 break; // Already reaped.
             }
-            let pause = libc::timespec {
-                tv_sec: 0,
-                tv_nsec: 100_000,
-            };
-            libc::nanosleep(&raw const pause, std::ptr::null_mut());
+            nap(100_000);
         }
-        loop {
-            let mut status = 0;
-            let r = libc::waitpid(-1, &raw mut status, libc::WNOHANG);
-            if r < 0 {
-                return; // ECHILD: no child, hence no descendant, is left.
-            }
-            if r == 0 {
-                break; // Something still runs: sweep.
-            }
+        if !reap(child) {
+            return; // No child, hence no descendant, is left.
         }
+        // Something still runs: sweep.
         let me = libc::getpid() as u64;
         for round in 0..2000 {
             let mut found = 0u32;
@@ -977,23 +969,12 @@ unsafe fn kill_everything(child: libc::pid_t) {
                     libc::kill(pid as libc::pid_t, libc::SIGKILL);
                 }
             });
-            reap(child);
-            if found == 0 {
-                let mut status = 0;
-                let r = libc::waitpid(-1, &raw mut status, libc::WNOHANG);
-                if r < 0 {
-                    return; // ECHILD: nothing left at all.
-                }
-                if r == child {
-                    write_record(SUP_REPORT, REPORT_CHILD_EXIT, status);
-                }
+            let children_left = reap(child);
+            if found == 0 && !children_left {
+                return; // Nothing left at all.
             }
             if round > 0 {
-                let pause = libc::timespec {
-                    tv_sec: 0,
-                    tv_nsec: 1_000_000,
-                };
-                libc::nanosleep(&raw const pause, std::ptr::null_mut());
+                nap(1_000_000);
             }
         }
     }

@@ -158,14 +158,25 @@ fn clock_ticks_per_second() -> u64 {
 }
 
 fn last_pid() -> Option<u32> {
-    let text = std::fs::read_to_string("/proc/sys/kernel/ns_last_pid").ok()?;
-    text.trim().parse().ok()
+    let mut buf = [0u8; 16];
+    let text = read_proc_file("/proc/sys/kernel/ns_last_pid", &mut buf)?;
+    std::str::from_utf8(text).ok()?.trim().parse().ok()
+}
+
+/// Reads a short `/proc` file with one `read` into `buf` (procfs hands out the whole text of
+/// such a file at once): no size query and no second read as with `std::fs::read`, for files
+/// read before every command and for every process of a scan.
+fn read_proc_file<'a>(path: &str, buf: &'a mut [u8]) -> Option<&'a [u8]> {
+    use std::io::Read;
+    let n = std::fs::File::open(path).ok()?.read(buf).ok()?;
+    buf.get(..n)
 }
 
 /// Reads `/proc/<pid>/stat`.
 pub fn process_info(pid: u32) -> Option<ProcessInfo> {
-    let stat = std::fs::read(format!("/proc/{pid}/stat")).ok()?;
-    parse_stat(pid, &stat)
+    let mut buf = [0u8; 1024];
+    let stat = read_proc_file(&format!("/proc/{pid}/stat"), &mut buf)?;
+    parse_stat(pid, stat)
 }
 
 fn parse_stat(pid: u32, stat: &[u8]) -> Option<ProcessInfo> {
@@ -190,23 +201,16 @@ fn parse_stat(pid: u32, stat: &[u8]) -> Option<ProcessInfo> {
     })
 }
 
+/// The pid of every process listed in `/proc`.
+pub(crate) fn proc_pids() -> io::Result<impl Iterator<Item = u32>> {
+    Ok(std::fs::read_dir("/proc")?
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse().ok()))
+}
+
 /// Every process in `/proc`.
 pub fn process_table() -> io::Result<Vec<ProcessInfo>> {
-    let mut table = Vec::new();
-    for entry in std::fs::read_dir("/proc")? {
-        let Ok(entry) = entry else { continue };
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|name| name.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if let Some(info) = process_info(pid) {
-            table.push(info);
-        }
-    }
-    Ok(table)
+    Ok(proc_pids()?.filter_map(process_info).collect())
 }
 
 /// The descendants of `root` (not `root` itself), parents before their children, exited ones

@@ -16,6 +16,7 @@ use agentsh_process::shell::{
 use agentsh_process::snapshot::{
     SNAPSHOT_TIMEOUT, Snapshot, SnapshotError, default_cache_dir, snapshot_for,
 };
+use agentsh_test_support::alive_with_arg;
 
 // ---------------------------------------------------------------------------------------------
 // Environment hardening
@@ -147,6 +148,21 @@ fn user_bash_env_wins_over_hardening_and_base() {
     // Variables the user did not set stay hardened.
     assert_eq!(env["GIT_PAGER"], "cat");
     assert_eq!(env["NO_COLOR"], "1");
+}
+
+/// agentsh run inside an agentsh shell inherits that shell's command marker; a shell it starts
+/// (piped or PTY) must not carry it on, or its processes would be taken for the outer command's.
+#[test]
+fn an_inherited_command_marker_is_dropped() {
+    for terminal in [TerminalKind::Pipe, TerminalKind::Pty] {
+        let env = as_map(&hardened_env(
+            os_pairs(&[("AGENTSH_CMD", "a1b2c3.7"), ("PATH", "/bin")]),
+            &BTreeMap::new(),
+            terminal,
+        ));
+        assert!(!env.contains_key("AGENTSH_CMD"), "{terminal:?}");
+        assert_eq!(env["PATH"], "/bin");
+    }
 }
 
 #[test]
@@ -499,28 +515,6 @@ fn expected(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
     user_env(pairs)
 }
 
-/// Live processes whose command line contains `needle`.
-fn processes_with(needle: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    for entry in fs::read_dir("/proc").expect("read /proc").flatten() {
-        let Ok(cmdline) = fs::read(entry.path().join("cmdline")) else {
-            continue;
-        };
-        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        let zombie = fs::read_to_string(entry.path().join("stat")).map_or(true, |s| {
-            s.rsplit_once(')')
-                .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
-        });
-        if cmdline.contains(needle) && !zombie {
-            found.push(format!(
-                "{}: {cmdline}",
-                entry.file_name().to_string_lossy()
-            ));
-        }
-    }
-    found
-}
-
 const BASH_PROBE: &str = r#"say probe
 printf '%s\n' "ll=$(type -t ll)" "gs=$(type -t gs)" "say=$(type -t say)" "rm=$(type -t rm)" \
   "_hidden=$(type -t _hidden)" "greet=$(greet you)" "ls=$(type -t ls)" "_private=$(type -t _private)" \
@@ -602,8 +596,8 @@ fn nothing_the_rc_starts_survives_a_good_snapshot() {
     );
     fs::write(&rc, text).unwrap();
     home.snapshot(&bash()).unwrap().unwrap();
-    assert_eq!(processes_with("sleep 31.2468"), Vec::<String>::new());
-    assert_eq!(processes_with("sleep 31.3579"), Vec::<String>::new());
+    assert_eq!(alive_with_arg("31.2468"), Vec::<u32>::new());
+    assert_eq!(alive_with_arg("31.3579"), Vec::<u32>::new());
 }
 
 #[test]
@@ -854,8 +848,8 @@ fn slow_rc_is_stopped_at_the_time_box_and_leaves_no_process() {
         "took {elapsed:?}"
     );
     assert!(err.to_string().contains("took longer than 2 s"), "{err}");
-    assert_eq!(processes_with("sleep 30.123"), Vec::<String>::new());
-    assert_eq!(processes_with("sleep 30.456"), Vec::<String>::new());
+    assert_eq!(alive_with_arg("30.123"), Vec::<u32>::new());
+    assert_eq!(alive_with_arg("30.456"), Vec::<u32>::new());
     assert_eq!(home.cached_files(), Vec::<PathBuf>::new());
     eprintln!("slow rc given up after {elapsed:?}");
 }

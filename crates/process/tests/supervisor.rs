@@ -9,6 +9,7 @@ use agentsh_process::{
     ChildStdio, CommandScope, SpawnError, SpawnSpec, StartMark, Supervisor, TERM_GRACE,
     command_processes, descendants, end_command, process_info,
 };
+use agentsh_test_support::alive_with_arg;
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
@@ -22,34 +23,6 @@ fn sh(script: &str) -> SpawnSpec {
     spec.args = vec!["-c".into(), script.into()];
     spec.env = vec![("PATH".into(), std::env::var_os("PATH").unwrap_or_default())];
     spec
-}
-
-/// Pids of live processes with an argument equal to `needle` (`sleep 100.3101` matches
-/// `100.3101`; the shell whose script merely mentions it does not).
-fn alive_with(needle: &str) -> Vec<u32> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").expect("/proc") {
-        let Ok(entry) = entry else { continue };
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
-            continue;
-        };
-        let exited = process_info(pid).is_none_or(|p| p.is_exited());
-        if cmdline
-            .split(|&b| b == 0)
-            .any(|arg| arg == needle.as_bytes())
-            && !exited
-        {
-            found.push(pid);
-        }
-    }
-    found
 }
 
 fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
@@ -181,9 +154,9 @@ fn orphans_are_adopted_and_reaped() {
         .await
         .expect("spawn");
         assert!(wait_until(Duration::from_secs(5), || {
-            alive_with("100.3101").len() == 1 && alive_with("100.3102").len() == 1
+            alive_with_arg("100.3101").len() == 1 && alive_with_arg("100.3102").len() == 1
         }));
-        let orphan = alive_with("100.3101")[0];
+        let orphan = alive_with_arg("100.3101")[0];
         assert_eq!(
             process_info(orphan).expect("stat").ppid,
             sup.pid(),
@@ -195,8 +168,8 @@ fn orphans_are_adopted_and_reaped() {
         }));
         assert!(sup.try_child_exit().is_none());
         sup.shutdown().await;
-        assert!(alive_with("100.3101").is_empty());
-        assert!(alive_with("100.3102").is_empty());
+        assert!(alive_with_arg("100.3101").is_empty());
+        assert!(alive_with_arg("100.3102").is_empty());
     });
 }
 
@@ -209,12 +182,12 @@ fn shutdown_ends_every_escape() {
         let sup = Supervisor::spawn(sh(script)).await.expect("spawn");
         let markers = ["100.3201", "100.3202", "100.3203", "100.3204", "100.3205"];
         assert!(wait_until(Duration::from_secs(5), || {
-            markers.iter().all(|m| !alive_with(m).is_empty())
+            markers.iter().all(|m| !alive_with_arg(m).is_empty())
         }));
         sup.shutdown().await;
         for marker in markers {
             assert!(
-                alive_with(marker).is_empty(),
+                alive_with_arg(marker).is_empty(),
                 "{marker} survived the shutdown"
             );
         }
@@ -227,14 +200,14 @@ fn dropping_the_handle_ends_the_tree() {
         let sup = Supervisor::spawn(sh("(setsid sleep 100.3301 &); sleep 100.3302"))
             .await
             .expect("spawn");
-        assert!(wait_until(Duration::from_secs(5), || !alive_with(
+        assert!(wait_until(Duration::from_secs(5), || !alive_with_arg(
             "100.3301"
         )
         .is_empty()));
         drop(sup);
     });
     assert!(wait_until(Duration::from_secs(5), || {
-        alive_with("100.3301").is_empty() && alive_with("100.3302").is_empty()
+        alive_with_arg("100.3301").is_empty() && alive_with_arg("100.3302").is_empty()
     }));
 }
 
@@ -249,7 +222,7 @@ fn end_command_spares_the_shell_and_earlier_jobs() {
         let mut sup = Supervisor::spawn(sh(script)).await.expect("spawn");
         let markers = ["100.3401", "100.3402", "100.3403", "100.3404"];
         assert!(wait_until(Duration::from_secs(5), || {
-            markers.iter().all(|m| !alive_with(m).is_empty())
+            markers.iter().all(|m| !alive_with_arg(m).is_empty())
         }));
         // Command 2 started after `sleep 100.3401` was running.
         let scope = CommandScope {
@@ -261,11 +234,11 @@ fn end_command_spares_the_shell_and_earlier_jobs() {
         };
         let mine: Vec<u32> = command_processes(&scope).iter().map(|p| p.pid).collect();
         for marker in ["100.3402", "100.3403", "100.3404"] {
-            let pid = alive_with(marker)[0];
+            let pid = alive_with_arg(marker)[0];
             assert!(mine.contains(&pid), "{marker} is the command's");
         }
         assert!(
-            !mine.contains(&alive_with("100.3401")[0]),
+            !mine.contains(&alive_with_arg("100.3401")[0]),
             "the earlier job is not"
         );
         let began = Instant::now();
@@ -278,12 +251,16 @@ fn end_command_spares_the_shell_and_earlier_jobs() {
         assert!(report.killed >= 1, "{report:?}");
         assert!(!report.survivors);
         for marker in ["100.3402", "100.3403", "100.3404"] {
-            assert!(alive_with(marker).is_empty(), "{marker} survived");
+            assert!(alive_with_arg(marker).is_empty(), "{marker} survived");
         }
-        assert_eq!(alive_with("100.3401").len(), 1, "the earlier job is alive");
+        assert_eq!(
+            alive_with_arg("100.3401").len(),
+            1,
+            "the earlier job is alive"
+        );
         assert!(sup.try_child_exit().is_none(), "the shell is alive");
         sup.shutdown().await;
-        assert!(alive_with("100.3401").is_empty());
+        assert!(alive_with_arg("100.3401").is_empty());
     });
 }
 

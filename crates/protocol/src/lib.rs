@@ -19,8 +19,11 @@
 //! ```
 #![deny(missing_docs)]
 
+mod lines;
 mod result;
 mod text;
+
+pub use lines::count_lines;
 
 pub use result::{BashResult, InterceptionDetails, OutputSummary};
 pub use text::{

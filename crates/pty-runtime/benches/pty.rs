@@ -9,9 +9,10 @@
 //!
 //! `AGENTSH_PTY_BENCH_MIB` sets the size of the throughput file (default 256).
 
+use std::fs::File;
 use std::io::{Read, Write};
 use std::os::fd::OwnedFd;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use agentsh_bench_support::{Row, mb_per_s, median};
@@ -22,6 +23,8 @@ use rustix::pty::OpenptFlags;
 
 const BENCH: &str = "pty-runtime";
 const KEYS: usize = 1_000;
+/// The echo program of both latency runs: `cat` on a raw terminal, after a ready mark.
+const ECHO_SCRIPT: &str = "stty raw -echo; printf R; exec cat";
 
 fn main() {
     let mib: u64 = std::env::var("AGENTSH_PTY_BENCH_MIB")
@@ -31,11 +34,7 @@ fn main() {
     let dir = tempfile::tempdir().expect("tempdir");
     let file = dir.path().join("output.txt");
     let bytes = write_log(&file, mib << 20);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let runtime = agentsh_test_support::runtime();
 
     let raw = raw_pty_cat(&file);
     let session = runtime.block_on(session_cat(&file));
@@ -113,19 +112,23 @@ fn open_pty() -> (OwnedFd, OwnedFd) {
     (master, slave)
 }
 
-/// `cat file` on a PTY, read with a plain blocking loop until EIO.
-fn raw_pty_cat(file: &std::path::Path) -> Duration {
+/// Starts `command` with a new PTY's slave as stdin and stdout (stderr `/dev/null`); returns
+/// the child and the master, to be read and written with plain blocking calls.
+fn spawn_on_pty(command: &mut Command) -> (Child, File) {
     let (master, slave) = open_pty();
-    let start = Instant::now();
-    let mut child = Command::new("cat")
-        .arg(file)
-        .stdin(Stdio::null())
-        .stdout(slave.try_clone().expect("dup"))
+    let child = command
+        .stdin(slave.try_clone().expect("dup"))
+        .stdout(slave)
         .stderr(Stdio::null())
         .spawn()
-        .expect("cat");
-    drop(slave);
-    let mut master = std::fs::File::from(master);
+        .expect("spawn on the PTY");
+    (child, File::from(master))
+}
+
+/// `cat file` on a PTY, read with a plain blocking loop until EIO.
+fn raw_pty_cat(file: &std::path::Path) -> Duration {
+    let start = Instant::now();
+    let (mut child, mut master) = spawn_on_pty(Command::new("cat").arg(file));
     let mut buf = vec![0u8; 64 * 1024];
     let mut total = 0u64;
     loop {
@@ -143,21 +146,16 @@ fn raw_pty_cat(file: &std::path::Path) -> Duration {
     elapsed
 }
 
-fn bash() -> ShellSpec {
-    ShellSpec::from_path(if std::path::Path::new("/bin/bash").exists() {
-        "/bin/bash"
-    } else {
-        "/usr/bin/bash"
-    })
+/// `text` in bash, in `/tmp`, with a timeout longer than any run.
+fn bash_command(text: impl Into<String>) -> PtyCommand {
+    let mut command = PtyCommand::new(text, "/tmp", Duration::from_secs(600));
+    command.shell =
+        ShellSpec::from_path(agentsh_test_support::which("bash").expect("bash on PATH"));
+    command
 }
 
 async fn session_cat(file: &std::path::Path) -> Duration {
-    let mut command = PtyCommand::new(
-        format!("exec cat '{}'", file.display()),
-        "/tmp",
-        Duration::from_secs(600),
-    );
-    command.shell = bash();
+    let command = bash_command(format!("exec cat '{}'", file.display()));
     let start = Instant::now();
     let session = PtySession::start(command, OutputSink::new(SinkOptions::default()));
     let terminal = session.terminal().clone();
@@ -176,16 +174,7 @@ async fn session_cat(file: &std::path::Path) -> Duration {
 
 /// Raw round trip: write one byte to a PTY master, read its echo by `cat` in raw mode.
 fn raw_echo_latency() -> Duration {
-    let (master, slave) = open_pty();
-    let mut child = Command::new("sh")
-        .args(["-c", "stty raw -echo; printf R; exec cat"])
-        .stdin(slave.try_clone().expect("dup"))
-        .stdout(slave.try_clone().expect("dup"))
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("cat");
-    drop(slave);
-    let mut master = std::fs::File::from(master);
+    let (mut child, mut master) = spawn_on_pty(Command::new("sh").args(["-c", ECHO_SCRIPT]));
     let mut buf = [0u8; 64];
     let mut ready = 0;
     while ready == 0 {
@@ -207,13 +196,10 @@ fn raw_echo_latency() -> Duration {
 }
 
 async fn session_echo_latency() -> Duration {
-    let mut command = PtyCommand::new(
-        "stty raw -echo; printf R; exec cat",
-        "/tmp",
-        Duration::from_secs(600),
+    let session = PtySession::start(
+        bash_command(ECHO_SCRIPT),
+        OutputSink::new(SinkOptions::default()),
     );
-    command.shell = bash();
-    let session = PtySession::start(command, OutputSink::new(SinkOptions::default()));
     let terminal = session.terminal().clone();
     let mut updates = session.updates();
     while terminal.cursor() != (0, 1) {

@@ -41,6 +41,8 @@ const MOD_CTRL: u32 = 4;
 const EVENT_RELEASE: u32 = 3;
 /// Kitty's private-use range for functional keys.
 const KITTY_FUNCTIONAL: std::ops::RangeInclusive<u32> = 57344..=63743;
+/// The end marker of a bracketed paste.
+const PASTE_END: &[u8] = b"\x1b[201~";
 
 /// The terminal state a key's meaning depends on (from the emulator, see
 /// [`Terminal::key_modes`](crate::Terminal::key_modes)).
@@ -132,16 +134,10 @@ fn scan(input: &[u8], app_cursor: bool) -> Scan {
         let byte = input[i];
         if byte != ESC {
             // Text and control characters pass through; find the next ESC in one go.
-            let end = input[i..]
-                .iter()
-                .position(|&b| b == ESC)
-                .map_or(input.len(), |at| i + at);
-            for &b in &input[i..end] {
-                if b == KILL_KEY_ALTERNATE_SCREEN {
-                    scan.saw_ctrl_bracket = true;
-                }
-            }
-            scan.out.extend_from_slice(&input[i..end]);
+            let end = memchr::memchr(ESC, &input[i..]).map_or(input.len(), |at| i + at);
+            let text = &input[i..end];
+            scan.saw_ctrl_bracket |= text.contains(&KILL_KEY_ALTERNATE_SCREEN);
+            scan.out.extend_from_slice(text);
             i = end;
             continue;
         }
@@ -163,7 +159,8 @@ fn scan(input: &[u8], app_cursor: bool) -> Scan {
                         // Bracketed paste: everything up to the end marker is text.
                         scan.out.extend_from_slice(whole);
                         let rest = &input[i..];
-                        let end = find(rest, b"\x1b[201~").map_or(rest.len(), |at| at + 6);
+                        let end = memchr::memmem::find(rest, PASTE_END)
+                            .map_or(rest.len(), |at| at + PASTE_END.len());
                         scan.out.extend_from_slice(&rest[..end]);
                         i += end;
                     } else {
@@ -198,10 +195,6 @@ fn scan(input: &[u8], app_cursor: bool) -> Scan {
         }
     }
     scan
-}
-
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|w| w == needle)
 }
 
 /// One CSI sequence of keyboard input, without its `ESC [`.
@@ -374,14 +367,9 @@ fn cursor_key(last: u8, mods: u32, app_cursor: bool) -> Vec<u8> {
     }
 }
 
-/// F1–F4: `ESC O x`, or `ESC [ 1 ; m x` with modifiers.
+/// F1–F4: `ESC O x`, or `ESC [ 1 ; m x` with modifiers (the cursor keys' application mode).
 fn function_key(last: u8, mods: u32) -> Vec<u8> {
-    let mods = legacy_mods(mods);
-    if mods == 0 {
-        vec![ESC, b'O', last]
-    } else {
-        format!("\x1b[1;{}{}", mods + 1, last as char).into_bytes()
-    }
+    cursor_key(last, mods, true)
 }
 
 /// `ESC [ n ~`, or `ESC [ n ; m ~` with modifiers.

@@ -26,7 +26,7 @@ use std::time::Duration;
 
 use agentsh_output_sink::{OutputSink, SinkOptions};
 use agentsh_process::env::{TerminalKind, hardened_env};
-use agentsh_process::shell::{FALLBACK_SHELL, ShellKind, ShellSpec, apply_prefix, discover_shell};
+use agentsh_process::shell::{FALLBACK_SHELL, ShellSpec, apply_prefix, discover_shell};
 use agentsh_process::{
     ChildExit, ChildStdio, CommandScope, SpawnSpec, StartMark, Supervisor, TERM_GRACE, end_command,
 };
@@ -112,11 +112,13 @@ impl PtyCommand {
 
     fn spawn_spec(&self, slave: &OwnedFd) -> io::Result<SpawnSpec> {
         let mut spec = SpawnSpec::new(&self.shell.path);
-        let mut args: Vec<OsString> = match self.shell.kind {
-            ShellKind::Bash => vec!["--noprofile".into(), "--norc".into()],
-            ShellKind::Zsh => vec!["-f".into()],
-            ShellKind::Sh => Vec::new(),
-        };
+        let mut args: Vec<OsString> = self
+            .shell
+            .kind
+            .no_rc_flags()
+            .iter()
+            .map(Into::into)
+            .collect();
         let command = match self.prefix.as_deref() {
             Some(prefix) => apply_prefix(prefix, &self.command),
             None => self.command.clone(),
@@ -132,11 +134,10 @@ impl PtyCommand {
             command.into(),
         ]);
         spec.args = args;
-        let base: Vec<(OsString, OsString)> = match &self.base_env {
-            Some(base) => base.clone(),
-            None => std::env::vars_os().collect(),
-        };
-        let base = base
+        let base = self
+            .base_env
+            .clone()
+            .unwrap_or_else(|| std::env::vars_os().collect())
             .into_iter()
             .filter(|(name, _)| !SIZE_VARS.iter().any(|v| name == v));
         spec.env = hardened_env(base, &self.env, TerminalKind::Pty);
@@ -173,10 +174,8 @@ impl PtyController {
     /// Writes bytes to the program as typed input, unchanged. Returns false (and drops the
     /// bytes) when the command has already exited.
     pub fn write_input(&self, bytes: &[u8]) -> bool {
-        if bytes.is_empty() {
-            return !self.has_exited();
-        }
-        !self.has_exited() && self.control.send(Control::Input(bytes.to_vec())).is_ok()
+        !self.has_exited()
+            && (bytes.is_empty() || self.control.send(Control::Input(bytes.to_vec())).is_ok())
     }
 
     /// Handles keyboard input from the host terminal (SPEC §8): normalises it for the
@@ -369,15 +368,6 @@ enum Ending {
     Failed(PtyError),
 }
 
-enum Read {
-    /// Bytes were read (and passed on).
-    Data,
-    /// Nothing to read right now.
-    Empty,
-    /// Every holder of the slave has closed it.
-    Closed,
-}
-
 struct Driver {
     terminal: Terminal,
     sink: OutputSink,
@@ -466,20 +456,16 @@ impl Driver {
                         }
                     }
                 }
-                guard = master.readable(), if !closed => match guard {
-                    Ok(mut guard) => {
-                        match self.read_turn(&mut guard, buf) {
-                            // Nobody holds the slave any more; the shell's exit follows.
-                            Ok(Read::Closed) => closed = true,
-                            Ok(Read::Data | Read::Empty) => {}
-                            Err(err) => break Ending::Failed(PtyError::Read(err)),
-                        }
-                        if self.sink.head_satisfied() {
-                            break Ending::Stopped(Stop::Head);
-                        }
+                ready = master.readable(), if !closed => {
+                    match ready.and_then(|mut guard| self.read_turn(&mut guard, buf)) {
+                        // `true`: nobody holds the slave any more; the shell's exit follows.
+                        Ok(slave_closed) => closed = slave_closed,
+                        Err(err) => break Ending::Failed(PtyError::Read(err)),
                     }
-                    Err(err) => break Ending::Failed(PtyError::Read(err)),
-                },
+                    if self.sink.head_satisfied() {
+                        break Ending::Stopped(Stop::Head);
+                    }
+                }
             }
         };
         self.exited.store(true, Ordering::SeqCst);
@@ -496,23 +482,20 @@ impl Driver {
         };
         let ending_tree = end_command(&scope, TERM_GRACE);
         tokio::pin!(ending_tree);
+        // After the end a read error is kept (the first one) and ends the reading.
+        let mut read_rest = |driver: &mut Self, ready: io::Result<_>| match ready
+            .and_then(|mut guard| driver.read_turn(&mut guard, buf))
+        {
+            Ok(slave_closed) => slave_closed,
+            Err(err) => {
+                failure.get_or_insert(PtyError::Read(err));
+                true
+            }
+        };
         loop {
             tokio::select! {
                 _ = &mut ending_tree => break,
-                guard = master.readable(), if !closed => match guard {
-                    Ok(mut guard) => match self.read_turn(&mut guard, buf) {
-                        Ok(Read::Closed) => closed = true,
-                        Ok(_) => {}
-                        Err(err) => {
-                            failure.get_or_insert(PtyError::Read(err));
-                            closed = true;
-                        }
-                    },
-                    Err(err) => {
-                        failure.get_or_insert(PtyError::Read(err));
-                        closed = true;
-                    }
-                },
+                ready = master.readable(), if !closed => closed = read_rest(self, ready),
             }
         }
         supervisor.shutdown().await;
@@ -520,21 +503,9 @@ impl Driver {
         // Read the rest: EIO comes once every holder of the slave has closed it.
         let drain_until = Instant::now() + DRAIN_LIMIT;
         while !closed {
-            let ready = tokio::time::timeout_at(drain_until, master.readable()).await;
-            match ready {
+            match tokio::time::timeout_at(drain_until, master.readable()).await {
                 Err(_elapsed) => break,
-                Ok(Ok(mut guard)) => match self.read_turn(&mut guard, buf) {
-                    Ok(Read::Closed) => closed = true,
-                    Ok(_) => {}
-                    Err(err) => {
-                        failure.get_or_insert(PtyError::Read(err));
-                        closed = true;
-                    }
-                },
-                Ok(Err(err)) => {
-                    failure.get_or_insert(PtyError::Read(err));
-                    closed = true;
-                }
+                Ok(ready) => closed = read_rest(self, ready),
             }
         }
         match (ending, failure) {
@@ -543,28 +514,25 @@ impl Driver {
         }
     }
 
-    /// Reads what is available (a bounded number of reads) and passes it on.
+    /// Reads what is available (a bounded number of reads) and passes it on. `Ok(true)` once
+    /// every holder of the slave has closed it.
     fn read_turn(
         &mut self,
         guard: &mut tokio::io::unix::AsyncFdReadyGuard<'_, OwnedFd>,
         buf: &mut [u8],
-    ) -> io::Result<Read> {
-        let mut outcome = Read::Empty;
+    ) -> io::Result<bool> {
         for _ in 0..READS_PER_TURN {
             match guard.try_io(|fd| read_once(fd.get_ref(), buf)) {
-                Err(_would_block) => return Ok(outcome),
-                Ok(Ok(0)) => return Ok(Read::Closed),
-                Ok(Ok(n)) => {
-                    self.output(&buf[..n]);
-                    outcome = Read::Data;
-                }
+                Err(_would_block) => return Ok(false),
+                Ok(Ok(0)) => return Ok(true),
+                Ok(Ok(n)) => self.output(&buf[..n]),
                 // The slave side is closed by everyone (Linux reports EIO, not EOF).
-                Ok(Err(err)) if err.raw_os_error() == Some(libc::EIO) => return Ok(Read::Closed),
+                Ok(Err(err)) if err.raw_os_error() == Some(libc::EIO) => return Ok(true),
                 Ok(Err(err)) if err.kind() == io::ErrorKind::Interrupted => {}
                 Ok(Err(err)) => return Err(err),
             }
         }
-        Ok(outcome)
+        Ok(false)
     }
 
     fn output(&mut self, bytes: &[u8]) {

@@ -6,9 +6,7 @@ use agentsh_output_sink::{OutputSink, SinkOptions};
 use agentsh_process::shell::ShellSpec;
 use agentsh_pty_runtime::{KeyAction, PtySession, TerminalSize};
 
-use crate::util::{
-    PROCESSES, alive_with_arg, bash, command, open_fds, run, runtime, sink, wait_until,
-};
+use crate::util::{PROCESSES, alive_with_arg, command, open_fds, run, runtime, sink, wait_until};
 
 #[test]
 fn tty_is_a_pseudo_terminal() {
@@ -400,9 +398,9 @@ fn a_satisfied_head_capture_stops_the_command_with_status_zero() {
             head_lines: Some(3),
             ..SinkOptions::default()
         });
-        let mut cmd = command("yes line.7718");
-        cmd.shell = bash();
-        let (result, sink) = PtySession::start(cmd, sink).wait_with_sink().await;
+        let (result, sink) = PtySession::start(command("yes line.7718"), sink)
+            .wait_with_sink()
+            .await;
         assert_eq!(result.exit_code, Some(0));
         assert!(!result.cancelled);
         assert_eq!(sink.head_text(), Some("line.7718\nline.7718\nline.7718\n"));

@@ -1,13 +1,13 @@
 //! Helpers shared by the test modules.
 
 use std::future::Future;
-use std::path::PathBuf;
 use std::sync::{PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
 use agentsh_output_sink::{OutputSink, SinkOptions};
 use agentsh_process::shell::ShellSpec;
 use agentsh_pty_runtime::PtyCommand;
+pub use agentsh_test_support::{alive_with_arg, runtime};
 
 /// Tests that start processes take it shared; the descriptor-count test takes it exclusively,
 /// so that no other test opens descriptors while it counts (`cargo test` runs tests as
@@ -24,21 +24,8 @@ pub fn run<F: Future>(test: F) -> F::Output {
     runtime().block_on(test)
 }
 
-pub fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime")
-}
-
 pub fn bash() -> ShellSpec {
-    let path = ["/bin/bash", "/usr/bin/bash"]
-        .into_iter()
-        .map(PathBuf::from)
-        .find(|p| p.exists())
-        .expect("bash is installed");
-    ShellSpec::from_path(path)
+    ShellSpec::from_path(agentsh_test_support::which("bash").expect("bash on PATH"))
 }
 
 /// `command` in bash, in `/tmp`, with a timeout of [`PATIENCE`].
@@ -61,14 +48,4 @@ pub async fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {
     }
 }
 
-/// Live (not zombie) processes that have `arg` as one of their argv elements.
-pub fn alive_with_arg(arg: &str) -> Vec<u32> {
-    agentsh_test_support::alive_with_arg(arg)
-}
-
-/// The number of descriptors this process has open.
-pub fn open_fds() -> usize {
-    std::fs::read_dir("/proc/self/fd")
-        .expect("/proc/self/fd")
-        .count()
-}
+pub use agentsh_test_support::open_fds;

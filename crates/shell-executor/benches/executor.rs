@@ -45,11 +45,7 @@ impl Spill for FileSpill {
 }
 
 fn bash() -> ShellSpec {
-    let path = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
-        .map(|dir| dir.join("bash"))
-        .find(|p| p.is_file())
-        .expect("bash on PATH");
-    ShellSpec::from_path(path)
+    ShellSpec::from_path(agentsh_test_support::which("bash").expect("bash on PATH"))
 }
 
 fn vm_hwm_kib() -> u64 {
@@ -207,13 +203,8 @@ fn throughput(bench: &Bench, bytes: u64) {
 
 fn main() {
     let quick = std::env::var_os("AGENTSH_BENCH_QUICK").is_some();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
     let bench = Bench {
-        runtime,
+        runtime: agentsh_test_support::runtime(),
         executor: ShellExecutor::new(ExecutorConfig::default()),
         session: SessionKey::new("bench", Surface::Tool),
         shell: bash(),

@@ -142,11 +142,7 @@ pub(crate) fn shell_args(
     snapshot: Option<&Path>,
     tag: &str,
 ) -> Vec<OsString> {
-    let mut args: Vec<OsString> = match kind {
-        ShellKind::Bash => vec!["--noprofile".into(), "--norc".into()],
-        ShellKind::Zsh => vec!["-f".into()],
-        ShellKind::Sh => Vec::new(),
-    };
+    let mut args: Vec<OsString> = kind.no_rc_flags().iter().map(Into::into).collect();
     let script = match kind {
         ShellKind::Bash => BASH_LOOP.to_owned(),
         ShellKind::Zsh => POSIX_LOOP.replace("BUILTIN", "builtin"),

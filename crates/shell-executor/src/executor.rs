@@ -4,11 +4,10 @@ use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
 use agentsh_output_sink::OutputSink;
-use agentsh_process::MARKER_VAR;
 use agentsh_process::env::{TerminalKind, env_cache_key, hardened_env};
 use agentsh_process::shell::apply_prefix;
 use agentsh_protocol::{BashResult, CANCELLED_ANNOTATION, timeout_annotation};
@@ -55,6 +54,26 @@ struct Inner {
     /// The last environment built, with its inputs: every call of a session asks for the same
     /// one, and hardening and keying it cost more than checking that nothing changed.
     last_env: Mutex<Option<BuiltEnv>>,
+}
+
+impl Inner {
+    fn slots(&self) -> MutexGuard<'_, HashMap<ShellKey, Arc<Slot>>> {
+        self.slots.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Removes the idle slots (no call running or queued) that `selected` picks and takes
+    /// their shells.
+    fn take_idle(&self, selected: impl Fn(&ShellKey, &Slot) -> bool) -> Vec<ShellProcess> {
+        let mut slots = self.slots();
+        let idle: Vec<ShellKey> = slots
+            .iter()
+            .filter(|(key, slot)| slot.users.load(Ordering::SeqCst) == 0 && selected(key, slot))
+            .map(|(key, _)| key.clone())
+            .collect();
+        idle.iter()
+            .filter_map(|key| take_shell(&mut slots, key))
+            .collect()
+    }
 }
 
 /// A shell environment and what it was built from.
@@ -257,12 +276,8 @@ impl ShellExecutor {
 
     /// The shells in the cache (pids are reported for idle shells only).
     pub fn shells(&self) -> Vec<ShellStatus> {
-        let slots = self
-            .inner
-            .slots
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        slots
+        self.inner
+            .slots()
             .values()
             .map(|slot| {
                 let busy = slot.users.load(Ordering::SeqCst) > 0;
@@ -285,32 +300,15 @@ impl ShellExecutor {
 
     /// Closes every idle shell (no call running or queued), ending its whole process tree.
     pub async fn close_idle(&self) {
-        self.close_idle_where(|_| true).await;
+        close_all(self.inner.take_idle(|_, _| true)).await;
     }
 
     /// Closes the idle shells of one session (both surfaces), ending their whole process trees;
     /// other sessions' shells are untouched.
     pub async fn close_session(&self, session_id: &str) {
-        self.close_idle_where(|key| key.session.session_id == session_id)
-            .await;
-    }
-
-    async fn close_idle_where(&self, selected: impl Fn(&ShellKey) -> bool) {
-        let evicted: Vec<ShellProcess> = {
-            let mut slots = self
-                .inner
-                .slots
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            let idle: Vec<ShellKey> = slots
-                .iter()
-                .filter(|(key, slot)| slot.users.load(Ordering::SeqCst) == 0 && selected(key))
-                .map(|(key, _)| key.clone())
-                .collect();
-            idle.iter()
-                .filter_map(|key| take_shell(&mut slots, key))
-                .collect()
-        };
+        let evicted = self
+            .inner
+            .take_idle(|key, _| key.session.session_id == session_id);
         close_all(evicted).await;
     }
 
@@ -332,7 +330,7 @@ impl ShellExecutor {
             return (Arc::clone(&built.env), built.key.clone());
         }
         let env = Arc::new(hardened_env(
-            base.iter().filter(|(name, _)| name != MARKER_VAR).cloned(),
+            base.iter().cloned(),
             &request.env,
             TerminalKind::Pipe,
         ));
@@ -349,20 +347,12 @@ impl ShellExecutor {
     /// Finds or creates the slot of `key` and marks it busy; makes room first when the cache
     /// is full. Returns the shells evicted to make room.
     fn acquire(&self, key: ShellKey) -> (Arc<Slot>, Vec<ShellProcess>) {
-        let mut slots = self
-            .inner
-            .slots
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        let mut evicted = Vec::new();
-        if !slots.contains_key(&key) {
-            while slots.len() >= self.inner.config.max_shells.max(1) {
-                let Some(victim) = pick_victim(&slots) else {
-                    break; // everything is busy: go over the limit until calls finish
-                };
-                evicted.extend(take_shell(&mut slots, &victim));
-            }
-        }
+        let mut slots = self.inner.slots();
+        let evicted = if slots.contains_key(&key) {
+            Vec::new()
+        } else {
+            evict_down_to(&mut slots, self.max_shells() - 1)
+        };
         let slot = Arc::clone(slots.entry(key.clone()).or_insert_with(|| {
             Arc::new(Slot {
                 key,
@@ -377,19 +367,12 @@ impl ShellExecutor {
 
     /// Evicts idle shells while the cache is over its limit.
     fn trim(&self) -> Vec<ShellProcess> {
-        let mut slots = self
-            .inner
-            .slots
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        let mut evicted = Vec::new();
-        while slots.len() > self.inner.config.max_shells.max(1) {
-            let Some(victim) = pick_victim(&slots) else {
-                break;
-            };
-            evicted.extend(take_shell(&mut slots, &victim));
-        }
-        evicted
+        evict_down_to(&mut self.inner.slots(), self.max_shells())
+    }
+
+    /// `bash.max_shells`, at least 1.
+    fn max_shells(&self) -> usize {
+        self.inner.config.max_shells.max(1)
     }
 
     fn start_sweeper(&self) {
@@ -403,20 +386,8 @@ impl ShellExecutor {
             loop {
                 tokio::time::sleep(period).await;
                 let Some(inner) = weak.upgrade() else { return };
-                let expired: Vec<ShellProcess> = {
-                    let mut slots = inner.slots.lock().unwrap_or_else(PoisonError::into_inner);
-                    let old: Vec<ShellKey> = slots
-                        .iter()
-                        .filter(|(_, slot)| {
-                            slot.users.load(Ordering::SeqCst) == 0
-                                && slot.last_used().elapsed() >= inner.config.idle_timeout
-                        })
-                        .map(|(key, _)| key.clone())
-                        .collect();
-                    old.iter()
-                        .filter_map(|key| take_shell(&mut slots, key))
-                        .collect()
-                };
+                let expired = inner
+                    .take_idle(|_, slot| slot.last_used().elapsed() >= inner.config.idle_timeout);
                 drop(inner);
                 close_all(expired).await;
             }
@@ -441,6 +412,19 @@ fn pick_victim(slots: &HashMap<ShellKey, Arc<Slot>>) -> Option<ShellKey> {
     without_jobs
         .or_else(|| idle.first())
         .map(|slot| slot.key.clone())
+}
+
+/// Evicts idle shells (see [`pick_victim`]) until at most `limit` slots are left, or every one
+/// left is busy (the cache then goes over its limit until calls finish).
+fn evict_down_to(slots: &mut HashMap<ShellKey, Arc<Slot>>, limit: usize) -> Vec<ShellProcess> {
+    let mut evicted = Vec::new();
+    while slots.len() > limit {
+        let Some(victim) = pick_victim(slots) else {
+            break;
+        };
+        evicted.extend(take_shell(slots, &victim));
+    }
+    evicted
 }
 
 /// Removes `key`'s slot and takes its shell (the slot must be idle).

@@ -73,7 +73,8 @@ pub(crate) fn read_fd(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
     }
 }
 
-fn register(fd: OwnedFd) -> io::Result<AsyncFd<OwnedFd>> {
+/// Puts `fd` into tokio's epoll set, for reading.
+pub(crate) fn register(fd: OwnedFd) -> io::Result<AsyncFd<OwnedFd>> {
     // SAFETY: the OwnedFd owns its descriptor for the whole life of the AsyncFd.
     unsafe { AsyncFd::register_with_interest(fd, Interest::READABLE) }.map_err(io::Error::from)
 }

@@ -14,7 +14,6 @@ use agentsh_process::{
     ChildExit, CommandScope, SpawnSpec, StartMark, Supervisor, TERM_GRACE, can_attribute,
     command_processes, descendants, end_command_with, process_info,
 };
-use tokio::io::Interest;
 use tokio::io::unix::AsyncFd;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -197,11 +196,12 @@ impl ShellProcess {
 
     /// Ends the shell and its whole process tree, and waits until they are gone.
     pub(crate) async fn close(mut self) {
-        if let Some(supervisor) = self.supervisor.take() {
-            supervisor.shutdown().await;
-        }
+        self.replace().await;
     }
 
+    /// Ends the shell and its whole process tree; `self` stays, dead (not [`is_alive`]).
+    ///
+    /// [`is_alive`]: Self::is_alive
     async fn replace(&mut self) {
         if let Some(supervisor) = self.supervisor.take() {
             supervisor.shutdown().await;
@@ -632,8 +632,7 @@ fn register_socket(fd: OwnedFd) -> io::Result<AsyncFd<OwnedFd>> {
     {
         return Err(io::Error::last_os_error());
     }
-    // SAFETY: the OwnedFd owns its descriptor for the whole life of the AsyncFd.
-    unsafe { AsyncFd::register_with_interest(fd, Interest::READABLE) }.map_err(io::Error::from)
+    crate::fifo::register(fd)
 }
 
 /// Sends all of `bytes` (a few dozen; the socket buffer is empty between commands).

@@ -1,20 +1,13 @@
 //! Helpers shared by the integration tests: a runtime, a one-call runner, process probes.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use agentsh_output_sink::{OutputSink, SinkOptions};
 use agentsh_process::shell::ShellSpec;
 use agentsh_protocol::BashResult;
 use agentsh_shell_executor::{ExecRequest, ExecutorConfig, SessionKey, ShellExecutor, Surface};
-
-pub fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime")
-}
+pub use agentsh_test_support::{alive_with_arg as alive_with, runtime, which};
 
 /// An executor whose shells start from a small, fixed environment.
 pub fn executor() -> ShellExecutor {
@@ -38,14 +31,13 @@ pub fn bash() -> ShellSpec {
     ShellSpec::from_path(which("bash").expect("bash on PATH"))
 }
 
-pub fn which(name: &str) -> Option<PathBuf> {
-    std::env::split_paths(&std::env::var_os("PATH")?)
-        .map(|dir| dir.join(name))
-        .find(|p| p.is_file())
-}
-
 pub fn session(name: &str) -> SessionKey {
     SessionKey::new(name, Surface::Tool)
+}
+
+/// Runs `body` on a fresh [`runtime`] with a fresh [`executor`] and the tool session `name`.
+pub fn with_session(name: &str, body: impl AsyncFnOnce(ShellExecutor, SessionKey)) {
+    runtime().block_on(body(executor(), session(name)));
 }
 
 pub fn request(command: &str, session: &SessionKey, timeout: Duration) -> ExecRequest {
@@ -61,10 +53,27 @@ pub async fn run(executor: &ShellExecutor, session: &SessionKey, command: &str) 
 
 pub async fn run_req(executor: &ShellExecutor, request: ExecRequest) -> BashResult {
     let mut sink = OutputSink::new(SinkOptions::default());
+    run_into(executor, request, &mut sink).await
+}
+
+/// Runs `request` into `sink` (panics on an `ExecError`).
+pub async fn run_into(
+    executor: &ShellExecutor,
+    request: ExecRequest,
+    sink: &mut OutputSink,
+) -> BashResult {
     executor
-        .execute(request, &mut sink, None)
+        .execute(request, sink, None)
         .await
         .expect("the command runs")
+}
+
+/// A sink that stops the command after `lines` lines, as `| head -n <lines>` does.
+pub fn head_sink(lines: u32) -> OutputSink {
+    OutputSink::new(SinkOptions {
+        head_lines: Some(lines),
+        ..SinkOptions::default()
+    })
 }
 
 /// Runs with a timeout and reports how long the call took.
@@ -77,12 +86,6 @@ pub async fn run_with_timeout(
     let start = Instant::now();
     let result = run_req(executor, request(command, session, timeout)).await;
     (result, start.elapsed())
-}
-
-/// Pids of live processes with an argument equal to `needle` (`sleep 100.4711` matches
-/// `100.4711`; a shell whose script merely mentions it does not).
-pub fn alive_with(needle: &str) -> Vec<u32> {
-    agentsh_test_support::alive_with_arg(needle)
 }
 
 pub fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {

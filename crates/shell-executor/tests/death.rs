@@ -3,13 +3,11 @@
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use crate::common::{alive_with, executor, run, runtime, session, unique, wait_until};
+use crate::common::{alive_with, run, unique, wait_until, with_session};
 
 #[test]
 fn exit_kill_and_exec_report_like_a_shell_and_the_next_call_works() {
-    runtime().block_on(async {
-        let exec = executor();
-        let s = session("death");
+    with_session("death", async |exec, s| {
         for (command, code) in [
             ("exit 3", 3),
             ("kill -9 $$", 137),
@@ -37,9 +35,7 @@ fn agentsh_killed_by_sigkill_leaves_nothing() {
         // Child role: run the command and never return normally.
         let markers = markers.to_string_lossy().into_owned();
         let (a, b) = markers.split_once(' ').expect("two markers");
-        runtime().block_on(async {
-            let exec = executor();
-            let s = session("agentsh-dies");
+        with_session("agentsh-dies", async |exec, s| {
             run(&exec, &s, &format!("sleep {a} & sleep {b}")).await;
         });
         return;

@@ -4,31 +4,25 @@
 
 use std::time::{Duration, Instant};
 
-use agentsh_output_sink::{OutputSink, SinkOptions};
+use agentsh_protocol::timeout_annotation;
 
-use crate::common::{executor, request, run, runtime, session};
+use crate::common::{head_sink, request, run, run_into, run_req, with_session};
 
 /// Generous liveness bound: far below the seconds a starved loop takes.
 const LIVENESS: Duration = Duration::from_secs(5);
 
 #[test]
 fn flooding_output_does_not_starve_the_timeout() {
-    runtime().block_on(async {
-        let exec = executor();
-        let s = session("flood-timeout");
-        let mut sink = OutputSink::new(SinkOptions::default());
+    with_session("flood-timeout", async |exec, s| {
         let start = Instant::now();
-        let result = exec
-            .execute(request("yes", &s, Duration::from_secs(1)), &mut sink, None)
-            .await
-            .expect("runs");
+        let result = run_req(&exec, request("yes", &s, Duration::from_secs(1))).await;
         assert!(start.elapsed() < LIVENESS, "{:?}", start.elapsed());
         assert!(result.timed_out && result.cancelled);
         assert!(
             result
                 .summary
                 .output
-                .starts_with("[Command timed out after 1 seconds]\n")
+                .starts_with(&format!("[{}]\n", timeout_annotation(1.0)))
         );
         assert_eq!(run(&exec, &s, "echo after").await.summary.output, "after\n");
     });
@@ -36,23 +30,12 @@ fn flooding_output_does_not_starve_the_timeout() {
 
 #[test]
 fn flooding_output_does_not_starve_the_head_stop() {
-    runtime().block_on(async {
-        let exec = executor();
-        let s = session("flood-head");
+    with_session("flood-head", async |exec, s| {
         for _ in 0..5 {
-            let mut sink = OutputSink::new(SinkOptions {
-                head_lines: Some(2),
-                ..SinkOptions::default()
-            });
+            let mut sink = head_sink(2);
             let start = Instant::now();
-            let result = exec
-                .execute(
-                    request("( seq 1 100000000 )", &s, Duration::from_secs(120)),
-                    &mut sink,
-                    None,
-                )
-                .await
-                .expect("runs");
+            let req = request("( seq 1 100000000 )", &s, Duration::from_secs(120));
+            let result = run_into(&exec, req, &mut sink).await;
             assert!(start.elapsed() < LIVENESS, "{:?}", start.elapsed());
             assert_eq!(result.exit_code, Some(0));
             assert_eq!(sink.head_text(), Some("1\n2\n"));

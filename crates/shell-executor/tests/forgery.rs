@@ -2,13 +2,11 @@
 
 use agentsh_output_sink::{OutputSink, SinkOptions};
 
-use crate::common::{executor, request, run, runtime, session};
+use crate::common::{request, run, with_session};
 
 #[test]
 fn a_megabyte_of_random_bytes_then_exit() {
-    runtime().block_on(async {
-        let exec = executor();
-        let s = session("forgery-random");
+    with_session("forgery-random", async |exec, s| {
         let kept = run(&exec, &s, "head -c 1000000 /dev/urandom; (exit 7)").await;
         assert_eq!(kept.exit_code, Some(7));
         assert!(
@@ -25,21 +23,24 @@ fn a_megabyte_of_random_bytes_then_exit() {
 
 #[test]
 fn mark_shaped_output_is_just_output() {
-    runtime().block_on(async {
-        let exec = executor();
-        let s = session("forgery-marks");
+    with_session("forgery-marks", async |exec, s| {
         let command = r"printf '\036AGENTSH0123456789abcdef:0\n'; printf '\036AGENTSH'; printf 'deadbeefdeadbeef:1\n'; printf 'x\036AGENTSH'; echo; (exit 5)";
         let mut sink = OutputSink::new(SinkOptions::default());
         let mut raw = Vec::new();
         let mut on_chunk = |bytes: &[u8]| raw.extend_from_slice(bytes);
         let result = exec
-            .execute(request(command, &s, std::time::Duration::from_secs(10)), &mut sink, Some(&mut on_chunk))
+            .execute(
+                request(command, &s, std::time::Duration::from_secs(10)),
+                &mut sink,
+                Some(&mut on_chunk),
+            )
             .await
             .expect("runs");
         assert_eq!(result.exit_code, Some(5));
         assert_eq!(
             raw,
-            b"\x1eAGENTSH0123456789abcdef:0\n\x1eAGENTSHdeadbeefdeadbeef:1\nx\x1eAGENTSH\n".to_vec()
+            b"\x1eAGENTSH0123456789abcdef:0\n\x1eAGENTSHdeadbeefdeadbeef:1\nx\x1eAGENTSH\n"
+                .to_vec()
         );
         // The sink removes the control byte; the text is all there.
         assert_eq!(
@@ -51,9 +52,7 @@ fn mark_shaped_output_is_just_output() {
 
 #[test]
 fn report_shaped_output_is_just_output() {
-    runtime().block_on(async {
-        let exec = executor();
-        let s = session("forgery-report");
+    with_session("forgery-report", async |exec, s| {
         // The loop reports `<seq> <status>` on its own channel; the same text on stdout is output.
         let result = run(
             &exec,
@@ -68,9 +67,7 @@ fn report_shaped_output_is_just_output() {
 
 #[test]
 fn nul_bytes_and_unterminated_escapes() {
-    runtime().block_on(async {
-        let exec = executor();
-        let s = session("forgery-nul");
+    with_session("forgery-nul", async |exec, s| {
         let nul = run(&exec, &s, r"printf 'a\0b\0c\n'; (exit 4)").await;
         assert_eq!(nul.exit_code, Some(4));
         assert_eq!(nul.summary.output, "abc\n");
@@ -84,9 +81,7 @@ fn nul_bytes_and_unterminated_escapes() {
 
 #[test]
 fn commands_cannot_reach_the_control_channels() {
-    runtime().block_on(async {
-        let exec = executor();
-        let s = session("forgery-fds");
+    with_session("forgery-fds", async |exec, s| {
         let result = run(
             &exec,
             &s,
@@ -110,9 +105,7 @@ fn commands_cannot_reach_the_control_channels() {
 
 #[test]
 fn nul_in_the_command_is_an_error() {
-    runtime().block_on(async {
-        let exec = executor();
-        let s = session("forgery-nul-cmd");
+    with_session("forgery-nul-cmd", async |exec, s| {
         let mut sink = OutputSink::new(SinkOptions::default());
         let err = exec
             .execute(

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::common::{executor, path_str, run_with_timeout, runtime, session, tempdir};
+use crate::common::{path_str, run_with_timeout, tempdir, with_session};
 
 /// The liveness bound: every one of these returns well within it (the timeout is far above).
 const BOUND: Duration = Duration::from_secs(5);
@@ -10,9 +10,7 @@ const TIMEOUT: Duration = Duration::from_secs(60);
 
 #[test]
 fn stdin_readers_get_end_of_file() {
-    runtime().block_on(async {
-        let exec = executor();
-        let s = session("hangs-stdin");
+    with_session("hangs-stdin", async |exec, s| {
         for (command, code) in [
             ("cat", 0),
             ("read x", 1),
@@ -29,9 +27,7 @@ fn stdin_readers_get_end_of_file() {
 
 #[test]
 fn the_terminal_cannot_be_opened() {
-    runtime().block_on(async {
-        let exec = executor();
-        let s = session("hangs-tty");
+    with_session("hangs-tty", async |exec, s| {
         let (result, took) = run_with_timeout(&exec, &s, "read x </dev/tty", TIMEOUT).await;
         assert!(took < BOUND, "took {took:?}");
         assert_eq!(result.exit_code, Some(1));
@@ -41,9 +37,7 @@ fn the_terminal_cannot_be_opened() {
 
 #[test]
 fn git_editor_and_pager_do_not_wait() {
-    runtime().block_on(async {
-        let exec = executor();
-        let s = session("hangs-git");
+    with_session("hangs-git", async |exec, s| {
         let repo = tempdir();
         let dir = path_str(repo.path());
         let setup = format!(
@@ -54,13 +48,22 @@ fn git_editor_and_pager_do_not_wait() {
         assert_eq!(result.exit_code, Some(0), "{result:?}");
 
         // No -m: the editor is `true` (GIT_EDITOR), so git sees an empty message and aborts.
-        let (commit, took) = run_with_timeout(&exec, &s, &format!("cd '{dir}' && git commit"), TIMEOUT).await;
+        let (commit, took) =
+            run_with_timeout(&exec, &s, &format!("cd '{dir}' && git commit"), TIMEOUT).await;
         assert!(took < BOUND, "git commit took {took:?}");
         assert_eq!(commit.exit_code, Some(1), "{commit:?}");
-        assert!(commit.summary.output.contains("empty commit message"), "{commit:?}");
+        assert!(
+            commit.summary.output.contains("empty commit message"),
+            "{commit:?}"
+        );
 
-        let (log, took) =
-            run_with_timeout(&exec, &s, &format!("cd '{dir}' && git -c core.pager=less log"), TIMEOUT).await;
+        let (log, took) = run_with_timeout(
+            &exec,
+            &s,
+            &format!("cd '{dir}' && git -c core.pager=less log"),
+            TIMEOUT,
+        )
+        .await;
         assert!(took < BOUND, "git log took {took:?}");
         assert_eq!(log.exit_code, Some(0), "{log:?}");
         assert!(log.summary.output.contains("    first\n"), "{log:?}");

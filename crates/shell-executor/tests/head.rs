@@ -2,28 +2,15 @@
 
 use std::time::{Duration, Instant};
 
-use agentsh_output_sink::{OutputSink, SinkOptions};
-
-use crate::common::{executor, request, run, runtime, session};
+use crate::common::{head_sink, request, run, run_into, with_session};
 
 #[test]
 fn yes_with_head_five_stops_at_once() {
-    runtime().block_on(async {
-        let exec = executor();
-        let s = session("head-yes");
-        let mut sink = OutputSink::new(SinkOptions {
-            head_lines: Some(5),
-            ..SinkOptions::default()
-        });
+    with_session("head-yes", async |exec, s| {
+        let mut sink = head_sink(5);
         let start = Instant::now();
-        let result = exec
-            .execute(
-                request("( yes )", &s, Duration::from_secs(60)),
-                &mut sink,
-                None,
-            )
-            .await
-            .expect("runs");
+        let req = request("( yes )", &s, Duration::from_secs(60));
+        let result = run_into(&exec, req, &mut sink).await;
         assert!(
             start.elapsed() < Duration::from_secs(5),
             "{:?}",
@@ -39,35 +26,14 @@ fn yes_with_head_five_stops_at_once() {
 
 #[test]
 fn a_producer_that_finishes_keeps_its_exit_code() {
-    runtime().block_on(async {
-        let exec = executor();
-        let s = session("head-false");
-        let mut sink = OutputSink::new(SinkOptions {
-            head_lines: Some(1),
-            ..SinkOptions::default()
-        });
-        // `false | tail -n 1` normalises to `( false )` with a tail limit: the producer's code.
-        let result = exec
-            .execute(
-                request("( false )", &s, Duration::from_secs(60)),
-                &mut sink,
-                None,
-            )
-            .await
-            .expect("runs");
+    with_session("head-false", async |exec, s| {
+        // `false | head -n 1` normalises to `( false )` with a head limit it never reaches:
+        // the producer's code.
+        let req = request("( false )", &s, Duration::from_secs(60));
+        let result = run_into(&exec, req, &mut head_sink(1)).await;
         assert_eq!(result.exit_code, Some(1));
-        let mut sink = OutputSink::new(SinkOptions {
-            head_lines: Some(5),
-            ..SinkOptions::default()
-        });
-        let result = exec
-            .execute(
-                request("printf 'a\\nb\\n'; (exit 3)", &s, Duration::from_secs(60)),
-                &mut sink,
-                None,
-            )
-            .await
-            .expect("runs");
+        let req = request("printf 'a\\nb\\n'; (exit 3)", &s, Duration::from_secs(60));
+        let result = run_into(&exec, req, &mut head_sink(5)).await;
         assert_eq!(result.exit_code, Some(3));
     });
 }

@@ -3,13 +3,11 @@
 
 use std::time::Duration;
 
-use crate::common::{executor, path_str, run, runtime, session, tempdir, wait_until};
+use crate::common::{path_str, run, tempdir, wait_until, with_session};
 
 #[test]
 fn late_background_output_goes_nowhere_and_the_job_survives() {
-    runtime().block_on(async {
-        let exec = executor();
-        let s = session("isolation");
+    with_session("isolation", async |exec, s| {
         let dir = tempdir();
         let log = dir.path().join("log");
         let first = run(
@@ -35,9 +33,7 @@ fn late_background_output_goes_nowhere_and_the_job_survives() {
 
 #[test]
 fn a_chatty_background_job_does_not_leak() {
-    runtime().block_on(async {
-        let exec = executor();
-        let s = session("isolation-chatty");
+    with_session("isolation-chatty", async |exec, s| {
         run(
             &exec,
             &s,

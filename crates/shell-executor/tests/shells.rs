@@ -4,13 +4,11 @@ use std::time::Duration;
 
 use agentsh_process::shell::ShellSpec;
 
-use crate::common::{executor, request, run_req, runtime, session};
+use crate::common::{request, run_req, with_session};
 
 #[test]
 fn sh_keeps_state_and_reports_exits() {
-    runtime().block_on(async {
-        let exec = executor();
-        let s = session("sh");
+    with_session("sh", async |exec, s| {
         let sh = |command: &str| {
             let mut req = request(command, &s, Duration::from_secs(10));
             req.shell = ShellSpec::from_path("/bin/sh");
@@ -40,9 +38,7 @@ fn sh_keeps_state_and_reports_exits() {
 #[test]
 fn zsh_keeps_state_reports_exits_and_is_replaced_after_a_stop() {
     let zsh = crate::common::which("zsh").expect("zsh is installed (scripts/install-test-deps)");
-    runtime().block_on(async {
-        let exec = executor();
-        let s = session("zsh");
+    with_session("zsh", async |exec, s| {
         let zsh_req = |command: &str, timeout: Duration| {
             let mut req = request(command, &s, timeout);
             req.shell = ShellSpec::from_path(&zsh);
@@ -109,9 +105,7 @@ fn zsh_keeps_state_reports_exits_and_is_replaced_after_a_stop() {
 
 #[test]
 fn sh_restores_redirections_of_exec() {
-    runtime().block_on(async {
-        let exec = executor();
-        let s = session("sh-exec");
+    with_session("sh-exec", async |exec, s| {
         let sh = |command: &str| {
             let mut req = request(command, &s, Duration::from_secs(10));
             req.shell = ShellSpec::from_path("/bin/sh");

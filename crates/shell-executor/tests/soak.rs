@@ -4,12 +4,9 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use agentsh_process::descendants;
+use agentsh_test_support::open_fds;
 
-use crate::common::{executor, in_own_process, run, runtime, session};
-
-fn open_fds() -> usize {
-    std::fs::read_dir("/proc/self/fd").map_or(0, Iterator::count)
-}
+use crate::common::{executor, in_own_process, run, runtime, session, with_session};
 
 fn rss_kib(pid: u32) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
@@ -25,9 +22,7 @@ fn a_thousand_commands_leak_nothing() {
     if !in_own_process("soak::a_thousand_commands_leak_nothing") {
         return;
     }
-    runtime().block_on(async {
-        let exec = executor();
-        let s = session("soak");
+    with_session("soak", async |exec, s| {
         // Warm up: shell started, FIFOs created, allocator settled.
         for i in 0..50 {
             run(

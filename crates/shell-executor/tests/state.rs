@@ -7,13 +7,13 @@ use agentsh_process::env::{TerminalKind, hardened_env};
 use agentsh_process::snapshot::snapshot_for;
 use agentsh_shell_executor::{SessionKey, Surface};
 
-use crate::common::{bash, executor, path_str, request, run, run_req, runtime, session, tempdir};
+use crate::common::{
+    bash, executor, path_str, request, run, run_req, runtime, session, tempdir, with_session,
+};
 
 #[test]
 fn variables_functions_and_arrays_persist() {
-    runtime().block_on(async {
-        let exec = executor();
-        let s = session("state");
+    with_session("state", async |exec, s| {
         let first = run(
             &exec,
             &s,
@@ -56,9 +56,7 @@ fn sessions_and_surfaces_never_share_a_shell() {
 
 #[test]
 fn cwd_is_applied_per_call() {
-    runtime().block_on(async {
-        let exec = executor();
-        let s = session("cwd");
+    with_session("cwd", async |exec, s| {
         let (one, two) = (tempdir(), tempdir());
         let mut req = request("pwd; cd /; pwd", &s, Duration::from_secs(10));
         req.cwd = one.path().to_path_buf();
@@ -85,10 +83,13 @@ fn cwd_is_applied_per_call() {
 
 #[test]
 fn options_persist_but_errexit_is_reset() {
-    runtime().block_on(async {
-        let exec = executor();
-        let s = session("opts");
-        run(&exec, &s, "shopt -s nullglob; set -o pipefail; set -e; set -u").await;
+    with_session("opts", async |exec, s| {
+        run(
+            &exec,
+            &s,
+            "shopt -s nullglob; set -o pipefail; set -e; set -u",
+        )
+        .await;
         let after = run(&exec, &s, "shopt -q nullglob && echo nullglob; false | true; echo pipefail=$?; false; echo survived").await;
         assert_eq!(after.summary.output, "nullglob\npipefail=1\nsurvived\n");
         assert!(!after.session_restarted);
@@ -97,9 +98,7 @@ fn options_persist_but_errexit_is_reset() {
 
 #[test]
 fn positional_parameters_are_empty_and_streams_are_merged() {
-    runtime().block_on(async {
-        let exec = executor();
-        let s = session("misc");
+    with_session("misc", async |exec, s| {
         let out = run(
             &exec,
             &s,
@@ -119,9 +118,7 @@ fn positional_parameters_are_empty_and_streams_are_merged() {
 
 #[test]
 fn the_hardened_environment_reaches_commands() {
-    runtime().block_on(async {
-        let exec = executor();
-        let s = session("env");
+    with_session("env", async |exec, s| {
         let mut req = request(
             "echo $GIT_PAGER $TERM $NO_COLOR $MY_VAR $PAGER",
             &s,
@@ -138,9 +135,7 @@ fn the_hardened_environment_reaches_commands() {
 
 #[test]
 fn prefix_is_prepended() {
-    runtime().block_on(async {
-        let exec = executor();
-        let s = session("prefix");
+    with_session("prefix", async |exec, s| {
         let mut req = request("echo hello", &s, Duration::from_secs(10));
         req.prefix = Some("env PREFIXED=yes sh -c 'echo $PREFIXED; \"$@\"' sh".into());
         assert_eq!(run_req(&exec, req).await.summary.output, "yes\nhello\n");
@@ -179,8 +174,7 @@ fn rc_snapshot_brings_aliases_functions_and_options() {
             Duration::from_secs(10),
         );
         req.snapshot = Some(snapshot.path.clone());
-        let mut sink = OutputSink::new(SinkOptions::default());
-        let result = exec.execute(req, &mut sink, None).await.expect("runs");
+        let result = run_req(&exec, req).await;
         assert_eq!(
             result.summary.output, "<hi>\nhello bob\nnumber\nnoclobber\nno-errexit\nfile\n",
             "{result:?}"
@@ -190,9 +184,7 @@ fn rc_snapshot_brings_aliases_functions_and_options() {
 
 #[test]
 fn user_options_and_redirections_do_not_disturb_the_loop() {
-    runtime().block_on(async {
-        let exec = executor();
-        let s = session("loop-proof");
+    with_session("loop-proof", async |exec, s| {
         run(&exec, &s, "set -u -C -x; IFS=:; trap - USR1").await;
         // xtrace shows the user's own commands, never the loop's (one `+` more than under
         // `bash -c`: the command is a sourced file).

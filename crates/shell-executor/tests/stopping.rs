@@ -9,7 +9,7 @@ use agentsh_shell_executor::ShellExecutor;
 
 use crate::common::{
     alive_with, executor, path_str, request, run, run_req, run_with_timeout, runtime, session,
-    tempdir, unique, wait_until,
+    tempdir, unique, wait_until, with_session,
 };
 
 const ONE_SECOND: Duration = Duration::from_secs(1);
@@ -122,9 +122,7 @@ fn nothing_more_of_the_command_runs() {
 
 #[test]
 fn state_survives_a_timeout() {
-    runtime().block_on(async {
-        let exec = executor();
-        let s = session("stop-state");
+    with_session("stop-state", async |exec, s| {
         run(&exec, &s, "export A=1; cd /").await;
         let sleeper = unique("100.3");
         let (stopped, _) =
@@ -139,9 +137,7 @@ fn state_survives_a_timeout() {
 
 #[test]
 fn a_builtin_loop_replaces_the_shell() {
-    runtime().block_on(async {
-        let exec = executor();
-        let s = session("stop-busy");
+    with_session("stop-busy", async |exec, s| {
         run(&exec, &s, "export A=1").await;
         let (stopped, took) = run_with_timeout(&exec, &s, "while :; do :; done", ONE_SECOND).await;
         assert!(stopped.timed_out && stopped.cancelled);
@@ -155,9 +151,7 @@ fn a_builtin_loop_replaces_the_shell() {
 
 #[test]
 fn abort_cancels_with_its_own_annotation() {
-    runtime().block_on(async {
-        let exec = executor();
-        let s = session("stop-abort");
+    with_session("stop-abort", async |exec, s| {
         let sleeper = unique("100.4");
         let req = request(
             &format!("echo started; sleep {sleeper}"),
@@ -204,9 +198,7 @@ fn abort_cancels_with_its_own_annotation() {
 
 #[test]
 fn sh_is_replaced_after_a_stop_and_runs_nothing_more() {
-    runtime().block_on(async {
-        let exec = executor();
-        let s = session("stop-sh");
+    with_session("stop-sh", async |exec, s| {
         let dir = tempdir();
         let mark = dir.path().join("MARK");
         let sleeper = unique("100.5");
@@ -230,9 +222,7 @@ fn sh_is_replaced_after_a_stop_and_runs_nothing_more() {
 
 #[test]
 fn dropping_the_call_ends_the_command_and_the_shell() {
-    runtime().block_on(async {
-        let exec = executor();
-        let s = session("stop-dropped");
+    with_session("stop-dropped", async |exec, s| {
         let dir = tempdir();
         let mark = dir.path().join("MARK");
         let sleeper = unique("100.45");

@@ -1,13 +1,61 @@
-//! Dev-only helpers shared by agentsh's integration tests.
+//! Dev-only helpers shared by agentsh's integration tests (and benchmarks).
 //!
-//! Containment tests start commands with a unique argv marker (`sleep 100.4711`) and then check
-//! `/proc` that nothing carrying it is still alive. One scan, used by every crate's tests:
+//! - [`alive_with_arg`] / [`alive_containing`] / [`live_processes`] — containment tests start
+//!   commands with a unique argv marker (`sleep 100.4711`) and then check `/proc` that nothing
+//!   carrying it is still alive. One scan, used by every crate's tests.
+//! - [`runtime`] — the tokio runtime the async tests run on.
+//! - [`which`] — a program on `PATH` (the `bash` a test pins its shell to).
 //!
 //! ```
 //! // Nothing runs with this argument.
 //! assert!(agentsh_test_support::alive_with_arg("no-such-marker-8c1f").is_empty());
+//! let answer = agentsh_test_support::runtime().block_on(async { 6 * 7 });
+//! assert_eq!(answer, 42);
+//! assert!(agentsh_test_support::which("sh").is_some_and(|sh| sh.is_absolute()));
 //! ```
 #![deny(missing_docs)]
+
+use std::path::PathBuf;
+
+/// A multi-threaded tokio runtime with two workers (the CI machine has two cores) and every
+/// driver enabled: what the tests of the runtimes run on.
+///
+/// # Panics
+///
+/// When the runtime cannot be built (no threads or no epoll): nothing can be tested then.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a tokio runtime for the tests")
+}
+
+/// The first file called `name` in a directory of `PATH` (found by existence, as `which` would
+/// without checking the execute bit).
+pub fn which(name: &str) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|dir| dir.join(name))
+        .find(|path| path.is_file())
+}
+
+/// The NL2Bash corpus kept in the repository (`fixtures/corpora`), one command per line.
+///
+/// # Panics
+///
+/// When the file cannot be read: the checkout is incomplete.
+pub fn nl2bash_corpus() -> String {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../fixtures/corpora/nl2bash-commands.txt"
+    );
+    std::fs::read_to_string(path).unwrap_or_else(|err| panic!("cannot read {path}: {err}"))
+}
+
+/// How many descriptors this process has open (`/proc/self/fd`; 0 without `/proc`).
+pub fn open_fds() -> usize {
+    std::fs::read_dir("/proc/self/fd").map_or(0, Iterator::count)
+}
 
 /// Pids of live (not zombie) processes for which `matches(cmdline)` holds; `cmdline` is the raw
 /// NUL-separated `/proc/<pid>/cmdline`. Processes that end during the scan are skipped.
@@ -52,6 +100,14 @@ fn is_zombie(pid: u32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn which_finds_files_on_path_only() {
+        let sh = which("sh").expect("sh on PATH");
+        assert_eq!(sh.file_name().and_then(|n| n.to_str()), Some("sh"));
+        assert!(sh.is_file());
+        assert_eq!(which("agentsh-no-such-program-8c1f"), None);
+    }
 
     #[test]
     fn finds_a_running_child_by_argument_and_not_after_it_is_reaped() {

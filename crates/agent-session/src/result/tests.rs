@@ -31,9 +31,9 @@ fn sink(
     OutputSummary {
         output: format!("{prefix}{tail}"),
         truncated,
-        total_lines: count_lines(whole) as u64,
+        total_lines: count_lines(whole),
         total_bytes: whole.len() as u64,
-        output_lines: count_lines(tail) as u64,
+        output_lines: count_lines(tail),
         output_bytes: tail.len() as u64,
         artifact_id: truncated.then(|| artifact.map(str::to_owned)).flatten(),
         artifact_error: None,

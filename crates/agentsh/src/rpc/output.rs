@@ -152,8 +152,8 @@ pub fn stdout_has_room(len: usize) -> bool {
 }
 
 /// The writer shared by senders and the writer thread.
-struct SharedWriter<W> {
-    out: Mutex<W>,
+struct SharedWriter {
+    out: Mutex<Box<dyn Write + Send>>,
     /// Lines sent to the writer thread and not yet written. A sender writes directly only
     /// when this is 0 (checked under the `out` lock), so lines keep their order.
     queued: AtomicUsize,
@@ -162,37 +162,9 @@ struct SharedWriter<W> {
     probe: WriteProbe,
 }
 
-/// Sends lines to the output. Cheap to clone; sending never blocks.
-pub struct Output {
-    lines: mpsc::UnboundedSender<String>,
-    direct: Arc<dyn DirectWrite>,
-}
-
-impl Clone for Output {
-    fn clone(&self) -> Self {
-        Self {
-            lines: self.lines.clone(),
-            direct: Arc::clone(&self.direct),
-        }
-    }
-}
-
-impl std::fmt::Debug for Output {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Output").finish_non_exhaustive()
-    }
-}
-
-/// The direct path, without the writer's type.
-trait DirectWrite: Send + Sync {
+impl SharedWriter {
     /// Writes `line` now if nothing is queued and it cannot block; `Err(line)` when it must be
     /// queued. `Ok` also when the output is closed (the line is dropped).
-    fn try_write(&self, line: String) -> Result<(), String>;
-    /// Counts a line handed to the writer thread.
-    fn queue_one(&self);
-}
-
-impl<W: Write + Send> DirectWrite for SharedWriter<W> {
     fn try_write(&self, line: String) -> Result<(), String> {
         if self.closed.load(Ordering::SeqCst) {
             return Ok(());
@@ -209,15 +181,35 @@ impl<W: Write + Send> DirectWrite for SharedWriter<W> {
         if self.queued.load(Ordering::SeqCst) != 0 {
             return Err(line);
         }
-        if let Err(err) = out.write_all(line.as_bytes()).and_then(|()| out.flush()) {
-            tracing::debug!("stdout closed: {err}; later output is dropped");
-            self.closed.store(true, Ordering::SeqCst);
-        }
+        self.write_lines(&mut **out, [line]);
         Ok(())
     }
 
-    fn queue_one(&self) {
-        self.queued.fetch_add(1, Ordering::SeqCst);
+    /// Writes `lines` and flushes, unless the output is closed; a failure closes it.
+    fn write_lines(&self, out: &mut dyn Write, lines: impl IntoIterator<Item = String>) {
+        let mut written = Ok(());
+        for line in lines {
+            if written.is_ok() && !self.closed.load(Ordering::SeqCst) {
+                written = out.write_all(line.as_bytes());
+            }
+        }
+        if let Err(err) = written.and_then(|()| out.flush()) {
+            tracing::debug!("stdout closed: {err}; later output is dropped");
+            self.closed.store(true, Ordering::SeqCst);
+        }
+    }
+}
+
+/// Sends lines to the output. Cheap to clone; sending never blocks.
+#[derive(Clone)]
+pub struct Output {
+    lines: mpsc::UnboundedSender<String>,
+    shared: Arc<SharedWriter>,
+}
+
+impl std::fmt::Debug for Output {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Output").finish_non_exhaustive()
     }
 }
 
@@ -228,10 +220,10 @@ impl Output {
         match serde_json::to_string(message) {
             Ok(mut line) => {
                 line.push('\n');
-                let Err(line) = self.direct.try_write(line) else {
+                let Err(line) = self.shared.try_write(line) else {
                     return;
                 };
-                self.direct.queue_one();
+                self.shared.queued.fetch_add(1, Ordering::SeqCst);
                 if self.lines.send(line).is_err() {
                     tracing::debug!("output closed; message dropped");
                 }
@@ -259,7 +251,7 @@ pub fn spawn_writer<W: Write + Send + 'static>(
 ) -> io::Result<(Output, JoinHandle<()>)> {
     let (tx, mut rx) = mpsc::unbounded_channel::<String>();
     let shared = Arc::new(SharedWriter {
-        out: Mutex::new(out),
+        out: Mutex::new(Box::new(out)),
         queued: AtomicUsize::new(0),
         closed: AtomicBool::new(false),
         probe,
@@ -268,37 +260,20 @@ pub fn spawn_writer<W: Write + Send + 'static>(
     let handle = std::thread::Builder::new()
         .name("rpc-writer".into())
         .spawn(move || {
-            while let Some(line) = rx.blocking_recv() {
+            while let Some(first) = rx.blocking_recv() {
                 let mut out = writer.out.lock().unwrap_or_else(PoisonError::into_inner);
-                let mut lines = 1;
-                let mut written = if writer.closed.load(Ordering::SeqCst) {
-                    Ok(())
-                } else {
-                    out.write_all(line.as_bytes())
-                };
+                let mut lines = vec![first];
                 while let Ok(line) = rx.try_recv() {
-                    lines += 1;
-                    if written.is_ok() && !writer.closed.load(Ordering::SeqCst) {
-                        written = out.write_all(line.as_bytes());
-                    }
+                    lines.push(line);
                 }
-                let written = written.and_then(|()| out.flush());
+                let count = lines.len();
+                writer.write_lines(&mut **out, lines);
                 // Counted down under the lock, after the write: a sender that then finds the
                 // queue empty writes after these lines.
-                writer.queued.fetch_sub(lines, Ordering::SeqCst);
-                if let Err(err) = written {
-                    tracing::debug!("stdout closed: {err}; later output is dropped");
-                    writer.closed.store(true, Ordering::SeqCst);
-                }
+                writer.queued.fetch_sub(count, Ordering::SeqCst);
             }
         })?;
-    Ok((
-        Output {
-            lines: tx,
-            direct: shared,
-        },
-        handle,
-    ))
+    Ok((Output { lines: tx, shared }, handle))
 }
 
 #[cfg(test)]

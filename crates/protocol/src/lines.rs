@@ -1,0 +1,29 @@
+//! The line rule of SPEC §1, shared by the counts of a sink and of a tool result.
+
+/// Counts lines: split at `\n`; a final `\n` ends the last line and does not start an empty one.
+///
+/// `""` has 0 lines, `"a"` and `"a\n"` have 1, `"a\nb"` and `"a\nb\n"` have 2, `"\n"` has 1.
+///
+/// ```
+/// assert_eq!(agentsh_protocol::count_lines("a\nb\n"), 2);
+/// assert_eq!(agentsh_protocol::count_lines("a\nb"), 2);
+/// ```
+pub fn count_lines(text: &str) -> u64 {
+    let newlines = memchr::memchr_iter(b'\n', text.as_bytes()).count() as u64;
+    newlines + u64::from(!text.is_empty() && !text.ends_with('\n'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_count_follows_the_spec_rule() {
+        assert_eq!(count_lines(""), 0);
+        assert_eq!(count_lines("a"), 1);
+        assert_eq!(count_lines("a\n"), 1);
+        assert_eq!(count_lines("a\nb"), 2);
+        assert_eq!(count_lines("a\nb\n"), 2);
+        assert_eq!(count_lines("\n\n"), 2);
+    }
+}

@@ -55,18 +55,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn counts_lines_by_the_spec_rule() {
-        assert_eq!(count_lines(""), 0);
-        assert_eq!(count_lines("a"), 1);
-        assert_eq!(count_lines("a\n"), 1);
-        assert_eq!(count_lines("a\nb"), 2);
-        assert_eq!(count_lines("a\nb\n"), 2);
-        assert_eq!(count_lines("\n"), 1);
-        assert_eq!(count_lines("\n\n"), 2);
-        assert_eq!(count_lines("a\r\nb\r\n"), 2);
-    }
-
-    #[test]
     fn windows() {
         let t = "1\n2\n3\n4\n5\n";
         assert_eq!(apply_head_tail(t, None, None), t);

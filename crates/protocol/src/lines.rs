@@ -24,6 +24,8 @@ mod tests {
         assert_eq!(count_lines("a\n"), 1);
         assert_eq!(count_lines("a\nb"), 2);
         assert_eq!(count_lines("a\nb\n"), 2);
+        assert_eq!(count_lines("\n"), 1);
         assert_eq!(count_lines("\n\n"), 2);
+        assert_eq!(count_lines("a\r\nb\r\n"), 2);
     }
 }

@@ -3,9 +3,7 @@
 use std::collections::HashSet;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use agentsh_artifact_store::{
     ArtifactError, ArtifactReservation, ArtifactStore, ArtifactText, RetentionPolicy,
@@ -122,17 +120,9 @@ fn global_executor(settings: &Settings) -> Arc<ShellExecutor> {
     }))
 }
 
-/// A session id unique within this machine: pid, time and a counter.
+/// A session id unique within this machine and unguessable by a command (64 random bits).
 fn fresh_session_id() -> String {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    format!(
-        "{}-{nanos:x}-{}",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    )
+    agentsh_process::random_hex(8)
 }
 
 impl AgentSession {

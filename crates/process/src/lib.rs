@@ -35,12 +35,14 @@
 #![deny(missing_docs)]
 
 pub mod env;
+mod id;
 pub mod shell;
 pub mod snapshot;
 mod supervisor;
 mod sys;
 mod tree;
 
+pub use id::random_hex;
 pub use supervisor::{
     ChildExit, ChildStdio, MAX_EXTRA_FD, MIN_EXTRA_FD, SpawnError, SpawnSpec, Supervisor,
 };

@@ -64,8 +64,7 @@ use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use rustix::process::{Pid, Signal};
 use sha2::{Digest, Sha256};
@@ -601,22 +600,9 @@ fn generate(
     Ok(render(shell.kind, &dump, rc))
 }
 
-/// A marker line prefix that rc content cannot contain by accident.
+/// A marker line prefix that rc content cannot contain by accident (96 random bits).
 fn new_marker() -> String {
-    let mut hasher = Sha256::new();
-    hasher.update(std::process::id().to_le_bytes());
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default();
-    hasher.update(now.as_nanos().to_le_bytes());
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    hasher.update(COUNTER.fetch_add(1, Ordering::Relaxed).to_le_bytes());
-    let digest = hasher.finalize();
-    let mut marker = String::from("__agentsh_snapshot_");
-    for byte in &digest[..12] {
-        let _ = write!(marker, "{byte:02x}");
-    }
-    marker
+    format!("__agentsh_snapshot_{}", crate::random_hex(12))
 }
 
 /// Waits for `child` at most `timeout`. On time-out kills its session and process group and

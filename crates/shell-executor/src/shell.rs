@@ -135,7 +135,7 @@ impl ShellProcess {
             .prefix("agentsh-")
             .tempdir_in(private_dir_parent())?;
         let (ours, theirs) = socket_pair()?;
-        let tag = random_hex(6);
+        let tag = agentsh_process::random_hex(6);
         let mut spawn = SpawnSpec::new(&spec.path);
         spawn.args = bootstrap::shell_args(spec.kind, dir.path(), snapshot, &tag);
         spawn.env = env;
@@ -654,41 +654,4 @@ fn send_all(fd: RawFd, mut bytes: &[u8]) -> io::Result<()> {
         bytes = &bytes[n as usize..];
     }
     Ok(())
-}
-
-/// `2 * n` lowercase hex digits from the system's random source.
-pub(crate) fn random_hex(n: usize) -> String {
-    let mut bytes = vec![0u8; n];
-    fill_random(&mut bytes);
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    bytes
-        .iter()
-        .flat_map(|b| [HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]])
-        .map(char::from)
-        .collect()
-}
-
-fn fill_random(buf: &mut [u8]) {
-    use std::io::Read;
-    #[cfg(target_os = "linux")]
-    {
-        // SAFETY: getrandom writes at most `buf.len()` bytes into `buf`.
-        let n = unsafe { libc::getrandom(buf.as_mut_ptr().cast(), buf.len(), 0) };
-        if n == buf.len() as isize {
-            return;
-        }
-    }
-    if let Ok(mut file) = std::fs::File::open("/dev/urandom")
-        && file.read_exact(buf).is_ok()
-    {
-        return;
-    }
-    // Last resort: unpredictable enough to never collide with output by accident.
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos())
-        ^ (u128::from(std::process::id()) << 64);
-    for (i, b) in buf.iter_mut().enumerate() {
-        *b = (seed >> ((i % 16) * 8)) as u8 ^ (i as u8).wrapping_mul(151);
-    }
 }

@@ -2,7 +2,10 @@
 //!
 //! - `cargo xtask ci [--long]`: format check, clippy with `-D warnings`, every test (nextest when
 //!   installed, `cargo test` otherwise, ignored tests included), doc tests, snapshots in check mode,
-//!   proptest with a fixed case count (256, or 10,000 with `--long`). Stops at the first failure.
+//!   proptest with a fixed case count (256, or 10,000 with `--long`), the tidy tests (`tidy.rs`)
+//!   with them, then every crate README's Rust examples built from outside the workspace
+//!   (`readme.rs`). Stops at the first failure.
+//! - `cargo xtask readme`: only the README examples, built from outside the workspace.
 //! - `cargo xtask bench [FILTER]`: runs every benchmark of the workspace and prints one table of
 //!   figures and same-run ratios.
 
@@ -12,7 +15,14 @@ use std::time::Instant;
 
 use agentsh_bench_support::{REPORT_ENV, Row};
 
-const USAGE: &str = "usage: cargo xtask <ci [--long] | bench [FILTER]>";
+mod manifest;
+mod readme;
+#[cfg(test)]
+mod tidy;
+
+use manifest::Manifest;
+
+const USAGE: &str = "usage: cargo xtask <ci [--long] | bench [FILTER] | readme>";
 const PROPTEST_CASES: &str = "256";
 const PROPTEST_CASES_LONG: &str = "10000";
 
@@ -21,6 +31,10 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci(&args[1..]),
         Some("bench") => bench(&args[1..]),
+        Some("readme") => {
+            let root = workspace_root();
+            Manifest::load(&root).and_then(|manifest| readme::build_all(&root, &manifest))
+        }
         Some("-h" | "--help") => {
             println!("{USAGE}");
             Ok(())
@@ -118,7 +132,10 @@ fn ci(args: &[String]) -> Result<(), String> {
         step(&format!("cargo test (PROPTEST_CASES={cases})"), tests)?;
     }
 
-    let pending = pending_snapshots(&workspace_root());
+    let root = workspace_root();
+    readme::build_all(&root, &Manifest::load(&root)?)?;
+
+    let pending = pending_snapshots(&root);
     if !pending.is_empty() {
         let list: Vec<String> = pending.iter().map(|p| p.display().to_string()).collect();
         return Err(format!(

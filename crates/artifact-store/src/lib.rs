@@ -46,6 +46,7 @@
 #![deny(missing_docs)]
 
 mod error;
+mod files;
 mod id;
 mod read;
 mod reservation;
@@ -57,5 +58,7 @@ pub use error::ArtifactError;
 pub use id::{ARTIFACT_FILE_SUFFIX, ARTIFACT_URL_PREFIX, parse_artifact_id};
 pub use read::ArtifactText;
 pub use reservation::ArtifactReservation;
-pub use retention::{DEFAULT_MAX_AGE_DAYS, DEFAULT_MAX_BYTES, RetentionPolicy, RetentionReport};
+pub use retention::{
+    DEFAULT_RETENTION_MAX_AGE_DAYS, DEFAULT_RETENTION_MAX_BYTES, RetentionPolicy, RetentionReport,
+};
 pub use store::ArtifactStore;

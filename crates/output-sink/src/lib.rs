@@ -8,7 +8,7 @@
 //!   characters and ANSI escape sequences removed, `\r\n` → `\n`, a lone `\r` discards the
 //!   unfinished line so progress bars collapse to their last state. The state machine is
 //!   described in the docs of `src/sanitizer.rs`.
-//! - **[`OutputSink`]**: counts the sanitised output, keeps its last [`DEFAULT_MAX_BYTES`] (or
+//! - **[`OutputSink`]**: counts the sanitised output, keeps its last [`DEFAULT_OUTPUT_MAX_BYTES`] (or
 //!   `max_bytes`) in memory, spills the *whole* stream to a [`Spill`] (an artifact file) once
 //!   that tail overflows, optionally captures the first N lines, and reports an
 //!   [`OutputSummary`](agentsh_protocol::OutputSummary) with [`OutputSink::dump`].
@@ -44,8 +44,9 @@ mod spill;
 mod tail;
 mod utf8;
 
+pub use agentsh_protocol::OutputSummary;
 pub use reference::sanitize;
 pub use sanitizer::{MAX_HELD_LINE_BYTES, MAX_SEQUENCE_BYTES, Sanitizer};
-pub use sink::{DEFAULT_MAX_BYTES, OutputSink, SinkOptions};
+pub use sink::{DEFAULT_OUTPUT_MAX_BYTES, OutputSink, SinkOptions};
 pub use spill::Spill;
 pub use tail::TailBuffer;

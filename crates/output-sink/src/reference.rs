@@ -1,5 +1,5 @@
 //! The one-shot reference sanitiser: the rules of SPEC §5 written as plainly as possible, over
-//! the whole input at once, sharing no code with the streaming [`Engine`](crate::sanitizer).
+//! the whole input at once, sharing no code with the streaming [`Sanitizer`](crate::Sanitizer).
 //!
 //! It is the oracle of the property tests (every chunking of a stream must give exactly this
 //! text) and is public so that callers can sanitise a complete byte string in one call.

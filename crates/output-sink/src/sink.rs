@@ -5,13 +5,13 @@ use std::io;
 
 use agentsh_protocol::{OutputSummary, count_lines};
 
-use crate::head::HeadCapture;
+use crate::head::FirstLines;
 use crate::ring::Ring;
-use crate::sanitizer::Engine;
+use crate::sanitizer::Sanitizer;
 use crate::spill::Spill;
 
 /// The default byte limit of the in-memory tail (SPEC §5: 50 KB; setting `output.max_bytes`).
-pub const DEFAULT_MAX_BYTES: usize = 51_200;
+pub const DEFAULT_OUTPUT_MAX_BYTES: usize = 51_200;
 
 /// Spill writes are gathered into batches of this size (the last one may be shorter): writing a
 /// file in 256 KiB pieces costs markedly less per byte than in 64 KiB pieces (the bench shows
@@ -20,7 +20,7 @@ const SPILL_BATCH_BYTES: usize = 256 * 1024;
 
 /// How an [`OutputSink`] is set up.
 pub struct SinkOptions {
-    /// Byte limit of the kept tail (and of the head capture). Default [`DEFAULT_MAX_BYTES`].
+    /// Byte limit of the kept tail (and of the head capture). Default [`DEFAULT_OUTPUT_MAX_BYTES`].
     pub max_bytes: usize,
     /// Capture the first N lines of the output (see [`OutputSink::head_text`]). Default none.
     pub head_lines: Option<u32>,
@@ -31,7 +31,7 @@ pub struct SinkOptions {
 impl Default for SinkOptions {
     fn default() -> Self {
         Self {
-            max_bytes: DEFAULT_MAX_BYTES,
+            max_bytes: DEFAULT_OUTPUT_MAX_BYTES,
             head_lines: None,
             spill: None,
         }
@@ -58,8 +58,8 @@ impl fmt::Debug for SinkOptions {
 /// Counts and the head capture cover *committed* text while the stream runs: an unfinished line
 /// is held back until it ends (SPEC §5) and is committed by [`OutputSink::dump`].
 pub struct OutputSink {
-    engine: Engine,
-    store: Store,
+    sanitizer: Sanitizer,
+    committed: CommittedOutput,
     finished: bool,
 }
 
@@ -72,15 +72,15 @@ impl OutputSink {
             spill,
         } = options;
         Self {
-            engine: Engine::default(),
-            store: Store {
+            sanitizer: Sanitizer::default(),
+            committed: CommittedOutput {
                 max_bytes,
                 total_bytes: 0,
                 newlines: 0,
                 ends_with_newline: false,
                 ring: Ring::new(max_bytes),
                 batch_bytes: SPILL_BATCH_BYTES,
-                head: head_lines.map(|lines| HeadCapture::new(lines, max_bytes)),
+                head: head_lines.map(|lines| FirstLines::new(lines, max_bytes)),
                 spill: spill.map_or(SpillState::None, SpillState::Waiting),
                 artifact_id: None,
                 artifact_error: None,
@@ -95,15 +95,18 @@ impl OutputSink {
         if self.finished {
             return;
         }
-        let store = &mut self.store;
-        self.engine
-            .push(chunk, &mut |bytes: &[u8]| store.commit(bytes));
+        let committed = &mut self.committed;
+        self.sanitizer
+            .push_bytes(chunk, &mut |bytes: &[u8]| committed.commit(bytes));
     }
 
     /// True once the head capture has seen its N complete lines (at once for N = 0); the caller
     /// then stops the command the way `head` stops a pipeline. False without a head capture.
     pub fn head_satisfied(&self) -> bool {
-        self.store.head.as_ref().is_some_and(HeadCapture::satisfied)
+        self.committed
+            .head
+            .as_ref()
+            .is_some_and(FirstLines::satisfied)
     }
 
     /// The first N lines (with their `\n`), when a head capture was asked for: all of the output
@@ -111,7 +114,7 @@ impl OutputSink {
     /// cut at a character boundary (see [`OutputSink::head_truncated`]) and the capture still waits
     /// for N newlines. Complete after [`OutputSink::dump`], which commits an unfinished last line.
     pub fn head_text(&self) -> Option<&str> {
-        self.store
+        self.committed
             .head
             .as_ref()
             .map(|head| std::str::from_utf8(head.text()).unwrap_or_default())
@@ -119,18 +122,22 @@ impl OutputSink {
 
     /// True when `max_bytes` cut the head capture short of its N lines.
     pub fn head_truncated(&self) -> bool {
-        self.store.head.as_ref().is_some_and(HeadCapture::truncated)
+        self.committed
+            .head
+            .as_ref()
+            .is_some_and(FirstLines::truncated)
     }
 
     /// UTF-8 bytes of the sanitised output committed so far (all of it after `dump`).
     pub fn total_bytes(&self) -> u64 {
-        self.store.total_bytes
+        self.committed.total_bytes
     }
 
     /// Lines of the sanitised output committed so far, by the line rule of SPEC §1 (a final
     /// `\n` does not start an empty line).
     pub fn total_lines(&self) -> u64 {
-        self.store.newlines + u64::from(self.store.total_bytes > 0 && !self.store.ends_with_newline)
+        self.committed.newlines
+            + u64::from(self.committed.total_bytes > 0 && !self.committed.ends_with_newline)
     }
 
     /// Ends the stream and reports it (SPEC §5). The unfinished line is committed (unless a
@@ -141,11 +148,12 @@ impl OutputSink {
     pub fn dump(&mut self, annotation: Option<&str>) -> OutputSummary {
         if !self.finished {
             self.finished = true;
-            let store = &mut self.store;
-            self.engine.finish(&mut |bytes: &[u8]| store.commit(bytes));
-            self.store.end_spill();
+            let committed = &mut self.committed;
+            self.sanitizer
+                .finish_bytes(&mut |bytes: &[u8]| committed.commit(bytes));
+            self.committed.end_spill();
         }
-        let text = self.store.ring.to_text();
+        let text = self.committed.ring.to_text();
         let output_bytes = text.len() as u64;
         let output_lines = count_lines(&text);
         let output = match annotation {
@@ -154,27 +162,27 @@ impl OutputSink {
         };
         OutputSummary {
             output,
-            truncated: self.store.total_bytes > output_bytes,
+            truncated: self.committed.total_bytes > output_bytes,
             total_lines: self.total_lines(),
-            total_bytes: self.store.total_bytes,
+            total_bytes: self.committed.total_bytes,
             output_lines,
             output_bytes,
-            artifact_id: self.store.artifact_id.clone(),
-            artifact_error: self.store.artifact_error.clone(),
+            artifact_id: self.committed.artifact_id.clone(),
+            artifact_error: self.committed.artifact_error.clone(),
         }
     }
 }
 
 impl fmt::Debug for OutputSink {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let spill = match &self.store.spill {
+        let spill = match &self.committed.spill {
             SpillState::None => "none",
             SpillState::Waiting(_) => "waiting",
             SpillState::Open { .. } => "open",
         };
         f.debug_struct("OutputSink")
-            .field("max_bytes", &self.store.max_bytes)
-            .field("total_bytes", &self.store.total_bytes)
+            .field("max_bytes", &self.committed.max_bytes)
+            .field("total_bytes", &self.committed.total_bytes)
             .field("total_lines", &self.total_lines())
             .field("spill", &spill)
             .field("finished", &self.finished)
@@ -203,8 +211,8 @@ enum SpillState {
     },
 }
 
-/// Everything downstream of the sanitiser: counts, tail, head, spill.
-struct Store {
+/// What the sink keeps of the committed (sanitised) text: counts, tail, head, spill.
+struct CommittedOutput {
     max_bytes: usize,
     total_bytes: u64,
     newlines: u64,
@@ -213,13 +221,13 @@ struct Store {
     /// batch: the ring is brought up to date once per flushed batch, not on every commit.
     ring: Ring,
     batch_bytes: usize,
-    head: Option<HeadCapture>,
+    head: Option<FirstLines>,
     spill: SpillState,
     artifact_id: Option<String>,
     artifact_error: Option<String>,
 }
 
-impl Store {
+impl CommittedOutput {
     /// Takes a committed piece of sanitised text (well-formed UTF-8, whole characters).
     fn commit(&mut self, bytes: &[u8]) {
         let Some(&last) = bytes.last() else {
@@ -423,7 +431,7 @@ mod tests {
             head_lines: None,
             spill: Some(Box::new(spill)),
         });
-        sink.store.batch_bytes = batch_bytes;
+        sink.committed.batch_bytes = batch_bytes;
         (sink, record)
     }
 

@@ -1,6 +1,7 @@
-//! Serde types that cross crate boundaries. JSON field names are camelCase (SPEC §5, §6, §9).
+//! The result types that cross crate boundaries. With the `serde` feature their JSON field names
+//! are camelCase.
 
-/// What an output sink reports when a command ends (SPEC §5, `dump`).
+/// What an output sink reports when a command ends (`OutputSink::dump` in agentsh-output-sink).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
@@ -31,7 +32,7 @@ pub struct OutputSummary {
     pub artifact_error: Option<String>,
 }
 
-/// The outcome of one command on the non-PTY or PTY executor (SPEC §6, Result).
+/// The outcome of one command on the non-PTY or PTY executor.
 ///
 /// Timeouts and aborts are results, never errors.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -51,7 +52,7 @@ pub struct BashResult {
     pub session_restarted: bool,
 }
 
-/// Why a command was blocked by the interceptor (SPEC §2, `details.interception`).
+/// Why a command was blocked by the interceptor (a tool result's `details.interception`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]

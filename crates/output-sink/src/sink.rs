@@ -10,7 +10,7 @@ use crate::ring::Ring;
 use crate::sanitizer::Sanitizer;
 use crate::spill::Spill;
 
-/// The default byte limit of the in-memory tail (SPEC §5: 50 KB; setting `output.max_bytes`).
+/// The default byte limit of the in-memory tail (50 KB; setting `output.max_bytes`).
 pub const DEFAULT_OUTPUT_MAX_BYTES: usize = 51_200;
 
 /// Spill writes are gathered into batches of this size (the last one may be shorter): writing a
@@ -48,7 +48,7 @@ impl fmt::Debug for SinkOptions {
     }
 }
 
-/// Receives a command's raw output chunks and keeps what a result needs (SPEC §5): the
+/// Receives a command's raw output chunks and keeps what a result needs: the
 /// sanitised output's counts, its last `max_bytes` bytes, optionally its first N lines, and —
 /// once the tail overflows — the whole sanitised stream in a [`Spill`].
 ///
@@ -56,7 +56,7 @@ impl fmt::Debug for SinkOptions {
 /// (the held-back line, at most 64 KiB, and a 256 KiB spill batch), whatever the output size.
 ///
 /// Counts and the head capture cover *committed* text while the stream runs: an unfinished line
-/// is held back until it ends (SPEC §5) and is committed by [`OutputSink::dump`].
+/// is held back until it ends and is committed by [`OutputSink::dump`].
 pub struct OutputSink {
     sanitizer: Sanitizer,
     committed: CommittedOutput,
@@ -133,14 +133,14 @@ impl OutputSink {
         self.committed.total_bytes
     }
 
-    /// Lines of the sanitised output committed so far, by the line rule of SPEC §1 (a final
+    /// Lines of the sanitised output committed so far, by the line rule (a final
     /// `\n` does not start an empty line).
     pub fn total_lines(&self) -> u64 {
         self.committed.newlines
             + u64::from(self.committed.total_bytes > 0 && !self.committed.ends_with_newline)
     }
 
-    /// Ends the stream and reports it (SPEC §5). The unfinished line is committed (unless a
+    /// Ends the stream and reports it. The unfinished line is committed (unless a
     /// trailing `\r` discarded it), the spill is finished — or discarded when the tail never
     /// overflowed — and `output` is the kept tail, prefixed `[<annotation>]\n` when one is given
     /// (`outputBytes`/`outputLines` exclude the prefix). Calling it again reports the same

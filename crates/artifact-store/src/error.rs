@@ -1,4 +1,4 @@
-//! The one error type of the crate; its messages are the texts of SPEC §4.
+//! The one error type of the crate; the `artifact://` messages are fixed texts.
 
 use std::io;
 use std::path::PathBuf;

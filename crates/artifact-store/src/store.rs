@@ -25,7 +25,7 @@ const FIRST_ID: u64 = 1;
 /// the directory and jump past its highest id instead of probing one id at a time.
 const RESCAN_AFTER_COLLISIONS: u32 = 8;
 
-/// A private directory of artifacts (SPEC §4): allocates ids, resolves `artifact://` references,
+/// A private directory of artifacts: allocates ids, resolves `artifact://` references,
 /// reads line ranges, and applies retention when opened.
 ///
 /// `ArtifactStore` is `Sync`: share one per process (e.g. in an `Arc`); several processes may
@@ -129,7 +129,7 @@ impl ArtifactStore {
 
     /// The file of an artifact, given as a bare id (`"7"`) or a URL (`"artifact://7"`).
     ///
-    /// Errors are the texts of SPEC §4: `artifact:// URL requires a numeric ID: <url>`,
+    /// Errors, exactly: `artifact:// URL requires a numeric ID: <url>`,
     /// `artifact:// ID must be numeric, got: <x>`, `Artifact <id> not found. Available: 1, 2, 5`
     /// (or `none`). Only a canonical decimal id naming a regular file in the store resolves:
     /// `007`, a 40-digit id, or a symlink named like an artifact are "not found".
@@ -142,7 +142,7 @@ impl ArtifactStore {
     /// `offset` is the first line, 1-based (default 1; 0 is taken as 1, as the original read
     /// tool did); `limit` is the number of lines (default: to the end; 0 gives no lines). Lines
     /// keep their `\n`; an offset past the end gives empty text. `total_lines` counts the whole
-    /// file by the line rule of SPEC §1 (a final `\n` does not start an empty line). Invalid UTF-8
+    /// file by the line rule (a final `\n` does not start an empty line). Invalid UTF-8
     /// (not produced by agentsh, which stores sanitised text) becomes U+FFFD.
     pub fn read(
         &self,

@@ -8,7 +8,7 @@ use agentsh_protocol::{OutputSummary, count_lines};
 use crate::head::FirstLines;
 use crate::ring::Ring;
 use crate::sanitizer::Sanitizer;
-use crate::spill::Spill;
+use crate::spill::{Spill, SpillError};
 
 /// The default byte limit of the in-memory tail (50 KB; setting `output.max_bytes`).
 pub const DEFAULT_OUTPUT_MAX_BYTES: usize = 51_200;
@@ -83,7 +83,7 @@ impl OutputSink {
                 head: head_lines.map(|lines| FirstLines::new(lines, max_bytes)),
                 spill: spill.map_or(SpillState::None, SpillState::Waiting),
                 artifact_id: None,
-                artifact_error: None,
+                spill_error: None,
             },
             finished: false,
         }
@@ -140,6 +140,12 @@ impl OutputSink {
             + u64::from(self.committed.total_bytes > 0 && !self.committed.ends_with_newline)
     }
 
+    /// Why spilling failed, when it did: the spill's id, the step that failed and the real I/O
+    /// error (its kind, its OS code). The summary's `artifact_error` is this error's text.
+    pub fn spill_error(&self) -> Option<&SpillError> {
+        self.committed.spill_error.as_ref()
+    }
+
     /// Ends the stream and reports it. The unfinished line is committed (unless a
     /// trailing `\r` discarded it), the spill is finished — or discarded when the tail never
     /// overflowed — and `output` is the kept tail, prefixed `[<annotation>]\n` when one is given
@@ -168,7 +174,7 @@ impl OutputSink {
             output_lines,
             output_bytes,
             artifact_id: self.committed.artifact_id.clone(),
-            artifact_error: self.committed.artifact_error.clone(),
+            artifact_error: self.committed.spill_error.as_ref().map(ToString::to_string),
         }
     }
 }
@@ -188,15 +194,6 @@ impl fmt::Debug for OutputSink {
             .field("finished", &self.finished)
             .finish_non_exhaustive()
     }
-}
-
-/// Why spilling stopped; its text becomes `artifactError`.
-#[derive(Debug, thiserror::Error)]
-enum SpillError {
-    #[error("cannot write artifact {id}: {error}")]
-    Write { id: String, error: io::Error },
-    #[error("cannot finish artifact {id}: {error}")]
-    Finish { id: String, error: io::Error },
 }
 
 enum SpillState {
@@ -224,7 +221,8 @@ struct CommittedOutput {
     head: Option<FirstLines>,
     spill: SpillState,
     artifact_id: Option<String>,
-    artifact_error: Option<String>,
+    /// Why spilling stopped, when it failed; its text becomes `artifact_error`.
+    spill_error: Option<SpillError>,
 }
 
 impl CommittedOutput {
@@ -254,7 +252,7 @@ impl CommittedOutput {
             bytes,
         ) {
             let id = spill.id().to_owned();
-            self.fail(&SpillError::Write { id, error });
+            self.fail(SpillError::Write { id, error });
         }
     }
 
@@ -283,13 +281,13 @@ impl CommittedOutput {
             Err(error) => {
                 let id = spill.id().to_owned();
                 self.spill = SpillState::Waiting(spill);
-                self.fail(&SpillError::Write { id, error });
+                self.fail(SpillError::Write { id, error });
             }
         }
     }
 
     /// Stops spilling for good: the partial file is discarded and the reason kept.
-    fn fail(&mut self, error: &SpillError) {
+    fn fail(&mut self, error: SpillError) {
         match std::mem::replace(&mut self.spill, SpillState::None) {
             SpillState::None => {}
             SpillState::Waiting(spill) => spill.discard(),
@@ -299,7 +297,7 @@ impl CommittedOutput {
                 spill.discard();
             }
         }
-        self.artifact_error = Some(error.to_string());
+        self.spill_error = Some(error);
     }
 
     /// At the end of the stream: finish an open spill, discard an unused one.
@@ -328,7 +326,7 @@ impl CommittedOutput {
                     Ok(()) => self.artifact_id = Some(id),
                     Err(error) => {
                         spill.discard();
-                        self.artifact_error = Some(error.to_string());
+                        self.spill_error = Some(error);
                     }
                 }
             }
@@ -464,6 +462,21 @@ mod tests {
             record.writes
         );
         assert_eq!(summary.output, tail(&text, 100));
+    }
+
+    #[test]
+    fn a_failed_spill_keeps_the_real_error_as_data() {
+        let (mut sink, record) = sink(4, 1_000, 2);
+        sink.push(b"0123456789\n");
+        let summary = sink.dump(None);
+        let error = sink.spill_error().expect("the spill failed");
+        assert_eq!(error.id(), "1");
+        assert_eq!(error.io_error().raw_os_error(), Some(28));
+        assert!(matches!(error, SpillError::Write { .. }));
+        assert!(std::error::Error::source(error).is_none());
+        assert_eq!(summary.artifact_error, Some(error.to_string()));
+        assert!(summary.artifact_id.is_none());
+        assert!(record.0.lock().unwrap().discarded);
     }
 
     proptest::proptest! {

@@ -1,5 +1,7 @@
 //! The seam between the sink and where it spills the full output (an artifact file).
 
+use std::{fmt, io};
+
 /// Where an [`OutputSink`](crate::OutputSink) writes the entire sanitised stream once the
 /// in-memory tail overflows.
 ///
@@ -62,3 +64,56 @@ pub trait Spill: Send {
     /// Deletes what was written (called after a failed write, and for an unused spill).
     fn discard(self: Box<Self>);
 }
+
+/// Why an [`OutputSink`](crate::OutputSink) stopped spilling: the spill's id, the step that
+/// failed, and the I/O error the [`Spill`] returned, kept as data
+/// ([`OutputSink::spill_error`](crate::OutputSink::spill_error)).
+///
+/// Its text (`cannot write artifact <id>: <error>`, `cannot finish artifact <id>: <error>`)
+/// becomes the summary's `artifact_error`. The text already includes the I/O error, so
+/// [`source`](std::error::Error::source) is `None`; the error itself is in the variant.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum SpillError {
+    /// [`Spill::write_all`] failed.
+    Write {
+        /// The spill's [`id`](Spill::id).
+        id: String,
+        /// What `write_all` returned.
+        error: io::Error,
+    },
+    /// [`Spill::finish`] failed.
+    Finish {
+        /// The spill's [`id`](Spill::id).
+        id: String,
+        /// What `finish` returned.
+        error: io::Error,
+    },
+}
+
+impl SpillError {
+    /// The spill's id.
+    pub fn id(&self) -> &str {
+        match self {
+            Self::Write { id, .. } | Self::Finish { id, .. } => id,
+        }
+    }
+
+    /// The I/O error the spill returned.
+    pub fn io_error(&self) -> &io::Error {
+        match self {
+            Self::Write { error, .. } | Self::Finish { error, .. } => error,
+        }
+    }
+}
+
+impl fmt::Display for SpillError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Write { id, error } => write!(f, "cannot write artifact {id}: {error}"),
+            Self::Finish { id, error } => write!(f, "cannot finish artifact {id}: {error}"),
+        }
+    }
+}
+
+impl std::error::Error for SpillError {}

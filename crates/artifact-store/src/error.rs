@@ -1,4 +1,4 @@
-//! The one error type of the crate; its messages are the texts of SPEC §4.
+//! The one error type of the crate; the `artifact://` messages are fixed texts.
 
 use std::io;
 use std::path::PathBuf;
@@ -42,25 +42,25 @@ pub enum ArtifactError {
         /// The store directory.
         dir: PathBuf,
     },
-    /// An operating-system error on a named path.
-    #[error("cannot {action} {}: {source}", path.display())]
+    /// An operating-system error on a named path. The message includes the error's text, so
+    /// [`source`](std::error::Error::source) is `None` (a chain printer would repeat it).
+    #[error("cannot {action} {}: {error}", path.display())]
     Io {
         /// What was being done, e.g. `create artifact store` (reads as `cannot <action> <path>`).
         action: &'static str,
         /// The file or directory involved.
         path: PathBuf,
         /// The underlying error.
-        #[source]
-        source: io::Error,
+        error: io::Error,
     },
 }
 
 impl ArtifactError {
-    pub(crate) fn io(action: &'static str, path: impl Into<PathBuf>, source: io::Error) -> Self {
+    pub(crate) fn io(action: &'static str, path: impl Into<PathBuf>, error: io::Error) -> Self {
         Self::Io {
             action,
             path: path.into(),
-            source,
+            error,
         }
     }
 }
@@ -74,4 +74,25 @@ fn format_available(ids: &[u64]) -> String {
         .map(u64::to_string)
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::error::Error as _;
+
+    use super::*;
+
+    #[test]
+    fn io_error_is_printed_once_not_also_chained() {
+        let err = ArtifactError::io(
+            "open artifact",
+            "/store/1.bash.log",
+            io::Error::from_raw_os_error(13),
+        );
+        assert_eq!(
+            err.to_string(),
+            "cannot open artifact /store/1.bash.log: Permission denied (os error 13)"
+        );
+        assert!(err.source().is_none());
+    }
 }

@@ -14,13 +14,13 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use crate::ArtifactError;
-use crate::store::{ScannedEntry, open_no_follow};
+use crate::files::{ScannedEntry, open_no_follow};
 
 /// Default of `artifacts.max_age_days`: artifacts older than this many days are removed.
-pub const DEFAULT_MAX_AGE_DAYS: u32 = 7;
+pub const DEFAULT_RETENTION_MAX_AGE_DAYS: u32 = 7;
 
 /// Default of `artifacts.max_bytes`: 1 GiB in total, oldest artifacts removed first above it.
-pub const DEFAULT_MAX_BYTES: u64 = 1 << 30;
+pub const DEFAULT_RETENTION_MAX_BYTES: u64 = 1 << 30;
 
 const SECONDS_PER_DAY: u64 = 86_400;
 
@@ -37,8 +37,8 @@ pub struct RetentionPolicy {
 impl Default for RetentionPolicy {
     fn default() -> Self {
         Self {
-            max_age_days: DEFAULT_MAX_AGE_DAYS,
-            max_bytes: DEFAULT_MAX_BYTES,
+            max_age_days: DEFAULT_RETENTION_MAX_AGE_DAYS,
+            max_bytes: DEFAULT_RETENTION_MAX_BYTES,
         }
     }
 }

@@ -8,10 +8,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::SystemTime;
 
-use rustix::fs::{Mode, OFlags};
-
 use crate::ArtifactError;
-use crate::id::{canonical_id, file_name, id_from_file_name, parse_artifact_id};
+use crate::files::{open_no_follow, scan};
+use crate::id::{canonical_id, file_name, parse_artifact_id};
 use crate::read::{ArtifactText, read_lines};
 use crate::reservation::ArtifactReservation;
 use crate::retention::{self, RetentionPolicy, RetentionReport};
@@ -26,7 +25,7 @@ const FIRST_ID: u64 = 1;
 /// the directory and jump past its highest id instead of probing one id at a time.
 const RESCAN_AFTER_COLLISIONS: u32 = 8;
 
-/// A private directory of artifacts (SPEC §4): allocates ids, resolves `artifact://` references,
+/// A private directory of artifacts: allocates ids, resolves `artifact://` references,
 /// reads line ranges, and applies retention when opened.
 ///
 /// `ArtifactStore` is `Sync`: share one per process (e.g. in an `Arc`); several processes may
@@ -37,14 +36,6 @@ pub struct ArtifactStore {
     /// The next id to try; ids below it were taken (or skipped) by this store.
     next: AtomicU64,
     retention: RetentionReport,
-}
-
-/// One directory entry named like an artifact.
-pub(crate) struct ScannedEntry {
-    pub(crate) id: u64,
-    pub(crate) path: PathBuf,
-    /// A regular file (not a symlink, directory or other kind), so a real artifact.
-    pub(crate) is_file: bool,
 }
 
 impl ArtifactStore {
@@ -138,7 +129,7 @@ impl ArtifactStore {
 
     /// The file of an artifact, given as a bare id (`"7"`) or a URL (`"artifact://7"`).
     ///
-    /// Errors are the texts of SPEC §4: `artifact:// URL requires a numeric ID: <url>`,
+    /// Errors, exactly: `artifact:// URL requires a numeric ID: <url>`,
     /// `artifact:// ID must be numeric, got: <x>`, `Artifact <id> not found. Available: 1, 2, 5`
     /// (or `none`). Only a canonical decimal id naming a regular file in the store resolves:
     /// `007`, a 40-digit id, or a symlink named like an artifact are "not found".
@@ -151,7 +142,7 @@ impl ArtifactStore {
     /// `offset` is the first line, 1-based (default 1; 0 is taken as 1, as the original read
     /// tool did); `limit` is the number of lines (default: to the end; 0 gives no lines). Lines
     /// keep their `\n`; an offset past the end gives empty text. `total_lines` counts the whole
-    /// file by the line rule of SPEC §1 (a final `\n` does not start an empty line). Invalid UTF-8
+    /// file by the line rule (a final `\n` does not start an empty line). Invalid UTF-8
     /// (not produced by agentsh, which stores sanitised text) becomes U+FFFD.
     pub fn read(
         &self,
@@ -203,16 +194,6 @@ impl ArtifactStore {
     }
 }
 
-/// Opens `path` read-only without following a final symlink and without blocking on a FIFO.
-pub(crate) fn open_no_follow(path: &Path) -> io::Result<File> {
-    let fd = rustix::fs::open(
-        path,
-        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
-        Mode::empty(),
-    )?;
-    Ok(File::from(fd))
-}
-
 /// Creates `dir` and its missing parents with mode 0700, and makes `dir` itself 0700.
 fn create_private_dir(dir: &Path) -> Result<(), ArtifactError> {
     DirBuilder::new()
@@ -240,25 +221,6 @@ fn make_private(dir: &Path) -> Result<(), ArtifactError> {
             .map_err(|err| ArtifactError::io("set mode 0700 on artifact store", dir, err))?;
     }
     Ok(())
-}
-
-/// Every entry of `dir` named like an artifact, in directory order.
-pub(crate) fn scan(dir: &Path) -> Result<Vec<ScannedEntry>, ArtifactError> {
-    let read_error = |err| ArtifactError::io("list artifact store", dir, err);
-    let mut entries = Vec::new();
-    for entry in fs::read_dir(dir).map_err(read_error)? {
-        let entry = entry.map_err(read_error)?;
-        let Some(id) = id_from_file_name(&entry.file_name()) else {
-            continue;
-        };
-        let is_file = entry.file_type().map_err(read_error)?.is_file();
-        entries.push(ScannedEntry {
-            id,
-            path: entry.path(),
-            is_file,
-        });
-    }
-    Ok(entries)
 }
 
 /// Creates and locks a reservation file; `Ok(None)` when it was unlinked before the lock was

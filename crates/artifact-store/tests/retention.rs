@@ -6,7 +6,8 @@ use std::os::unix::fs::symlink;
 use std::path::Path;
 
 use agentsh_artifact_store::{
-    ArtifactStore, DEFAULT_MAX_AGE_DAYS, DEFAULT_MAX_BYTES, RetentionPolicy, Spill,
+    ArtifactStore, DEFAULT_RETENTION_MAX_AGE_DAYS, DEFAULT_RETENTION_MAX_BYTES, RetentionPolicy,
+    Spill,
 };
 
 use crate::child;
@@ -45,8 +46,8 @@ fn reopen(dir: &Path, policy: RetentionPolicy) -> ArtifactStore {
 
 #[test]
 fn defaults_are_seven_days_and_one_gib() {
-    assert_eq!(DEFAULT_MAX_AGE_DAYS, 7);
-    assert_eq!(DEFAULT_MAX_BYTES, 1_073_741_824);
+    assert_eq!(DEFAULT_RETENTION_MAX_AGE_DAYS, 7);
+    assert_eq!(DEFAULT_RETENTION_MAX_BYTES, 1_073_741_824);
     assert_eq!(
         RetentionPolicy::default(),
         RetentionPolicy {

@@ -48,7 +48,7 @@ static DEFAULT: LazyLock<Interceptor> = LazyLock::new(|| {
 });
 
 impl Interceptor {
-    /// Compiles the user's rules; with none configured, the default rules apply (SPEC §2).
+    /// Compiles the user's rules; with none configured, the default rules apply.
     ///
     /// Invalid rules are skipped and returned as diagnostics for the caller to report as
     /// warnings; the remaining rules keep their configured indices.
@@ -66,7 +66,7 @@ impl Interceptor {
     }
 
     /// Checks `command` against the rules. Pass the normalised command without its added
-    /// subshell (`Normalized::unwrapped`), so `cat f | head -5` is still seen as `cat f`.
+    /// subshell (`Normalized::unwrapped` of agentsh-bash-normalize), so `cat f | head -5` is still seen as `cat f`.
     ///
     /// A rule blocks when its regex matches the whole command or the first pipeline stage of any
     /// top-level list element, **and** its tool is among `tool_names`. Rules are tried in order;

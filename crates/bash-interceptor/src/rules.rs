@@ -5,7 +5,7 @@ use std::fmt;
 use regex::{Regex, RegexBuilder};
 use serde::{Deserialize, Serialize};
 
-/// One interception rule as configured (`[[bash_interceptor.rules]]`, SPEC §2).
+/// One interception rule as configured (`[[bash_interceptor.rules]]`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Rule {
@@ -71,7 +71,10 @@ const DEFAULT_RULES: [(&str, &str, &str); 7] = [
     ),
 ];
 
-/// The default rules of SPEC §2, in order.
+/// The seven default rules, in order: `cat`/`head`/`tail`/`less`/`more` → `read`,
+/// `grep`/`rg`/`ag`/`ack` → `grep`, `find`/`fd`/`locate` with a name or type test → `find`,
+/// `sed -i`, `perl -i` and `awk -i inplace` → `edit`, `echo`/`printf`/`cat <<` redirected to a
+/// file → `write`.
 pub fn default_rules() -> Vec<Rule> {
     DEFAULT_RULES
         .iter()

@@ -1,6 +1,19 @@
-//! The line rule of SPEC §1 and head/tail windows over text.
+//! The line rule and head/tail windows over text.
 
-pub use agentsh_protocol::count_lines;
+/// Counts lines: split at `\n`; a final `\n` ends the last line and does not start an empty one.
+///
+/// `""` has 0 lines, `"a"` and `"a\n"` have 1, `"a\nb"` and `"a\nb\n"` have 2, `"\n"` has 1.
+/// It is the rule every agentsh count follows (the sink's, the result's, the artifact reader's).
+///
+/// ```
+/// use agentsh_bash_normalize::count_lines;
+/// assert_eq!(count_lines("a\nb\n"), 2);
+/// assert_eq!(count_lines("a\nb"), 2);
+/// ```
+#[inline]
+pub fn count_lines(text: &str) -> u64 {
+    agentsh_protocol::count_lines(text)
+}
 
 /// Keeps the first `head` lines of `text`, then the last `tail` lines of those, with their line
 /// terminators, exactly as `head -n HEAD | tail -n TAIL` would (`None` skips that step).

@@ -1,4 +1,4 @@
-//! Extraction of a trailing `| head` / `| tail` limit (SPEC §1).
+//! Extraction of a trailing `| head` / `| tail` limit.
 
 use std::borrow::Cow;
 use std::ops::Range;
@@ -80,7 +80,7 @@ pub fn merge_limits(explicit: Limits, extracted: Limits) -> Limits {
     }
 }
 
-/// Normalises a command (SPEC §1): trims it and, when its last top-level pipeline ends in
+/// Normalises a command: trims it and, when its last top-level pipeline ends in
 /// `| head -n N`, `| head -nN`, `| head -N` or the same with `tail`, removes that stage and
 /// returns the limit.
 ///

@@ -10,7 +10,7 @@ use std::io::{self, Write};
 use std::time::{Duration, Instant};
 
 use agentsh_bench_support::{Row, mb_per_s, median};
-use agentsh_output_sink::{DEFAULT_MAX_BYTES, OutputSink, SinkOptions, Spill};
+use agentsh_output_sink::{DEFAULT_OUTPUT_MAX_BYTES, OutputSink, SinkOptions, Spill};
 
 const INPUT_BYTES: usize = 64 << 20;
 const CHUNK: usize = 64 * 1024;
@@ -89,7 +89,7 @@ fn time_sink(data: &[u8]) -> Duration {
     let file = tempfile::tempfile().expect("temporary file");
     let start = Instant::now();
     let mut sink = OutputSink::new(SinkOptions {
-        max_bytes: DEFAULT_MAX_BYTES,
+        max_bytes: DEFAULT_OUTPUT_MAX_BYTES,
         head_lines: None,
         spill: Some(Box::new(FileSpill(file))),
     });

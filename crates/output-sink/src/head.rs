@@ -7,11 +7,11 @@ use crate::utf8;
 /// them, and says when `lines` complete lines have been seen.
 ///
 /// A huge line does not make it grow: once `max_bytes` is reached, the text is cut at a
-/// character boundary, nothing more is kept ([`HeadCapture::truncated`]) and the capture goes on
+/// character boundary, nothing more is kept ([`FirstLines::truncated`]) and the capture goes on
 /// counting newlines, so it is still satisfied after exactly `lines` complete lines — as `head`
 /// is, which also reads a long line to its end.
 #[derive(Debug)]
-pub(crate) struct HeadCapture {
+pub(crate) struct FirstLines {
     wanted: u64,
     seen: u64,
     max_bytes: usize,
@@ -19,7 +19,7 @@ pub(crate) struct HeadCapture {
     truncated: bool,
 }
 
-impl HeadCapture {
+impl FirstLines {
     pub(crate) fn new(lines: u32, max_bytes: usize) -> Self {
         Self {
             wanted: u64::from(lines),
@@ -35,7 +35,7 @@ impl HeadCapture {
         self.seen >= self.wanted
     }
 
-    /// True when the byte bound left part of the first lines out of [`HeadCapture::text`].
+    /// True when the byte bound left part of the first lines out of [`FirstLines::text`].
     pub(crate) fn truncated(&self) -> bool {
         self.truncated
     }
@@ -79,13 +79,13 @@ impl HeadCapture {
 mod tests {
     use super::*;
 
-    fn text(head: &HeadCapture) -> &str {
+    fn text(head: &FirstLines) -> &str {
         std::str::from_utf8(head.text()).unwrap()
     }
 
     #[test]
     fn stops_after_the_nth_newline_across_pieces() {
-        let mut head = HeadCapture::new(3, 1_000);
+        let mut head = FirstLines::new(3, 1_000);
         head.take(b"one\ntw");
         assert!(!head.satisfied());
         head.take(b"o\nthree\nfour\n");
@@ -98,7 +98,7 @@ mod tests {
 
     #[test]
     fn zero_lines_is_satisfied_at_once() {
-        let mut head = HeadCapture::new(0, 1_000);
+        let mut head = FirstLines::new(0, 1_000);
         assert!(head.satisfied());
         head.take(b"x\n");
         assert_eq!(text(&head), "");
@@ -106,7 +106,7 @@ mod tests {
 
     #[test]
     fn a_huge_line_is_cut_at_the_byte_bound_and_counting_goes_on() {
-        let mut head = HeadCapture::new(2, 10);
+        let mut head = FirstLines::new(2, 10);
         head.take("ab€€€€".as_bytes()); // 2 + 12 bytes, cut after 2 + 2 × 3 = 8 bytes
         assert_eq!(text(&head), "ab€€");
         assert!(head.truncated());

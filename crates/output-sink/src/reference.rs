@@ -1,5 +1,5 @@
-//! The one-shot reference sanitiser: the rules of SPEC §5 written as plainly as possible, over
-//! the whole input at once, sharing no code with the streaming [`Engine`](crate::sanitizer).
+//! The one-shot reference sanitiser: the sanitising rules written as plainly as possible, over
+//! the whole input at once, sharing no code with the streaming [`Sanitizer`](crate::Sanitizer).
 //!
 //! It is the oracle of the property tests (every chunking of a stream must give exactly this
 //! text) and is public so that callers can sanitise a complete byte string in one call.
@@ -19,7 +19,7 @@ enum Event {
     Return,
 }
 
-/// Sanitises a complete byte stream in one call (SPEC §5): the same text an
+/// Sanitises a complete byte stream in one call: the same text an
 /// [`OutputSink`](crate::OutputSink) writes to its artifact for these bytes, however they are
 /// chunked.
 ///

@@ -1,106 +1,17 @@
-//! The streaming sanitiser (SPEC §5): raw bytes in, committed sanitised text out.
-//!
-//! # Three stages, one pass
-//!
-//! 1. **UTF-8** ([`crate::utf8`]): bytes become characters; each ill-formed subpart becomes one
-//!    U+FFFD exactly as `String::from_utf8_lossy` would on the whole stream. Up to three bytes of
-//!    a sequence cut by a chunk edge are carried to the next chunk; at the end of the stream they
-//!    become one U+FFFD (what `from_utf8_lossy` does with a truncated sequence).
-//! 2. **Escapes and controls**: a state machine over characters removes escape sequences and
-//!    control characters (below).
-//! 3. **Lines**: `\r\n` becomes `\n`, a lone `\r` discards the unfinished line, and the unfinished
-//!    line is held back until it ends (below).
-//!
-//! Every piece of state that spans a chunk edge — carried UTF-8 bytes, the escape state with its
-//! byte count, a pending `\r`, the held-back line — lives in [`Engine`], and every rule is stated
-//! over the character stream, never over chunk positions; this is why the result does not depend
-//! on how the bytes were chunked. The fast path (below) only batches work the per-character rules
-//! would do identically.
-//!
-//! # Escape state machine
-//!
-//! The states follow the DEC/ECMA-48 parser that terminal emulators (and the `vte` crate) use,
-//! reduced to what removal needs: nothing is interpreted, every sequence is dropped whole.
-//!
-//! | state | on | goes to |
-//! |---|---|---|
-//! | ground | `ESC` | escape (a new sequence starts, 1 byte counted) |
-//! | ground | `\n`, `\t`, `\r` | stays (line stage) |
-//! | ground | other C0, DEL, C1 (U+0080–U+009F) | stays, character dropped |
-//! | ground | anything else | stays, character kept |
-//! | escape | `[` | CSI |
-//! | escape | `]` `P` `X` `^` `_` | string (OSC, DCS, SOS, PM, APC) |
-//! | escape, esc-intermediate | `0x20`–`0x2F` | esc-intermediate (e.g. the `(` of `ESC ( B`) |
-//! | escape, esc-intermediate | other `0x30`–`0x7E` | ground: two-byte (or charset) sequence done |
-//! | CSI | `0x20`–`0x3F` (parameters, intermediates) | stays |
-//! | CSI | `0x40`–`0x7E` (final byte) | ground: sequence done |
-//! | string | `BEL` | ground: sequence done |
-//! | string | `ESC` | string-escape |
-//! | string | anything else (payload, including non-ASCII and U+FFFD) | stays |
-//! | string-escape | `\` (so `ESC \` = ST) | ground: sequence done |
-//! | string-escape | anything else | the string ends; the `ESC` starts a new sequence and the character is read in the escape state |
-//!
-//! Shared by the escape, esc-intermediate and CSI states, as in terminals: `ESC` abandons the
-//! sequence and starts a new one; `CAN`/`SUB` abort it; other C0 controls are *executed* — `\n`,
-//! `\t`, `\r` act as in ground, the rest are dropped — and the sequence goes on; DEL is ignored.
-//! A non-ASCII character (including U+FFFD and C1) ends such a sequence as malformed: the sequence
-//! is dropped and the character is read again in ground, so a stray `ESC` before text in another
-//! script does not eat that text. In the string states `CAN`/`SUB` abort the sequence too.
-//! C1 characters never introduce sequences: a UTF-8 encoded U+009B is just a dropped control, so a
-//! stray C1 in text cannot swallow what follows.
-//!
-//! **Cap**: the raw bytes of the current sequence are counted from its `ESC` (every byte read
-//! while it is open, executed controls included). When a character leaves the machine inside a
-//! sequence and the count has reached [`MAX_SEQUENCE_BYTES`], the sequence is abandoned: what was
-//! read of it is dropped and the next character is read in ground. A sequence whose terminator
-//! is its 4,096th byte is therefore complete; one that is still open after that byte is not.
-//!
-//! ## Why not `vte`
-//!
-//! `vte` drives the same kind of state machine, but it decodes UTF-8 itself and reports printable
-//! text one `char` per callback. The spec needs three things its API does not give: the exact
-//! `from_utf8_lossy` replacement rule (tested here against std), the raw byte count of an open
-//! sequence (for the 4,096-byte cap) and a bulk path for runs of plain text (per-character
-//! callbacks cannot reach ≥ 1 GB/s). The machine above is ~60 lines; owning it keeps all three.
-//!
-//! # Line stage
-//!
-//! The unfinished line (text since the last `\n` or commit point) is held back, from the sink's
-//! tail and from the artifact, until it ends. Characters append to it; once it exceeds
-//! [`MAX_HELD_LINE_BYTES`] (after the character that crossed the bound, so always at a character
-//! boundary) it is committed as is and a new commit point starts. `\n` commits it with the
-//! newline. A `\r` is *pending* until the next character that reaches this stage (escape
-//! sequences and dropped controls between them are invisible here):
-//! - a `\n` makes it `\r\n`, committed as `\n`;
-//! - another `\r` keeps it pending: a run of `\r` counts as one, so `text\r\r\n` (what a program
-//!   writing `\r\n` produces through a terminal's `\n`→`\r\n` translation) keeps its line;
-//! - any other character, or the end of the stream, makes it a lone `\r`: the held-back text is
-//!   discarded (text committed earlier because the line was long is not), then the character
-//!   starts the line afresh — a progress bar collapses to its last state.
-//!
-//! A `\r` that is the last byte of a chunk is therefore simply pending: nothing is decided until
-//! the next chunk (or the end of the stream) shows what follows it.
-//!
-//! # Fast path
-//!
-//! In ground with no pending `\r`, a run of printable ASCII, `\t`, `\n` and well-formed non-C1
-//! characters passes through unchanged, so it is found with a scan that checks 32 bytes at a time
-//! (a branch-free test the compiler turns into SIMD compares; the end is located in the failing
-//! block with an exact SWAR mask) and handed on as one slice: everything up to its last `\n` is
-//! committed straight from the input, only the unfinished remainder is copied into the held-back
-//! line. Also without per-character dispatch: the byte that ends a run when it is an invalid
-//! subpart, a dropped control or a `\r`; a complete CSI sequence (`ESC [` … final byte, within
-//! the cap) in the input; CSI parameter bytes and ASCII string payload while a sequence is open.
+//! The streaming sanitiser: raw bytes in, committed sanitised text out. Its rules are written
+//! on [`Sanitizer`], where a crate user reads them.
 
 use crate::utf8::{self, Decoded, REPLACEMENT};
 
 /// U+FFFD encoded.
 const REPLACEMENT_UTF8: &[u8] = "\u{FFFD}".as_bytes();
 
-/// An escape sequence still unterminated after this many bytes is abandoned (SPEC §5).
+/// An escape sequence still unterminated after this many bytes is abandoned: what was read of
+/// it is dropped and the next character is read as plain text.
 pub const MAX_SEQUENCE_BYTES: usize = 4096;
 
-/// An unfinished line longer than this many bytes is committed as is (SPEC §5).
+/// An unfinished line longer than this many bytes is committed as is (a later `\r` no longer
+/// discards the committed part).
 pub const MAX_HELD_LINE_BYTES: usize = 65_536;
 
 const ESC: u8 = 0x1B;
@@ -119,10 +30,117 @@ enum State {
     StringEscape,
 }
 
-/// The streaming sanitiser. Committed text is handed to a callback as byte slices that are
-/// always well-formed UTF-8 made of whole characters.
+/// A streaming sanitiser on its own, for callers that need sanitised text without a sink —
+/// e.g. to feed a [`TailBuffer`](crate::TailBuffer) for live updates.
+///
+/// It applies exactly the rules of [`OutputSink`](crate::OutputSink), written below; the text handed
+/// to the callback is *committed* text: the unfinished line is held back until it ends (see
+/// [`Sanitizer::unfinished_line`]).
+///
+/// ```
+/// use agentsh_output_sink::Sanitizer;
+///
+/// let mut sanitizer = Sanitizer::new();
+/// let mut text = String::new();
+/// sanitizer.push(b"\x1b[32mok\x1b[0m\r\n10%\r", |t| text.push_str(t));
+/// sanitizer.push(b"100%\n", |t| text.push_str(t));
+/// sanitizer.finish(|t| text.push_str(t));
+/// assert_eq!(text, "ok\n100%\n");
+/// ```
+///
+/// # Three stages, one pass
+///
+/// 1. **UTF-8**: bytes become characters; each ill-formed subpart becomes one
+///    U+FFFD exactly as `String::from_utf8_lossy` would on the whole stream. Up to three bytes of
+///    a sequence cut by a chunk edge are carried to the next chunk; at the end of the stream they
+///    become one U+FFFD (what `from_utf8_lossy` does with a truncated sequence).
+/// 2. **Escapes and controls**: a state machine over characters removes escape sequences and
+///    control characters (below).
+/// 3. **Lines**: `\r\n` becomes `\n`, a lone `\r` discards the unfinished line, and the unfinished
+///    line is held back until it ends (below).
+///
+/// Every piece of state that spans a chunk edge — carried UTF-8 bytes, the escape state with its
+/// byte count, a pending `\r`, the held-back line — lives in the `Sanitizer`, and every rule is stated
+/// over the character stream, never over chunk positions; this is why the result does not depend
+/// on how the bytes were chunked. The fast path (below) only batches work the per-character rules
+/// would do identically.
+///
+/// # Escape state machine
+///
+/// The states follow the DEC/ECMA-48 parser that terminal emulators (and the `vte` crate) use,
+/// reduced to what removal needs: nothing is interpreted, every sequence is dropped whole.
+///
+/// | state | on | goes to |
+/// |---|---|---|
+/// | ground | `ESC` | escape (a new sequence starts, 1 byte counted) |
+/// | ground | `\n`, `\t`, `\r` | stays (line stage) |
+/// | ground | other C0, DEL, C1 (U+0080–U+009F) | stays, character dropped |
+/// | ground | anything else | stays, character kept |
+/// | escape | `[` | CSI |
+/// | escape | `]` `P` `X` `^` `_` | string (OSC, DCS, SOS, PM, APC) |
+/// | escape, esc-intermediate | `0x20`–`0x2F` | esc-intermediate (e.g. the `(` of `ESC ( B`) |
+/// | escape, esc-intermediate | other `0x30`–`0x7E` | ground: two-byte (or charset) sequence done |
+/// | CSI | `0x20`–`0x3F` (parameters, intermediates) | stays |
+/// | CSI | `0x40`–`0x7E` (final byte) | ground: sequence done |
+/// | string | `BEL` | ground: sequence done |
+/// | string | `ESC` | string-escape |
+/// | string | anything else (payload, including non-ASCII and U+FFFD) | stays |
+/// | string-escape | `\` (so `ESC \` = ST) | ground: sequence done |
+/// | string-escape | anything else | the string ends; the `ESC` starts a new sequence and the character is read in the escape state |
+///
+/// Shared by the escape, esc-intermediate and CSI states, as in terminals: `ESC` abandons the
+/// sequence and starts a new one; `CAN`/`SUB` abort it; other C0 controls are *executed* — `\n`,
+/// `\t`, `\r` act as in ground, the rest are dropped — and the sequence goes on; DEL is ignored.
+/// A non-ASCII character (including U+FFFD and C1) ends such a sequence as malformed: the sequence
+/// is dropped and the character is read again in ground, so a stray `ESC` before text in another
+/// script does not eat that text. In the string states `CAN`/`SUB` abort the sequence too.
+/// C1 characters never introduce sequences: a UTF-8 encoded U+009B is just a dropped control, so a
+/// stray C1 in text cannot swallow what follows.
+///
+/// **Cap**: the raw bytes of the current sequence are counted from its `ESC` (every byte read
+/// while it is open, executed controls included). When a character leaves the machine inside a
+/// sequence and the count has reached [`MAX_SEQUENCE_BYTES`], the sequence is abandoned: what was
+/// read of it is dropped and the next character is read in ground. A sequence whose terminator
+/// is its 4,096th byte is therefore complete; one that is still open after that byte is not.
+///
+/// ## Why not `vte`
+///
+/// `vte` drives the same kind of state machine, but it decodes UTF-8 itself and reports printable
+/// text one `char` per callback. The spec needs three things its API does not give: the exact
+/// `from_utf8_lossy` replacement rule (tested here against std), the raw byte count of an open
+/// sequence (for the 4,096-byte cap) and a bulk path for runs of plain text (per-character
+/// callbacks cannot reach ≥ 1 GB/s). The machine above is ~60 lines; owning it keeps all three.
+///
+/// # Line stage
+///
+/// The unfinished line (text since the last `\n` or commit point) is held back, from the sink's
+/// tail and from the artifact, until it ends. Characters append to it; once it exceeds
+/// [`MAX_HELD_LINE_BYTES`] (after the character that crossed the bound, so always at a character
+/// boundary) it is committed as is and a new commit point starts. `\n` commits it with the
+/// newline. A `\r` is *pending* until the next character that reaches this stage (escape
+/// sequences and dropped controls between them are invisible here):
+/// - a `\n` makes it `\r\n`, committed as `\n`;
+/// - another `\r` keeps it pending: a run of `\r` counts as one, so `text\r\r\n` (what a program
+///   writing `\r\n` produces through a terminal's `\n`→`\r\n` translation) keeps its line;
+/// - any other character, or the end of the stream, makes it a lone `\r`: the held-back text is
+///   discarded (text committed earlier because the line was long is not), then the character
+///   starts the line afresh — a progress bar collapses to its last state.
+///
+/// A `\r` that is the last byte of a chunk is therefore simply pending: nothing is decided until
+/// the next chunk (or the end of the stream) shows what follows it.
+///
+/// # Fast path
+///
+/// In ground with no pending `\r`, a run of printable ASCII, `\t`, `\n` and well-formed non-C1
+/// characters passes through unchanged, so it is found with a scan that checks 32 bytes at a time
+/// (a branch-free test the compiler turns into SIMD compares; the end is located in the failing
+/// block with an exact SWAR mask) and handed on as one slice: everything up to its last `\n` is
+/// committed straight from the input, only the unfinished remainder is copied into the held-back
+/// line. Also without per-character dispatch: the byte that ends a run when it is an invalid
+/// subpart, a dropped control or a `\r`; a complete CSI sequence (`ESC [` … final byte, within
+/// the cap) in the input; CSI parameter bytes and ASCII string payload while a sequence is open.
 #[derive(Debug)]
-pub(crate) struct Engine {
+pub struct Sanitizer {
     /// Bytes of a UTF-8 sequence cut by the end of the previous chunk.
     carry: [u8; 4],
     carry_len: usize,
@@ -135,7 +153,7 @@ pub(crate) struct Engine {
     line: Vec<u8>,
 }
 
-impl Default for Engine {
+impl Default for Sanitizer {
     fn default() -> Self {
         Self {
             carry: [0; 4],
@@ -148,15 +166,32 @@ impl Default for Engine {
     }
 }
 
-impl Engine {
-    /// The held-back unfinished line, as it would be committed if the stream ended with no
-    /// pending `\r`.
-    pub(crate) fn held_line(&self) -> &[u8] {
-        if self.pending_return { &[] } else { &self.line }
+impl Sanitizer {
+    /// A sanitiser at the start of a stream.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sanitises the next chunk of the stream; `on_text` receives each committed piece.
+    pub fn push(&mut self, chunk: &[u8], mut on_text: impl FnMut(&str)) {
+        self.push_bytes(chunk, &mut |bytes: &[u8]| as_text(bytes, &mut on_text));
+    }
+
+    /// Ends the stream (see [`OutputSink::dump`](crate::OutputSink::dump) for what is flushed);
+    /// afterwards the sanitiser is ready for a new stream.
+    pub fn finish(&mut self, mut on_text: impl FnMut(&str)) {
+        self.finish_bytes(&mut |bytes: &[u8]| as_text(bytes, &mut on_text));
+    }
+
+    /// The unfinished line held back so far (empty while a `\r` is pending), e.g. to show a
+    /// progress bar's current state in a live view.
+    pub fn unfinished_line(&self) -> String {
+        let held: &[u8] = if self.pending_return { &[] } else { &self.line };
+        String::from_utf8_lossy(held).into_owned()
     }
 
     /// Sanitises `chunk`, handing every committed piece of text to `out`.
-    pub(crate) fn push<O: FnMut(&[u8])>(&mut self, chunk: &[u8], out: &mut O) {
+    pub(crate) fn push_bytes<O: FnMut(&[u8])>(&mut self, chunk: &[u8], out: &mut O) {
         let mut rest = chunk;
         if self.carry_len > 0 {
             // Complete the character cut by the previous chunk in a small buffer.
@@ -184,8 +219,8 @@ impl Engine {
 
     /// Ends the stream: a carried partial character becomes U+FFFD, an open sequence is dropped,
     /// a pending `\r` discards the held-back line, and what is left of the line is committed.
-    /// The engine is then as new.
-    pub(crate) fn finish<O: FnMut(&[u8])>(&mut self, out: &mut O) {
+    /// The sanitiser is then as new.
+    pub(crate) fn finish_bytes<O: FnMut(&[u8])>(&mut self, out: &mut O) {
         if self.carry_len > 0 {
             let len = self.carry_len;
             self.carry_len = 0;
@@ -556,59 +591,11 @@ fn plain_run_end(bytes: &[u8], start: usize) -> usize {
     }
 }
 
-/// A streaming sanitiser on its own, for callers that need sanitised text without a sink —
-/// e.g. to feed a [`TailBuffer`](crate::TailBuffer) for live updates.
-///
-/// It applies exactly the rules of [`OutputSink`](crate::OutputSink) (SPEC §5); the text handed
-/// to the callback is *committed* text: the unfinished line is held back until it ends (see
-/// [`Sanitizer::unfinished_line`]).
-///
-/// ```
-/// use agentsh_output_sink::Sanitizer;
-///
-/// let mut sanitizer = Sanitizer::new();
-/// let mut text = String::new();
-/// sanitizer.push(b"\x1b[32mok\x1b[0m\r\n10%\r", |t| text.push_str(t));
-/// sanitizer.push(b"100%\n", |t| text.push_str(t));
-/// sanitizer.finish(|t| text.push_str(t));
-/// assert_eq!(text, "ok\n100%\n");
-/// ```
-#[derive(Debug, Default)]
-pub struct Sanitizer {
-    engine: Engine,
-}
-
-impl Sanitizer {
-    /// A sanitiser at the start of a stream.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Sanitises the next chunk of the stream; `on_text` receives each committed piece.
-    pub fn push(&mut self, chunk: &[u8], mut on_text: impl FnMut(&str)) {
-        self.engine
-            .push(chunk, &mut |bytes: &[u8]| as_text(bytes, &mut on_text));
-    }
-
-    /// Ends the stream (see [`OutputSink::dump`](crate::OutputSink::dump) for what is flushed);
-    /// afterwards the sanitiser is ready for a new stream.
-    pub fn finish(&mut self, mut on_text: impl FnMut(&str)) {
-        self.engine
-            .finish(&mut |bytes: &[u8]| as_text(bytes, &mut on_text));
-    }
-
-    /// The unfinished line held back so far (empty while a `\r` is pending), e.g. to show a
-    /// progress bar's current state in a live view.
-    pub fn unfinished_line(&self) -> String {
-        String::from_utf8_lossy(self.engine.held_line()).into_owned()
-    }
-}
-
 /// Hands committed bytes (always well-formed UTF-8) to `on_text` as `&str` without a copy.
 fn as_text(bytes: &[u8], on_text: &mut impl FnMut(&str)) {
     match std::str::from_utf8(bytes) {
         Ok(text) => on_text(text),
-        // Not reached: the engine commits whole characters only. Stay total anyway.
+        // Not reached: the sanitiser commits whole characters only. Stay total anyway.
         Err(_) => on_text(&String::from_utf8_lossy(bytes)),
     }
 }
@@ -618,12 +605,12 @@ mod tests {
     use super::*;
 
     fn run_chunks(chunks: &[&[u8]]) -> String {
-        let mut engine = Engine::default();
+        let mut sanitizer = Sanitizer::default();
         let mut out = Vec::new();
         for chunk in chunks {
-            engine.push(chunk, &mut |b: &[u8]| out.extend_from_slice(b));
+            sanitizer.push_bytes(chunk, &mut |b: &[u8]| out.extend_from_slice(b));
         }
-        engine.finish(&mut |b: &[u8]| out.extend_from_slice(b));
+        sanitizer.finish_bytes(&mut |b: &[u8]| out.extend_from_slice(b));
         String::from_utf8(out).unwrap()
     }
 

@@ -5,13 +5,13 @@ use std::io;
 
 use agentsh_protocol::{OutputSummary, count_lines};
 
-use crate::head::HeadCapture;
+use crate::head::FirstLines;
 use crate::ring::Ring;
-use crate::sanitizer::Engine;
-use crate::spill::Spill;
+use crate::sanitizer::Sanitizer;
+use crate::spill::{Spill, SpillError};
 
-/// The default byte limit of the in-memory tail (SPEC §5: 50 KB; setting `output.max_bytes`).
-pub const DEFAULT_MAX_BYTES: usize = 51_200;
+/// The default byte limit of the in-memory tail (50 KB; setting `output.max_bytes`).
+pub const DEFAULT_OUTPUT_MAX_BYTES: usize = 51_200;
 
 /// Spill writes are gathered into batches of this size (the last one may be shorter): writing a
 /// file in 256 KiB pieces costs markedly less per byte than in 64 KiB pieces (the bench shows
@@ -20,7 +20,7 @@ const SPILL_BATCH_BYTES: usize = 256 * 1024;
 
 /// How an [`OutputSink`] is set up.
 pub struct SinkOptions {
-    /// Byte limit of the kept tail (and of the head capture). Default [`DEFAULT_MAX_BYTES`].
+    /// Byte limit of the kept tail (and of the head capture). Default [`DEFAULT_OUTPUT_MAX_BYTES`].
     pub max_bytes: usize,
     /// Capture the first N lines of the output (see [`OutputSink::head_text`]). Default none.
     pub head_lines: Option<u32>,
@@ -31,7 +31,7 @@ pub struct SinkOptions {
 impl Default for SinkOptions {
     fn default() -> Self {
         Self {
-            max_bytes: DEFAULT_MAX_BYTES,
+            max_bytes: DEFAULT_OUTPUT_MAX_BYTES,
             head_lines: None,
             spill: None,
         }
@@ -48,7 +48,7 @@ impl fmt::Debug for SinkOptions {
     }
 }
 
-/// Receives a command's raw output chunks and keeps what a result needs (SPEC §5): the
+/// Receives a command's raw output chunks and keeps what a result needs: the
 /// sanitised output's counts, its last `max_bytes` bytes, optionally its first N lines, and —
 /// once the tail overflows — the whole sanitised stream in a [`Spill`].
 ///
@@ -56,10 +56,10 @@ impl fmt::Debug for SinkOptions {
 /// (the held-back line, at most 64 KiB, and a 256 KiB spill batch), whatever the output size.
 ///
 /// Counts and the head capture cover *committed* text while the stream runs: an unfinished line
-/// is held back until it ends (SPEC §5) and is committed by [`OutputSink::dump`].
+/// is held back until it ends and is committed by [`OutputSink::dump`].
 pub struct OutputSink {
-    engine: Engine,
-    store: Store,
+    sanitizer: Sanitizer,
+    committed: CommittedOutput,
     finished: bool,
 }
 
@@ -72,18 +72,18 @@ impl OutputSink {
             spill,
         } = options;
         Self {
-            engine: Engine::default(),
-            store: Store {
+            sanitizer: Sanitizer::default(),
+            committed: CommittedOutput {
                 max_bytes,
                 total_bytes: 0,
                 newlines: 0,
                 ends_with_newline: false,
                 ring: Ring::new(max_bytes),
                 batch_bytes: SPILL_BATCH_BYTES,
-                head: head_lines.map(|lines| HeadCapture::new(lines, max_bytes)),
+                head: head_lines.map(|lines| FirstLines::new(lines, max_bytes)),
                 spill: spill.map_or(SpillState::None, SpillState::Waiting),
                 artifact_id: None,
-                artifact_error: None,
+                spill_error: None,
             },
             finished: false,
         }
@@ -95,15 +95,18 @@ impl OutputSink {
         if self.finished {
             return;
         }
-        let store = &mut self.store;
-        self.engine
-            .push(chunk, &mut |bytes: &[u8]| store.commit(bytes));
+        let committed = &mut self.committed;
+        self.sanitizer
+            .push_bytes(chunk, &mut |bytes: &[u8]| committed.commit(bytes));
     }
 
     /// True once the head capture has seen its N complete lines (at once for N = 0); the caller
     /// then stops the command the way `head` stops a pipeline. False without a head capture.
     pub fn head_satisfied(&self) -> bool {
-        self.store.head.as_ref().is_some_and(HeadCapture::satisfied)
+        self.committed
+            .head
+            .as_ref()
+            .is_some_and(FirstLines::satisfied)
     }
 
     /// The first N lines (with their `\n`), when a head capture was asked for: all of the output
@@ -111,7 +114,7 @@ impl OutputSink {
     /// cut at a character boundary (see [`OutputSink::head_truncated`]) and the capture still waits
     /// for N newlines. Complete after [`OutputSink::dump`], which commits an unfinished last line.
     pub fn head_text(&self) -> Option<&str> {
-        self.store
+        self.committed
             .head
             .as_ref()
             .map(|head| std::str::from_utf8(head.text()).unwrap_or_default())
@@ -119,21 +122,31 @@ impl OutputSink {
 
     /// True when `max_bytes` cut the head capture short of its N lines.
     pub fn head_truncated(&self) -> bool {
-        self.store.head.as_ref().is_some_and(HeadCapture::truncated)
+        self.committed
+            .head
+            .as_ref()
+            .is_some_and(FirstLines::truncated)
     }
 
     /// UTF-8 bytes of the sanitised output committed so far (all of it after `dump`).
     pub fn total_bytes(&self) -> u64 {
-        self.store.total_bytes
+        self.committed.total_bytes
     }
 
-    /// Lines of the sanitised output committed so far, by the line rule of SPEC §1 (a final
+    /// Lines of the sanitised output committed so far, by the line rule (a final
     /// `\n` does not start an empty line).
     pub fn total_lines(&self) -> u64 {
-        self.store.newlines + u64::from(self.store.total_bytes > 0 && !self.store.ends_with_newline)
+        self.committed.newlines
+            + u64::from(self.committed.total_bytes > 0 && !self.committed.ends_with_newline)
     }
 
-    /// Ends the stream and reports it (SPEC §5). The unfinished line is committed (unless a
+    /// Why spilling failed, when it did: the spill's id, the step that failed and the real I/O
+    /// error (its kind, its OS code). The summary's `artifact_error` is this error's text.
+    pub fn spill_error(&self) -> Option<&SpillError> {
+        self.committed.spill_error.as_ref()
+    }
+
+    /// Ends the stream and reports it. The unfinished line is committed (unless a
     /// trailing `\r` discarded it), the spill is finished — or discarded when the tail never
     /// overflowed — and `output` is the kept tail, prefixed `[<annotation>]\n` when one is given
     /// (`outputBytes`/`outputLines` exclude the prefix). Calling it again reports the same
@@ -141,11 +154,12 @@ impl OutputSink {
     pub fn dump(&mut self, annotation: Option<&str>) -> OutputSummary {
         if !self.finished {
             self.finished = true;
-            let store = &mut self.store;
-            self.engine.finish(&mut |bytes: &[u8]| store.commit(bytes));
-            self.store.end_spill();
+            let committed = &mut self.committed;
+            self.sanitizer
+                .finish_bytes(&mut |bytes: &[u8]| committed.commit(bytes));
+            self.committed.end_spill();
         }
-        let text = self.store.ring.to_text();
+        let text = self.committed.ring.to_text();
         let output_bytes = text.len() as u64;
         let output_lines = count_lines(&text);
         let output = match annotation {
@@ -154,41 +168,32 @@ impl OutputSink {
         };
         OutputSummary {
             output,
-            truncated: self.store.total_bytes > output_bytes,
+            truncated: self.committed.total_bytes > output_bytes,
             total_lines: self.total_lines(),
-            total_bytes: self.store.total_bytes,
+            total_bytes: self.committed.total_bytes,
             output_lines,
             output_bytes,
-            artifact_id: self.store.artifact_id.clone(),
-            artifact_error: self.store.artifact_error.clone(),
+            artifact_id: self.committed.artifact_id.clone(),
+            artifact_error: self.committed.spill_error.as_ref().map(ToString::to_string),
         }
     }
 }
 
 impl fmt::Debug for OutputSink {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let spill = match &self.store.spill {
+        let spill = match &self.committed.spill {
             SpillState::None => "none",
             SpillState::Waiting(_) => "waiting",
             SpillState::Open { .. } => "open",
         };
         f.debug_struct("OutputSink")
-            .field("max_bytes", &self.store.max_bytes)
-            .field("total_bytes", &self.store.total_bytes)
+            .field("max_bytes", &self.committed.max_bytes)
+            .field("total_bytes", &self.committed.total_bytes)
             .field("total_lines", &self.total_lines())
             .field("spill", &spill)
             .field("finished", &self.finished)
             .finish_non_exhaustive()
     }
-}
-
-/// Why spilling stopped; its text becomes `artifactError`.
-#[derive(Debug, thiserror::Error)]
-enum SpillError {
-    #[error("cannot write artifact {id}: {error}")]
-    Write { id: String, error: io::Error },
-    #[error("cannot finish artifact {id}: {error}")]
-    Finish { id: String, error: io::Error },
 }
 
 enum SpillState {
@@ -203,8 +208,8 @@ enum SpillState {
     },
 }
 
-/// Everything downstream of the sanitiser: counts, tail, head, spill.
-struct Store {
+/// What the sink keeps of the committed (sanitised) text: counts, tail, head, spill.
+struct CommittedOutput {
     max_bytes: usize,
     total_bytes: u64,
     newlines: u64,
@@ -213,13 +218,14 @@ struct Store {
     /// batch: the ring is brought up to date once per flushed batch, not on every commit.
     ring: Ring,
     batch_bytes: usize,
-    head: Option<HeadCapture>,
+    head: Option<FirstLines>,
     spill: SpillState,
     artifact_id: Option<String>,
-    artifact_error: Option<String>,
+    /// Why spilling stopped, when it failed; its text becomes `artifact_error`.
+    spill_error: Option<SpillError>,
 }
 
-impl Store {
+impl CommittedOutput {
     /// Takes a committed piece of sanitised text (well-formed UTF-8, whole characters).
     fn commit(&mut self, bytes: &[u8]) {
         let Some(&last) = bytes.last() else {
@@ -246,7 +252,7 @@ impl Store {
             bytes,
         ) {
             let id = spill.id().to_owned();
-            self.fail(&SpillError::Write { id, error });
+            self.fail(SpillError::Write { id, error });
         }
     }
 
@@ -275,13 +281,13 @@ impl Store {
             Err(error) => {
                 let id = spill.id().to_owned();
                 self.spill = SpillState::Waiting(spill);
-                self.fail(&SpillError::Write { id, error });
+                self.fail(SpillError::Write { id, error });
             }
         }
     }
 
     /// Stops spilling for good: the partial file is discarded and the reason kept.
-    fn fail(&mut self, error: &SpillError) {
+    fn fail(&mut self, error: SpillError) {
         match std::mem::replace(&mut self.spill, SpillState::None) {
             SpillState::None => {}
             SpillState::Waiting(spill) => spill.discard(),
@@ -291,7 +297,7 @@ impl Store {
                 spill.discard();
             }
         }
-        self.artifact_error = Some(error.to_string());
+        self.spill_error = Some(error);
     }
 
     /// At the end of the stream: finish an open spill, discard an unused one.
@@ -320,7 +326,7 @@ impl Store {
                     Ok(()) => self.artifact_id = Some(id),
                     Err(error) => {
                         spill.discard();
-                        self.artifact_error = Some(error.to_string());
+                        self.spill_error = Some(error);
                     }
                 }
             }
@@ -423,7 +429,7 @@ mod tests {
             head_lines: None,
             spill: Some(Box::new(spill)),
         });
-        sink.store.batch_bytes = batch_bytes;
+        sink.committed.batch_bytes = batch_bytes;
         (sink, record)
     }
 
@@ -456,6 +462,21 @@ mod tests {
             record.writes
         );
         assert_eq!(summary.output, tail(&text, 100));
+    }
+
+    #[test]
+    fn a_failed_spill_keeps_the_real_error_as_data() {
+        let (mut sink, record) = sink(4, 1_000, 2);
+        sink.push(b"0123456789\n");
+        let summary = sink.dump(None);
+        let error = sink.spill_error().expect("the spill failed");
+        assert_eq!(error.id(), "1");
+        assert_eq!(error.io_error().raw_os_error(), Some(28));
+        assert!(matches!(error, SpillError::Write { .. }));
+        assert!(std::error::Error::source(error).is_none());
+        assert_eq!(summary.artifact_error, Some(error.to_string()));
+        assert!(summary.artifact_id.is_none());
+        assert!(record.0.lock().unwrap().discarded);
     }
 
     proptest::proptest! {

@@ -3,7 +3,7 @@
 use crate::ring::Ring;
 
 /// The last `limit` bytes of the text pushed into it, for throttled live updates of a running
-/// command (SPEC §9): the caller pushes sanitised text as it arrives and takes a
+/// command: the caller pushes sanitised text as it arrives and takes a
 /// [`snapshot`](TailBuffer::snapshot) at most every so often, instead of copying the whole
 /// output window on every chunk.
 ///

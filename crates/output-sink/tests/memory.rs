@@ -11,7 +11,7 @@ use std::cell::Cell;
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
-use agentsh_output_sink::{DEFAULT_MAX_BYTES, OutputSink, SinkOptions, Spill};
+use agentsh_output_sink::{DEFAULT_OUTPUT_MAX_BYTES, OutputSink, SinkOptions, Spill};
 use sha2::{Digest, Sha256};
 
 /// Counts live heap bytes and their peak, per thread: the test harness allocates on its own
@@ -160,7 +160,7 @@ fn stream(raw_bytes: u64) -> Measured {
     let before = live();
     reset_peak();
     let mut sink = OutputSink::new(SinkOptions {
-        max_bytes: DEFAULT_MAX_BYTES,
+        max_bytes: DEFAULT_OUTPUT_MAX_BYTES,
         head_lines: None,
         spill: Some(spill),
     });
@@ -220,7 +220,7 @@ fn compare(small: u64, large: u64) {
         large.peak_heap
     );
     // The tail, one 256 KiB spill batch, the held-back line and small change.
-    let bound = DEFAULT_MAX_BYTES + 256 * 1024 + 16 * 1024;
+    let bound = DEFAULT_OUTPUT_MAX_BYTES + 256 * 1024 + 16 * 1024;
     assert!(
         large.peak_heap <= bound,
         "peak heap {} B > {bound} B",

@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use agentsh_output_sink::{DEFAULT_MAX_BYTES, OutputSink, SinkOptions, TailBuffer};
+use agentsh_output_sink::{DEFAULT_OUTPUT_MAX_BYTES, OutputSink, SinkOptions, TailBuffer};
 use agentsh_protocol::OutputSummary;
 
 use crate::util::{RecordingSpill, check_summary, expected_tail, run_sink, run_sink_with};
@@ -17,8 +17,8 @@ fn numbered_lines(count: usize) -> String {
 
 #[test]
 fn default_limit_is_fifty_kilobytes() {
-    assert_eq!(DEFAULT_MAX_BYTES, 51_200);
-    assert_eq!(SinkOptions::default().max_bytes, DEFAULT_MAX_BYTES);
+    assert_eq!(DEFAULT_OUTPUT_MAX_BYTES, 51_200);
+    assert_eq!(SinkOptions::default().max_bytes, DEFAULT_OUTPUT_MAX_BYTES);
     assert!(SinkOptions::default().head_lines.is_none());
     assert!(SinkOptions::default().spill.is_none());
 }
@@ -48,12 +48,12 @@ fn small_output_is_kept_whole_and_the_spill_discarded() {
 fn overflow_spills_the_whole_stream_and_keeps_the_tail() {
     let text = numbered_lines(100_000); // 1,100,000 bytes
     let chunks: Vec<&[u8]> = text.as_bytes().chunks(4_096).collect();
-    let (summary, record, _) = run_sink(&chunks, DEFAULT_MAX_BYTES, None);
+    let (summary, record, _) = run_sink(&chunks, DEFAULT_OUTPUT_MAX_BYTES, None);
     check_summary(
         &summary,
         &record,
         &text,
-        DEFAULT_MAX_BYTES,
+        DEFAULT_OUTPUT_MAX_BYTES,
         "numbered lines",
     );
     // 51,200 = 11 × 4,654 + 6: the last 4,654 lines and the end of the one before.
@@ -64,7 +64,7 @@ fn overflow_spills_the_whole_stream_and_keeps_the_tail() {
     // come per 4,096-byte chunk here); then batches of at least 256 KiB, except the last.
     let (first, rest) = record.writes.split_first().unwrap();
     assert!(
-        (DEFAULT_MAX_BYTES - 4_096..=DEFAULT_MAX_BYTES).contains(first),
+        (DEFAULT_OUTPUT_MAX_BYTES - 4_096..=DEFAULT_OUTPUT_MAX_BYTES).contains(first),
         "{first}"
     );
     let (last, middle) = rest.split_last().unwrap();

@@ -1,4 +1,4 @@
-//! The line rule of SPEC §1, shared by the counts of a sink and of a tool result.
+//! The line rule, shared by the counts of a sink and of a tool result.
 
 /// Counts lines: split at `\n`; a final `\n` ends the last line and does not start an empty one.
 ///

@@ -1,10 +1,10 @@
-//! Serde types that cross crate boundaries. JSON field names are camelCase (SPEC §5, §6, §9).
+//! The result types that cross crate boundaries. With the `serde` feature their JSON field names
+//! are camelCase.
 
-use serde::{Deserialize, Serialize};
-
-/// What an output sink reports when a command ends (SPEC §5, `dump`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+/// What an output sink reports when a command ends (`OutputSink::dump` in agentsh-output-sink).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct OutputSummary {
     /// The kept tail of the sanitised output, prefixed `[<annotation>]\n` when one was given.
     pub output: String,
@@ -19,21 +19,28 @@ pub struct OutputSummary {
     /// Bytes of `output`, without the annotation.
     pub output_bytes: u64,
     /// The artifact holding the whole output, present only when output was spilled to it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub artifact_id: Option<String>,
     /// Why the artifact could not be written, when spilling failed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub artifact_error: Option<String>,
 }
 
-/// The outcome of one command on the non-PTY or PTY executor (SPEC §6, Result).
+/// The outcome of one command on the non-PTY or PTY executor.
 ///
 /// Timeouts and aborts are results, never errors.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct BashResult {
     /// Output, counts and artifact reference.
-    #[serde(flatten)]
+    #[cfg_attr(feature = "serde", serde(flatten))]
     pub summary: OutputSummary,
     /// The exit code; `None` when no exit status could be obtained.
     pub exit_code: Option<i32>,
@@ -45,9 +52,10 @@ pub struct BashResult {
     pub session_restarted: bool,
 }
 
-/// Why a command was blocked by the interceptor (SPEC §2, `details.interception`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+/// Why a command was blocked by the interceptor (a tool result's `details.interception`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct InterceptionDetails {
     /// Index of the matching rule in the effective rule list.
     pub rule: usize,
@@ -57,7 +65,7 @@ pub struct InterceptionDetails {
     pub suggested_tool: String,
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "serde"))]
 mod tests {
     use super::*;
 

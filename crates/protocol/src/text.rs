@@ -4,13 +4,13 @@ const KIB: u64 = 1024;
 const MIB: u64 = 1024 * KIB;
 const GIB: u64 = 1024 * MIB;
 
-/// Body text of a result whose command printed nothing (SPEC §9).
+/// Body text of a result whose command printed nothing.
 pub const NO_OUTPUT: &str = "(no output)";
-/// Annotation of a command stopped by an abort (SPEC §6).
+/// Annotation of a command stopped by an abort: the first line of its output, in brackets.
 pub const CANCELLED_ANNOTATION: &str = "Command cancelled";
-/// Outcome line of a tool call aborted by its caller (SPEC §9).
+/// Outcome line of a tool call aborted by its caller.
 pub const COMMAND_ABORTED: &str = "Command aborted";
-/// Outcome line of a command whose exit status could not be obtained (SPEC §9).
+/// Outcome line of a command whose exit status could not be obtained.
 pub const MISSING_EXIT_STATUS: &str = "Command failed: missing exit status";
 
 /// Formats a byte count as `B`, `x.xKB`, `x.xMB` or `x.xGB` (binary units, one decimal).
@@ -55,7 +55,7 @@ pub fn exit_code_text(code: i32) -> String {
     format!("Command exited with code {code}")
 }
 
-/// The notice shown whenever the byte limit left output out (SPEC §9):
+/// The notice shown whenever the byte limit left output out:
 /// `[Showing lines A-B of T (50.0KB limit). Full: artifact://ID]`, without the `. Full: …` part
 /// when there is no artifact.
 pub fn truncation_notice(
@@ -76,17 +76,17 @@ pub fn truncation_notice(
     }
 }
 
-/// Text of a command blocked by the interceptor (SPEC §2).
+/// Text of a command blocked by the interceptor.
 pub fn blocked_text(message: &str, command: &str) -> String {
     format!("Blocked: {message}\n\nOriginal command: {command}")
 }
 
-/// Error text of a `cwd` argument that does not exist (SPEC §3); `path` is the resolved path.
+/// Error text of a `cwd` argument that does not exist; `path` is the resolved path.
 pub fn cwd_missing_text(path: &str) -> String {
     format!("Working directory does not exist: {path}")
 }
 
-/// Error text of a `cwd` argument that is not a directory (SPEC §3).
+/// Error text of a `cwd` argument that is not a directory.
 pub fn cwd_not_directory_text(path: &str) -> String {
     format!("Working directory is not a directory: {path}")
 }

@@ -14,16 +14,15 @@ use agentsh_process::env::{TerminalKind, hardened_env};
 use agentsh_process::shell::{ShellError, ShellSpec, discover_shell, shell_prefix};
 use agentsh_process::snapshot::{default_cache_dir, snapshot_for};
 use agentsh_protocol::BashResult;
+use agentsh_pty_runtime::PtyCommand;
 use agentsh_shell_executor::{
     CancellationToken, ChunkCallback, ExecError, ExecRequest, ExecutorConfig, SessionKey,
     ShellExecutor, Surface,
 };
-use serde_json::Value;
 
-use crate::result::{ToolOutcome, bang_context_text};
+use crate::result::bang_context_text;
 use crate::settings::Settings;
 use crate::timeout::Timeout;
-use crate::tool::{ToolContext, ToolUpdate};
 
 /// How an [`AgentSession`] is set up.
 #[derive(Clone, Default)]
@@ -73,22 +72,22 @@ pub struct BangOptions {
 /// `(id, "user")`), recorded context messages and warnings. Cheap to clone.
 #[derive(Clone)]
 pub struct AgentSession {
-    pub(crate) inner: Arc<Inner>,
+    inner: Arc<Inner>,
 }
 
-pub(crate) struct Inner {
-    pub(crate) id: String,
-    pub(crate) cwd: PathBuf,
-    pub(crate) home: Option<PathBuf>,
-    pub(crate) settings: Settings,
-    pub(crate) store: Option<ArtifactStore>,
-    pub(crate) interceptor: Option<Interceptor>,
-    pub(crate) shell: ShellSpec,
-    pub(crate) prefix: Option<String>,
-    pub(crate) snapshot: Option<PathBuf>,
-    pub(crate) executor: Arc<ShellExecutor>,
+struct Inner {
+    id: String,
+    cwd: PathBuf,
+    home: Option<PathBuf>,
+    settings: Settings,
+    store: Option<ArtifactStore>,
+    interceptor: Option<Interceptor>,
+    shell: ShellSpec,
+    prefix: Option<String>,
+    snapshot: Option<PathBuf>,
+    executor: Arc<ShellExecutor>,
     /// Cancelled by `shutdown`: every call's token is a child of it.
-    pub(crate) shutdown: CancellationToken,
+    shutdown: CancellationToken,
     bang: Mutex<Option<CancellationToken>>,
     context: Mutex<Vec<String>>,
     warnings: Mutex<Warnings>,
@@ -288,26 +287,6 @@ impl AgentSession {
         lock(&self.inner.context).clone()
     }
 
-    /// Runs the model's `bash` tool call; see [`BashTool::execute`](crate::BashTool::execute).
-    pub async fn execute_tool(
-        &self,
-        call_id: &str,
-        args: &Value,
-        ctx: ToolContext,
-        on_update: impl FnMut(ToolUpdate) + Send,
-    ) -> ToolOutcome {
-        self.bash_tool()
-            .execute(call_id, args, ctx, on_update)
-            .await
-    }
-
-    /// The session's `bash` tool.
-    pub fn bash_tool(&self) -> crate::BashTool {
-        crate::BashTool {
-            session: self.clone(),
-        }
-    }
-
     /// Reads an artifact (`artifact://ID` or a bare id) with an optional line range.
     pub fn read_artifact(
         &self,
@@ -379,8 +358,35 @@ impl AgentSession {
         Ok(inner.executor.execute(request, sink, on_chunk).await?)
     }
 
+    // The crate-internal API of the tool path (tool.rs): what a tool call needs of its session,
+    // without reaching into its state.
+
+    /// The user's home (`~` in `cwd` arguments).
     pub(crate) fn home(&self) -> Option<&Path> {
         self.inner.home.as_deref()
+    }
+
+    /// The interception rules, when interception is enabled.
+    pub(crate) fn interceptor(&self) -> Option<&Interceptor> {
+        self.inner.interceptor.as_ref()
+    }
+
+    /// A fresh token for one call, cancelled when the session shuts down.
+    pub(crate) fn call_token(&self) -> CancellationToken {
+        self.inner.shutdown.child_token()
+    }
+
+    /// `command` as the PTY runtime runs it: the session's shell, environment, prefix and rc
+    /// snapshot, in `cwd`, stopped after `timeout`.
+    pub(crate) fn pty_command(&self, command: &str, cwd: &Path, timeout: Timeout) -> PtyCommand {
+        let inner = &self.inner;
+        PtyCommand {
+            shell: inner.shell.clone(),
+            env: inner.settings.bash.env.clone(),
+            prefix: inner.prefix.clone(),
+            snapshot: inner.snapshot.clone(),
+            ..PtyCommand::new(command, cwd, timeout.duration())
+        }
     }
 }
 

@@ -63,7 +63,29 @@ pub struct ToolUpdate {
 /// The `bash` tool of one session. Get it with [`AgentSession::bash_tool`].
 #[derive(Clone)]
 pub struct BashTool {
-    pub(crate) session: AgentSession,
+    session: AgentSession,
+}
+
+impl AgentSession {
+    /// Runs the model's `bash` tool call; see [`BashTool::execute`].
+    pub async fn execute_tool(
+        &self,
+        call_id: &str,
+        args: &Value,
+        ctx: ToolContext,
+        on_update: impl FnMut(ToolUpdate) + Send,
+    ) -> ToolOutcome {
+        self.bash_tool()
+            .execute(call_id, args, ctx, on_update)
+            .await
+    }
+
+    /// The session's `bash` tool.
+    pub fn bash_tool(&self) -> BashTool {
+        BashTool {
+            session: self.clone(),
+        }
+    }
 }
 
 impl BashTool {
@@ -98,7 +120,7 @@ impl BashTool {
         let normalized = normalize(&args.command);
         let limits = merge_limits(args.limits(), normalized.limits);
 
-        if let Some(interceptor) = &session.inner.interceptor
+        if let Some(interceptor) = session.interceptor()
             && let Some(blocked) = interceptor.check(&normalized.unwrapped(), &ctx.tool_names)
         {
             return ToolOutcome::Finished(blocked_result(
@@ -124,13 +146,7 @@ impl BashTool {
             )
         });
         let (run, sink) = if let Some(host) = pty_host {
-            let command = PtyCommand {
-                shell: session.inner.shell.clone(),
-                env: settings.bash.env.clone(),
-                prefix: session.inner.prefix.clone(),
-                snapshot: session.inner.snapshot.clone(),
-                ..PtyCommand::new(&normalized.command, &cwd, timeout.duration())
-            };
+            let command = session.pty_command(&normalized.command, &cwd, timeout);
             let (result, sink) = run_on_pty(command, sink, host.as_ref(), call_id, &ctx).await;
             (Ok(result), sink)
         } else {
@@ -181,7 +197,7 @@ async fn run_piped(
     on_update: &mut (impl FnMut(ToolUpdate) + Send),
 ) -> Result<BashResult, SessionError> {
     let mut live = LiveUpdates::new(session.settings().output.max_bytes);
-    let cancel = session.inner.shutdown.child_token();
+    let cancel = session.call_token();
     let run = {
         let mut on_chunk = |chunk: &[u8]| live.push(chunk, &mut *on_update);
         let run = session.run(

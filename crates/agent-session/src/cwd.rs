@@ -22,13 +22,14 @@ pub enum CwdError {
         /// The resolved path.
         path: PathBuf,
     },
-    /// The path could not be examined (for example, permission denied on a parent).
-    #[error("Working directory is not accessible: {} ({source})", path.to_string_lossy())]
+    /// The path could not be examined (for example, permission denied on a parent). The text
+    /// includes the reason, so the error has no separate `source()`.
+    #[error("Working directory is not accessible: {} ({error})", path.to_string_lossy())]
     Inaccessible {
         /// The resolved path.
         path: PathBuf,
         /// Why `stat` failed.
-        source: io::Error,
+        error: io::Error,
     },
 }
 
@@ -89,7 +90,7 @@ pub fn check_cwd(
         {
             Err(CwdError::Missing { path })
         }
-        Err(source) => Err(CwdError::Inaccessible { path, source }),
+        Err(error) => Err(CwdError::Inaccessible { path, error }),
     }
 }
 

@@ -20,16 +20,23 @@ use agentsh_shell_executor::{
     ShellExecutor, Surface,
 };
 
+use crate::cwd::{CwdError, check_cwd};
 use crate::result::bang_context_text;
 use crate::settings::Settings;
 use crate::timeout::Timeout;
 
-/// How an [`AgentSession`] is set up.
+/// How an [`AgentSession`] is set up. Start from [`SessionOptions::new`], which takes the one
+/// thing a session cannot do without: its working directory.
+///
+/// [`SessionOptions::default`] leaves `cwd` empty, which [`AgentSession::new`] rejects; it is
+/// there for `..SessionOptions::default()` in a literal that sets `cwd`.
 #[derive(Clone, Default)]
 pub struct SessionOptions {
     /// The loaded settings.
     pub settings: Settings,
-    /// The session's working directory (relative `cwd` arguments resolve against it).
+    /// The session's working directory: an existing absolute directory ([`AgentSession::new`]
+    /// checks). Calls run there unless they name another `cwd`, and relative `cwd` arguments
+    /// resolve against it.
     pub cwd: PathBuf,
     /// The session id; a fresh unique one when `None`.
     pub session_id: Option<String>,
@@ -39,9 +46,30 @@ pub struct SessionOptions {
     pub executor: Option<Arc<ShellExecutor>>,
 }
 
-/// Why a session call failed. Timeouts, aborts and failing commands are results, not errors.
+impl SessionOptions {
+    /// Options for a session in `cwd` (an existing absolute directory), with default
+    /// [`Settings`], a fresh session id, `$HOME` as home and the process-wide shell cache.
+    pub fn new(cwd: impl Into<PathBuf>) -> Self {
+        Self {
+            cwd: cwd.into(),
+            ..Self::default()
+        }
+    }
+}
+
+/// Why a session could not be set up, or a session call failed. Timeouts, aborted calls and
+/// failing commands are results, not errors.
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
+    /// [`SessionOptions::cwd`] is not an absolute path (an empty one included).
+    #[error("Working directory must be an absolute path, got {path:?}")]
+    CwdNotAbsolute {
+        /// The path as given.
+        path: PathBuf,
+    },
+    /// [`SessionOptions::cwd`] does not exist, is not a directory or cannot be examined.
+    #[error(transparent)]
+    Cwd(CwdError),
     /// A bang command (`!cmd` / RPC `bash`) is already running in this session.
     #[error("A bash command is already running")]
     AlreadyRunning,
@@ -51,12 +79,23 @@ pub enum SessionError {
     /// An artifact could not be read.
     #[error(transparent)]
     Artifact(#[from] ArtifactError),
-    /// Artifacts are unavailable in this session (the store could not be opened).
-    #[error("artifacts are unavailable: {0}")]
-    NoArtifactStore(String),
-    /// The command could not be run at all.
+    /// Artifacts are unavailable in this session: the store could not be opened (the reason
+    /// was also reported as a warning).
+    #[error("artifacts are unavailable: {reason}")]
+    NoArtifactStore {
+        /// Why the store could not be opened.
+        reason: String,
+    },
+    /// The command could not be run at all. The text includes the executor's reason, so the
+    /// error has no separate `source()`.
     #[error("cannot run the command: {0}")]
-    Exec(#[from] ExecError),
+    Exec(ExecError),
+}
+
+impl From<ExecError> for SessionError {
+    fn from(error: ExecError) -> Self {
+        Self::Exec(error)
+    }
 }
 
 /// Options of a bang command.
@@ -80,7 +119,8 @@ struct Inner {
     cwd: PathBuf,
     home: Option<PathBuf>,
     settings: Settings,
-    store: Option<ArtifactStore>,
+    /// The artifact store, or why it could not be opened.
+    store: Result<ArtifactStore, String>,
     interceptor: Option<Interceptor>,
     shell: ShellSpec,
     prefix: Option<String>,
@@ -128,6 +168,9 @@ impl AgentSession {
     /// Sets a session up: discovers the shell and prefix, takes the rc snapshot (time-boxed,
     /// cached on disk), opens the artifact store and compiles the interceptor rules.
     ///
+    /// `options.cwd` must be an existing absolute directory: anything else is an error before
+    /// anything else is done, since every call would fail in it.
+    ///
     /// Problems that are not errors (invalid rules, no snapshot, no artifact store) become
     /// warnings, each reported once by [`take_warnings`](Self::take_warnings). An unusable
     /// `bash.shell` is an error: nothing runs on a broken configuration.
@@ -139,6 +182,7 @@ impl AgentSession {
             home,
             executor,
         } = options;
+        check_session_cwd(&cwd)?;
         let mut warnings = Vec::new();
         // An explicit home also moves the snapshot cache under it, away from the user's.
         let cache_dir = match &home {
@@ -164,9 +208,11 @@ impl AgentSession {
             _ => None,
         };
 
-        let store = open_store(&settings)
-            .map_err(|err| warnings.push(format!("artifacts disabled: {err}")))
-            .ok();
+        let store = open_store(&settings).map_err(|err| {
+            let reason = err.to_string();
+            warnings.push(format!("artifacts disabled: {reason}"));
+            reason
+        });
 
         let interceptor = settings.bash_interceptor.enabled.then(|| {
             let (interceptor, diagnostics) = Interceptor::new(&settings.bash_interceptor.rules);
@@ -216,7 +262,7 @@ impl AgentSession {
 
     /// The artifact store, when it could be opened.
     pub fn artifacts(&self) -> Option<&ArtifactStore> {
-        self.inner.store.as_ref()
+        self.inner.store.as_ref().ok()
     }
 
     /// Warnings not yet reported. Each distinct warning is returned once per session.
@@ -294,9 +340,12 @@ impl AgentSession {
         offset: Option<u64>,
         limit: Option<u64>,
     ) -> Result<ArtifactText, SessionError> {
-        let store =
-            self.inner.store.as_ref().ok_or_else(|| {
-                SessionError::NoArtifactStore("the store could not be opened".into())
+        let store = self
+            .inner
+            .store
+            .as_ref()
+            .map_err(|reason| SessionError::NoArtifactStore {
+                reason: reason.clone(),
             })?;
         Ok(store.read(id_or_url, offset, limit)?)
     }
@@ -321,7 +370,7 @@ impl AgentSession {
 
     /// Allocates an artifact, best effort (SPEC §4): a failure is a warning, the call runs.
     fn allocate_artifact(&self) -> Option<ArtifactReservation> {
-        let store = self.inner.store.as_ref()?;
+        let store = self.inner.store.as_ref().ok()?;
         match store.allocate() {
             Ok(reservation) => Some(reservation),
             Err(err) => {
@@ -397,6 +446,18 @@ impl Drop for BangGuard<'_> {
     fn drop(&mut self) {
         lock(&self.0.inner.bang).take();
     }
+}
+
+/// A session's cwd must be an existing absolute directory (symlinks followed).
+fn check_session_cwd(cwd: &Path) -> Result<(), SessionError> {
+    if !cwd.is_absolute() {
+        return Err(SessionError::CwdNotAbsolute {
+            path: cwd.to_path_buf(),
+        });
+    }
+    check_cwd(None, cwd, None)
+        .map(drop)
+        .map_err(SessionError::Cwd)
 }
 
 fn open_store(settings: &Settings) -> Result<ArtifactStore, ArtifactError> {

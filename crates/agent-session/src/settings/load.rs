@@ -85,13 +85,14 @@ pub enum ConfigError {
         /// The file.
         path: PathBuf,
     },
-    /// The file exists but cannot be read (permissions, a directory, not UTF-8, …).
-    #[error("config error in {}: cannot read the file: {source}", path.display())]
+    /// The file exists but cannot be read (permissions, a directory, not UTF-8, …). The text
+    /// includes the reason, so the error has no separate `source()`.
+    #[error("config error in {}: cannot read the file: {error}", path.display())]
     Read {
         /// The file.
         path: PathBuf,
         /// Why.
-        source: io::Error,
+        error: io::Error,
     },
     /// The file is not valid TOML.
     #[error("config error in {}: line {line}, column {column}: {message}", path.display())]
@@ -137,9 +138,9 @@ impl Settings {
                     Ok(Self::default())
                 }
             }
-            Err(source) => Err(ConfigError::Read {
+            Err(error) => Err(ConfigError::Read {
                 path: path.to_path_buf(),
-                source,
+                error,
             }),
         }
     }

@@ -1,4 +1,4 @@
-//! The `cwd` argument of one call (SPEC §3): `@`, `~`, relative paths, then a check.
+//! The `cwd` argument of one call: `@`, `~`, relative paths, then a check.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use agentsh_protocol::{cwd_missing_text, cwd_not_directory_text};
 use thiserror::Error;
 
-/// Why a `cwd` argument cannot be used. Each message is the tool error text of SPEC §3, naming
-/// the resolved path.
+/// Why a `cwd` argument cannot be used. Each message is the text of the tool result the model
+/// reads, naming the resolved path.
 #[derive(Debug, Error)]
 pub enum CwdError {
     /// Nothing exists at the path (or a component of it is not a directory).

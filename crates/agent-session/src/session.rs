@@ -42,7 +42,7 @@ pub struct SessionOptions {
     pub session_id: Option<String>,
     /// The user's home (rc files, `~` in `cwd`, snapshot cache); `$HOME` when `None`.
     pub home: Option<PathBuf>,
-    /// The shell cache to use; the process-wide one when `None` (SPEC §6: one map per process).
+    /// The shell cache to use; the one shared by the whole process when `None`.
     pub executor: Option<Arc<ShellExecutor>>,
 }
 
@@ -368,7 +368,7 @@ impl AgentSession {
         })
     }
 
-    /// Allocates an artifact, best effort (SPEC §4): a failure is a warning, the call runs.
+    /// Allocates an artifact, best effort: a failure is a warning, the call runs.
     fn allocate_artifact(&self) -> Option<ArtifactReservation> {
         let store = self.inner.store.as_ref().ok()?;
         match store.allocate() {

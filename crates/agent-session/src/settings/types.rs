@@ -37,7 +37,8 @@ pub struct Settings {
 /// `[bash]`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BashSettings {
-    /// `virtual_terminal`: whether tool calls may run on a PTY (SPEC §8). Default `off`.
+    /// `virtual_terminal`: whether tool calls may run on a pseudo-terminal (only when the host
+    /// has an interactive UI to show it; see [`use_pty`](crate::use_pty)). Default `off`.
     pub virtual_terminal: VirtualTerminal,
     /// `shell`: the shell to run (a path, or a name looked up on `PATH`). Default: discovered.
     pub shell: Option<PathBuf>,
@@ -51,7 +52,8 @@ pub struct BashSettings {
     /// `shell_idle_minutes`: idle shells are closed after this long. Default 30.
     pub shell_idle_minutes: u64,
     /// `[bash.env]`: extra environment variables for every shell; they also override the
-    /// hardening defaults of SPEC §7.
+    /// defaults agentsh sets so that commands never wait for a user (`PAGER=cat`,
+    /// `GIT_TERMINAL_PROMPT=0`, `CI=1`, …).
     pub env: BTreeMap<String, String>,
 }
 
@@ -83,7 +85,7 @@ pub enum VirtualTerminal {
     /// Never run tool calls on a PTY.
     #[default]
     Off,
-    /// Run tool calls on a PTY when the context has an interactive UI (SPEC §8).
+    /// Run tool calls on a PTY when the context has an interactive UI to show it.
     On,
 }
 
@@ -116,7 +118,7 @@ pub struct InterceptorSettings {
     /// `enabled`: default false.
     pub enabled: bool,
     /// `[[bash_interceptor.rules]]`, as written; an empty list means the default rules. Their
-    /// regexes are not checked here (invalid ones become warnings, SPEC §2).
+    /// regexes are not checked here: an invalid one becomes a session warning and is skipped.
     pub rules: Vec<Rule>,
 }
 

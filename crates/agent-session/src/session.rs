@@ -270,7 +270,7 @@ impl AgentSession {
         std::mem::take(&mut lock(&self.inner.warnings).pending)
     }
 
-    pub(crate) fn warn(&self, warning: String) {
+    fn warn(&self, warning: String) {
         let mut warnings = lock(&self.inner.warnings);
         if warnings.seen.insert(warning.clone()) {
             warnings.pending.push(warning);

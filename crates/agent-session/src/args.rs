@@ -19,8 +19,7 @@ use thiserror::Error;
 /// given as `null` counts as absent, for the same reason.
 ///
 /// ```
-/// use agentsh_agent_session::BashArgs;
-/// use serde_json::json;
+/// use agentsh_agent_session::{BashArgs, json};
 ///
 /// let args = BashArgs::from_value(&json!({"command": "make", "timeout": 1.5, "tail": 20})).unwrap();
 /// assert_eq!(args.command, "make");

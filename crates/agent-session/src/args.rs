@@ -2,8 +2,11 @@
 
 use agentsh_bash_normalize::Limits;
 use schemars::JsonSchema;
-use serde::Serialize;
-use serde_json::{Map, Value};
+use std::fmt;
+
+use serde::de::{self, Deserializer, Visitor};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use thiserror::Error;
 
 /// The arguments of one `bash` tool call: `{command, timeout?, cwd?, head?, tail?}`.
@@ -16,8 +19,7 @@ use thiserror::Error;
 /// given as `null` counts as absent, for the same reason.
 ///
 /// ```
-/// use agentsh_agent_session::BashArgs;
-/// use serde_json::json;
+/// use agentsh_agent_session::{BashArgs, json};
 ///
 /// let args = BashArgs::from_value(&json!({"command": "make", "timeout": 1.5, "tail": 20})).unwrap();
 /// assert_eq!(args.command, "make");
@@ -53,7 +55,7 @@ pub struct BashArgs {
     pub tail: Option<u32>,
 }
 
-/// Why a `bash` call's arguments cannot be used.
+/// Why a `bash` call's arguments cannot be used. Every text names the argument at fault.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum ArgsError {
     /// The arguments are not a JSON object.
@@ -65,73 +67,40 @@ pub enum ArgsError {
     /// `command` is absent (or `null`).
     #[error("missing required argument `command` (the shell command to run)")]
     MissingCommand,
-    /// An argument has the wrong JSON type.
-    #[error("argument `{name}` must be {expected}, got {got}")]
-    WrongType {
+    /// An argument has the wrong JSON type (`must be a string, got a number`) or a value out
+    /// of its range (`must be a whole number of lines from 0 to 4294967295, got -1`).
+    #[error("argument `{argument}` {reason}")]
+    Invalid {
         /// The argument.
-        name: &'static str,
-        /// What it must be.
-        expected: &'static str,
-        /// What it was.
-        got: &'static str,
-    },
-    /// A line count that is negative, fractional or too large.
-    #[error("argument `{name}` must be a whole number of lines from 0 to {max}, got {got}", max = u32::MAX)]
-    BadLineCount {
-        /// The argument (`head` or `tail`).
-        name: &'static str,
-        /// The number as given.
-        got: String,
+        argument: String,
+        /// What it must be, and what it was.
+        reason: String,
     },
 }
 
 impl BashArgs {
     /// Parses the arguments of a `bash` tool call.
+    ///
+    /// A first look checks that `value` is an object (serde would only say "expected struct");
+    /// then serde reads the fields, each with a reader that names the JSON type it got, and
+    /// `serde_path_to_error` says which argument an error is about.
     pub fn from_value(value: &Value) -> Result<Self, ArgsError> {
-        let Value::Object(map) = value else {
+        if !value.is_object() {
             return Err(ArgsError::NotAnObject {
                 got: json_kind(value),
             });
-        };
-        let command = match present(map, "command") {
-            None => return Err(ArgsError::MissingCommand),
-            Some(Value::String(command)) => command.clone(),
-            Some(other) => {
-                return Err(ArgsError::WrongType {
-                    name: "command",
-                    expected: "a string",
-                    got: json_kind(other),
-                });
-            }
-        };
-        let timeout = match present(map, "timeout") {
-            None => None,
-            Some(Value::Number(n)) => n.as_f64(),
-            Some(other) => {
-                return Err(ArgsError::WrongType {
-                    name: "timeout",
-                    expected: "a number of seconds",
-                    got: json_kind(other),
-                });
-            }
-        };
-        let cwd = match present(map, "cwd") {
-            None => None,
-            Some(Value::String(cwd)) => Some(cwd.clone()),
-            Some(other) => {
-                return Err(ArgsError::WrongType {
-                    name: "cwd",
-                    expected: "a string",
-                    got: json_kind(other),
-                });
-            }
-        };
+        }
+        let raw: RawArgs =
+            serde_path_to_error::deserialize(value).map_err(|err| ArgsError::Invalid {
+                argument: err.path().to_string(),
+                reason: err.into_inner().to_string(),
+            })?;
         Ok(Self {
-            command,
-            timeout,
-            cwd,
-            head: line_count(map, "head")?,
-            tail: line_count(map, "tail")?,
+            command: raw.command.ok_or(ArgsError::MissingCommand)?,
+            timeout: raw.timeout,
+            cwd: raw.cwd,
+            head: raw.head,
+            tail: raw.tail,
         })
     }
 
@@ -162,41 +131,169 @@ impl BashArgs {
     }
 }
 
-/// The value of `name`, treating `null` as absent.
-fn present<'a>(map: &'a Map<String, Value>, name: &str) -> Option<&'a Value> {
-    map.get(name).filter(|value| !value.is_null())
+/// The arguments as sent. Every field is optional here (`null` too), so that a missing
+/// `command` gets its own error; unknown fields are ignored.
+#[derive(Deserialize)]
+struct RawArgs {
+    #[serde(default, deserialize_with = "text")]
+    command: Option<String>,
+    #[serde(default, deserialize_with = "seconds")]
+    timeout: Option<f64>,
+    #[serde(default, deserialize_with = "text")]
+    cwd: Option<String>,
+    #[serde(default, deserialize_with = "line_count")]
+    head: Option<u32>,
+    #[serde(default, deserialize_with = "line_count")]
+    tail: Option<u32>,
 }
 
-fn line_count(map: &Map<String, Value>, name: &'static str) -> Result<Option<u32>, ArgsError> {
-    let Some(value) = present(map, name) else {
-        return Ok(None);
-    };
-    let Value::Number(number) = value else {
-        return Err(ArgsError::WrongType {
-            name,
-            expected: "a whole number of lines",
-            got: json_kind(value),
-        });
-    };
-    let bad = || ArgsError::BadLineCount {
-        name,
-        got: number.to_string(),
-    };
-    if let Some(n) = number.as_u64() {
-        return u32::try_from(n).map(Some).map_err(|_| bad());
+/// A string argument; `null` is absent.
+fn text<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<String>, D::Error> {
+    deserializer.deserialize_any(ArgVisitor {
+        expected: "a string",
+        accept: |given| match given {
+            Given::Str(text) => Ok(text.to_owned()),
+            _ => Err(Rejection::WrongType),
+        },
+    })
+}
+
+/// A number of seconds, any JSON number (clamping comes later); `null` is absent. NaN, which
+/// JSON cannot carry but another deserializer could, is refused rather than clamped.
+fn seconds<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<f64>, D::Error> {
+    deserializer.deserialize_any(ArgVisitor {
+        expected: "a number of seconds",
+        accept: |given| match given {
+            Given::Int(n) => Ok(n as f64),
+            Given::UInt(n) => Ok(n as f64),
+            Given::Float(f) if f.is_nan() => Err(Rejection::BadValue(
+                "must be a number of seconds, got NaN".to_owned(),
+            )),
+            Given::Float(f) => Ok(f),
+            Given::Str(_) => Err(Rejection::WrongType),
+        },
+    })
+}
+
+/// A line count: a whole number from 0 to `u32::MAX` (`5.0` counts: models write it); `null`
+/// is absent.
+fn line_count<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<u32>, D::Error> {
+    fn bad(got: impl fmt::Display) -> Rejection {
+        Rejection::BadValue(format!(
+            "must be a whole number of lines from 0 to {}, got {got}",
+            u32::MAX
+        ))
     }
-    // `5.0` is a whole number too; models write it.
-    match number.as_f64() {
-        Some(f) if f.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&f) => {
-            Ok(Some(f as u32))
+    deserializer.deserialize_any(ArgVisitor {
+        expected: "a whole number of lines",
+        accept: |given| match given {
+            Given::UInt(n) => u32::try_from(n).map_err(|_| bad(n)),
+            Given::Int(n) => u32::try_from(n).map_err(|_| bad(n)),
+            Given::Float(f) if f.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&f) => {
+                Ok(f as u32)
+            }
+            // Written as JSON writes it (`1.5`, `1e+300`), as the model sent it.
+            Given::Float(f) => {
+                Err(bad(serde_json::Number::from_f64(f)
+                    .map_or_else(|| f.to_string(), |n| n.to_string())))
+            }
+            Given::Str(_) => Err(Rejection::WrongType),
+        },
+    })
+}
+
+/// A scalar argument value as the deserializer handed it over.
+enum Given<'a> {
+    Int(i64),
+    UInt(u64),
+    Float(f64),
+    Str(&'a str),
+}
+
+/// Why a field reader refused a value.
+enum Rejection {
+    /// Not the JSON type the argument takes: `must be <expected>, got <kind>`.
+    WrongType,
+    /// The right type, a bad value: the whole reason.
+    BadValue(String),
+}
+
+/// Reads one optional argument, naming in its error the JSON type it got (`got a boolean`)
+/// where serde would write `invalid type: boolean `true`, expected …`.
+struct ArgVisitor<T> {
+    /// What the argument must be (`a string`).
+    expected: &'static str,
+    accept: fn(Given<'_>) -> Result<T, Rejection>,
+}
+
+impl<T> ArgVisitor<T> {
+    fn wrong_type<E: de::Error>(&self, got: &str) -> E {
+        E::custom(format_args!("must be {}, got {got}", self.expected))
+    }
+
+    fn check<E: de::Error>(self, given: Given<'_>) -> Result<Option<T>, E> {
+        let got = match given {
+            Given::Int(_) | Given::UInt(_) | Given::Float(_) => "a number",
+            Given::Str(_) => "a string",
+        };
+        match (self.accept)(given) {
+            Ok(value) => Ok(Some(value)),
+            Err(Rejection::WrongType) => Err(self.wrong_type(got)),
+            Err(Rejection::BadValue(reason)) => Err(E::custom(reason)),
         }
-        _ => Err(bad()),
     }
 }
 
-/// How a JSON value's type is named in error texts (`a string`, `an array`, …), shared by the
-/// tool-argument errors here and the RPC protocol errors of the binary.
-pub fn json_kind(value: &Value) -> &'static str {
+impl<'de, T> Visitor<'de> for ArgVisitor<T> {
+    type Value = Option<T>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.expected)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        Err(self.wrong_type("a boolean"))
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+        self.check(Given::Int(v))
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+        self.check(Given::UInt(v))
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+        self.check(Given::Float(v))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        self.check(Given::Str(v))
+    }
+
+    fn visit_seq<A: de::SeqAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
+        Err(self.wrong_type("an array"))
+    }
+
+    fn visit_map<A: de::MapAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
+        Err(self.wrong_type("an object"))
+    }
+}
+
+/// How a JSON value's type is named in error texts (`a string`, `an array`, …).
+pub(crate) fn json_kind(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
@@ -348,6 +445,42 @@ mod tests {
         for (value, want) in cases {
             assert_eq!(parse(value).unwrap_err(), *want, "{value}");
         }
+    }
+
+    #[test]
+    fn every_json_type_is_named() {
+        let cases: &[(Value, &str)] = &[
+            (
+                json!({"command": {"a": 1}}),
+                "argument `command` must be a string, got an object",
+            ),
+            (
+                json!({"command": "x", "cwd": false}),
+                "argument `cwd` must be a string, got a boolean",
+            ),
+            (
+                json!({"command": "x", "tail": [3]}),
+                "argument `tail` must be a whole number of lines, got an array",
+            ),
+            (
+                json!({"command": "x", "head": 1e300}),
+                "argument `head` must be a whole number of lines from 0 to 4294967295, got 1e+300",
+            ),
+        ];
+        for (value, want) in cases {
+            assert_eq!(parse(value).unwrap_err(), *want, "{value}");
+        }
+    }
+
+    #[test]
+    fn nan_seconds_are_an_argument_error() {
+        // JSON cannot carry NaN, but the field reader refuses it from any deserializer rather
+        // than clamping it.
+        let nan = serde::de::value::F64Deserializer::<serde::de::value::Error>::new(f64::NAN);
+        let err = seconds(nan).unwrap_err();
+        assert_eq!(err.to_string(), "must be a number of seconds, got NaN");
+        let one = serde::de::value::F64Deserializer::<serde::de::value::Error>::new(1.5);
+        assert_eq!(seconds(one).unwrap(), Some(1.5));
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! The `cwd` argument of one call (SPEC §3): `@`, `~`, relative paths, then a check.
+//! The `cwd` argument of one call: `@`, `~`, relative paths, then a check.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use agentsh_protocol::{cwd_missing_text, cwd_not_directory_text};
 use thiserror::Error;
 
-/// Why a `cwd` argument cannot be used. Each message is the tool error text of SPEC §3, naming
-/// the resolved path.
+/// Why a `cwd` argument cannot be used. Each message is the text of the tool result the model
+/// reads, naming the resolved path.
 #[derive(Debug, Error)]
 pub enum CwdError {
     /// Nothing exists at the path (or a component of it is not a directory).
@@ -22,13 +22,14 @@ pub enum CwdError {
         /// The resolved path.
         path: PathBuf,
     },
-    /// The path could not be examined (for example, permission denied on a parent).
-    #[error("Working directory is not accessible: {} ({source})", path.to_string_lossy())]
+    /// The path could not be examined (for example, permission denied on a parent). The text
+    /// includes the reason, so the error has no separate `source()`.
+    #[error("Working directory is not accessible: {} ({error})", path.to_string_lossy())]
     Inaccessible {
         /// The resolved path.
         path: PathBuf,
         /// Why `stat` failed.
-        source: io::Error,
+        error: io::Error,
     },
 }
 
@@ -89,7 +90,7 @@ pub fn check_cwd(
         {
             Err(CwdError::Missing { path })
         }
-        Err(source) => Err(CwdError::Inaccessible { path, source }),
+        Err(error) => Err(CwdError::Inaccessible { path, error }),
     }
 }
 

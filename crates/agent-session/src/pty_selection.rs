@@ -1,4 +1,4 @@
-//! Whether a tool call runs on a pseudo-terminal (SPEC §8).
+//! Whether a tool call runs on a pseudo-terminal.
 
 use std::ffi::OsString;
 

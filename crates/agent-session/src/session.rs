@@ -14,35 +14,62 @@ use agentsh_process::env::{TerminalKind, hardened_env};
 use agentsh_process::shell::{ShellError, ShellSpec, discover_shell, shell_prefix};
 use agentsh_process::snapshot::{default_cache_dir, snapshot_for};
 use agentsh_protocol::BashResult;
+use agentsh_pty_runtime::PtyCommand;
 use agentsh_shell_executor::{
     CancellationToken, ChunkCallback, ExecError, ExecRequest, ExecutorConfig, SessionKey,
     ShellExecutor, Surface,
 };
-use serde_json::Value;
 
-use crate::result::{ToolOutcome, bang_context_text};
+use crate::cwd::{CwdError, check_cwd};
+use crate::result::bang_context_text;
 use crate::settings::Settings;
 use crate::timeout::Timeout;
-use crate::tool::{ToolContext, ToolUpdate};
 
-/// How an [`AgentSession`] is set up.
+/// How an [`AgentSession`] is set up. Start from [`SessionOptions::new`], which takes the one
+/// thing a session cannot do without: its working directory.
+///
+/// [`SessionOptions::default`] leaves `cwd` empty, which [`AgentSession::new`] rejects; it is
+/// there for `..SessionOptions::default()` in a literal that sets `cwd`.
 #[derive(Clone, Default)]
 pub struct SessionOptions {
     /// The loaded settings.
     pub settings: Settings,
-    /// The session's working directory (relative `cwd` arguments resolve against it).
+    /// The session's working directory: an existing absolute directory ([`AgentSession::new`]
+    /// checks). Calls run there unless they name another `cwd`, and relative `cwd` arguments
+    /// resolve against it.
     pub cwd: PathBuf,
     /// The session id; a fresh unique one when `None`.
     pub session_id: Option<String>,
     /// The user's home (rc files, `~` in `cwd`, snapshot cache); `$HOME` when `None`.
     pub home: Option<PathBuf>,
-    /// The shell cache to use; the process-wide one when `None` (SPEC §6: one map per process).
+    /// The shell cache to use; the one shared by the whole process when `None`.
     pub executor: Option<Arc<ShellExecutor>>,
 }
 
-/// Why a session call failed. Timeouts, aborts and failing commands are results, not errors.
+impl SessionOptions {
+    /// Options for a session in `cwd` (an existing absolute directory), with default
+    /// [`Settings`], a fresh session id, `$HOME` as home and the process-wide shell cache.
+    pub fn new(cwd: impl Into<PathBuf>) -> Self {
+        Self {
+            cwd: cwd.into(),
+            ..Self::default()
+        }
+    }
+}
+
+/// Why a session could not be set up, or a session call failed. Timeouts, aborted calls and
+/// failing commands are results, not errors.
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
+    /// [`SessionOptions::cwd`] is not an absolute path (an empty one included).
+    #[error("Working directory must be an absolute path, got {path:?}")]
+    CwdNotAbsolute {
+        /// The path as given.
+        path: PathBuf,
+    },
+    /// [`SessionOptions::cwd`] does not exist, is not a directory or cannot be examined.
+    #[error(transparent)]
+    Cwd(CwdError),
     /// A bang command (`!cmd` / RPC `bash`) is already running in this session.
     #[error("A bash command is already running")]
     AlreadyRunning,
@@ -52,12 +79,23 @@ pub enum SessionError {
     /// An artifact could not be read.
     #[error(transparent)]
     Artifact(#[from] ArtifactError),
-    /// Artifacts are unavailable in this session (the store could not be opened).
-    #[error("artifacts are unavailable: {0}")]
-    NoArtifactStore(String),
-    /// The command could not be run at all.
+    /// Artifacts are unavailable in this session: the store could not be opened (the reason
+    /// was also reported as a warning).
+    #[error("artifacts are unavailable: {reason}")]
+    NoArtifactStore {
+        /// Why the store could not be opened.
+        reason: String,
+    },
+    /// The command could not be run at all. The text includes the executor's reason, so the
+    /// error has no separate `source()`.
     #[error("cannot run the command: {0}")]
-    Exec(#[from] ExecError),
+    Exec(ExecError),
+}
+
+impl From<ExecError> for SessionError {
+    fn from(error: ExecError) -> Self {
+        Self::Exec(error)
+    }
 }
 
 /// Options of a bang command.
@@ -73,22 +111,23 @@ pub struct BangOptions {
 /// `(id, "user")`), recorded context messages and warnings. Cheap to clone.
 #[derive(Clone)]
 pub struct AgentSession {
-    pub(crate) inner: Arc<Inner>,
+    inner: Arc<Inner>,
 }
 
-pub(crate) struct Inner {
-    pub(crate) id: String,
-    pub(crate) cwd: PathBuf,
-    pub(crate) home: Option<PathBuf>,
-    pub(crate) settings: Settings,
-    pub(crate) store: Option<ArtifactStore>,
-    pub(crate) interceptor: Option<Interceptor>,
-    pub(crate) shell: ShellSpec,
-    pub(crate) prefix: Option<String>,
-    pub(crate) snapshot: Option<PathBuf>,
-    pub(crate) executor: Arc<ShellExecutor>,
+struct Inner {
+    id: String,
+    cwd: PathBuf,
+    home: Option<PathBuf>,
+    settings: Settings,
+    /// The artifact store, or why it could not be opened.
+    store: Result<ArtifactStore, String>,
+    interceptor: Option<Interceptor>,
+    shell: ShellSpec,
+    prefix: Option<String>,
+    snapshot: Option<PathBuf>,
+    executor: Arc<ShellExecutor>,
     /// Cancelled by `shutdown`: every call's token is a child of it.
-    pub(crate) shutdown: CancellationToken,
+    shutdown: CancellationToken,
     bang: Mutex<Option<CancellationToken>>,
     context: Mutex<Vec<String>>,
     warnings: Mutex<Warnings>,
@@ -129,6 +168,9 @@ impl AgentSession {
     /// Sets a session up: discovers the shell and prefix, takes the rc snapshot (time-boxed,
     /// cached on disk), opens the artifact store and compiles the interceptor rules.
     ///
+    /// `options.cwd` must be an existing absolute directory: anything else is an error before
+    /// anything else is done, since every call would fail in it.
+    ///
     /// Problems that are not errors (invalid rules, no snapshot, no artifact store) become
     /// warnings, each reported once by [`take_warnings`](Self::take_warnings). An unusable
     /// `bash.shell` is an error: nothing runs on a broken configuration.
@@ -140,6 +182,7 @@ impl AgentSession {
             home,
             executor,
         } = options;
+        check_session_cwd(&cwd)?;
         let mut warnings = Vec::new();
         // An explicit home also moves the snapshot cache under it, away from the user's.
         let cache_dir = match &home {
@@ -165,9 +208,11 @@ impl AgentSession {
             _ => None,
         };
 
-        let store = open_store(&settings)
-            .map_err(|err| warnings.push(format!("artifacts disabled: {err}")))
-            .ok();
+        let store = open_store(&settings).map_err(|err| {
+            let reason = err.to_string();
+            warnings.push(format!("artifacts disabled: {reason}"));
+            reason
+        });
 
         let interceptor = settings.bash_interceptor.enabled.then(|| {
             let (interceptor, diagnostics) = Interceptor::new(&settings.bash_interceptor.rules);
@@ -217,7 +262,7 @@ impl AgentSession {
 
     /// The artifact store, when it could be opened.
     pub fn artifacts(&self) -> Option<&ArtifactStore> {
-        self.inner.store.as_ref()
+        self.inner.store.as_ref().ok()
     }
 
     /// Warnings not yet reported. Each distinct warning is returned once per session.
@@ -225,7 +270,7 @@ impl AgentSession {
         std::mem::take(&mut lock(&self.inner.warnings).pending)
     }
 
-    pub(crate) fn warn(&self, warning: String) {
+    fn warn(&self, warning: String) {
         let mut warnings = lock(&self.inner.warnings);
         if warnings.seen.insert(warning.clone()) {
             warnings.pending.push(warning);
@@ -288,26 +333,6 @@ impl AgentSession {
         lock(&self.inner.context).clone()
     }
 
-    /// Runs the model's `bash` tool call; see [`BashTool::execute`](crate::BashTool::execute).
-    pub async fn execute_tool(
-        &self,
-        call_id: &str,
-        args: &Value,
-        ctx: ToolContext,
-        on_update: impl FnMut(ToolUpdate) + Send,
-    ) -> ToolOutcome {
-        self.bash_tool()
-            .execute(call_id, args, ctx, on_update)
-            .await
-    }
-
-    /// The session's `bash` tool.
-    pub fn bash_tool(&self) -> crate::BashTool {
-        crate::BashTool {
-            session: self.clone(),
-        }
-    }
-
     /// Reads an artifact (`artifact://ID` or a bare id) with an optional line range.
     pub fn read_artifact(
         &self,
@@ -315,9 +340,12 @@ impl AgentSession {
         offset: Option<u64>,
         limit: Option<u64>,
     ) -> Result<ArtifactText, SessionError> {
-        let store =
-            self.inner.store.as_ref().ok_or_else(|| {
-                SessionError::NoArtifactStore("the store could not be opened".into())
+        let store = self
+            .inner
+            .store
+            .as_ref()
+            .map_err(|reason| SessionError::NoArtifactStore {
+                reason: reason.clone(),
             })?;
         Ok(store.read(id_or_url, offset, limit)?)
     }
@@ -340,9 +368,9 @@ impl AgentSession {
         })
     }
 
-    /// Allocates an artifact, best effort (SPEC §4): a failure is a warning, the call runs.
+    /// Allocates an artifact, best effort: a failure is a warning, the call runs.
     fn allocate_artifact(&self) -> Option<ArtifactReservation> {
-        let store = self.inner.store.as_ref()?;
+        let store = self.inner.store.as_ref().ok()?;
         match store.allocate() {
             Ok(reservation) => Some(reservation),
             Err(err) => {
@@ -379,8 +407,35 @@ impl AgentSession {
         Ok(inner.executor.execute(request, sink, on_chunk).await?)
     }
 
+    // The crate-internal API of the tool path (tool.rs): what a tool call needs of its session,
+    // without reaching into its state.
+
+    /// The user's home (`~` in `cwd` arguments).
     pub(crate) fn home(&self) -> Option<&Path> {
         self.inner.home.as_deref()
+    }
+
+    /// The interception rules, when interception is enabled.
+    pub(crate) fn interceptor(&self) -> Option<&Interceptor> {
+        self.inner.interceptor.as_ref()
+    }
+
+    /// A fresh token for one call, cancelled when the session shuts down.
+    pub(crate) fn call_token(&self) -> CancellationToken {
+        self.inner.shutdown.child_token()
+    }
+
+    /// `command` as the PTY runtime runs it: the session's shell, environment, prefix and rc
+    /// snapshot, in `cwd`, stopped after `timeout`.
+    pub(crate) fn pty_command(&self, command: &str, cwd: &Path, timeout: Timeout) -> PtyCommand {
+        let inner = &self.inner;
+        PtyCommand {
+            shell: inner.shell.clone(),
+            env: inner.settings.bash.env.clone(),
+            prefix: inner.prefix.clone(),
+            snapshot: inner.snapshot.clone(),
+            ..PtyCommand::new(command, cwd, timeout.duration())
+        }
     }
 }
 
@@ -391,6 +446,18 @@ impl Drop for BangGuard<'_> {
     fn drop(&mut self) {
         lock(&self.0.inner.bang).take();
     }
+}
+
+/// A session's cwd must be an existing absolute directory (symlinks followed).
+fn check_session_cwd(cwd: &Path) -> Result<(), SessionError> {
+    if !cwd.is_absolute() {
+        return Err(SessionError::CwdNotAbsolute {
+            path: cwd.to_path_buf(),
+        });
+    }
+    check_cwd(None, cwd, None)
+        .map(drop)
+        .map_err(SessionError::Cwd)
 }
 
 fn open_store(settings: &Settings) -> Result<ArtifactStore, ArtifactError> {

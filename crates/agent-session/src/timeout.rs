@@ -1,4 +1,4 @@
-//! The per-call timeout (SPEC §3): seconds, clamped to [1, 3600], never an error.
+//! The per-call timeout: seconds, clamped to [1, 3600], never an error.
 
 use std::fmt;
 use std::time::Duration;
@@ -32,8 +32,10 @@ impl Timeout {
     pub const DEFAULT: Self = Self(300.0);
 
     /// Clamps any number of seconds into [1, 3600]: negative values, `-inf` and values below 1
-    /// become 1; huge values and `+inf` become 3600. NaN (which JSON cannot carry) becomes
-    /// [`Timeout::DEFAULT`]: it says nothing about the caller's intent.
+    /// become 1; huge values and `+inf` become 3600. NaN becomes [`Timeout::DEFAULT`]: it says
+    /// nothing about the caller's intent. (A tool call never gets here with NaN: JSON cannot
+    /// carry it, and [`BashArgs::from_value`](crate::BashArgs::from_value) refuses it as an
+    /// argument error.)
     pub fn clamp(seconds: f64) -> Self {
         if seconds.is_nan() {
             Self::DEFAULT

@@ -1,4 +1,5 @@
-//! `BashTool`: the model's `bash` tool call, end to end (SPEC §0.1, §9).
+//! `BashTool`: the model's `bash` tool call, end to end. Depends on `session` through its
+//! crate-internal API; `session` knows nothing of this file.
 
 use std::fmt;
 use std::path::Path;
@@ -31,7 +32,7 @@ pub struct ToolContext {
     pub cancel: CancellationToken,
     /// The interactive UI that shows a PTY command's screen, when the context has one. With
     /// `bash.virtual_terminal = "on"` (and `AGENTSH_NO_PTY`/`PI_NO_PTY` not `1`), tool calls
-    /// then run on a PTY (SPEC §8). Print, RPC and MCP contexts leave it `None`.
+    /// then run on a PTY. Print, RPC and MCP contexts leave it `None`.
     pub pty_host: Option<Arc<dyn PtyHost>>,
 }
 
@@ -63,16 +64,39 @@ pub struct ToolUpdate {
 /// The `bash` tool of one session. Get it with [`AgentSession::bash_tool`].
 #[derive(Clone)]
 pub struct BashTool {
-    pub(crate) session: AgentSession,
+    session: AgentSession,
+}
+
+impl AgentSession {
+    /// Runs the model's `bash` tool call; see [`BashTool::execute`].
+    pub async fn execute_tool(
+        &self,
+        call_id: &str,
+        args: &Value,
+        ctx: ToolContext,
+        on_update: impl FnMut(ToolUpdate) + Send,
+    ) -> ToolOutcome {
+        self.bash_tool()
+            .execute(call_id, args, ctx, on_update)
+            .await
+    }
+
+    /// The session's `bash` tool.
+    pub fn bash_tool(&self) -> BashTool {
+        BashTool {
+            session: self.clone(),
+        }
+    }
 }
 
 impl BashTool {
     /// Runs one tool call: parse the arguments, normalise (`| head`/`| tail` → limits), merge
     /// the limits, intercept, check the cwd, clamp the timeout, allocate an artifact, run on the
-    /// session's `tool` shell with throttled live updates, and build the result of SPEC §9.
+    /// session's `tool` shell with throttled live updates (at most 20 a second, the last state
+    /// always sent), and build the [`ToolResult`].
     ///
     /// Never fails: bad arguments, blocked commands, cwd errors and failing commands are
-    /// results with `isError: true`; a call cancelled through `ctx.cancel` is
+    /// results with `isError: true`; a call aborted through `ctx.cancel` is
     /// [`ToolOutcome::Aborted`].
     pub async fn execute(
         &self,
@@ -98,7 +122,7 @@ impl BashTool {
         let normalized = normalize(&args.command);
         let limits = merge_limits(args.limits(), normalized.limits);
 
-        if let Some(interceptor) = &session.inner.interceptor
+        if let Some(interceptor) = session.interceptor()
             && let Some(blocked) = interceptor.check(&normalized.unwrapped(), &ctx.tool_names)
         {
             return ToolOutcome::Finished(blocked_result(
@@ -124,13 +148,7 @@ impl BashTool {
             )
         });
         let (run, sink) = if let Some(host) = pty_host {
-            let command = PtyCommand {
-                shell: session.inner.shell.clone(),
-                env: settings.bash.env.clone(),
-                prefix: session.inner.prefix.clone(),
-                snapshot: session.inner.snapshot.clone(),
-                ..PtyCommand::new(&normalized.command, &cwd, timeout.duration())
-            };
+            let command = session.pty_command(&normalized.command, &cwd, timeout);
             let (result, sink) = run_on_pty(command, sink, host.as_ref(), call_id, &ctx).await;
             (Ok(result), sink)
         } else {
@@ -181,7 +199,7 @@ async fn run_piped(
     on_update: &mut (impl FnMut(ToolUpdate) + Send),
 ) -> Result<BashResult, SessionError> {
     let mut live = LiveUpdates::new(session.settings().output.max_bytes);
-    let cancel = session.inner.shutdown.child_token();
+    let cancel = session.call_token();
     let run = {
         let mut on_chunk = |chunk: &[u8]| live.push(chunk, &mut *on_update);
         let run = session.run(
@@ -214,7 +232,7 @@ async fn run_on_pty(
 }
 
 /// Drives `work` to its end; when `cancel` fires first, calls `stop` and keeps driving it, so
-/// the work ends with its own (cancelled) result instead of being dropped.
+/// the work ends with its own (aborted) result instead of being dropped.
 async fn stop_on_cancel<T>(
     work: impl Future<Output = T>,
     cancel: &CancellationToken,
@@ -230,7 +248,7 @@ async fn stop_on_cancel<T>(
     }
 }
 
-/// How long the tool path waits between two live updates (≤ 20 per second, SPEC §9).
+/// How long the tool path waits between two live updates (≤ 20 per second).
 const UPDATE_INTERVAL: Duration = Duration::from_millis(50);
 
 /// Throttled tail snapshots for live updates (≤ 20 per second; the last one always sent).

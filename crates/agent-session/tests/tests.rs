@@ -1,4 +1,5 @@
 //! Integration tests of `agentsh-agent-session`, compiled into one binary.
 
 mod config;
+mod session;
 mod tool;

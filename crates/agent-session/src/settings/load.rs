@@ -1,0 +1,462 @@
+//! Finding, reading and checking the configuration file, and what can be wrong with it.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use agentsh_bash_interceptor::Rule;
+use serde::Deserialize;
+use serde::de::{self, Deserializer, Visitor};
+use thiserror::Error;
+use toml::de::DeTable;
+
+use super::key_path::{Location, display_key, line_column, locate};
+use super::types::{
+    ArtifactSettings, BashSettings, DEFAULT_ARTIFACTS_MAX_AGE_DAYS, DEFAULT_ARTIFACTS_MAX_BYTES,
+    DEFAULT_OUTPUT_MAX_BYTES, InterceptorSettings, OutputSettings, Settings, VirtualTerminal,
+};
+use crate::timeout::Timeout;
+
+/// Environment variable naming the config file when `--config` is not given.
+pub const CONFIG_ENV: &str = "AGENTSH_CONFIG";
+
+/// Where the configuration comes from; see [`config_path`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConfigPath {
+    /// `--config FILE`: must exist.
+    Flag(PathBuf),
+    /// `AGENTSH_CONFIG`: must exist.
+    Env(PathBuf),
+    /// The default location: a missing file means defaults.
+    Default(PathBuf),
+}
+
+impl ConfigPath {
+    /// The file.
+    pub fn path(&self) -> &Path {
+        match self {
+            Self::Flag(path) | Self::Env(path) | Self::Default(path) => path,
+        }
+    }
+
+    /// Whether a missing file is an error (it was named explicitly).
+    pub fn is_required(&self) -> bool {
+        !matches!(self, Self::Default(_))
+    }
+}
+
+/// The configuration file to read: `explicit` (`--config FILE`), else `AGENTSH_CONFIG`, else
+/// `$XDG_CONFIG_HOME/agentsh/config.toml`, else `$HOME/.config/agentsh/config.toml`. Empty
+/// variables count as unset, and a relative `XDG_CONFIG_HOME` is ignored (XDG base directory
+/// spec). `None` when there is no `HOME` either: defaults apply.
+///
+/// `env` looks a variable up (pass `std::env::var_os` in production).
+pub fn config_path(
+    explicit: Option<&Path>,
+    env: impl Fn(&str) -> Option<OsString>,
+) -> Option<ConfigPath> {
+    if let Some(path) = explicit {
+        return Some(ConfigPath::Flag(path.to_path_buf()));
+    }
+    let var = |name: &str| {
+        env(name)
+            .filter(|value| !value.is_empty())
+            .map(PathBuf::from)
+    };
+    if let Some(path) = var(CONFIG_ENV) {
+        return Some(ConfigPath::Env(path));
+    }
+    let config_home = var("XDG_CONFIG_HOME")
+        .filter(|dir| dir.is_absolute())
+        .or_else(|| var("HOME").map(|home| home.join(".config")))?;
+    Some(ConfigPath::Default(
+        config_home.join("agentsh").join("config.toml"),
+    ))
+}
+
+/// A configuration that cannot be used. Every message starts `config error in <file>: `.
+#[derive(Debug, Error)]
+pub enum ConfigError {
+    /// A file named by `--config` or `AGENTSH_CONFIG` does not exist.
+    #[error("config error in {}: file not found", path.display())]
+    NotFound {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The file exists but cannot be read (permissions, a directory, not UTF-8, …). The text
+    /// includes the reason, so the error has no separate `source()`.
+    #[error("config error in {}: cannot read the file: {error}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        error: io::Error,
+    },
+    /// The file is not valid TOML.
+    #[error("config error in {}: line {line}, column {column}: {message}", path.display())]
+    Syntax {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line of the error.
+        line: usize,
+        /// 1-based column (in characters) of the error.
+        column: usize,
+        /// What the TOML parser said.
+        message: String,
+    },
+    /// A key is unknown, has the wrong type or a bad value.
+    #[error("config error in {}: {key}: {reason}", path.display())]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// The key as a dotted path: `bash.max_shells`, `bash.env.PATH`,
+        /// `bash_interceptor.rules[0].tool`.
+        key: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+}
+
+impl Settings {
+    /// Reads the configuration at `source` ([`config_path`]); `None` or a missing default file
+    /// means defaults. `home` expands `~/` in `artifacts.dir`.
+    pub fn load(source: Option<&ConfigPath>, home: Option<&Path>) -> Result<Self, ConfigError> {
+        let Some(source) = source else {
+            return Ok(Self::default());
+        };
+        let path = source.path();
+        match std::fs::read_to_string(path) {
+            Ok(text) => Self::from_toml(&text, path, home),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => {
+                if source.is_required() {
+                    Err(ConfigError::NotFound {
+                        path: path.to_path_buf(),
+                    })
+                } else {
+                    Ok(Self::default())
+                }
+            }
+            Err(error) => Err(ConfigError::Read {
+                path: path.to_path_buf(),
+                error,
+            }),
+        }
+    }
+
+    /// Parses and checks the text of a configuration file; `file` names it in errors, `home`
+    /// expands `~/` in `artifacts.dir`.
+    pub fn from_toml(text: &str, file: &Path, home: Option<&Path>) -> Result<Self, ConfigError> {
+        let doc = DeTable::parse(text).map_err(|err| {
+            let (line, column) = err
+                .span()
+                .map_or((1, 1), |span| line_column(text, span.start));
+            ConfigError::Syntax {
+                path: file.to_path_buf(),
+                line,
+                column,
+                message: err.message().trim().to_owned(),
+            }
+        })?;
+        let raw = RawSettings::deserialize(toml::de::Deserializer::from(doc.clone()))
+            .map_err(|err| data_error(&err, doc.get_ref(), text, file))?;
+        raw.check(home)
+            .map_err(|Invalid { key, reason }| ConfigError::Invalid {
+                path: file.to_path_buf(),
+                key,
+                reason,
+            })
+    }
+}
+
+/// Maps a serde error in a well-formed document to the key it is about, found by its span.
+fn data_error(err: &toml::de::Error, doc: &DeTable<'_>, text: &str, file: &Path) -> ConfigError {
+    let message = err.message().trim().to_owned();
+    match locate(doc, text, err.span()) {
+        Location::Key(key) => ConfigError::Invalid {
+            path: file.to_path_buf(),
+            key,
+            reason: message,
+        },
+        Location::Position { line, column } => ConfigError::Syntax {
+            path: file.to_path_buf(),
+            line,
+            column,
+            message,
+        },
+    }
+}
+
+/// A bad value found after parsing.
+struct Invalid {
+    key: String,
+    reason: String,
+}
+
+fn invalid(key: &str, reason: impl Into<String>) -> Invalid {
+    Invalid {
+        key: key.to_owned(),
+        reason: reason.into(),
+    }
+}
+
+// The file as written. Integers are read wide and checked afterwards, so a negative or zero
+// value gets a reason a user can act on rather than a type error.
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields, default, expecting = "a table")]
+struct RawSettings {
+    bash: RawBash,
+    bash_interceptor: RawInterceptor,
+    artifacts: RawArtifacts,
+    output: RawOutput,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields, default, expecting = "a table")]
+struct RawBash {
+    virtual_terminal: Option<VirtualTerminal>,
+    shell: Option<String>,
+    prefix: Option<String>,
+    default_timeout: Option<Number>,
+    max_shells: Option<Integer>,
+    shell_idle_minutes: Option<Integer>,
+    env: BTreeMap<String, String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields, default, expecting = "a table")]
+struct RawInterceptor {
+    enabled: Option<bool>,
+    rules: Vec<Rule>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields, default, expecting = "a table")]
+struct RawArtifacts {
+    dir: Option<String>,
+    max_bytes: Option<Integer>,
+    max_age_days: Option<Integer>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields, default, expecting = "a table")]
+struct RawOutput {
+    max_bytes: Option<Integer>,
+}
+
+/// A TOML integer of any size (so an out-of-range one is a bad value, not a type error).
+#[derive(Clone, Copy)]
+struct Integer(i128);
+
+impl<'de> Deserialize<'de> for Integer {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct IntegerVisitor;
+        impl Visitor<'_> for IntegerVisitor {
+            type Value = Integer;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an integer")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Integer, E> {
+                Ok(Integer(v.into()))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Integer, E> {
+                Ok(Integer(v.into()))
+            }
+            fn visit_i128<E: de::Error>(self, v: i128) -> Result<Integer, E> {
+                Ok(Integer(v))
+            }
+            fn visit_u128<E: de::Error>(self, v: u128) -> Result<Integer, E> {
+                Ok(Integer(i128::try_from(v).unwrap_or(i128::MAX)))
+            }
+        }
+        deserializer.deserialize_any(IntegerVisitor)
+    }
+}
+
+/// A TOML integer or float.
+#[derive(Clone, Copy)]
+struct Number(f64);
+
+impl<'de> Deserialize<'de> for Number {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct NumberVisitor;
+        impl Visitor<'_> for NumberVisitor {
+            type Value = Number;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a number")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Number, E> {
+                Ok(Number(v as f64))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Number, E> {
+                Ok(Number(v as f64))
+            }
+            fn visit_i128<E: de::Error>(self, v: i128) -> Result<Number, E> {
+                Ok(Number(v as f64))
+            }
+            fn visit_u128<E: de::Error>(self, v: u128) -> Result<Number, E> {
+                Ok(Number(v as f64))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Number, E> {
+                Ok(Number(v))
+            }
+        }
+        deserializer.deserialize_any(NumberVisitor)
+    }
+}
+
+/// An integer within `min..=max`, or a reason naming the bound it broke.
+fn ranged<T: TryFrom<i128>>(key: &str, value: Integer, min: i128, max: i128) -> Result<T, Invalid> {
+    let Integer(v) = value;
+    if v < min {
+        return Err(invalid(
+            key,
+            if min == 0 {
+                format!("must not be negative, got {v}")
+            } else {
+                format!("must be at least {min}, got {v}")
+            },
+        ));
+    }
+    if v > max {
+        return Err(invalid(key, format!("must be at most {max}, got {v}")));
+    }
+    T::try_from(v).map_err(|_| invalid(key, format!("must be at most {max}, got {v}")))
+}
+
+impl RawSettings {
+    fn check(self, home: Option<&Path>) -> Result<Settings, Invalid> {
+        Ok(Settings {
+            bash: self.bash.check()?,
+            bash_interceptor: InterceptorSettings {
+                enabled: self.bash_interceptor.enabled.unwrap_or(false),
+                rules: self.bash_interceptor.rules,
+            },
+            artifacts: self.artifacts.check(home)?,
+            output: OutputSettings {
+                max_bytes: match self.output.max_bytes {
+                    Some(v) => ranged("output.max_bytes", v, 1, i128::from(u64::MAX))?,
+                    None => DEFAULT_OUTPUT_MAX_BYTES,
+                },
+            },
+        })
+    }
+}
+
+impl RawBash {
+    fn check(self) -> Result<BashSettings, Invalid> {
+        let defaults = BashSettings::default();
+        let shell = match self.shell {
+            Some(shell) if shell.is_empty() => {
+                return Err(invalid(
+                    "bash.shell",
+                    "must not be empty (remove the key to use the default shell)",
+                ));
+            }
+            Some(shell) if shell.contains('\0') => {
+                return Err(invalid("bash.shell", "must not contain a NUL character"));
+            }
+            shell => shell.map(PathBuf::from),
+        };
+        if self.prefix.as_deref().is_some_and(|p| p.contains('\0')) {
+            return Err(invalid("bash.prefix", "must not contain a NUL character"));
+        }
+        let default_timeout = match self.default_timeout {
+            None => defaults.default_timeout,
+            Some(Number(seconds)) => {
+                let (min, max) = (Timeout::MIN.seconds(), Timeout::MAX.seconds());
+                if !(min..=max).contains(&seconds) {
+                    return Err(invalid(
+                        "bash.default_timeout",
+                        format!(
+                            "must be a number of seconds from {} to {}, got {seconds}",
+                            Timeout::MIN,
+                            Timeout::MAX
+                        ),
+                    ));
+                }
+                Timeout::clamp(seconds)
+            }
+        };
+        for (name, value) in &self.env {
+            let key = format!("bash.env.{}", display_key(name));
+            if name.is_empty() {
+                return Err(invalid(&key, "a variable name must not be empty"));
+            }
+            if name.contains('=') || name.contains('\0') {
+                return Err(invalid(
+                    &key,
+                    "a variable name must not contain `=` or a NUL character",
+                ));
+            }
+            if value.contains('\0') {
+                return Err(invalid(&key, "the value must not contain a NUL character"));
+            }
+        }
+        Ok(BashSettings {
+            virtual_terminal: self.virtual_terminal.unwrap_or_default(),
+            shell,
+            prefix: self.prefix,
+            default_timeout,
+            max_shells: match self.max_shells {
+                Some(v) => ranged("bash.max_shells", v, 1, i128::from(u32::MAX))?,
+                None => defaults.max_shells,
+            },
+            shell_idle_minutes: match self.shell_idle_minutes {
+                // A bound that keeps minutes × 60 in seconds from overflowing anywhere.
+                Some(v) => ranged("bash.shell_idle_minutes", v, 1, i128::from(u32::MAX))?,
+                None => defaults.shell_idle_minutes,
+            },
+            env: self.env,
+        })
+    }
+}
+
+impl RawArtifacts {
+    fn check(self, home: Option<&Path>) -> Result<ArtifactSettings, Invalid> {
+        let dir = match self.dir {
+            None => None,
+            Some(dir) => Some(artifacts_dir(&dir, home)?),
+        };
+        Ok(ArtifactSettings {
+            dir,
+            max_bytes: match self.max_bytes {
+                Some(v) => ranged("artifacts.max_bytes", v, 0, i128::from(u64::MAX))?,
+                None => DEFAULT_ARTIFACTS_MAX_BYTES,
+            },
+            max_age_days: match self.max_age_days {
+                Some(v) => ranged("artifacts.max_age_days", v, 0, i128::from(u32::MAX))?,
+                None => DEFAULT_ARTIFACTS_MAX_AGE_DAYS,
+            },
+        })
+    }
+}
+
+/// `artifacts.dir`: absolute, or `~` / `~/…` expanded against `home`.
+fn artifacts_dir(dir: &str, home: Option<&Path>) -> Result<PathBuf, Invalid> {
+    const KEY: &str = "artifacts.dir";
+    if dir.contains('\0') {
+        return Err(invalid(KEY, "must not contain a NUL character"));
+    }
+    let expanded = if dir == "~" || dir.starts_with("~/") {
+        let Some(home) = home else {
+            return Err(invalid(
+                KEY,
+                format!("cannot expand `~` in {dir:?}: HOME is not set"),
+            ));
+        };
+        home.join(dir.strip_prefix("~").unwrap_or(dir).trim_start_matches('/'))
+    } else {
+        PathBuf::from(dir)
+    };
+    if expanded.is_absolute() {
+        Ok(expanded)
+    } else {
+        Err(invalid(
+            KEY,
+            format!("must be an absolute path or start with `~/`, got {dir:?}"),
+        ))
+    }
+}

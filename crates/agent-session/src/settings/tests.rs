@@ -1,0 +1,348 @@
+//! Tests of loading and checking settings: every error names the file, the key and the reason.
+
+use std::ffi::OsString;
+use std::path::Path;
+
+use super::*;
+use crate::timeout::Timeout;
+
+fn parse(text: &str) -> Result<Settings, String> {
+    Settings::from_toml(
+        text,
+        Path::new("/x/config.toml"),
+        Some(Path::new("/home/ann")),
+    )
+    .map_err(|err| err.to_string())
+}
+
+fn error(text: &str) -> String {
+    parse(text).expect_err(text)
+}
+
+#[test]
+fn empty_file_means_defaults() {
+    let settings = parse("").unwrap();
+    assert_eq!(settings, Settings::default());
+    assert_eq!(settings.bash.virtual_terminal, VirtualTerminal::Off);
+    assert_eq!(settings.bash.default_timeout, Timeout::clamp(300.0));
+    assert_eq!(settings.bash.max_shells, 16);
+    assert_eq!(settings.bash.shell_idle_minutes, 30);
+    assert_eq!(
+        settings.bash.shell_idle_timeout(),
+        std::time::Duration::from_secs(1800)
+    );
+    assert!(!settings.bash_interceptor.enabled);
+    assert!(settings.bash_interceptor.rules.is_empty());
+    assert_eq!(settings.artifacts.dir, None);
+    assert_eq!(settings.artifacts.max_bytes, 1_073_741_824);
+    assert_eq!(settings.artifacts.max_age_days, 7);
+    assert_eq!(settings.output.max_bytes, 51_200);
+    // Empty tables are fine too.
+    assert_eq!(
+        parse("[bash]\n[bash.env]\n[bash_interceptor]\n[artifacts]\n[output]\n").unwrap(),
+        Settings::default()
+    );
+}
+
+#[test]
+fn values_are_read() {
+    let settings = parse(
+        "[bash]\ndefault_timeout = 2\nprefix = \"\"\n[artifacts]\ndir = \"~/arts\"\nmax_bytes = 0\nmax_age_days = 0\n",
+    )
+    .unwrap();
+    assert_eq!(settings.bash.default_timeout, Timeout::clamp(2.0));
+    assert_eq!(settings.bash.prefix.as_deref(), Some(""));
+    assert_eq!(
+        settings.artifacts.dir.as_deref(),
+        Some(Path::new("/home/ann/arts"))
+    );
+    assert_eq!(settings.artifacts.max_bytes, 0);
+    assert_eq!(settings.artifacts.max_age_days, 0);
+    let settings = parse("[artifacts]\ndir = \"~\"\n").unwrap();
+    assert_eq!(
+        settings.artifacts.dir.as_deref(),
+        Some(Path::new("/home/ann"))
+    );
+}
+
+#[test]
+fn bad_values_name_key_and_reason() {
+    let cases: &[(&str, &str)] = &[
+        (
+            "[bash]\nmax_shells = 0",
+            "bash.max_shells: must be at least 1, got 0",
+        ),
+        (
+            "[bash]\nmax_shells = -2",
+            "bash.max_shells: must be at least 1, got -2",
+        ),
+        (
+            "[bash]\nmax_shells = 99999999999",
+            "bash.max_shells: must be at most 4294967295, got 99999999999",
+        ),
+        (
+            "[bash]\nshell_idle_minutes = 0",
+            "bash.shell_idle_minutes: must be at least 1, got 0",
+        ),
+        (
+            "[bash]\ndefault_timeout = -3",
+            "bash.default_timeout: must be a number of seconds from 1 to 3600, got -3",
+        ),
+        (
+            "[bash]\ndefault_timeout = 0.5",
+            "bash.default_timeout: must be a number of seconds from 1 to 3600, got 0.5",
+        ),
+        (
+            "[bash]\ndefault_timeout = 7200",
+            "bash.default_timeout: must be a number of seconds from 1 to 3600, got 7200",
+        ),
+        (
+            "[bash]\ndefault_timeout = nan",
+            "bash.default_timeout: must be a number of seconds from 1 to 3600, got NaN",
+        ),
+        (
+            "[bash]\ndefault_timeout = inf",
+            "bash.default_timeout: must be a number of seconds from 1 to 3600, got inf",
+        ),
+        (
+            "[bash]\nshell = \"\"",
+            "bash.shell: must not be empty (remove the key to use the default shell)",
+        ),
+        (
+            "[bash.env]\n\"A=B\" = \"x\"",
+            "bash.env.\"A=B\": a variable name must not contain `=` or a NUL character",
+        ),
+        (
+            "[bash.env]\n\"\" = \"x\"",
+            "bash.env.\"\": a variable name must not be empty",
+        ),
+        (
+            "[bash.env]\nA = \"x\\u0000y\"",
+            "bash.env.A: the value must not contain a NUL character",
+        ),
+        (
+            "[artifacts]\nmax_bytes = -1",
+            "artifacts.max_bytes: must not be negative, got -1",
+        ),
+        (
+            "[artifacts]\nmax_age_days = -7",
+            "artifacts.max_age_days: must not be negative, got -7",
+        ),
+        (
+            "[artifacts]\ndir = \"rel/dir\"",
+            "artifacts.dir: must be an absolute path or start with `~/`, got \"rel/dir\"",
+        ),
+        (
+            "[output]\nmax_bytes = 0",
+            "output.max_bytes: must be at least 1, got 0",
+        ),
+    ];
+    for (text, want) in cases {
+        assert_eq!(
+            error(text),
+            format!("config error in /x/config.toml: {want}"),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn type_errors_name_the_key() {
+    let cases: &[(&str, &str)] = &[
+        (
+            "[bash]\nmax_shells = \"4\"",
+            "bash.max_shells: invalid type: string \"4\", expected an integer",
+        ),
+        (
+            "[bash]\nmax_shells = 4.5",
+            "bash.max_shells: invalid type: floating point `4.5`, expected an integer",
+        ),
+        (
+            "[bash]\ndefault_timeout = \"30\"",
+            "bash.default_timeout: invalid type: string \"30\", expected a number",
+        ),
+        (
+            "[bash]\nvirtual_terminal = \"maybe\"",
+            "bash.virtual_terminal: unknown variant `maybe`, expected `off` or `on`",
+        ),
+        (
+            "[bash]\nvirtual_terminal = true",
+            "bash.virtual_terminal: invalid type: boolean `true`, expected `off` or `on`",
+        ),
+        (
+            "[bash.env]\nDEBUG = 1",
+            "bash.env.DEBUG: invalid type: integer `1`, expected a string",
+        ),
+        (
+            "bash = 3",
+            "bash: invalid type: integer `3`, expected a table",
+        ),
+        (
+            "[bash_interceptor]\nenabled = \"yes\"",
+            "bash_interceptor.enabled: invalid type: string \"yes\", expected a boolean",
+        ),
+        (
+            "[[bash_interceptor.rules]]\npattern = 'a'\ntool = 't'\nmessage = 'm'\n[[bash_interceptor.rules]]\npattern = 1\n",
+            "bash_interceptor.rules[1].pattern: invalid type: integer `1`, expected a string",
+        ),
+        (
+            "[[bash_interceptor.rules]]\npattern = 'a'\n",
+            "bash_interceptor.rules[0]: missing field `tool`",
+        ),
+        (
+            "[output]\nmax_bytes = 99999999999999999999",
+            "output.max_bytes: must be at most 18446744073709551615, got 99999999999999999999",
+        ),
+    ];
+    for (text, want) in cases {
+        assert_eq!(
+            error(text),
+            format!("config error in /x/config.toml: {want}"),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn unknown_keys_name_the_key() {
+    let cases: &[(&str, &str)] = &[
+        (
+            "[bash]\nmax_shell = 1",
+            "bash.max_shell: unknown field `max_shell`, expected one of `virtual_terminal`, `shell`, `prefix`, `default_timeout`, `max_shells`, `shell_idle_minutes`, `env`",
+        ),
+        (
+            "[outptu]\nmax_bytes = 1",
+            "outptu: unknown field `outptu`, expected one of `bash`, `bash_interceptor`, `artifacts`, `output`",
+        ),
+        (
+            "output.max_byte = 1",
+            "output.max_byte: unknown field `max_byte`, expected `max_bytes`",
+        ),
+        (
+            "[artifacts]\ndirectory = \"/x\"",
+            "artifacts.directory: unknown field `directory`, expected one of `dir`, `max_bytes`, `max_age_days`",
+        ),
+        (
+            "[[bash_interceptor.rules]]\npattern = 'a'\ntool = 't'\nmessage = 'm'\nflag = 'i'\n",
+            "bash_interceptor.rules[0].flag: unknown field `flag`, expected one of `pattern`, `tool`, `message`, `flags`",
+        ),
+    ];
+    for (text, want) in cases {
+        assert_eq!(
+            error(text),
+            format!("config error in /x/config.toml: {want}"),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn syntax_errors_give_line_and_column() {
+    assert_eq!(
+        error("[bash]\nmax_shells = 1\n[bash\n"),
+        "config error in /x/config.toml: line 3, column 6: unclosed table, expected `]`"
+    );
+    assert_eq!(
+        error("[bash]\nmax_shells = 1\nmax_shells = 2\n"),
+        "config error in /x/config.toml: line 3, column 1: duplicate key"
+    );
+}
+
+#[test]
+fn invalid_regexes_are_not_config_errors() {
+    let settings = parse(
+        "[bash_interceptor]\nenabled = true\n[[bash_interceptor.rules]]\npattern = '(unclosed'\ntool = ''\nmessage = 'm'\nflags = 'zz'\n",
+    )
+    .unwrap();
+    assert!(settings.bash_interceptor.enabled);
+    assert_eq!(settings.bash_interceptor.rules.len(), 1);
+    assert_eq!(settings.bash_interceptor.rules[0].pattern, "(unclosed");
+    assert_eq!(
+        settings.bash_interceptor.rules[0].flags.as_deref(),
+        Some("zz")
+    );
+}
+
+fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<OsString> {
+    let pairs: Vec<(String, String)> = pairs
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect();
+    move |name| {
+        pairs
+            .iter()
+            .find(|(key, _)| key == name)
+            .map(|(_, value)| OsString::from(value))
+    }
+}
+
+#[test]
+fn config_path_precedence() {
+    let all = env_of(&[
+        ("AGENTSH_CONFIG", "/env/agentsh.toml"),
+        ("XDG_CONFIG_HOME", "/xdg"),
+        ("HOME", "/home/ann"),
+    ]);
+    assert_eq!(
+        config_path(Some(Path::new("flag.toml")), &all),
+        Some(ConfigPath::Flag("flag.toml".into()))
+    );
+    assert_eq!(
+        config_path(None, &all),
+        Some(ConfigPath::Env("/env/agentsh.toml".into()))
+    );
+    assert_eq!(
+        config_path(
+            None,
+            env_of(&[("XDG_CONFIG_HOME", "/xdg"), ("HOME", "/home/ann")])
+        ),
+        Some(ConfigPath::Default("/xdg/agentsh/config.toml".into()))
+    );
+    let fallbacks: &[&[(&str, &str)]] = &[
+        &[("HOME", "/home/ann")],
+        &[
+            ("AGENTSH_CONFIG", ""),
+            ("XDG_CONFIG_HOME", ""),
+            ("HOME", "/home/ann"),
+        ],
+        &[("XDG_CONFIG_HOME", "relative/dir"), ("HOME", "/home/ann")],
+    ];
+    for env in fallbacks {
+        assert_eq!(
+            config_path(None, env_of(env)),
+            Some(ConfigPath::Default(
+                "/home/ann/.config/agentsh/config.toml".into()
+            )),
+            "{env:?}"
+        );
+    }
+    assert_eq!(config_path(None, env_of(&[])), None);
+    assert!(ConfigPath::Flag("a".into()).is_required());
+    assert!(ConfigPath::Env("a".into()).is_required());
+    assert!(!ConfigPath::Default("a".into()).is_required());
+}
+
+#[test]
+fn load_missing_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nope.toml");
+    assert_eq!(
+        Settings::load(Some(&ConfigPath::Default(missing.clone())), None).unwrap(),
+        Settings::default()
+    );
+    assert_eq!(Settings::load(None, None).unwrap(), Settings::default());
+    for source in [
+        ConfigPath::Flag(missing.clone()),
+        ConfigPath::Env(missing.clone()),
+    ] {
+        let err = Settings::load(Some(&source), None).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!("config error in {}: file not found", missing.display())
+        );
+    }
+    // A directory where the file should be is an error even at the default location.
+    let err =
+        Settings::load(Some(&ConfigPath::Default(dir.path().to_path_buf())), None).unwrap_err();
+    assert!(matches!(err, ConfigError::Read { .. }), "{err}");
+}

@@ -1,0 +1,159 @@
+//! The checked settings: what every key means once the file has been read, and its default.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::PathBuf;
+
+use agentsh_bash_interceptor::Rule;
+use serde::de::{self, Deserializer, Visitor};
+use serde::{Deserialize, Serialize};
+
+use crate::timeout::Timeout;
+
+/// Default of `bash.max_shells`: at most this many persistent shells are cached.
+pub const DEFAULT_MAX_SHELLS: usize = agentsh_shell_executor::DEFAULT_MAX_SHELLS;
+/// Default of `bash.shell_idle_minutes`: idle shells are closed after this many minutes.
+pub const DEFAULT_SHELL_IDLE_MINUTES: u64 = agentsh_shell_executor::DEFAULT_IDLE_MINUTES;
+/// Default of `artifacts.max_bytes`: 1 GiB in total.
+pub const DEFAULT_ARTIFACTS_MAX_BYTES: u64 = agentsh_artifact_store::DEFAULT_MAX_BYTES;
+/// Default of `artifacts.max_age_days`.
+pub const DEFAULT_ARTIFACTS_MAX_AGE_DAYS: u32 = agentsh_artifact_store::DEFAULT_MAX_AGE_DAYS;
+/// Default of `output.max_bytes`: the in-memory tail is 50 KB.
+pub const DEFAULT_OUTPUT_MAX_BYTES: u64 = agentsh_output_sink::DEFAULT_MAX_BYTES as u64;
+
+/// Everything the configuration file can set, with defaults filled in.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Settings {
+    /// `[bash]`: the shells and the tool.
+    pub bash: BashSettings,
+    /// `[bash_interceptor]`: blocking commands that have a better tool.
+    pub bash_interceptor: InterceptorSettings,
+    /// `[artifacts]`: where full outputs are kept, and for how long.
+    pub artifacts: ArtifactSettings,
+    /// `[output]`: the in-memory output bound.
+    pub output: OutputSettings,
+}
+
+/// `[bash]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BashSettings {
+    /// `virtual_terminal`: whether tool calls may run on a pseudo-terminal (only when the host
+    /// has an interactive UI to show it; see [`use_pty`](crate::use_pty)). Default `off`.
+    pub virtual_terminal: VirtualTerminal,
+    /// `shell`: the shell to run (a path, or a name looked up on `PATH`). Default: discovered.
+    pub shell: Option<PathBuf>,
+    /// `prefix`: put before every command (`<prefix> <command>`). `Some("")` switches off an
+    /// inherited `AGENTSH_SHELL_PREFIX`. Default: none.
+    pub prefix: Option<String>,
+    /// `default_timeout`: seconds, for calls that give none. Default 300.
+    pub default_timeout: Timeout,
+    /// `max_shells`: the most persistent shells kept at once. Default 16.
+    pub max_shells: usize,
+    /// `shell_idle_minutes`: idle shells are closed after this long. Default 30.
+    pub shell_idle_minutes: u64,
+    /// `[bash.env]`: extra environment variables for every shell; they also override the
+    /// defaults agentsh sets so that commands never wait for a user (`PAGER=cat`,
+    /// `GIT_TERMINAL_PROMPT=0`, `CI=1`, …).
+    pub env: BTreeMap<String, String>,
+}
+
+impl Default for BashSettings {
+    fn default() -> Self {
+        Self {
+            virtual_terminal: VirtualTerminal::default(),
+            shell: None,
+            prefix: None,
+            default_timeout: Timeout::DEFAULT,
+            max_shells: DEFAULT_MAX_SHELLS,
+            shell_idle_minutes: DEFAULT_SHELL_IDLE_MINUTES,
+            env: BTreeMap::new(),
+        }
+    }
+}
+
+impl BashSettings {
+    /// `shell_idle_minutes` as a duration.
+    pub fn shell_idle_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.shell_idle_minutes.saturating_mul(60))
+    }
+}
+
+/// `bash.virtual_terminal`: `"off"` (default) or `"on"`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum VirtualTerminal {
+    /// Never run tool calls on a PTY.
+    #[default]
+    Off,
+    /// Run tool calls on a PTY when the context has an interactive UI to show it.
+    On,
+}
+
+/// Accepts exactly `"off"` or `"on"`. (Derived enum parsing would answer a non-string with
+/// "wanted string or table", which names no valid value.)
+impl<'de> Deserialize<'de> for VirtualTerminal {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        const VALUES: &[&str] = &["off", "on"];
+        struct ModeVisitor;
+        impl Visitor<'_> for ModeVisitor {
+            type Value = VirtualTerminal;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("`off` or `on`")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<VirtualTerminal, E> {
+                match v {
+                    "off" => Ok(VirtualTerminal::Off),
+                    "on" => Ok(VirtualTerminal::On),
+                    other => Err(E::unknown_variant(other, VALUES)),
+                }
+            }
+        }
+        deserializer.deserialize_any(ModeVisitor)
+    }
+}
+
+/// `[bash_interceptor]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct InterceptorSettings {
+    /// `enabled`: default false.
+    pub enabled: bool,
+    /// `[[bash_interceptor.rules]]`, as written; an empty list means the default rules. Their
+    /// regexes are not checked here: an invalid one becomes a session warning and is skipped.
+    pub rules: Vec<Rule>,
+}
+
+/// `[artifacts]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArtifactSettings {
+    /// `dir`: the store directory (absolute, `~/` expanded). Default: `$XDG_STATE_HOME/agentsh/artifacts`.
+    pub dir: Option<PathBuf>,
+    /// `max_bytes`: total size kept. Default 1 GiB.
+    pub max_bytes: u64,
+    /// `max_age_days`: older artifacts are removed. Default 7.
+    pub max_age_days: u32,
+}
+
+impl Default for ArtifactSettings {
+    fn default() -> Self {
+        Self {
+            dir: None,
+            max_bytes: DEFAULT_ARTIFACTS_MAX_BYTES,
+            max_age_days: DEFAULT_ARTIFACTS_MAX_AGE_DAYS,
+        }
+    }
+}
+
+/// `[output]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputSettings {
+    /// `max_bytes`: the tail of the output kept in memory and shown. Default 51,200 (50 KB).
+    pub max_bytes: u64,
+}
+
+impl Default for OutputSettings {
+    fn default() -> Self {
+        Self {
+            max_bytes: DEFAULT_OUTPUT_MAX_BYTES,
+        }
+    }
+}

@@ -15,11 +15,12 @@ pub const DEFAULT_MAX_SHELLS: usize = agentsh_shell_executor::DEFAULT_MAX_SHELLS
 /// Default of `bash.shell_idle_minutes`: idle shells are closed after this many minutes.
 pub const DEFAULT_SHELL_IDLE_MINUTES: u64 = agentsh_shell_executor::DEFAULT_IDLE_MINUTES;
 /// Default of `artifacts.max_bytes`: 1 GiB in total.
-pub const DEFAULT_ARTIFACTS_MAX_BYTES: u64 = agentsh_artifact_store::DEFAULT_MAX_BYTES;
+pub const DEFAULT_ARTIFACTS_MAX_BYTES: u64 = agentsh_artifact_store::DEFAULT_RETENTION_MAX_BYTES;
 /// Default of `artifacts.max_age_days`.
-pub const DEFAULT_ARTIFACTS_MAX_AGE_DAYS: u32 = agentsh_artifact_store::DEFAULT_MAX_AGE_DAYS;
+pub const DEFAULT_ARTIFACTS_MAX_AGE_DAYS: u32 =
+    agentsh_artifact_store::DEFAULT_RETENTION_MAX_AGE_DAYS;
 /// Default of `output.max_bytes`: the in-memory tail is 50 KB.
-pub const DEFAULT_OUTPUT_MAX_BYTES: u64 = agentsh_output_sink::DEFAULT_MAX_BYTES as u64;
+pub const DEFAULT_OUTPUT_MAX_BYTES: u64 = agentsh_output_sink::DEFAULT_OUTPUT_MAX_BYTES as u64;
 
 /// Everything the configuration file can set, with defaults filled in.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -23,7 +23,9 @@ use std::time::{Duration, Instant};
 use rustix::process::{Pid, Signal};
 
 use crate::procfs;
-use crate::tree::{CommandScope, ProcessInfo, command_processes, descendants, process_info};
+use crate::tree::{
+    CommandScope, ProcessInfo, command_processes, descendants_in, process_info, process_table,
+};
 
 /// How long processes get between SIGTERM and SIGKILL.
 pub const TERM_GRACE: Duration = Duration::from_millis(500);
@@ -168,25 +170,74 @@ pub async fn end_command_with(
 
 /// Ends the process `root` and every descendant of it, with the same loop as
 /// [`end_command`]: SIGSTOP, SIGTERM + SIGCONT, up to `grace`, then SIGKILL, re-scanning until
-/// none is left. A descendant that was orphaned before the scan (reparented to init or a
-/// subreaper) is no longer below `root` and is not found.
+/// none is left. A process found in the tree once stays a target after its parent died and it
+/// was reparented (to init or a subreaper); one that was orphaned before the first scan is no
+/// longer below `root` and is not found.
 pub async fn kill_tree(root: u32, grace: Duration) -> EndReport {
+    let mut tree = Tree::new(root, TreeRoot::Included);
     Ending::new(Signal::TERM.as_raw(), grace)
-        .run(|| tree_of(root, true))
+        .run(|| tree.alive())
         .await
 }
 
-/// The live processes of the tree of `root`: its descendants, and `root` itself when
-/// `with_root`.
-pub(crate) fn tree_of(root: u32, with_root: bool) -> Vec<ProcessInfo> {
-    let root_info = with_root
-        .then(|| process_info(root))
-        .flatten()
-        .filter(|p| !p.is_exited());
-    root_info
-        .into_iter()
-        .chain(descendants(root).into_iter().filter(|p| !p.is_exited()))
-        .collect()
+/// Whether the root of a [`Tree`] is one of its targets.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TreeRoot {
+    /// The root is ended too ([`kill_tree`]).
+    Included,
+    /// Only what is below the root is ended (a supervisor's tree).
+    Spared,
+}
+
+/// The targets of one tree kill: what is below the root now, plus every process found in an
+/// earlier round that still runs (its parent may have died since, moving it out from under the
+/// root), plus what is below those.
+pub(crate) struct Tree {
+    /// The root, when it is spared (it is searched below but never a target).
+    spared_root: Option<u32>,
+    members: HashSet<(u32, u64)>,
+}
+
+impl Tree {
+    pub(crate) fn new(root: u32, with: TreeRoot) -> Self {
+        let mut members = HashSet::new();
+        if with == TreeRoot::Included
+            && let Some(info) = process_info(root)
+        {
+            members.insert((info.pid, info.start_ticks));
+        }
+        Self {
+            spared_root: (with == TreeRoot::Spared).then_some(root),
+            members,
+        }
+    }
+
+    /// The live targets now.
+    pub(crate) fn alive(&mut self) -> Vec<ProcessInfo> {
+        let Ok(table) = process_table() else {
+            return Vec::new();
+        };
+        // Known members are matched by pid and start time, so a reused pid is not one.
+        let known: Vec<ProcessInfo> = table
+            .iter()
+            .filter(|p| self.members.contains(&(p.pid, p.start_ticks)))
+            .copied()
+            .collect();
+        let roots: Vec<u32> = known
+            .iter()
+            .map(|p| p.pid)
+            .chain(self.spared_root)
+            .collect();
+        let below = descendants_in(&table, &roots);
+        let alive: Vec<ProcessInfo> = known
+            .into_iter()
+            .chain(below)
+            .filter(|p| !p.is_exited())
+            .collect();
+        self.members
+            .extend(alive.iter().map(|p| (p.pid, p.start_ticks)));
+        alive
+    }
 }
 
 /// Ends, with SIGKILL and no grace, every live process whose session or process group is

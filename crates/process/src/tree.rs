@@ -157,7 +157,7 @@ fn parse_stat(pid: u32, stat: &[u8]) -> Option<ProcessInfo> {
 }
 
 /// Every process in `/proc`.
-fn process_table() -> io::Result<Vec<ProcessInfo>> {
+pub(crate) fn process_table() -> io::Result<Vec<ProcessInfo>> {
     let mut pids = Vec::new();
     if !procfs::for_each_pid(|pid| pids.push(pid)) {
         return Err(io::Error::new(
@@ -177,17 +177,19 @@ pub fn descendants(root: u32) -> Vec<ProcessInfo> {
     let Ok(table) = process_table() else {
         return Vec::new();
     };
-    descendants_in(&table, root)
+    descendants_in(&table, &[root])
 }
 
-fn descendants_in(table: &[ProcessInfo], root: u32) -> Vec<ProcessInfo> {
+/// The descendants in `table` of any of `roots` (not the roots themselves), parents before
+/// their children.
+pub(crate) fn descendants_in(table: &[ProcessInfo], roots: &[u32]) -> Vec<ProcessInfo> {
     let mut children: HashMap<u32, Vec<&ProcessInfo>> = HashMap::new();
     for info in table {
         children.entry(info.ppid).or_default().push(info);
     }
     let mut out = Vec::new();
-    let mut queue = std::collections::VecDeque::from([root]);
-    let mut seen = HashSet::from([root]);
+    let mut queue: std::collections::VecDeque<u32> = roots.iter().copied().collect();
+    let mut seen: HashSet<u32> = roots.iter().copied().collect();
     while let Some(pid) = queue.pop_front() {
         for child in children.get(&pid).into_iter().flatten() {
             if seen.insert(child.pid) {
@@ -223,7 +225,7 @@ fn classify(
     let tag = format!("{}.", scope.tag);
     let mut owners: HashMap<u32, Owner> = HashMap::new();
     let mut mine = Vec::new();
-    for process in descendants_in(table, scope.supervisor) {
+    for process in descendants_in(table, &[scope.supervisor]) {
         if process.pid == scope.shell {
             owners.insert(process.pid, Owner::Other);
             continue;

@@ -41,7 +41,7 @@ use tokio::io::Interest;
 use tokio::io::unix::AsyncFd;
 use tokio::sync::oneshot;
 
-use crate::kill::{EndReport, Ending};
+use crate::kill::{EndReport, Ending, Tree, TreeRoot};
 use forked::REPORT_CHILD_EXIT;
 use spawner::{ForkPlan, Request, spawner};
 
@@ -298,9 +298,9 @@ impl Supervisor {
     /// SIGTERM + SIGCONT, up to `grace`, then SIGKILL until none is left. The supervisor
     /// itself stays; [`Supervisor::shutdown`] ends it.
     pub async fn kill_tree(&self, grace: Duration) -> EndReport {
-        let root = self.pid();
-        Ending::new(libc::SIGTERM, grace)
-            .run(|| crate::kill::tree_of(root, false))
+        let mut tree = Tree::new(self.pid(), TreeRoot::Spared);
+        Ending::new(rustix::process::Signal::TERM.as_raw(), grace)
+            .run(|| tree.alive())
             .await
     }
 

@@ -81,11 +81,12 @@ impl Stage {
     }
 }
 
-// Descriptor layout inside the supervisor.
-pub(super) const SUP_CONTROL: RawFd = 10;
-pub(super) const SUP_REPORT: RawFd = 11;
-pub(super) const SUP_ERROR: RawFd = 12;
-pub(super) const SUP_PAYLOAD: RawFd = 13;
+// Descriptor layout inside the supervisor: control, report, error, then the payload (the
+// child's stdio descriptors that are not /dev/null, then the extras).
+const SUP_CONTROL: RawFd = 10;
+const SUP_REPORT: RawFd = 11;
+const SUP_ERROR: RawFd = 12;
+const SUP_PAYLOAD: RawFd = 13;
 
 /// The write end of the supervisor's self-pipe, for its signal handler.
 static SIGNAL_PIPE: AtomicI32 = AtomicI32::new(-1);
@@ -461,6 +462,7 @@ unsafe fn child_main(view: &ChildView<'_>, self_pipe: [c_int; 2]) -> ! {
 
 /// The `errno` of the last failed libc call.
 fn errno() -> c_int {
+    // `last_os_error` only reads errno into an enum: no allocation.
     std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
 }
 

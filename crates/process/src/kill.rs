@@ -11,7 +11,7 @@
 //!    none is left or [`MAX_KILL_SWEEPS`] rounds have passed.
 //!
 //! Each signal is sent only while the process's start time still matches what the scan saw,
-//! so a pid reused in the meantime is not hit. The loop is a state machine ([`Ending`]) with two
+//! so a pid reused in the meantime is not hit. The loop is a state machine ([`TreeKill`]) with two
 //! drivers, one for async callers (tokio's timer) and one for blocking callers.
 //!
 //! The supervisor's own end (after `fork`, on SIGKILL only, see `supervisor::forked`) cannot
@@ -48,7 +48,7 @@ pub struct EndReport {
 }
 
 /// The state of one run of the tree-kill loop.
-pub(crate) struct Ending {
+struct TreeKill {
     first_signal: Option<Signal>,
     deadline: Instant,
     in_grace: bool,
@@ -58,10 +58,10 @@ pub(crate) struct Ending {
     report: EndReport,
 }
 
-impl Ending {
+impl TreeKill {
     /// A run that sends `first_signal` (a raw signal number; an unknown one is not sent) and
     /// waits up to `grace` before SIGKILL.
-    pub(crate) fn new(first_signal: i32, grace: Duration) -> Self {
+    fn new(first_signal: i32, grace: Duration) -> Self {
         Self {
             first_signal: Signal::from_named_raw(first_signal),
             deadline: Instant::now() + grace,
@@ -74,8 +74,8 @@ impl Ending {
     }
 
     /// One round over the processes `alive` now: signals them and returns how long to wait
-    /// before the next scan, or `None` when the run is over (see [`Ending::report`]).
-    pub(crate) fn round(&mut self, alive: &[ProcessInfo]) -> Option<Duration> {
+    /// before the next scan, or `None` when the run is over (see [`TreeKill::report`]).
+    fn round(&mut self, alive: &[ProcessInfo]) -> Option<Duration> {
         if alive.is_empty() {
             self.report.killed = self.killed.len();
             return None;
@@ -117,12 +117,12 @@ impl Ending {
     }
 
     /// What the run did.
-    pub(crate) fn report(&self) -> EndReport {
+    fn report(&self) -> EndReport {
         self.report
     }
 
     /// Runs the loop to its end on tokio's timer; `alive` lists the targets each round.
-    pub(crate) async fn run(mut self, mut alive: impl FnMut() -> Vec<ProcessInfo>) -> EndReport {
+    async fn run(mut self, mut alive: impl FnMut() -> Vec<ProcessInfo>) -> EndReport {
         while let Some(pause) = self.round(&alive()) {
             tokio::time::sleep(pause).await;
         }
@@ -130,7 +130,7 @@ impl Ending {
     }
 
     /// Runs the loop to its end, sleeping the calling thread between rounds.
-    pub(crate) fn run_blocking(mut self, mut alive: impl FnMut() -> Vec<ProcessInfo>) -> EndReport {
+    fn run_blocking(mut self, mut alive: impl FnMut() -> Vec<ProcessInfo>) -> EndReport {
         while let Some(pause) = self.round(&alive()) {
             std::thread::sleep(pause);
         }
@@ -163,7 +163,7 @@ pub async fn end_command_with(
     first_signal: i32,
     grace: Duration,
 ) -> EndReport {
-    Ending::new(first_signal, grace)
+    TreeKill::new(first_signal, grace)
         .run(|| command_processes(scope))
         .await
 }
@@ -175,14 +175,22 @@ pub async fn end_command_with(
 /// longer below `root` and is not found.
 pub async fn kill_tree(root: u32, grace: Duration) -> EndReport {
     let mut tree = Tree::new(root, TreeRoot::Included);
-    Ending::new(Signal::TERM.as_raw(), grace)
+    TreeKill::new(Signal::TERM.as_raw(), grace)
+        .run(|| tree.alive())
+        .await
+}
+
+/// [`kill_tree`] for everything below `root`, but not `root` itself (a supervisor's tree).
+pub(crate) async fn kill_below(root: u32, grace: Duration) -> EndReport {
+    let mut tree = Tree::new(root, TreeRoot::Spared);
+    TreeKill::new(Signal::TERM.as_raw(), grace)
         .run(|| tree.alive())
         .await
 }
 
 /// Whether the root of a [`Tree`] is one of its targets.
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum TreeRoot {
+enum TreeRoot {
     /// The root is ended too ([`kill_tree`]).
     Included,
     /// Only what is below the root is ended (a supervisor's tree).
@@ -192,14 +200,14 @@ pub(crate) enum TreeRoot {
 /// The targets of one tree kill: what is below the root now, plus every process found in an
 /// earlier round that still runs (its parent may have died since, moving it out from under the
 /// root), plus what is below those.
-pub(crate) struct Tree {
+struct Tree {
     /// The root, when it is spared (it is searched below but never a target).
     spared_root: Option<u32>,
     members: HashSet<(u32, u64)>,
 }
 
 impl Tree {
-    pub(crate) fn new(root: u32, with: TreeRoot) -> Self {
+    fn new(root: u32, with: TreeRoot) -> Self {
         let mut members = HashSet::new();
         if with == TreeRoot::Included
             && let Some(info) = process_info(root)
@@ -213,7 +221,7 @@ impl Tree {
     }
 
     /// The live targets now.
-    pub(crate) fn alive(&mut self) -> Vec<ProcessInfo> {
+    fn alive(&mut self) -> Vec<ProcessInfo> {
         let Ok(table) = process_table() else {
             return Vec::new();
         };
@@ -248,7 +256,7 @@ pub(crate) fn kill_session(sid: u32) -> EndReport {
         // kill(-1) and init are never targets.
         return EndReport::default();
     }
-    Ending::new(Signal::KILL.as_raw(), Duration::ZERO).run_blocking(|| session_members(sid))
+    TreeKill::new(Signal::KILL.as_raw(), Duration::ZERO).run_blocking(|| session_members(sid))
 }
 
 /// Live processes (not exited) whose session id or process group id is `sid`, except this

@@ -41,7 +41,7 @@ use tokio::io::Interest;
 use tokio::io::unix::AsyncFd;
 use tokio::sync::oneshot;
 
-use crate::kill::{EndReport, Ending, Tree, TreeRoot};
+use crate::kill::EndReport;
 use forked::REPORT_CHILD_EXIT;
 use spawner::{ForkPlan, Request, spawner};
 
@@ -298,10 +298,7 @@ impl Supervisor {
     /// SIGTERM + SIGCONT, up to `grace`, then SIGKILL until none is left. The supervisor
     /// itself stays; [`Supervisor::shutdown`] ends it.
     pub async fn kill_tree(&self, grace: Duration) -> EndReport {
-        let mut tree = Tree::new(self.pid(), TreeRoot::Spared);
-        Ending::new(rustix::process::Signal::TERM.as_raw(), grace)
-            .run(|| tree.alive())
-            .await
+        crate::kill::kill_below(self.pid(), grace).await
     }
 
     /// Ends the whole tree and waits until the supervisor has exited (every descendant has

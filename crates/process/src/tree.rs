@@ -15,9 +15,10 @@
 //!    supervisor) its start time decides: started at or after the command's [`StartMark`] →
 //!    the current command's.
 //!
-//! [`end_command`](crate::end_command) then ends that set: SIGSTOP (freezes fork loops), SIGTERM + SIGCONT, up to
-//! [`TERM_GRACE`](crate::TERM_GRACE) for them to exit, then SIGKILL for what is left, re-scanning until nothing
-//! of the command is alive.
+//! [`end_command`](crate::end_command) then ends that set with the crate's one tree-kill loop:
+//! SIGSTOP (freezes fork loops), SIGTERM + SIGCONT, up to [`TERM_GRACE`](crate::TERM_GRACE)
+//! for them to exit, then SIGKILL for what is left, re-scanning until nothing of the command is
+//! alive.
 //!
 //! [`Supervisor`]: crate::Supervisor
 

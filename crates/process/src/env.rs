@@ -1,4 +1,4 @@
-//! Environment hardening (SPEC §7): the one table of variables injected into every shell so
+//! Environment hardening: the one table of variables injected into every shell so
 //! that pagers, editors, prompts, progress bars and update checks never wait for a human.
 //!
 //! [`hardened_env`] builds the final, sorted environment of a shell from the agentsh process
@@ -11,7 +11,7 @@ use std::os::unix::ffi::OsStrExt;
 
 use crate::MARKER_VAR;
 
-/// The hardened variables of SPEC §7, `(name, value)`, injected into every shell unless the
+/// The hardened variables, `(name, value)`, injected into every shell unless the
 /// user's `bash.env` sets the same name. Independent of the terminal; see
 /// [`TerminalKind::vars`] for `TERM` and `NO_COLOR`.
 pub const HARDENED_ENV: &[(&str, &str)] = &[
@@ -66,7 +66,7 @@ const PIPE_VARS: &[(&str, &str)] = &[("TERM", "dumb"), ("NO_COLOR", "1")];
 /// Variables of PTY runs (output goes to the headless terminal of the PTY runtime).
 const PTY_VARS: &[(&str, &str)] = &[("TERM", "xterm-256color")];
 
-/// Where a shell's output goes, which decides `TERM` and `NO_COLOR` (SPEC §7).
+/// Where a shell's output goes, which decides `TERM` and `NO_COLOR`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TerminalKind {
     /// The non-PTY executor: stdout and stderr are one pipe. `TERM=dumb`, `NO_COLOR=1`.
@@ -115,7 +115,7 @@ where
     env.into_iter().collect()
 }
 
-/// Renders an environment as the sorted `K=V` list used in the shell cache key (SPEC §6):
+/// Renders an environment as the sorted `K=V` list used in the shell cache key:
 /// entries sorted by name (byte order), each `K=V` followed by a NUL byte. NUL cannot occur in
 /// a name or a value, so two different environments never render the same. A name given twice
 /// keeps the later value, as in [`hardened_env`].

@@ -1,4 +1,4 @@
-//! Shell discovery and the command prefix (SPEC §6, "Shell config").
+//! Shell discovery and the command prefix.
 //!
 //! [`discover_shell`] picks the shell: the `bash.shell` setting, else `$SHELL` when it is bash or
 //! zsh, else `bash` on `PATH`, else `/bin/sh`. [`shell_prefix`] and [`apply_prefix`] implement
@@ -107,7 +107,7 @@ pub enum ShellError {
     },
 }
 
-/// Picks the shell (SPEC §6): `setting` (`bash.shell`) if given, else `$SHELL` when it names
+/// Picks the shell: `setting` (`bash.shell`) if given, else `$SHELL` when it names
 /// an executable bash or zsh, else `bash` on `PATH`, else [`FALLBACK_SHELL`] (`/bin/sh`).
 ///
 /// `env` looks up environment variables (`SHELL`, `PATH`). A setting without a `/` is looked up
@@ -155,7 +155,7 @@ where
     })
 }
 
-/// The command prefix (SPEC §6): `setting` (`bash.prefix`) if given, else the
+/// The command prefix: `setting` (`bash.prefix`) if given, else the
 /// [`PREFIX_ENV_VAR`] (`AGENTSH_SHELL_PREFIX`) variable looked up through `env`. A prefix that is
 /// empty or only blanks means no prefix, so `bash.prefix = ""` switches off an inherited one.
 pub fn shell_prefix<F>(setting: Option<&str>, env: F) -> Option<String>

@@ -15,28 +15,21 @@
 //!    supervisor) its start time decides: started at or after the command's [`StartMark`] →
 //!    the current command's.
 //!
-//! [`end_command`] then ends that set: SIGSTOP (freezes fork loops), SIGTERM + SIGCONT, up to
-//! [`TERM_GRACE`] for them to exit, then SIGKILL for what is left, re-scanning until nothing
-//! of the command is alive.
+//! [`end_command`](crate::end_command) then ends that set with the crate's one tree-kill loop:
+//! SIGSTOP (freezes fork loops), SIGTERM + SIGCONT, up to [`TERM_GRACE`](crate::TERM_GRACE)
+//! for them to exit, then SIGKILL for what is left, re-scanning until nothing of the command is
+//! alive.
 //!
 //! [`Supervisor`]: crate::Supervisor
 
 use std::collections::{HashMap, HashSet};
 use std::io;
-use std::time::{Duration, Instant};
+
+use crate::procfs::{self, Stat};
 
 /// The environment variable that carries the command marker. The shell exports it before each
 /// command; every program a command executes inherits it.
 pub const MARKER_VAR: &str = "AGENTSH_CMD";
-
-/// How long processes get between SIGTERM and SIGKILL (SPEC §6, Stopping).
-pub const TERM_GRACE: Duration = Duration::from_millis(500);
-
-/// How often [`end_command`] re-scans while waiting for processes to exit.
-const POLL_INTERVAL: Duration = Duration::from_millis(5);
-
-/// Upper bound of SIGKILL sweeps after the grace period.
-const MAX_KILL_SWEEPS: u32 = 400;
 
 /// One process, as read from `/proc/<pid>/stat`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,7 +47,17 @@ pub struct ProcessInfo {
 impl ProcessInfo {
     /// Whether the process has exited (a zombie waiting to be reaped, or dead).
     pub fn is_exited(&self) -> bool {
-        matches!(self.state, b'Z' | b'X' | b'x')
+        procfs::is_exited_state(self.state)
+    }
+
+    /// The fields of a parsed `/proc/<pid>/stat` line.
+    pub(crate) fn from_stat(pid: u64, stat: &Stat<'_>) -> Option<Self> {
+        Some(Self {
+            pid: u32::try_from(pid).ok()?,
+            state: stat.state()?,
+            ppid: u32::try_from(stat.ppid()?).ok()?,
+            start_ticks: stat.start_ticks()?,
+        })
     }
 }
 
@@ -87,7 +90,8 @@ impl StartMark {
     }
 }
 
-/// Identifies one command of one shell for [`command_processes`] and [`end_command`].
+/// Identifies one command of one shell for [`command_processes`] and
+/// [`end_command`](crate::end_command).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommandScope {
     /// The shell's supervisor (root of the search; never a target).
@@ -109,17 +113,6 @@ impl CommandScope {
     }
 }
 
-/// What [`end_command`] did.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct EndReport {
-    /// Processes sent SIGTERM.
-    pub terminated: usize,
-    /// Processes that were still alive after the grace period and were sent SIGKILL.
-    pub killed: usize,
-    /// Whether something of the command was still alive when the sweeps gave up.
-    pub survivors: bool,
-}
-
 /// Whether this platform can attribute processes to commands (Linux with `/proc`). Where it
 /// cannot, a stopped command's shell has to be replaced as a whole.
 pub fn can_attribute() -> bool {
@@ -134,15 +127,11 @@ pub fn can_attribute() -> bool {
 fn boot_ticks() -> u64 {
     #[cfg(target_os = "linux")]
     {
-        let mut now = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: `now` is a valid out-pointer.
-        unsafe { libc::clock_gettime(libc::CLOCK_BOOTTIME, &raw mut now) };
-        let hz = clock_ticks_per_second();
-        let nanos = (now.tv_sec as u128) * 1_000_000_000 + now.tv_nsec as u128;
-        (nanos / (1_000_000_000 / u128::from(hz))) as u64
+        let now = rustix::time::clock_gettime(rustix::time::ClockId::Boottime);
+        let hz = u128::from(rustix::param::clock_ticks_per_second().max(1));
+        let nanos = u128::try_from(now.tv_sec).unwrap_or(0) * 1_000_000_000
+            + u128::try_from(now.tv_nsec).unwrap_or(0);
+        u64::try_from(nanos * hz / 1_000_000_000).unwrap_or(u64::MAX)
     }
     #[cfg(not(target_os = "linux"))]
     {
@@ -150,67 +139,37 @@ fn boot_ticks() -> u64 {
     }
 }
 
-#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-fn clock_ticks_per_second() -> u64 {
-    // SAFETY: sysconf has no preconditions.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    if hz > 0 { hz as u64 } else { 100 }
-}
-
 fn last_pid() -> Option<u32> {
     let mut buf = [0u8; 16];
-    let text = read_proc_file("/proc/sys/kernel/ns_last_pid", &mut buf)?;
+    let text = procfs::read_file(c"/proc/sys/kernel/ns_last_pid", &mut buf)?;
     std::str::from_utf8(text).ok()?.trim().parse().ok()
-}
-
-/// Reads a short `/proc` file with one `read` into `buf` (procfs hands out the whole text of
-/// such a file at once): no size query and no second read as with `std::fs::read`, for files
-/// read before every command and for every process of a scan.
-fn read_proc_file<'a>(path: &str, buf: &'a mut [u8]) -> Option<&'a [u8]> {
-    use std::io::Read;
-    let n = std::fs::File::open(path).ok()?.read(buf).ok()?;
-    buf.get(..n)
 }
 
 /// Reads `/proc/<pid>/stat`.
 pub fn process_info(pid: u32) -> Option<ProcessInfo> {
-    let mut buf = [0u8; 1024];
-    let stat = read_proc_file(&format!("/proc/{pid}/stat"), &mut buf)?;
-    parse_stat(pid, stat)
+    let mut buf = [0u8; procfs::STAT_BUFFER];
+    let stat = procfs::read_stat(u64::from(pid), &mut buf)?;
+    ProcessInfo::from_stat(u64::from(pid), &stat)
 }
 
+#[cfg(test)]
 fn parse_stat(pid: u32, stat: &[u8]) -> Option<ProcessInfo> {
-    let close = stat.iter().rposition(|&b| b == b')')?;
-    let fields: Vec<&[u8]> = stat
-        .get(close + 1..)?
-        .split(|&b| b == b' ')
-        .filter(|f| !f.is_empty())
-        .collect();
-    let number = |i: usize| -> Option<u64> {
-        std::str::from_utf8(fields.get(i)?)
-            .ok()?
-            .trim()
-            .parse()
-            .ok()
-    };
-    Some(ProcessInfo {
-        pid,
-        state: *fields.first()?.first()?,
-        ppid: u32::try_from(number(1)?).ok()?,
-        start_ticks: number(19)?,
-    })
-}
-
-/// The pid of every process listed in `/proc`.
-pub(crate) fn proc_pids() -> io::Result<impl Iterator<Item = u32>> {
-    Ok(std::fs::read_dir("/proc")?
-        .flatten()
-        .filter_map(|entry| entry.file_name().to_str()?.parse().ok()))
+    ProcessInfo::from_stat(u64::from(pid), &Stat::parse(stat)?)
 }
 
 /// Every process in `/proc`.
-pub fn process_table() -> io::Result<Vec<ProcessInfo>> {
-    Ok(proc_pids()?.filter_map(process_info).collect())
+pub(crate) fn process_table() -> io::Result<Vec<ProcessInfo>> {
+    let mut pids = Vec::new();
+    if !procfs::for_each_pid(|pid| pids.push(pid)) {
+        return Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            "/proc cannot be read",
+        ));
+    }
+    Ok(pids
+        .into_iter()
+        .filter_map(|pid| u32::try_from(pid).ok().and_then(process_info))
+        .collect())
 }
 
 /// The descendants of `root` (not `root` itself), parents before their children, exited ones
@@ -219,17 +178,19 @@ pub fn descendants(root: u32) -> Vec<ProcessInfo> {
     let Ok(table) = process_table() else {
         return Vec::new();
     };
-    descendants_in(&table, root)
+    descendants_in(&table, &[root])
 }
 
-fn descendants_in(table: &[ProcessInfo], root: u32) -> Vec<ProcessInfo> {
+/// The descendants in `table` of any of `roots` (not the roots themselves), parents before
+/// their children.
+pub(crate) fn descendants_in(table: &[ProcessInfo], roots: &[u32]) -> Vec<ProcessInfo> {
     let mut children: HashMap<u32, Vec<&ProcessInfo>> = HashMap::new();
     for info in table {
         children.entry(info.ppid).or_default().push(info);
     }
     let mut out = Vec::new();
-    let mut queue = std::collections::VecDeque::from([root]);
-    let mut seen = HashSet::from([root]);
+    let mut queue: std::collections::VecDeque<u32> = roots.iter().copied().collect();
+    let mut seen: HashSet<u32> = roots.iter().copied().collect();
     while let Some(pid) = queue.pop_front() {
         for child in children.get(&pid).into_iter().flatten() {
             if seen.insert(child.pid) {
@@ -265,7 +226,7 @@ fn classify(
     let tag = format!("{}.", scope.tag);
     let mut owners: HashMap<u32, Owner> = HashMap::new();
     let mut mine = Vec::new();
-    for process in descendants_in(table, scope.supervisor) {
+    for process in descendants_in(table, &[scope.supervisor]) {
         if process.pid == scope.shell {
             owners.insert(process.pid, Owner::Other);
             continue;
@@ -303,76 +264,6 @@ pub fn command_processes(scope: &CommandScope) -> Vec<ProcessInfo> {
         return Vec::new();
     };
     classify(scope, &table, &read_marker)
-}
-
-fn signal(process: &ProcessInfo, signal: i32) {
-    // Guard against pid reuse: the start time must still match.
-    if process_info(process.pid).is_some_and(|now| now.start_ticks == process.start_ticks) {
-        // SAFETY: kill(2) has no memory effects.
-        unsafe { libc::kill(process.pid as libc::pid_t, signal) };
-    }
-}
-
-/// Ends every process of the command `scope`: SIGSTOP, SIGTERM + SIGCONT, up to `grace` for
-/// them to exit, then SIGKILL, re-scanning until none is left (new processes found during the
-/// grace period get SIGTERM too; after it, SIGKILL).
-pub async fn end_command(scope: &CommandScope, grace: Duration) -> EndReport {
-    end_command_with(scope, libc::SIGTERM, grace).await
-}
-
-/// [`end_command`] with another first signal: SIGPIPE ends a producer the way `head` closing
-/// its pipe does (and, unlike SIGTERM, bash does not report the death on stderr).
-pub async fn end_command_with(
-    scope: &CommandScope,
-    first_signal: i32,
-    grace: Duration,
-) -> EndReport {
-    let mut report = EndReport::default();
-    let deadline = Instant::now() + grace;
-    let mut termed: HashSet<(u32, u64)> = HashSet::new();
-    loop {
-        let alive = command_processes(scope);
-        if alive.is_empty() {
-            return report;
-        }
-        if Instant::now() >= deadline {
-            break;
-        }
-        let fresh: Vec<&ProcessInfo> = alive
-            .iter()
-            .filter(|p| !termed.contains(&(p.pid, p.start_ticks)))
-            .collect();
-        for process in &fresh {
-            signal(process, libc::SIGSTOP);
-        }
-        for process in &fresh {
-            signal(process, first_signal);
-            signal(process, libc::SIGCONT);
-            termed.insert((process.pid, process.start_ticks));
-        }
-        report.terminated += fresh.len();
-        tokio::time::sleep(POLL_INTERVAL.min(deadline.saturating_duration_since(Instant::now())))
-            .await;
-    }
-    let mut killed: HashSet<(u32, u64)> = HashSet::new();
-    for _ in 0..MAX_KILL_SWEEPS {
-        let alive = command_processes(scope);
-        if alive.is_empty() {
-            report.killed = killed.len();
-            return report;
-        }
-        for process in &alive {
-            signal(process, libc::SIGSTOP);
-        }
-        for process in &alive {
-            signal(process, libc::SIGKILL);
-            killed.insert((process.pid, process.start_ticks));
-        }
-        tokio::time::sleep(POLL_INTERVAL).await;
-    }
-    report.killed = killed.len();
-    report.survivors = !command_processes(scope).is_empty();
-    report
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use agentsh_process::{
     ChildStdio, CommandScope, SpawnError, SpawnSpec, StartMark, Supervisor, TERM_GRACE,
-    command_processes, descendants, end_command, process_info,
+    command_processes, descendants, end_command, kill_tree, process_info,
 };
 use agentsh_test_support::alive_with_arg;
 
@@ -275,13 +275,55 @@ fn the_private_directory_goes_with_the_tree() {
         }
         let fifo = std::ffi::CString::new(dir.join("fifo").into_os_string().into_encoded_bytes())
             .expect("path");
-        // SAFETY: `fifo` is NUL-terminated.
-        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            fifo.as_c_str(),
+            rustix::fs::Mode::from_raw_mode(0o600),
+        )
+        .expect("mkfifo");
         let mut spec = sh("sleep 100.3501");
         spec.remove_on_exit = Some(dir.clone());
         let sup = Supervisor::spawn(spec).await.expect("spawn");
         assert!(dir.exists());
         sup.shutdown().await;
         assert!(!dir.exists(), "the supervisor removed {}", dir.display());
+    });
+}
+
+#[test]
+fn kill_tree_ends_a_process_and_its_descendants_after_the_grace() {
+    runtime().block_on(async {
+        let script = "(setsid sleep 100.3601 &); \
+                      sh -c 'trap \"\" TERM; sleep 100.3602' & sleep 100.3603 & wait";
+        let mut sup = Supervisor::spawn(sh(script)).await.expect("spawn");
+        let markers = ["100.3601", "100.3602", "100.3603"];
+        assert!(wait_until(Duration::from_secs(5), || {
+            markers.iter().all(|m| !alive_with_arg(m).is_empty())
+        }));
+        let began = Instant::now();
+        let report = kill_tree(sup.child_pid(), TERM_GRACE).await;
+        assert!(
+            began.elapsed() >= TERM_GRACE,
+            "a TERM-proof process waits for the grace"
+        );
+        assert!(began.elapsed() < TERM_GRACE + Duration::from_secs(2));
+        // The shell, `sh -c`, and both sleeps below the shell.
+        assert!(report.terminated >= 4, "{report:?}");
+        assert!(report.killed >= 1, "{report:?}");
+        assert!(!report.survivors);
+        assert!(alive_with_arg("100.3602").is_empty());
+        assert!(alive_with_arg("100.3603").is_empty());
+        let exit = sup.wait_child().await.expect("status");
+        assert_eq!(exit.signal(), Some(15), "the shell got SIGTERM first");
+        // The orphan was adopted by the supervisor: not below the shell any more.
+        assert_eq!(alive_with_arg("100.3601").len(), 1);
+
+        let report = sup.kill_tree(TERM_GRACE).await;
+        assert!(!report.survivors);
+        assert!(
+            alive_with_arg("100.3601").is_empty(),
+            "below the supervisor"
+        );
+        sup.shutdown().await;
     });
 }

@@ -8,17 +8,17 @@ use std::io;
 pub enum PtyError {
     /// No pseudo-terminal could be opened or set up.
     #[error("cannot open a pseudo-terminal: {0}")]
-    Open(#[source] io::Error),
+    Open(io::Error),
     /// The shell could not be started under its supervisor.
     #[error("{0}")]
-    Spawn(#[source] agentsh_process::SpawnError),
+    Spawn(agentsh_process::SpawnError),
     /// Reading the command's output from the terminal failed.
     #[error("cannot read the terminal: {0}")]
-    Read(#[source] io::Error),
+    Read(io::Error),
     /// The terminal could not be resized.
     #[error("cannot resize the terminal: {0}")]
-    Resize(#[source] io::Error),
+    Resize(io::Error),
     /// The supervisor ended without reporting the shell's exit status.
     #[error("the exit status of the command was lost: {0}")]
-    ExitStatus(#[source] io::Error),
+    ExitStatus(io::Error),
 }

@@ -11,8 +11,8 @@
 //! The driver owns the master side of the PTY, the supervisor and the sink. It ends when the
 //! shell exits, the timeout passes, the command is killed, or the head capture of the sink is
 //! satisfied. It then ends what is left of the process tree (SIGTERM, [`TERM_GRACE`], SIGKILL
-//! — through `agentsh_process::end_command` on the whole supervisor tree, then the
-//! supervisor's own sweep), reads the master until every holder of the slave is gone (EIO),
+//! — through `agentsh_process::Supervisor::kill_tree` on everything below the supervisor, then
+//! the supervisor's own sweep), reads the master until every holder of the slave is gone (EIO),
 //! and drops the master: no descriptor outlives the session.
 
 use std::collections::{BTreeMap, VecDeque};
@@ -27,9 +27,7 @@ use std::time::Duration;
 use agentsh_output_sink::{OutputSink, SinkOptions};
 use agentsh_process::env::{TerminalKind, hardened_env};
 use agentsh_process::shell::{FALLBACK_SHELL, ShellSpec, apply_prefix, discover_shell};
-use agentsh_process::{
-    ChildExit, ChildStdio, CommandScope, SpawnSpec, StartMark, Supervisor, TERM_GRACE, end_command,
-};
+use agentsh_process::{ChildExit, ChildStdio, SpawnSpec, Supervisor, TERM_GRACE};
 use agentsh_protocol::{BashResult, CANCELLED_ANNOTATION, timeout_annotation};
 use tokio::io::Interest;
 use tokio::io::unix::AsyncFd;
@@ -383,10 +381,10 @@ struct Driver {
 impl Driver {
     async fn run(mut self, command: PtyCommand, size: TerminalSize) -> (BashResult, OutputSink) {
         let (ending, master) = match self.start(&command, size).await {
-            Ok((master, supervisor, mark)) => {
+            Ok((master, supervisor)) => {
                 let mut buf = vec![0u8; READ_BUFFER];
                 let ending = self
-                    .supervise(&master, supervisor, mark, command.timeout, &mut buf)
+                    .supervise(&master, supervisor, command.timeout, &mut buf)
                     .await;
                 (ending, Some(master))
             }
@@ -401,18 +399,17 @@ impl Driver {
         &mut self,
         command: &PtyCommand,
         size: TerminalSize,
-    ) -> Result<(AsyncFd<OwnedFd>, Supervisor, StartMark), PtyError> {
+    ) -> Result<(AsyncFd<OwnedFd>, Supervisor), PtyError> {
         let pair = pty::open(size).map_err(PtyError::Open)?;
         let spec = command.spawn_spec(&pair.slave).map_err(PtyError::Open)?;
         drop(pair.slave);
-        let mark = StartMark::now();
         let supervisor = Supervisor::spawn(spec).await.map_err(PtyError::Spawn)?;
         // SAFETY: the OwnedFd owns its descriptor for the whole life of the AsyncFd.
         let master = unsafe {
             AsyncFd::register_with_interest(pair.master, Interest::READABLE | Interest::WRITABLE)
         }
         .map_err(|err| PtyError::Open(err.into()))?;
-        Ok((master, supervisor, mark))
+        Ok((master, supervisor))
     }
 
     /// Runs until the shell exits or the command is stopped, then ends the tree and reads the
@@ -421,7 +418,6 @@ impl Driver {
         &mut self,
         master: &AsyncFd<OwnedFd>,
         mut supervisor: Supervisor,
-        mark: StartMark,
         timeout: Duration,
         buf: &mut [u8],
     ) -> Ending {
@@ -471,17 +467,6 @@ impl Driver {
         self.exited.store(true, Ordering::SeqCst);
         self.input.clear();
 
-        // End whatever is left of the tree while still reading, so that nothing blocks on a
-        // full terminal on its way out.
-        let scope = CommandScope {
-            supervisor: supervisor.pid(),
-            shell: supervisor.pid(),
-            tag: format!("agentsh-pty-{}", supervisor.pid()),
-            seq: 0,
-            started: mark,
-        };
-        let ending_tree = end_command(&scope, TERM_GRACE);
-        tokio::pin!(ending_tree);
         // After the end a read error is kept (the first one) and ends the reading.
         let mut read_rest = |driver: &mut Self, ready: io::Result<_>| match ready
             .and_then(|mut guard| driver.read_turn(&mut guard, buf))
@@ -492,10 +477,16 @@ impl Driver {
                 true
             }
         };
-        loop {
-            tokio::select! {
-                _ = &mut ending_tree => break,
-                ready = master.readable(), if !closed => closed = read_rest(self, ready),
+        // End whatever is left of the tree while still reading, so that nothing blocks on a
+        // full terminal on its way out.
+        {
+            let ending_tree = supervisor.kill_tree(TERM_GRACE);
+            tokio::pin!(ending_tree);
+            loop {
+                tokio::select! {
+                    _ = &mut ending_tree => break,
+                    ready = master.readable(), if !closed => closed = read_rest(self, ready),
+                }
             }
         }
         supervisor.shutdown().await;
@@ -527,7 +518,11 @@ impl Driver {
                 Ok(Ok(0)) => return Ok(true),
                 Ok(Ok(n)) => self.output(&buf[..n]),
                 // The slave side is closed by everyone (Linux reports EIO, not EOF).
-                Ok(Err(err)) if err.raw_os_error() == Some(libc::EIO) => return Ok(true),
+                Ok(Err(err))
+                    if err.raw_os_error() == Some(rustix::io::Errno::IO.raw_os_error()) =>
+                {
+                    return Ok(true);
+                }
                 Ok(Err(err)) if err.kind() == io::ErrorKind::Interrupted => {}
                 Ok(Err(err)) => return Err(err),
             }

@@ -1,0 +1,301 @@
+//! The rc snapshot: the aliases, functions, shell options and `PATH` that the user's
+//! rc file sets up, captured once in a time-boxed child shell and cached on disk, so that every
+//! new command shell can `source` them without running the rc itself.
+//!
+//! [`snapshot_for`] returns the path of a snapshot file for a [`ShellSpec`] (bash: `~/.bashrc`,
+//! zsh: `~/.zshrc`; `sh` gets none). The executor sources that file into each new shell. The
+//! file is valid to `source` in a non-interactive shell of the same kind; for bash it ends with
+//! `shopt -s expand_aliases` so that the aliases work there.
+//!
+//! # How a snapshot is made
+//!
+//! The shell is started as an *interactive* shell (`bash --norc --noprofile -i -c …`,
+//! `zsh -f -i -c …`) so that rc files guarded by "if not running interactively, stop here" (the
+//! Debian/Ubuntu default `~/.bashrc`) give their aliases too. It runs in a session of its own
+//! with no controlling terminal, stdin and stdout on `/dev/null`, and `HOME` set to the given
+//! home. It notes the shell options, sources the rc, notes the options again and writes, between
+//! lines carrying a random marker, every function (`declare -f` / `functions`), every alias
+//! (`alias` / `alias -L`) and `export PATH=…` (quoted by the shell itself: `printf %q` /
+//! `${(qq)…}`). agentsh then keeps:
+//!
+//! - the options the rc *changed* (so interactive-only defaults of the generating shell are not
+//!   carried), except those that would break a command shell or only make sense interactively
+//!   (`errexit`, `nounset`, `xtrace`, `verbose`, `onecmd`, `monitor`, `restricted`, `noexec`,
+//!   `history`, `histexpand` and their zsh counterparts, plus zsh's start-up options such as
+//!   `interactive`, `zle` or `login`);
+//! - functions, except those named like a common tool or builtin (`ls`, `cd`, `git`, `grep`,
+//!   `rm`, …), starting with `_`, or shell hooks (`precmd`, `preexec`, `chpwd`,
+//!   `command_not_found_handle`, …); zsh `TRAP*` functions are skipped too: they are signal
+//!   handlers;
+//! - aliases, except those named like a common tool or builtin or starting with `_` — an alias
+//!   such as `rm='rm -i'` would make `rm` silently do nothing with stdin on `/dev/null`;
+//! - `PATH`.
+//!
+//! The snapshot file lists, in this order: options (before functions, because `extglob` and
+//! the like change how function bodies parse), functions, aliases (after functions, so that
+//! alias text already expanded in a body is not expanded twice), `shopt -s expand_aliases`
+//! (bash) and `PATH`.
+//!
+//! # Broken and slow rc files
+//!
+//! The child has [`SNAPSHOT_TIMEOUT`] to finish; then it and everything in its session and
+//! process group is killed with SIGKILL (by the crate's one tree-kill loop, with no grace), and
+//! there is no snapshot ([`SnapshotError::Timeout`]).
+//! Leftover processes of the session are killed after a normal end too (an rc that starts
+//! `sleep 100 &` leaves nothing behind); only a process that left the session with `setsid`
+//! escapes. An rc counts as broken when sourcing it returns the shell's syntax-error status
+//! (bash `2`, zsh `126`: zsh's "sourcing aborted by an error") or when the shell ends before
+//! the snapshot is written (`exit` or `exec` in the rc). Any other non-zero status is normal:
+//! rc files commonly end with `[ -f ~/.x ] && . ~/.x`, which returns 1. Errors while sourcing
+//! do not stop the snapshot; a syntax error in a file the rc sources is not detected. The rc
+//! is sourced on the left of `||`, so a `set -e` in it does not end the generating shell early.
+//! The rc's stdout is discarded; the shell's messages that name the rc file go into the warning.
+//!
+//! # Cache
+//!
+//! Snapshots live in a private directory (mode 0700, owned by the user; default
+//! [`default_cache_dir`]) as mode 0600 files named `<kind>-<hash>.sh`, the hash (SHA-256) taken
+//! over the snapshot format version, the shell's path, size and mtime, the rc files' paths,
+//! sizes and mtimes (bash also keys `~/.bash_aliases`, which the default `~/.bashrc` sources),
+//! and the `PATH` the shell starts with (the snapshot exports the `PATH` the rc computed from
+//! it). A file is written to a temporary name and renamed, so no process sees a partial
+//! snapshot; a cache hit spawns nothing. Stale snapshots are not removed.
+//!
+//! # Layout
+//!
+//! `cache` (the key and the private directory), `script` (the generating scripts per shell),
+//! `run` (the time-boxed run of the generating shell) and `dump` (parsing its output and
+//! rendering the snapshot file).
+
+mod cache;
+mod dump;
+mod run;
+mod script;
+
+use std::ffi::OsString;
+use std::fs;
+use std::io::{self, Write as _};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::shell::{ShellKind, ShellSpec};
+use script::Generator;
+
+/// How long the child that sources the rc may run before it is killed (2 s).
+pub const SNAPSHOT_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// A usable snapshot file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snapshot {
+    /// The file to `source` in a new shell of the same kind.
+    pub path: PathBuf,
+    /// True when the file was already cached and no shell was started to make it.
+    pub from_cache: bool,
+}
+
+/// Why there is no snapshot. Not fatal: commands run without the rc's aliases, functions and
+/// options; the message (its `Display`) is the warning to show the user.
+#[derive(Debug, thiserror::Error)]
+pub enum SnapshotError {
+    /// Sourcing the rc took longer than [`SNAPSHOT_TIMEOUT`].
+    #[error(
+        "no rc snapshot: sourcing {} took longer than {} s, so it was stopped; commands run without its aliases, functions and options (make the rc faster)",
+        rc.display(), timeout.as_secs_f64()
+    )]
+    Timeout {
+        /// The rc file.
+        rc: PathBuf,
+        /// The time box.
+        timeout: Duration,
+    },
+    /// Sourcing the rc returned the shell's syntax-error status.
+    #[error(
+        "no rc snapshot: {} has an error (sourcing it returned status {status}{}); commands run without its aliases, functions and options",
+        rc.display(), detail_suffix(detail)
+    )]
+    Broken {
+        /// The rc file.
+        rc: PathBuf,
+        /// The status `source` returned.
+        status: i32,
+        /// The shell's messages about the rc (lines of its stderr naming the file), if any.
+        detail: String,
+    },
+    /// The shell ended before the snapshot was written.
+    #[error(
+        "no rc snapshot: the shell ended ({how}) while sourcing {}, does it call exit or exec?{}; commands run without its aliases, functions and options",
+        rc.display(), detail_suffix(detail)
+    )]
+    ShellEnded {
+        /// The rc file.
+        rc: PathBuf,
+        /// How the shell ended (`exit status 1`, `signal 9`).
+        how: String,
+        /// The shell's messages about the rc, if any.
+        detail: String,
+    },
+    /// The shell could not be started.
+    #[error("no rc snapshot: cannot start {}: {error}", shell.display())]
+    Spawn {
+        /// The shell program.
+        shell: PathBuf,
+        /// The error from the operating system (part of the message).
+        error: io::Error,
+    },
+    /// The cache directory exists but is not private to this user.
+    #[error(
+        "no rc snapshot: cache directory {} is not private (it must be a directory owned by you with mode 0700; remove it or fix its owner)",
+        path.display()
+    )]
+    CacheDirNotPrivate {
+        /// The directory.
+        path: PathBuf,
+    },
+    /// The generated snapshot is unreasonably large.
+    #[error("no rc snapshot: the functions and aliases of {} take more than {max} bytes", rc.display())]
+    TooLarge {
+        /// The rc file.
+        rc: PathBuf,
+        /// The limit in bytes.
+        max: u64,
+    },
+    /// A file system operation on the cache failed.
+    #[error("no rc snapshot: cannot {action} {}: {error}", path.display())]
+    Io {
+        /// What was being done (`create`, `write`, `read`, …).
+        action: &'static str,
+        /// The file or directory.
+        path: PathBuf,
+        /// The error from the operating system (part of the message).
+        error: io::Error,
+    },
+}
+
+fn detail_suffix(detail: &str) -> String {
+    if detail.is_empty() {
+        String::new()
+    } else {
+        format!(": {detail}")
+    }
+}
+
+/// The rc file a snapshot is made from: `~/.bashrc` for bash, `~/.zshrc` for zsh, none for sh.
+pub fn rc_file(kind: ShellKind, home: &Path) -> Option<PathBuf> {
+    match kind {
+        ShellKind::Bash => Some(home.join(".bashrc")),
+        ShellKind::Zsh => Some(home.join(".zshrc")),
+        ShellKind::Sh => None,
+    }
+}
+
+/// The default cache directory: `$XDG_CACHE_HOME/agentsh/snapshots`, else
+/// `$HOME/.cache/agentsh/snapshots` (a relative `XDG_CACHE_HOME` is ignored, as the XDG spec
+/// says). `None` when neither variable gives an absolute path. `env` looks up variables.
+pub fn default_cache_dir<F>(env: F) -> Option<PathBuf>
+where
+    F: Fn(&str) -> Option<OsString>,
+{
+    let absolute = |name: &str| env(name).map(PathBuf::from).filter(|p| p.is_absolute());
+    let base = absolute("XDG_CACHE_HOME").or_else(|| absolute("HOME").map(|h| h.join(".cache")))?;
+    Some(base.join("agentsh").join("snapshots"))
+}
+
+/// Returns the rc snapshot for `shell`, making it if the cache has none.
+///
+/// - `home`: the user's home directory; the rc file is found there and the generating shell
+///   gets it as `HOME`.
+/// - `cache_dir`: where snapshots are kept ([`default_cache_dir`] normally); created private
+///   (0700) if missing.
+/// - `env`: the environment the command shells start with (the output of
+///   [`hardened_env`](crate::env::hardened_env)); the generating shell gets the same, so the
+///   `PATH` it exports is the one the command shells would have computed.
+///
+/// `Ok(None)` for `sh` or when the rc file does not exist. Blocks for at most about
+/// [`SNAPSHOT_TIMEOUT`] when the snapshot has to be made; a cache hit starts no process.
+pub fn snapshot_for(
+    shell: &ShellSpec,
+    home: &Path,
+    cache_dir: &Path,
+    env: &[(OsString, OsString)],
+) -> Result<Option<Snapshot>, SnapshotError> {
+    let (Some(generator), Some(rc)) = (Generator::for_kind(shell.kind), rc_file(shell.kind, home))
+    else {
+        return Ok(None);
+    };
+    if !rc.is_file() {
+        return Ok(None);
+    }
+    let path_var = env
+        .iter()
+        .rev()
+        .find(|(name, _)| name == "PATH")
+        .map(|(_, value)| value.as_os_str());
+    let name = format!(
+        "{}-{}.sh",
+        shell.kind.name(),
+        cache::cache_key(shell, &cache::key_files(shell.kind, home), path_var)
+    );
+    let target = cache_dir.join(name);
+
+    cache::ensure_private_dir(cache_dir)?;
+    if target.is_file() {
+        return Ok(Some(Snapshot {
+            path: target,
+            from_cache: true,
+        }));
+    }
+
+    let content = run::generate(&generator, shell, &rc, home, cache_dir, env)?;
+    let mut file = tempfile::Builder::new()
+        .prefix(".snapshot-")
+        .tempfile_in(cache_dir)
+        .map_err(|error| io_error("create a file in", cache_dir, error))?;
+    file.write_all(&content)
+        .and_then(|()| file.as_file().sync_all())
+        .map_err(|error| io_error("write", file.path(), error))?;
+    // Temporary files are created 0600 already; say so explicitly, it is the contract.
+    fs::set_permissions(file.path(), fs::Permissions::from_mode(0o600))
+        .map_err(|error| io_error("set permissions of", file.path(), error))?;
+    file.persist(&target)
+        .map_err(|err| io_error("write", &target, err.error))?;
+    Ok(Some(Snapshot {
+        path: target,
+        from_cache: false,
+    }))
+}
+
+/// A [`SnapshotError::Io`] for `action` on `path`.
+fn io_error(action: &'static str, path: &Path, error: io::Error) -> SnapshotError {
+    SnapshotError::Io {
+        action,
+        path: path.to_path_buf(),
+        error,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_cache_dir_prefers_absolute_xdg() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                pairs
+                    .iter()
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| OsString::from(v))
+            }
+        };
+        assert_eq!(
+            default_cache_dir(env(&[("XDG_CACHE_HOME", "/c"), ("HOME", "/h")])),
+            Some(PathBuf::from("/c/agentsh/snapshots"))
+        );
+        assert_eq!(
+            default_cache_dir(env(&[("XDG_CACHE_HOME", "rel"), ("HOME", "/h")])),
+            Some(PathBuf::from("/h/.cache/agentsh/snapshots"))
+        );
+        assert_eq!(default_cache_dir(env(&[("HOME", "")])), None);
+    }
+}

@@ -1,0 +1,555 @@
+//! The code that runs after `fork()`: the supervisor process ([`supervisor_main`]) and the
+//! supervised child until its `execve` ([`child_main`]), the supervisor's kill sweep and the
+//! raw writing of its reports.
+//!
+//! # The rule of this module
+//!
+//! **After `fork()` only raw system calls on data prepared beforehand.** agentsh is
+//! multi-threaded; the forked copy has only the forking thread, and any lock another thread
+//! held (the allocator's, stdout's, tokio's) stays locked forever. So nothing here allocates,
+//! takes a lock, uses std I/O (`std::fs`, `std::io::stdout`, `std::env`) or logs: everything
+//! it reads was built by `spawner::ForkPlan` before the fork (C strings, pointer arrays,
+//! descriptor numbers), `/proc` is read through the allocation-free `procfs` functions on stack
+//! buffers, and failures travel as a stage byte plus `errno` over the error pipe.
+//!
+//! That is also why this module calls `libc` directly while the rest of the crate uses
+//! `rustix`: each call here is a plain async-signal-safe system call whose arguments are
+//! visibly the prepared data, and the module keeps one vocabulary with the signal handler and
+//! the `execve` it ends in.
+//!
+//! # The containment stage
+//!
+//! Everything that confines a shell's tree goes in one stage on each side of the fork, fed by
+//! one future `SpawnSpec` field that `ForkPlan::new` turns into prepared data (open
+//! descriptors, formatted id maps, built rule sets):
+//!
+//! - in the supervisor, after `setsid` and the subreaper call and before it forks the child
+//!   (marked *containment, supervisor side* in [`supervisor_main`]): a cgroup v2 per shell is
+//!   joined there so the child and every descendant inherit it, and the kill sweep
+//!   ([`kill_everything`]) then ends the tree with `cgroup.kill`;
+//! - in the child, after its descriptors are in place and before `chdir` and `execve`
+//!   (marked *containment, child side* in [`child_main`]): user, network and mount namespaces,
+//!   then Landlock, then seccomp last (it may forbid the calls before it).
+//!
+//! A failure there is reported like every other step, as a [`Stage`] and an `errno`.
+
+use std::ffi::c_int;
+use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicI32, Ordering};
+
+use super::spawner::ChildView;
+use crate::procfs;
+
+// Report records: 8 bytes, `[kind: i32][value: i32]` in native byte order.
+/// Report record: the child's pid (sent once, right after its fork).
+pub(super) const REPORT_CHILD_PID: i32 = 1;
+/// Report record: the child's raw wait status.
+pub(super) const REPORT_CHILD_EXIT: i32 = 2;
+
+/// The step of the start-up that failed, first byte of an error-pipe record
+/// `[stage: u8][errno: i32]`.
+#[derive(Clone, Copy)]
+#[repr(u8)]
+pub(super) enum Stage {
+    /// The supervisor's fork of the child.
+    SupervisorFork = 1,
+    /// The supervisor's descriptor layout.
+    SupervisorFds = 2,
+    /// The child's descriptors.
+    ChildFds = 3,
+    /// The child's controlling terminal.
+    ChildTty = 4,
+    /// The child's working directory.
+    ChildCwd = 5,
+    /// The child's `execve`.
+    ChildExec = 6,
+}
+
+impl Stage {
+    /// The stage of a record's first byte.
+    pub(super) fn from_byte(byte: u8) -> Option<Self> {
+        [
+            Self::SupervisorFork,
+            Self::SupervisorFds,
+            Self::ChildFds,
+            Self::ChildTty,
+            Self::ChildCwd,
+            Self::ChildExec,
+        ]
+        .into_iter()
+        .find(|stage| *stage as u8 == byte)
+    }
+}
+
+// Descriptor layout inside the supervisor: control, report, error, then the payload (the
+// child's stdio descriptors that are not /dev/null, then the extras).
+const SUP_CONTROL: RawFd = 10;
+const SUP_REPORT: RawFd = 11;
+const SUP_ERROR: RawFd = 12;
+const SUP_PAYLOAD: RawFd = 13;
+
+/// The write end of the supervisor's self-pipe, for its signal handler.
+static SIGNAL_PIPE: AtomicI32 = AtomicI32::new(-1);
+
+extern "C" fn on_signal(signal: c_int) {
+    let saved = errno();
+    let byte = signal as u8;
+    let fd = SIGNAL_PIPE.load(Ordering::Relaxed);
+    // SAFETY: write(2) is async-signal-safe; `byte` is a valid one-byte buffer.
+    unsafe { libc::write(fd, (&raw const byte).cast(), 1) };
+    set_errno(saved);
+}
+
+fn set_errno(value: c_int) {
+    // SAFETY: the errno location is thread-local and always valid.
+    unsafe {
+        #[cfg(target_os = "linux")]
+        {
+            *libc::__errno_location() = value;
+        }
+        #[cfg(any(target_os = "macos", target_os = "ios", target_os = "freebsd"))]
+        {
+            *libc::__error() = value;
+        }
+    }
+}
+
+fn report_error(fd: RawFd, stage: Stage, errno: c_int) {
+    let e = errno.to_ne_bytes();
+    write_all_raw(fd, &[stage as u8, e[0], e[1], e[2], e[3]]);
+}
+
+fn write_record(fd: RawFd, kind: i32, value: i32) {
+    let k = kind.to_ne_bytes();
+    let v = value.to_ne_bytes();
+    write_all_raw(fd, &[k[0], k[1], k[2], k[3], v[0], v[1], v[2], v[3]]);
+}
+
+/// Every catchable signal back to its default action, nothing blocked.
+unsafe fn reset_signals() {
+    // SAFETY: plain signal-disposition syscalls on valid arguments.
+    unsafe {
+        let mut empty: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&raw mut empty);
+        libc::sigprocmask(libc::SIG_SETMASK, &raw const empty, std::ptr::null_mut());
+        for signal in 1..32 {
+            if signal != libc::SIGKILL && signal != libc::SIGSTOP {
+                libc::signal(signal, libc::SIG_DFL);
+            }
+        }
+    }
+}
+
+unsafe fn install_handler(signal: c_int) {
+    // SAFETY: `action` is fully initialised; `on_signal` is async-signal-safe.
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = on_signal as *const () as usize;
+        action.sa_flags = libc::SA_RESTART
+            | if signal == libc::SIGCHLD {
+                libc::SA_NOCLDSTOP
+            } else {
+                0
+            };
+        libc::sigemptyset(&raw mut action.sa_mask);
+        libc::sigaction(signal, &raw const action, std::ptr::null_mut());
+    }
+}
+
+/// The supervisor. Never returns.
+pub(super) unsafe fn supervisor_main(view: &ChildView<'_>) -> ! {
+    // SAFETY: raw syscalls only, on descriptors and buffers prepared before the fork.
+    unsafe {
+        libc::setsid();
+        #[cfg(target_os = "linux")]
+        {
+            libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM, 0, 0, 0);
+            if libc::getppid() != view.parent {
+                // agentsh died between fork and prctl: nothing to supervise.
+                libc::_exit(0);
+            }
+        }
+        reset_signals();
+        // Writing a report after agentsh died must not kill us before we clean up.
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+
+        // Move the descriptors we need to a fixed layout: 10 control, 11 report, 12 error,
+        // 13.. payload. First above everything (so no move overwrites a source), then down.
+        let count = view.wanted.len() as RawFd;
+        let highest = view.wanted.iter().copied().max().unwrap_or(0);
+        let above = (highest + 1).max(SUP_CONTROL + count);
+        let mut temp = [0 as RawFd; 16];
+        if view.wanted.len() > temp.len() {
+            report_error(view.wanted[2], Stage::SupervisorFds, libc::EMFILE);
+            libc::_exit(126);
+        }
+        for (i, &fd) in view.wanted.iter().enumerate() {
+            let copy = libc::fcntl(fd, libc::F_DUPFD, above);
+            if copy < 0 {
+                report_error(view.wanted[2], Stage::SupervisorFds, errno());
+                libc::_exit(126);
+            }
+            temp[i] = copy;
+        }
+        for (i, &copy) in temp[..view.wanted.len()].iter().enumerate() {
+            libc::dup2(copy, SUP_CONTROL + i as RawFd);
+        }
+        close_from(SUP_CONTROL + count);
+        for fd in 3..SUP_CONTROL {
+            libc::close(fd);
+        }
+        // Our own standard descriptors must not keep agentsh's terminal or pipes open.
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
+        if null >= 0 {
+            for fd in 0..3 {
+                libc::dup2(null, fd);
+            }
+            if null > 2 {
+                libc::close(null);
+            }
+        }
+        for fd in SUP_CONTROL..SUP_CONTROL + count {
+            set_cloexec(fd);
+        }
+
+        // Self-pipe for signals: the handler writes the signal number, poll wakes up.
+        let mut sp = [0 as c_int; 2];
+        if libc::pipe(sp.as_mut_ptr()) != 0 {
+            report_error(SUP_ERROR, Stage::SupervisorFds, errno());
+            libc::_exit(126);
+        }
+        for &fd in &sp {
+            set_cloexec(fd);
+            let flags = libc::fcntl(fd, libc::F_GETFL);
+            libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
+        }
+        SIGNAL_PIPE.store(sp[1], Ordering::Relaxed);
+        for signal in [libc::SIGCHLD, libc::SIGTERM, libc::SIGHUP, libc::SIGINT] {
+            install_handler(signal);
+        }
+
+        // Containment, supervisor side: whatever must hold the whole tree (a cgroup to join)
+        // is entered here, before the child exists, so that it and every descendant inherit
+        // it. Nothing is contained yet.
+
+        let child = libc::fork();
+        if child < 0 {
+            report_error(SUP_ERROR, Stage::SupervisorFork, errno());
+            libc::_exit(126);
+        }
+        if child == 0 {
+            child_main(view, sp);
+        }
+        write_record(SUP_REPORT, REPORT_CHILD_PID, child);
+        libc::close(SUP_ERROR);
+        close_from(SUP_PAYLOAD);
+        // The payload range is gone; the self-pipe lives below SUP_CONTROL (3 and 4).
+
+        let mut fds = [
+            libc::pollfd {
+                fd: SUP_CONTROL,
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: sp[0],
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        loop {
+            let rc = libc::poll(fds.as_mut_ptr(), 2, -1);
+            let mut end = false;
+            if rc < 0 && errno() != libc::EINTR {
+                end = true;
+            }
+            let mut signals = [0u8; 64];
+            loop {
+                let n = libc::read(sp[0], signals.as_mut_ptr().cast(), signals.len());
+                if n <= 0 {
+                    break;
+                }
+                for &s in &signals[..n as usize] {
+                    if c_int::from(s) != libc::SIGCHLD {
+                        end = true;
+                    }
+                }
+            }
+            reap(child);
+            if fds[0].revents != 0 {
+                end = true;
+            }
+            if end {
+                kill_everything(child);
+                if let Some(dir) = &view.plan.remove_on_exit {
+                    remove_flat_dir(dir);
+                }
+                libc::_exit(0);
+            }
+        }
+    }
+}
+
+/// Reaps every exited child; reports the supervised child's status. Returns whether children
+/// are left (false once `waitpid` says there is none: `ECHILD`).
+unsafe fn reap(child: libc::pid_t) -> bool {
+    loop {
+        let mut status = 0;
+        // SAFETY: `status` is a valid out-pointer.
+        let pid = unsafe { libc::waitpid(-1, &raw mut status, libc::WNOHANG) };
+        if pid <= 0 {
+            return pid == 0;
+        }
+        if pid == child {
+            write_record(SUP_REPORT, REPORT_CHILD_EXIT, status);
+        }
+    }
+}
+
+/// Sleeps `nanos` nanoseconds (less than a second).
+#[cfg(target_os = "linux")]
+fn nap(nanos: libc::c_long) {
+    let pause = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: nanos,
+    };
+    // SAFETY: `pause` is a valid timespec; no remainder is asked for.
+    unsafe { libc::nanosleep(&raw const pause, std::ptr::null_mut()) };
+}
+
+/// Kills every descendant (stopping them first so that none can fork during the sweep) and
+/// reaps them, until none is left or about two seconds have passed.
+///
+/// The child goes first, without a scan: as a subreaper we adopt whatever it leaves, so every
+/// remaining descendant has one of our children as its ancestor, and a supervisor without
+/// children has no descendants at all. That is the usual end (an idle shell with no background
+/// jobs), and it then costs no `/proc` scan — which reads every process's `stat`, often several
+/// times, and was most of the CPU time of a short `agentsh exec`.
+#[cfg(target_os = "linux")]
+unsafe fn kill_everything(child: libc::pid_t) {
+    // SAFETY: raw syscalls only.
+    unsafe {
+        libc::kill(child, libc::SIGKILL);
+        // A SIGKILLed process can take a moment to die (or stay in uninterruptible sleep):
+        // wait for it a bounded time, then leave it to the sweep.
+        for _ in 0..2000 {
+            let mut status = 0;
+            let r = libc::waitpid(child, &raw mut status, libc::WNOHANG);
+            if r == child {
+                write_record(SUP_REPORT, REPORT_CHILD_EXIT, status);
+                break;
+            }
+            if r < 0 {
+                break; // Already reaped.
+            }
+            nap(100_000);
+        }
+        if !reap(child) {
+            return; // No child, hence no descendant, is left.
+        }
+        // Something still runs: sweep.
+        let me = libc::getpid() as u64;
+        for round in 0..2000 {
+            let mut found = 0u32;
+            procfs::for_each_pid(|pid| {
+                if pid != me && procfs::is_live_descendant(pid, me) {
+                    libc::kill(pid as libc::pid_t, libc::SIGSTOP);
+                    found += 1;
+                }
+            });
+            procfs::for_each_pid(|pid| {
+                if pid != me && procfs::is_live_descendant(pid, me) {
+                    libc::kill(pid as libc::pid_t, libc::SIGKILL);
+                }
+            });
+            let children_left = reap(child);
+            if found == 0 && !children_left {
+                return; // Nothing left at all.
+            }
+            if round > 0 {
+                nap(1_000_000);
+            }
+        }
+    }
+}
+
+/// Without `/proc` and a subreaper, the reach is the supervisor's process group (the session it
+/// created): processes that moved to another group or session are not found.
+#[cfg(not(target_os = "linux"))]
+unsafe fn kill_everything(child: libc::pid_t) {
+    // SAFETY: raw syscalls only.
+    unsafe {
+        libc::kill(child, libc::SIGKILL);
+        libc::signal(libc::SIGTERM, libc::SIG_IGN);
+        libc::kill(0, libc::SIGKILL);
+    }
+}
+
+/// The supervised child. Never returns.
+unsafe fn child_main(view: &ChildView<'_>, self_pipe: [c_int; 2]) -> ! {
+    // SAFETY: raw syscalls only, on descriptors and buffers prepared before the fork.
+    unsafe {
+        reset_signals();
+        libc::close(self_pipe[0]);
+        libc::close(self_pipe[1]);
+        let plan = view.plan;
+        if plan.controlling_terminal && libc::setsid() < 0 {
+            report_error(SUP_ERROR, Stage::ChildTty, errno());
+            libc::_exit(127);
+        }
+        // Payload descriptors sit at SUP_PAYLOAD.. in the order: stdio (Some), extras.
+        let mut next = SUP_PAYLOAD;
+        for (target, slot) in plan.stdio.iter().enumerate() {
+            let source = if slot.is_some() {
+                let fd = next;
+                next += 1;
+                fd
+            } else {
+                libc::open(c"/dev/null".as_ptr(), libc::O_RDWR)
+            };
+            if source < 0 || libc::dup2(source, target as RawFd) < 0 {
+                report_error(SUP_ERROR, Stage::ChildFds, errno());
+                libc::_exit(127);
+            }
+            if slot.is_none() && source != target as RawFd {
+                libc::close(source);
+            }
+        }
+        let mut used = [false; 10];
+        for (_, target) in &plan.extras {
+            if libc::dup2(next, *target) < 0 {
+                report_error(SUP_ERROR, Stage::ChildFds, errno());
+                libc::_exit(127);
+            }
+            used[*target as usize] = true;
+            next += 1;
+        }
+        for fd in 3..SUP_CONTROL {
+            if !used[fd as usize] {
+                libc::close(fd);
+            }
+        }
+        libc::close(SUP_CONTROL);
+        libc::close(SUP_REPORT);
+        close_from(SUP_PAYLOAD);
+        set_cloexec(SUP_ERROR);
+        if plan.controlling_terminal {
+            #[allow(clippy::useless_conversion)]
+            if libc::ioctl(0, libc::TIOCSCTTY.into(), 0) < 0 {
+                report_error(SUP_ERROR, Stage::ChildTty, errno());
+                libc::_exit(127);
+            }
+        }
+        // Containment, child side: namespaces, then Landlock, then seccomp go here, after the
+        // descriptors are in place and before the working directory and the program are
+        // resolved inside them. Nothing is contained yet.
+        if libc::chdir(plan.cwd.as_ptr()) != 0 {
+            report_error(SUP_ERROR, Stage::ChildCwd, errno());
+            libc::_exit(127);
+        }
+        libc::execve(
+            plan.program.as_ptr(),
+            view.argv.as_ptr(),
+            view.envp.as_ptr(),
+        );
+        report_error(SUP_ERROR, Stage::ChildExec, errno());
+        libc::_exit(127);
+    }
+}
+
+// Raw helpers.
+
+/// The `errno` of the last failed libc call.
+fn errno() -> c_int {
+    // `last_os_error` only reads errno into an enum: no allocation.
+    std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
+}
+
+/// Writes all of `bytes` to `fd`, retrying on `EINTR` and short writes. Errors are ignored:
+/// callers use it to report, and have nowhere to report a failed report to.
+fn write_all_raw(fd: c_int, mut bytes: &[u8]) {
+    while !bytes.is_empty() {
+        // SAFETY: `bytes` is a valid readable buffer of the given length.
+        let n = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
+        if n < 0 {
+            if errno() == libc::EINTR {
+                continue;
+            }
+            return;
+        }
+        if n == 0 {
+            return;
+        }
+        bytes = bytes.get(n as usize..).unwrap_or(&[]);
+    }
+}
+
+/// Closes every descriptor `>= lowest`.
+fn close_from(lowest: c_int) {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: close_range only closes descriptors; no memory is touched.
+        let rc = unsafe { libc::syscall(libc::SYS_close_range, lowest as u32, u32::MAX, 0u32) };
+        if rc == 0 {
+            return;
+        }
+    }
+    // Fallback (kernels before 5.9, other systems): close up to the descriptor limit.
+    // SAFETY: sysconf has no memory effects.
+    let max = unsafe { libc::sysconf(libc::_SC_OPEN_MAX) };
+    let max = if max <= 0 {
+        4096
+    } else {
+        max.min(1 << 20) as c_int
+    };
+    for fd in lowest..max {
+        // SAFETY: closing an arbitrary descriptor number is harmless in the forked child.
+        unsafe { libc::close(fd) };
+    }
+}
+
+/// Sets `FD_CLOEXEC` on `fd`.
+fn set_cloexec(fd: c_int) {
+    // SAFETY: fcntl on a descriptor number has no memory effects.
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFD);
+        if flags >= 0 {
+            libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC);
+        }
+    }
+}
+
+/// Removes every entry of the directory `dir` (files, FIFOs; not subdirectories) and then the
+/// directory, without allocating. Elsewhere than on Linux only the (empty) directory goes.
+fn remove_flat_dir(dir: &std::ffi::CStr) {
+    // SAFETY: `dir` is NUL-terminated.
+    let fd = unsafe {
+        libc::open(
+            dir.as_ptr(),
+            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+        )
+    };
+    if fd >= 0 {
+        let mut buf = [0u8; 4096];
+        // Removing entries while listing may skip some: list again until a pass removes none.
+        for _ in 0..64 {
+            // SAFETY: rewinding a directory we opened.
+            unsafe { libc::lseek(fd, 0, libc::SEEK_SET) };
+            let removed = procfs::for_each_dir_entry(fd, &mut buf, |name| {
+                // `name` sits in `buf` right before the NUL that ends it in the record.
+                // SAFETY: getdents64 names are NUL-terminated inside `buf`, so the byte after
+                // `name` is that NUL and `name.as_ptr()` is a valid C string.
+                !matches!(name, b"." | b"..")
+                    && unsafe { libc::unlinkat(fd, name.as_ptr().cast(), 0) } == 0
+            });
+            if removed == 0 {
+                break;
+            }
+        }
+        // SAFETY: `fd` was opened above and is closed once.
+        unsafe { libc::close(fd) };
+    }
+    // SAFETY: `dir` is NUL-terminated.
+    unsafe { libc::rmdir(dir.as_ptr()) };
+}

@@ -1,0 +1,359 @@
+//! The per-shell supervisor: a small process between agentsh and a shell that owns the shell's
+//! whole process tree.
+//!
+//! ```text
+//! agentsh ──fork (spawner thread)──► supervisor ──fork──► child (execve: the shell)
+//!    │  control pipe (write end, only in agentsh) ──► EOF = "end everything"
+//!    ◄── report pipe: child pid, child wait status
+//! ```
+//!
+//! The supervisor calls `setsid()` (own session, no controlling terminal), becomes a child
+//! subreaper (Linux: every orphan of the tree is reparented to it, even after `setsid` or a
+//! double fork), forks the child, and then only waits: it reaps every process it adopts (no
+//! zombies), reports the child's exit status, and when the control pipe reaches EOF — agentsh
+//! closed it, or agentsh died, even by SIGKILL — or when its parent-death signal arrives (or any
+//! SIGTERM, SIGHUP or SIGINT), it kills every descendant and exits.
+//!
+//! The code is split along the `fork`:
+//!
+//! - this module: the API ([`Supervisor`], [`SpawnSpec`], [`ChildStdio`], [`ChildExit`],
+//!   [`SpawnError`]) and the reading of the supervisor's reports;
+//! - `spawner`: the preparation in agentsh (`ForkPlan`: the spec as plain C data) and the
+//!   spawner thread that forks supervisors and reaps them;
+//! - `forked`: everything that runs after the fork — the supervisor, the child until its
+//!   `execve`, the kill sweep — under the rule written at its top (only raw system calls on
+//!   data prepared beforehand).
+//!
+//! Containment (cgroups, namespaces, Landlock, seccomp) has one place on each side: prepared
+//! in `ForkPlan::new`, entered in the marked containment stage of the supervisor (before it
+//! forks the child) and of the child (before `chdir` and `execve`), described in `forked`.
+
+mod forked;
+mod spawner;
+
+use std::ffi::{OsStr, OsString};
+use std::io;
+use std::os::fd::{AsFd, OwnedFd, RawFd};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use tokio::io::Interest;
+use tokio::io::unix::AsyncFd;
+use tokio::sync::oneshot;
+
+use crate::kill::EndReport;
+use forked::REPORT_CHILD_EXIT;
+use spawner::{ForkPlan, Request, spawner};
+
+/// The lowest descriptor number a [`SpawnSpec::fds`] entry may use in the child.
+pub(crate) const MIN_EXTRA_FD: RawFd = 3;
+/// The highest descriptor number a [`SpawnSpec::fds`] entry may use in the child.
+pub const MAX_EXTRA_FD: RawFd = 9;
+
+/// Where one of the child's standard descriptors (0, 1, 2) comes from.
+#[derive(Debug, Default)]
+pub enum ChildStdio {
+    /// `/dev/null`, opened read-write.
+    #[default]
+    Null,
+    /// This descriptor (it is duplicated into the child; agentsh's copy is closed after the
+    /// fork).
+    Fd(OwnedFd),
+}
+
+/// What the supervisor starts.
+#[derive(Debug)]
+pub struct SpawnSpec {
+    /// The program to execute (not searched on `PATH`; a relative path is taken relative to
+    /// the current directory of agentsh).
+    pub program: PathBuf,
+    /// `argv[0]`.
+    pub arg0: OsString,
+    /// `argv[1..]`.
+    pub args: Vec<OsString>,
+    /// The complete environment of the child.
+    pub env: Vec<(OsString, OsString)>,
+    /// The child's working directory.
+    pub cwd: PathBuf,
+    /// Standard input, output and error of the child.
+    pub stdio: [ChildStdio; 3],
+    /// Further descriptors handed to the child at the given numbers (3`..=`[`MAX_EXTRA_FD`],
+    /// each once). Every other descriptor is closed in the child.
+    pub fds: Vec<(OwnedFd, RawFd)>,
+    /// Start the child in a session of its own with its standard input (a terminal) as its
+    /// controlling terminal (the PTY runtime). Without it, the child has no controlling
+    /// terminal at all.
+    pub controlling_terminal: bool,
+    /// A private directory of flat files (no subdirectories) the supervisor empties and
+    /// removes when it ends the tree — also when agentsh died and nobody else can.
+    pub remove_on_exit: Option<PathBuf>,
+}
+
+impl SpawnSpec {
+    /// A spec for `program` with `argv[0]` = its file name, no arguments, an empty environment,
+    /// `/` as working directory, `/dev/null` as standard descriptors and no extra descriptors.
+    pub fn new(program: impl Into<PathBuf>) -> Self {
+        let program = program.into();
+        let arg0 = program
+            .file_name()
+            .map_or_else(|| program.as_os_str().to_owned(), OsStr::to_owned);
+        Self {
+            program,
+            arg0,
+            args: Vec::new(),
+            env: Vec::new(),
+            cwd: PathBuf::from("/"),
+            stdio: Default::default(),
+            fds: Vec::new(),
+            controlling_terminal: false,
+            remove_on_exit: None,
+        }
+    }
+}
+
+/// Why a supervised child could not be started.
+#[derive(Debug, thiserror::Error)]
+pub enum SpawnError {
+    /// An argument, environment entry or path contains a NUL byte.
+    #[error("cannot start {program}: {what} contains a NUL byte")]
+    NulByte {
+        /// The program.
+        program: String,
+        /// Which part (`an argument`, `the environment`, …).
+        what: &'static str,
+    },
+    /// An extra descriptor number outside 3`..=`[`MAX_EXTRA_FD`], or given twice.
+    #[error("descriptor {0} cannot be handed to a supervised child (allowed: 3..=9, each once)")]
+    BadFd(RawFd),
+    /// A system call failed before the supervisor existed (pipe, fork, thread start).
+    #[error("cannot start a supervisor: {0}")]
+    Setup(io::Error),
+    /// The working directory could not be entered.
+    #[error("cannot start {program}: working directory {cwd}: {error}")]
+    Cwd {
+        /// The program.
+        program: String,
+        /// The directory.
+        cwd: String,
+        /// The error of `chdir` (part of the message).
+        error: io::Error,
+    },
+    /// `execve` failed (missing program, not executable, …).
+    #[error("cannot start {program}: {error}")]
+    Exec {
+        /// The program.
+        program: String,
+        /// The error of `execve` (part of the message).
+        error: io::Error,
+    },
+    /// The supervisor failed in a step of its own (its fork, descriptor setup, terminal).
+    #[error("the supervisor of {program} failed: {step}: {error}")]
+    Supervisor {
+        /// The program.
+        program: String,
+        /// The step that failed.
+        step: &'static str,
+        /// The error (part of the message).
+        error: io::Error,
+    },
+}
+
+/// How a supervised child ended: its raw `waitpid` status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChildExit(i32);
+
+impl ChildExit {
+    /// Wraps a raw `waitpid` status.
+    pub fn from_raw(status: i32) -> Self {
+        Self(status)
+    }
+
+    /// The raw `waitpid` status.
+    pub fn into_raw(self) -> i32 {
+        self.0
+    }
+
+    /// The exit code, when the child exited normally.
+    pub fn code(self) -> Option<i32> {
+        libc::WIFEXITED(self.0).then(|| libc::WEXITSTATUS(self.0))
+    }
+
+    /// The signal that killed the child, when it was killed by one.
+    pub fn signal(self) -> Option<i32> {
+        libc::WIFSIGNALED(self.0).then(|| libc::WTERMSIG(self.0))
+    }
+
+    /// The status as a shell reports it: the exit code, or 128 + the signal number.
+    pub fn shell_code(self) -> i32 {
+        match (self.code(), self.signal()) {
+            (Some(code), _) => code,
+            (None, Some(signal)) => 128 + signal,
+            (None, None) => 128,
+        }
+    }
+}
+
+/// A running supervisor and its child. Dropping it (or [`Supervisor::shutdown`]) ends the whole
+/// process tree: the supervisor kills every descendant and exits.
+#[derive(Debug)]
+pub struct Supervisor {
+    pid: i32,
+    child_pid: i32,
+    control: Option<OwnedFd>,
+    report: AsyncFd<OwnedFd>,
+    child_exit: Option<ChildExit>,
+    /// The report pipe reached EOF: the supervisor is gone.
+    report_closed: bool,
+}
+
+impl Supervisor {
+    /// Starts a supervisor and, under it, the child described by `spec`.
+    ///
+    /// Must be called within a tokio runtime (the report pipe is registered with it).
+    pub async fn spawn(spec: SpawnSpec) -> Result<Self, SpawnError> {
+        let plan = ForkPlan::new(spec)?;
+        let (reply, answer) = oneshot::channel();
+        spawner()?
+            .send(Request::Spawn(Box::new(plan), reply))
+            .map_err(|_| SpawnError::Setup(io::Error::other("the spawner thread is gone")))?;
+        let raw = answer
+            .await
+            .map_err(|_| SpawnError::Setup(io::Error::other("the spawner thread is gone")))??;
+        // SAFETY: the OwnedFd owns its descriptor for the whole life of the AsyncFd.
+        let report = unsafe { AsyncFd::register_with_interest(raw.report, Interest::READABLE) }
+            .map_err(|err| SpawnError::Setup(err.into()))?;
+        Ok(Self {
+            pid: raw.pid,
+            child_pid: raw.child_pid,
+            control: Some(raw.control),
+            report,
+            child_exit: None,
+            report_closed: false,
+        })
+    }
+
+    /// The supervisor's process id.
+    pub fn pid(&self) -> u32 {
+        self.pid as u32
+    }
+
+    /// The child's process id.
+    pub fn child_pid(&self) -> u32 {
+        self.child_pid as u32
+    }
+
+    /// Waits until the child has exited and returns how. Cancel-safe.
+    pub async fn wait_child(&mut self) -> io::Result<ChildExit> {
+        loop {
+            if let Some(exit) = self.child_exit {
+                return Ok(exit);
+            }
+            let mut guard = self.report.readable().await?;
+            match guard.try_io(|fd| read_records(fd.get_ref())) {
+                Ok(Ok(records)) => {
+                    self.absorb(&records.items);
+                    if records.eof && self.child_exit.is_none() {
+                        return Err(io::Error::new(
+                            io::ErrorKind::UnexpectedEof,
+                            "the supervisor exited without reporting its child's status",
+                        ));
+                    }
+                }
+                Ok(Err(err)) => return Err(err),
+                Err(_would_block) => {}
+            }
+        }
+    }
+
+    /// The child's exit status if it has already been reported, without waiting.
+    pub fn try_child_exit(&mut self) -> Option<ChildExit> {
+        if self.child_exit.is_none()
+            && !self.report_closed
+            && let Ok(records) = read_records(self.report.get_ref())
+        {
+            self.absorb(&records.items);
+            self.report_closed = records.eof;
+        }
+        self.child_exit
+    }
+
+    /// Whether the child is still running as far as the supervisor has reported: false once
+    /// its exit was reported, or once the supervisor itself is gone (killed, or told to end
+    /// the tree with SIGTERM).
+    pub fn child_running(&mut self) -> bool {
+        self.try_child_exit().is_none() && !self.report_closed
+    }
+
+    fn absorb(&mut self, items: &[(i32, i32)]) {
+        for &(kind, value) in items {
+            if kind == REPORT_CHILD_EXIT {
+                self.child_exit = Some(ChildExit(value));
+            }
+        }
+    }
+
+    /// Ends the child and every other process below the supervisor — including the ones it
+    /// adopted as subreaper, which [`kill_tree`](crate::kill_tree) on the child would not
+    /// find — with the tree-kill loop of [`kill_tree`](crate::kill_tree): SIGSTOP,
+    /// SIGTERM + SIGCONT, up to `grace`, then SIGKILL until none is left. The supervisor
+    /// itself stays; [`Supervisor::shutdown`] ends it.
+    pub async fn kill_tree(&self, grace: Duration) -> EndReport {
+        crate::kill::kill_below(self.pid(), grace).await
+    }
+
+    /// Ends the whole tree and waits until the supervisor has exited (every descendant has
+    /// been sent SIGKILL and reaped by then, unless one is stuck in the kernel).
+    pub async fn shutdown(mut self) {
+        self.control = None;
+        let (done, wait) = oneshot::channel();
+        if let Ok(spawner) = spawner()
+            && spawner.send(Request::Reap(self.pid, Some(done))).is_ok()
+        {
+            self.pid = 0;
+            let _ = wait.await;
+        }
+    }
+}
+
+impl Drop for Supervisor {
+    fn drop(&mut self) {
+        // Closing the control pipe tells the supervisor to end everything and exit.
+        self.control = None;
+        if self.pid > 0
+            && let Ok(spawner) = spawner()
+        {
+            let _ = spawner.send(Request::Reap(self.pid, None));
+        }
+    }
+}
+
+struct Records {
+    items: Vec<(i32, i32)>,
+    eof: bool,
+}
+
+/// Reads every complete 8-byte record available (the pipe is non-blocking). `WouldBlock` when
+/// nothing was available at all.
+fn read_records(fd: impl AsFd) -> io::Result<Records> {
+    let mut items = Vec::new();
+    let mut buf = [0u8; 8 * 16];
+    loop {
+        let n = match rustix::io::read(&fd, &mut buf) {
+            Ok(n) => n,
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(rustix::io::Errno::AGAIN) if !items.is_empty() => {
+                return Ok(Records { items, eof: false });
+            }
+            Err(err) => return Err(err.into()),
+        };
+        if n == 0 {
+            return Ok(Records { items, eof: true });
+        }
+        // Writes of 8 bytes to a pipe are atomic and reads are whole multiples of 8.
+        for record in buf[..n].chunks_exact(8) {
+            let kind = i32::from_ne_bytes([record[0], record[1], record[2], record[3]]);
+            let value = i32::from_ne_bytes([record[4], record[5], record[6], record[7]]);
+            items.push((kind, value));
+        }
+    }
+}

@@ -32,15 +32,19 @@
 #![deny(missing_docs)]
 
 mod bootstrap;
+mod cache;
 mod error;
 mod executor;
 mod fifo;
 mod request;
 mod shell;
+#[cfg(test)]
+mod test_helpers;
 
 pub use error::ExecError;
-pub use executor::{ChunkCallback, ShellExecutor, ShellStatus};
+pub use executor::{ChunkCallback, ShellExecutor};
 pub use request::{
-    DEFAULT_IDLE_MINUTES, DEFAULT_MAX_SHELLS, ExecRequest, ExecutorConfig, SessionKey, Surface,
+    DEFAULT_IDLE_MINUTES, DEFAULT_MAX_SHELLS, DEFAULT_MAX_TOTAL_SHELLS, ExecRequest,
+    ExecutorConfig, SessionKey, ShellLimits, Surface,
 };
 pub use tokio_util::sync::CancellationToken;

@@ -70,6 +70,17 @@ pub(crate) struct RunOutcome {
     pub restarted: bool,
 }
 
+impl RunOutcome {
+    /// Aborted before it started: it never ran.
+    pub(crate) fn aborted() -> Self {
+        Self {
+            exit_code: None,
+            stopped: Some(StopReason::Abort),
+            restarted: false,
+        }
+    }
+}
+
 /// What stopping a command decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Verdict {
@@ -184,12 +195,14 @@ impl ShellProcess {
         })
     }
 
-    /// The supervisor's pid (tests and diagnostics).
+    /// The supervisor's pid.
+    #[cfg(test)]
     pub(crate) fn supervisor_pid(&self) -> Option<u32> {
         self.supervisor.as_ref().map(Supervisor::pid)
     }
 
     /// The shell's pid.
+    #[cfg(test)]
     pub(crate) fn shell_pid(&self) -> Option<u32> {
         self.supervisor.as_ref().map(Supervisor::child_pid)
     }

@@ -187,9 +187,21 @@ pub(crate) fn header(cwd: &Path) -> Vec<u8> {
 /// The prefix of FIFO names in the private directory: `out<id>`.
 pub(crate) const FIFO_PREFIX: &str = "out";
 
+/// Whether the header file changed since the shell last sourced it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum HeaderState {
+    /// Unchanged: the loop skips it.
+    Unchanged,
+    /// Rewritten for this command: the loop sources it first.
+    Changed,
+}
+
 /// The line that starts a command: `<seq> <fifo id> <1 if the header changed, else 0>`.
-pub(crate) fn trigger(seq: u64, fifo: u64, header_changed: bool) -> String {
-    format!("{seq} {fifo} {}\n", u8::from(header_changed))
+pub(crate) fn trigger(seq: u64, fifo: u64, header: HeaderState) -> String {
+    format!(
+        "{seq} {fifo} {}\n",
+        u8::from(header == HeaderState::Changed)
+    )
 }
 
 /// The loop's one-time ready report, `0 0` (commands are numbered from 1).
@@ -247,7 +259,7 @@ mod tests {
         assert_eq!(parse_report(b"3"), None);
         assert_eq!(parse_report(b"x 1"), None);
         assert_eq!(parse_report(b"3 1 2"), None);
-        assert_eq!(trigger(7, 2, true), "7 2 1\n");
+        assert_eq!(trigger(7, 2, HeaderState::Changed), "7 2 1\n");
     }
 
     #[test]

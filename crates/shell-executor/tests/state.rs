@@ -183,7 +183,7 @@ fn user_options_and_redirections_do_not_disturb_the_loop() {
             "++ set +x\n2\n"
         );
         // The loop's own variables cannot be clobbered.
-        let clobber = run(&exec, &s, "__ash_dir=/nowhere; echo $?").await;
+        let clobber = run(&exec, &s, "__ash_private_dir=/nowhere; echo $?").await;
         assert!(
             clobber.summary.output.contains("readonly variable"),
             "{clobber:?}"

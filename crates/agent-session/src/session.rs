@@ -17,7 +17,7 @@ use agentsh_protocol::BashResult;
 use agentsh_pty_runtime::PtyCommand;
 use agentsh_shell_executor::{
     CancellationToken, ChunkCallback, ExecError, ExecRequest, ExecutorConfig, SessionKey,
-    ShellExecutor, Surface,
+    ShellExecutor, ShellLimits, Surface,
 };
 
 use crate::cwd::{CwdError, check_cwd};
@@ -147,16 +147,11 @@ fn env_var(name: &str) -> Option<OsString> {
     std::env::var_os(name)
 }
 
-/// The process-wide shell cache, configured by the first session that needs it.
-fn global_executor(settings: &Settings) -> Arc<ShellExecutor> {
+/// The process-wide shell cache. Each session's own limits travel in its requests
+/// ([`ShellLimits`]); the cache adds only the process-wide cap.
+fn global_executor() -> Arc<ShellExecutor> {
     static EXECUTOR: OnceLock<Arc<ShellExecutor>> = OnceLock::new();
-    Arc::clone(EXECUTOR.get_or_init(|| {
-        Arc::new(ShellExecutor::new(ExecutorConfig {
-            max_shells: settings.bash.max_shells,
-            idle_timeout: settings.bash.shell_idle_timeout(),
-            ..ExecutorConfig::default()
-        }))
-    }))
+    Arc::clone(EXECUTOR.get_or_init(|| Arc::new(ShellExecutor::new(ExecutorConfig::default()))))
 }
 
 /// A session id unique within this machine and unguessable by a command (64 random bits).
@@ -220,7 +215,7 @@ impl AgentSession {
             interceptor
         });
 
-        let executor = executor.unwrap_or_else(|| global_executor(&settings));
+        let executor = executor.unwrap_or_else(global_executor);
         let session = Self {
             inner: Arc::new(Inner {
                 id: session_id.unwrap_or_else(fresh_session_id),
@@ -403,6 +398,10 @@ impl AgentSession {
             prefix: inner.prefix.clone(),
             snapshot: inner.snapshot.clone(),
             cancel,
+            limits: ShellLimits {
+                max_shells: inner.settings.bash.max_shells,
+                idle_timeout: inner.settings.bash.shell_idle_timeout(),
+            },
         };
         Ok(inner.executor.execute(request, sink, on_chunk).await?)
     }

@@ -14,9 +14,10 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use agentsh_bench_support::{Row, mb_per_s, median, time_each};
-use agentsh_output_sink::{OutputSink, SinkOptions, Spill};
-use agentsh_process::shell::ShellSpec;
-use agentsh_shell_executor::{ExecRequest, ExecutorConfig, SessionKey, ShellExecutor, Surface};
+use agentsh_shell_executor::{
+    BashResult, ExecRequest, ExecutorConfig, OutputSink, SessionKey, ShellExecutor, ShellSpec,
+    SinkOptions, Spill, Surface,
+};
 
 const BENCH: &str = "shell-executor";
 
@@ -68,8 +69,17 @@ struct Bench {
     dir: tempfile::TempDir,
 }
 
+/// Whether a run keeps its full output in a file too.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Output {
+    /// The sink's bounded tail only.
+    TailOnly,
+    /// The tail, and everything in `spill.log` under the bench directory.
+    Spilled,
+}
+
 impl Bench {
-    fn run(&self, command: &str, spill: bool) -> (agentsh_protocol::BashResult, Duration) {
+    fn run(&self, command: &str, output: Output) -> (BashResult, Duration) {
         let mut request = ExecRequest::new(
             command,
             self.dir.path(),
@@ -77,7 +87,7 @@ impl Bench {
             self.session.clone(),
         );
         request.shell = self.shell.clone();
-        let spill: Option<Box<dyn Spill>> = spill.then(|| {
+        let spill: Option<Box<dyn Spill>> = (output == Output::Spilled).then(|| {
             let path = self.dir.path().join("spill.log");
             let file = std::fs::File::create(&path).expect("spill file");
             Box::new(FileSpill { path, file }) as Box<dyn Spill>
@@ -107,14 +117,14 @@ fn latency(bench: &Bench, calls: usize) {
         assert!(status.success());
     };
     for _ in 0..50 {
-        bench.run("true", false);
+        bench.run("true", Output::TailOnly);
     }
     // Interleaved, so that load from elsewhere on the machine hits all three alike.
     let (mut spawn, mut builtin, mut forked) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..calls {
         spawn.extend(time_each(1, spawn_true));
-        builtin.push(bench.run("true", false).1);
-        forked.push(bench.run("/bin/true", false).1);
+        builtin.push(bench.run("true", Output::TailOnly).1);
+        forked.push(bench.run("/bin/true", Output::TailOnly).1);
     }
     let (spawn, builtin, forked) = (median(&spawn), median(&builtin), median(&forked));
     let us = |d: Duration| d.as_secs_f64() * 1e6;
@@ -156,7 +166,10 @@ fn direct_run(bench: &Bench, bytes: u64) -> Duration {
 
 /// The same pipeline through the executor, the sink and a spill file.
 fn executor_run(bench: &Bench, bytes: u64) -> Duration {
-    let (result, elapsed) = bench.run(&format!("head -c {bytes} /dev/zero | tr '\\0' a"), true);
+    let (result, elapsed) = bench.run(
+        &format!("head -c {bytes} /dev/zero | tr '\\0' a"),
+        Output::Spilled,
+    );
     assert_eq!(result.summary.total_bytes, bytes);
     assert_eq!(result.summary.artifact_id.as_deref(), Some("bench"));
     let spill = bench.dir.path().join("spill.log");

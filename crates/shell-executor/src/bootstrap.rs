@@ -18,8 +18,9 @@
 //! Once, after sourcing the snapshot and (bash) installing its `USR1` trap, and before its first
 //! `read`, the loop sends `0 0`: it is ready. agentsh does not wait for that line before sending
 //! the first command — the trigger waits in the socket while the shell starts, so a new shell's
-//! start-up overlaps with agentsh preparing the command — but a shell that exits or hangs before
-//! it failed to start (a broken snapshot), which is not the command's doing.
+//! start-up overlaps with agentsh preparing the command — but it watches for it: a shell that
+//! exits or hangs before it reported ready failed to start (a broken snapshot), which is not the
+//! command's doing.
 //!
 //! The status travels on a channel no command can reach (fd 3 is closed for it, and the
 //! shell's saved copy is close-on-exec), so no output and no child process can end a command
@@ -28,9 +29,25 @@
 //! the output. Later writes — a background job that kept the FIFO — belong to no command.
 //!
 //! The loop's constants are read-only, and its own code is safe under any options a command may
-//! leave behind (`set -u`, `-C`,
-//! `-x`: its traps and checks run with stderr on `/dev/null`, so xtrace never shows them; a
-//! changed `IFS` does not reach its `read`s).
+//! leave behind (`set -u`, `-C`, `-x`: its traps and checks run with stderr on `/dev/null`, so
+//! xtrace never shows them; a changed `IFS` does not reach its `read`s).
+//!
+//! The loop's variables are visible to commands (`set` lists them), so they carry the `__ash_`
+//! prefix no user variable has, and say what they hold:
+//!
+//! | variable | holds |
+//! |---|---|
+//! | `__ash_private_dir` | the shell's private directory (read-only) |
+//! | `__ash_marker_tag` | the shell's marker tag (read-only) |
+//! | `__ash_snapshot` | the snapshot to source before the first command, then empty |
+//! | `__ash_ready_sent` | `1` once the ready line was sent (read-only from then on) |
+//! | `__ash_seq`, `__ash_fifo_id`, `__ash_header_changed` | the fields of the current trigger |
+//! | `__ash_cwd` | the working directory (set by the header file) |
+//! | `__ash_marker` | the running command's marker, `<tag>.<seq>` (bash) |
+//! | `__ash_status` | the command's exit status, reported after it |
+//! | `__ash_stop_marker` | the marker of the command to stop, read from [`STOP_FILE`] (bash) |
+//! | `__ash_unwind_armed` | `1` while the unwinding `DEBUG` trap is installed (bash) |
+//! | `__ash_unwind_trap` | that trap's text (read-only, bash) |
 //!
 //! Stopping (bash): agentsh writes the marker of the command to stop into [`STOP_FILE`] and sends
 //! `SIGUSR1`. The loop's `USR1` trap (re-installed before every command) reads that marker and
@@ -55,77 +72,77 @@ pub(crate) const HEADER_FILE: &str = "header";
 pub(crate) const COMMAND_FILE: &str = "command";
 /// File agentsh writes the marker of a command to stop into before it sends `SIGUSR1` (bash).
 pub(crate) const STOP_FILE: &str = "stop";
-/// Descriptor of the command pipe in the shell.
+/// Descriptor of the command channel (a Unix socket) in the shell.
 pub(crate) const COMMAND_FD: i32 = 3;
 
-const BASH_LOOP: &str = r#"__ash_dir=$1 __ash_snap=$2 __ash_tag=$3 __ash_abort= __ash_armed= __ash_s=0 __ash_n= __ash_o= __ash_h= __ash_d=/ __ash_m= __ash_up=
+const BASH_LOOP: &str = r#"__ash_private_dir=$1 __ash_snapshot=$2 __ash_marker_tag=$3 __ash_stop_marker= __ash_unwind_armed= __ash_status=0 __ash_seq= __ash_fifo_id= __ash_header_changed= __ash_cwd=/ __ash_marker= __ash_ready_sent=
 builtin set --
-__ash_dbg='{ if [[ -n ${__ash_abort-} && ${__ash_abort} == "${__ash_m-}" && -n ${BASH_SOURCE[0]+x}${FUNCNAME[0]+x} ]]; then return 2; fi; } 2>/dev/null'
-builtin readonly __ash_dir __ash_tag __ash_dbg
+__ash_unwind_trap='{ if [[ -n ${__ash_stop_marker-} && ${__ash_stop_marker} == "${__ash_marker-}" && -n ${BASH_SOURCE[0]+x}${FUNCNAME[0]+x} ]]; then return 2; fi; } 2>/dev/null'
+builtin readonly __ash_private_dir __ash_marker_tag __ash_unwind_trap
 while :; do
-  if [[ -n $__ash_snap ]]; then
-    builtin . "$__ash_snap" </dev/null >/dev/null 2>&1 3<&-
-    __ash_snap=
+  if [[ -n $__ash_snapshot ]]; then
+    builtin . "$__ash_snapshot" </dev/null >/dev/null 2>&1 3<&-
+    __ash_snapshot=
   fi
-  if [[ -n $__ash_armed ]]; then
+  if [[ -n $__ash_unwind_armed ]]; then
     builtin trap - DEBUG
-    __ash_armed=
+    __ash_unwind_armed=
   fi
-  builtin trap '{ IFS= builtin read -r __ash_abort <"$__ash_dir/stop"; __ash_armed=1; builtin trap -- "$__ash_dbg" DEBUG; } 2>/dev/null' USR1
+  builtin trap '{ IFS= builtin read -r __ash_stop_marker <"$__ash_private_dir/stop"; __ash_unwind_armed=1; builtin trap -- "$__ash_unwind_trap" DEBUG; } 2>/dev/null' USR1
   builtin shopt -s extdebug
-  if [[ -z $__ash_up ]]; then
-    builtin readonly __ash_up=1
+  if [[ -z $__ash_ready_sent ]]; then
+    builtin readonly __ash_ready_sent=1
     builtin printf '0 0\n' >&3
   fi
-  IFS=' ' builtin read -r __ash_n __ash_o __ash_h <&3 || builtin exit 0
-  if [[ $__ash_h == 1 ]]; then
-    builtin . "$__ash_dir/header"
+  IFS=' ' builtin read -r __ash_seq __ash_fifo_id __ash_header_changed <&3 || builtin exit 0
+  if [[ $__ash_header_changed == 1 ]]; then
+    builtin . "$__ash_private_dir/header"
   fi
-  __ash_m=$__ash_tag.$__ash_n
-  builtin export AGENTSH_CMD="$__ash_m"
+  __ash_marker=$__ash_marker_tag.$__ash_seq
+  builtin export AGENTSH_CMD="$__ash_marker"
   {
-    if [[ ${__ash_abort-} == "$__ash_m" ]]; then
-      __ash_s=130
-    elif builtin cd -- "$__ash_d" 2>&1; then
-      builtin . "$__ash_dir/command" </dev/null >&7 2>&1 3<&- 7>&-
-      __ash_s=$?
+    if [[ ${__ash_stop_marker-} == "$__ash_marker" ]]; then
+      __ash_status=130
+    elif builtin cd -- "$__ash_cwd" 2>&1; then
+      builtin . "$__ash_private_dir/command" </dev/null >&7 2>&1 3<&- 7>&-
+      __ash_status=$?
     else
-      __ash_s=1
+      __ash_status=1
     fi
     builtin set +e
-  } 7>|"$__ash_dir/out$__ash_o" >&7
-  builtin printf '%s %s\n' "$__ash_n" "$__ash_s" >&3
+  } 7>|"$__ash_private_dir/out$__ash_fifo_id" >&7
+  builtin printf '%s %s\n' "$__ash_seq" "$__ash_status" >&3
 done
 "#;
 
 /// The POSIX loop (sh, zsh); `BUILTIN` is replaced by the shell's way to bypass functions.
-const POSIX_LOOP: &str = r#"__ash_dir=$1 __ash_snap=$2 __ash_tag=$3 __ash_s=0 __ash_n= __ash_o= __ash_h= __ash_d=/ __ash_up=
+const POSIX_LOOP: &str = r#"__ash_private_dir=$1 __ash_snapshot=$2 __ash_marker_tag=$3 __ash_status=0 __ash_seq= __ash_fifo_id= __ash_header_changed= __ash_cwd=/ __ash_ready_sent=
 set --
-BUILTIN readonly __ash_dir __ash_tag
+BUILTIN readonly __ash_private_dir __ash_marker_tag
 while :; do
-  if [ -n "$__ash_snap" ]; then
-    BUILTIN . "$__ash_snap" </dev/null >/dev/null 2>&1 3<&-
-    __ash_snap=
+  if [ -n "$__ash_snapshot" ]; then
+    BUILTIN . "$__ash_snapshot" </dev/null >/dev/null 2>&1 3<&-
+    __ash_snapshot=
   fi
-  if [ -z "$__ash_up" ]; then
-    BUILTIN readonly __ash_up=1
+  if [ -z "$__ash_ready_sent" ]; then
+    BUILTIN readonly __ash_ready_sent=1
     BUILTIN printf '0 0\n' >&3
   fi
-  IFS=' ' BUILTIN read -r __ash_n __ash_o __ash_h <&3 || BUILTIN exit 0
-  if [ "$__ash_h" = 1 ]; then
-    BUILTIN . "$__ash_dir/header"
+  IFS=' ' BUILTIN read -r __ash_seq __ash_fifo_id __ash_header_changed <&3 || BUILTIN exit 0
+  if [ "$__ash_header_changed" = 1 ]; then
+    BUILTIN . "$__ash_private_dir/header"
   fi
-  BUILTIN export AGENTSH_CMD="$__ash_tag.$__ash_n"
+  BUILTIN export AGENTSH_CMD="$__ash_marker_tag.$__ash_seq"
   {
-    if BUILTIN cd -- "$__ash_d" 2>&1; then
-      BUILTIN . "$__ash_dir/command" </dev/null >&7 2>&1 3<&- 7>&-
-      __ash_s=$?
+    if BUILTIN cd -- "$__ash_cwd" 2>&1; then
+      BUILTIN . "$__ash_private_dir/command" </dev/null >&7 2>&1 3<&- 7>&-
+      __ash_status=$?
     else
-      __ash_s=1
+      __ash_status=1
     fi
     BUILTIN set +e
-  } 7>|"$__ash_dir/out$__ash_o" >&7
-  BUILTIN printf '%s %s\n' "$__ash_n" "$__ash_s" >&3
+  } 7>|"$__ash_private_dir/out$__ash_fifo_id" >&7
+  BUILTIN printf '%s %s\n' "$__ash_seq" "$__ash_status" >&3
 done
 "#;
 
@@ -178,7 +195,7 @@ pub(crate) fn single_quote(bytes: &[u8]) -> Vec<u8> {
 
 /// The header file: the working directory, rewritten only when it changes.
 pub(crate) fn header(cwd: &Path) -> Vec<u8> {
-    let mut out = b"__ash_d=".to_vec();
+    let mut out = b"__ash_cwd=".to_vec();
     out.extend_from_slice(&single_quote(cwd.as_os_str().as_bytes()));
     out.push(b'\n');
     out
@@ -187,9 +204,21 @@ pub(crate) fn header(cwd: &Path) -> Vec<u8> {
 /// The prefix of FIFO names in the private directory: `out<id>`.
 pub(crate) const FIFO_PREFIX: &str = "out";
 
+/// Whether the header file changed since the shell last sourced it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum HeaderState {
+    /// Unchanged: the loop skips it.
+    Unchanged,
+    /// Rewritten for this command: the loop sources it first.
+    Changed,
+}
+
 /// The line that starts a command: `<seq> <fifo id> <1 if the header changed, else 0>`.
-pub(crate) fn trigger(seq: u64, fifo: u64, header_changed: bool) -> String {
-    format!("{seq} {fifo} {}\n", u8::from(header_changed))
+pub(crate) fn trigger(seq: u64, fifo: u64, header: HeaderState) -> String {
+    format!(
+        "{seq} {fifo} {}\n",
+        u8::from(header == HeaderState::Changed)
+    )
 }
 
 /// The loop's one-time ready report, `0 0` (commands are numbered from 1).
@@ -231,13 +260,15 @@ mod tests {
     #[test]
     fn loops_use_the_file_names_of_this_module() {
         for script in [BASH_LOOP, POSIX_LOOP] {
-            assert!(script.contains(&format!("\"$__ash_dir/{HEADER_FILE}\"")));
-            assert!(script.contains(&format!("\"$__ash_dir/{COMMAND_FILE}\"")));
-            assert!(script.contains(&format!("\"$__ash_dir/{FIFO_PREFIX}$__ash_o\"")));
+            assert!(script.contains(&format!("\"$__ash_private_dir/{HEADER_FILE}\"")));
+            assert!(script.contains(&format!("\"$__ash_private_dir/{COMMAND_FILE}\"")));
+            assert!(script.contains(&format!(
+                "\"$__ash_private_dir/{FIFO_PREFIX}$__ash_fifo_id\""
+            )));
             assert!(script.contains(&format!("<&{COMMAND_FD}")));
-            assert!(script.contains(r#"printf '%s %s\n' "$__ash_n" "$__ash_s" >&3"#));
+            assert!(script.contains(r#"printf '%s %s\n' "$__ash_seq" "$__ash_status" >&3"#));
         }
-        assert!(BASH_LOOP.contains(&format!("\"$__ash_dir/{STOP_FILE}\"")));
+        assert!(BASH_LOOP.contains(&format!("\"$__ash_private_dir/{STOP_FILE}\"")));
     }
 
     #[test]
@@ -247,21 +278,21 @@ mod tests {
         assert_eq!(parse_report(b"3"), None);
         assert_eq!(parse_report(b"x 1"), None);
         assert_eq!(parse_report(b"3 1 2"), None);
-        assert_eq!(trigger(7, 2, true), "7 2 1\n");
+        assert_eq!(trigger(7, 2, HeaderState::Changed), "7 2 1\n");
     }
 
     #[test]
     fn posix_loop_bypasses_functions_per_shell() {
         let args = shell_args(ShellKind::Sh, Path::new("/d"), None, "t");
         let script = args[1].to_string_lossy();
-        assert!(script.contains("command read -r __ash_n"));
+        assert!(script.contains("command read -r __ash_seq"));
         assert!(!script.contains("BUILTIN"));
         let args = shell_args(ShellKind::Zsh, Path::new("/d"), Some(Path::new("/s")), "t");
         assert_eq!(args[0], "-f");
         assert!(
             args[2]
                 .to_string_lossy()
-                .contains("builtin read -r __ash_n")
+                .contains("builtin read -r __ash_seq")
         );
         assert_eq!(args[3], "zsh");
         assert_eq!(args[5], "/s");

@@ -8,17 +8,17 @@
 //! background until its last writer closes, so late output never reaches a later command and
 //! the job never dies of SIGPIPE. Then it returns to the pool.
 //!
-//! While a command prints a lot, the reader leaves the epoll set ([`Fifo::unpoll`]) and reads on
-//! a short timer instead: a pipe in an epoll set wakes its watcher on every write, and a
-//! pipeline writes 4–8 KiB at a time, so the wake-ups would cost more than the bytes.
+//! A reader can leave the epoll set ([`Fifo::unpoll`]) and be read on a timer instead: a pipe
+//! in an epoll set wakes its watcher on every write, and a pipeline writes 4–8 KiB at a time, so
+//! for a command that prints a lot the wake-ups would cost more than the bytes. When to switch
+//! is the command's event loop's decision (`shell::run`: after 1 MiB, every millisecond).
 
-use std::ffi::CString;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::os::unix::ffi::OsStrExt;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
+use rustix::fs::{CWD, Mode, OFlags};
 use tokio::io::Interest;
 use tokio::io::unix::AsyncFd;
 
@@ -27,7 +27,7 @@ use crate::bootstrap::FIFO_PREFIX;
 /// Kernel buffer asked for each FIFO (Linux; the default is 64 KiB). Fewer wake-ups for
 /// commands that print a lot, and room for a millisecond of output between timed reads.
 #[cfg(target_os = "linux")]
-const PIPE_SIZE: libc::c_int = 1 << 20;
+const PIPE_SIZE: usize = 1 << 20;
 
 /// The read end, in tokio's epoll set or not.
 enum Reader {
@@ -46,31 +46,17 @@ pub(crate) struct Fifo {
     stale: bool,
 }
 
-fn open_raw(path: &Path, flags: libc::c_int) -> io::Result<OwnedFd> {
-    let c_path = CString::new(path.as_os_str().as_bytes())
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "path contains NUL"))?;
-    // SAFETY: `c_path` is NUL-terminated.
-    let fd = unsafe { libc::open(c_path.as_ptr(), flags | libc::O_CLOEXEC) };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: the descriptor was just opened and is owned by nobody else.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+/// Opens `path` close-on-exec and non-blocking, for reading or for writing.
+fn open_nonblocking(path: &Path, access: OFlags) -> io::Result<OwnedFd> {
+    let flags = access | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    Ok(rustix::fs::open(path, flags, Mode::empty())?)
 }
 
 /// Reads once from a non-blocking descriptor.
-pub(crate) fn read_fd(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
-    loop {
-        // SAFETY: `buf` is writable for its length.
-        let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
-        if n >= 0 {
-            return Ok(n as usize);
-        }
-        let err = io::Error::last_os_error();
-        if err.kind() != io::ErrorKind::Interrupted {
-            return Err(err);
-        }
-    }
+pub(crate) fn read_fd(fd: impl AsFd, buf: &mut [u8]) -> io::Result<usize> {
+    Ok(rustix::io::retry_on_intr(|| {
+        rustix::io::read(&fd, &mut *buf)
+    })?)
 }
 
 /// Puts `fd` into tokio's epoll set, for reading.
@@ -81,19 +67,12 @@ pub(crate) fn register(fd: OwnedFd) -> io::Result<AsyncFd<OwnedFd>> {
 
 impl Fifo {
     fn create(id: u64, path: PathBuf) -> io::Result<Self> {
-        let c_path = CString::new(path.as_os_str().as_bytes())
-            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "path contains NUL"))?;
-        // SAFETY: `c_path` is NUL-terminated.
-        if unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        let reader = open_raw(&path, libc::O_RDONLY | libc::O_NONBLOCK)?;
+        rustix::fs::mkfifoat(CWD, &path, Mode::from_raw_mode(0o600))?;
+        let reader = open_nonblocking(&path, OFlags::RDONLY)?;
+        // Failure (a lower per-user limit) is harmless: the default size is used.
         #[cfg(target_os = "linux")]
-        // SAFETY: fcntl on our descriptor; failure (a lower per-user limit) is harmless.
-        unsafe {
-            libc::fcntl(reader.as_raw_fd(), libc::F_SETPIPE_SZ, PIPE_SIZE);
-        }
-        let holder = open_raw(&path, libc::O_WRONLY | libc::O_NONBLOCK)?;
+        let _ = rustix::pipe::fcntl_setpipe_size(&reader, PIPE_SIZE);
+        let holder = open_nonblocking(&path, OFlags::WRONLY)?;
         Ok(Self {
             id,
             path,
@@ -108,11 +87,12 @@ impl Fifo {
         self.id
     }
 
-    fn raw_fd(&self) -> RawFd {
+    /// The read end (`EBADF` in the instant it is being moved between the two states).
+    fn reader(&self) -> io::Result<BorrowedFd<'_>> {
         match &self.reader {
-            Reader::Polled(fd) => fd.get_ref().as_raw_fd(),
-            Reader::Unpolled(fd) => fd.as_raw_fd(),
-            Reader::Gone => -1,
+            Reader::Polled(fd) => Ok(fd.get_ref().as_fd()),
+            Reader::Unpolled(fd) => Ok(fd.as_fd()),
+            Reader::Gone => Err(rustix::io::Errno::BADF.into()),
         }
     }
 
@@ -155,7 +135,7 @@ impl Fifo {
         };
         loop {
             let mut guard = fd.readable().await?;
-            match guard.try_io(|fd| read_fd(fd.get_ref().as_raw_fd(), buf)) {
+            match guard.try_io(|fd| read_fd(fd.get_ref(), buf)) {
                 Ok(result) => return result,
                 Err(_would_block) => {}
             }
@@ -164,13 +144,13 @@ impl Fifo {
 
     /// Reads once without waiting (`WouldBlock` when empty).
     pub(crate) fn read_now(&self, buf: &mut [u8]) -> io::Result<usize> {
-        read_fd(self.raw_fd(), buf)
+        read_fd(self.reader()?, buf)
     }
 
     /// Opens agentsh's own writer (before a command starts).
     fn hold(&mut self) -> io::Result<()> {
         if self.holder.is_none() {
-            self.holder = Some(open_raw(&self.path, libc::O_WRONLY | libc::O_NONBLOCK)?);
+            self.holder = Some(open_nonblocking(&self.path, OFlags::WRONLY)?);
         }
         Ok(())
     }
@@ -182,14 +162,11 @@ impl Fifo {
 
     /// The number of bytes buffered in the FIFO right now.
     pub(crate) fn pending(&self) -> usize {
-        let mut pending: libc::c_int = 0;
-        // SAFETY: FIONREAD writes one c_int through the valid pointer.
-        let rc = unsafe { libc::ioctl(self.raw_fd(), libc::FIONREAD, &raw mut pending) };
-        if rc == 0 {
-            usize::try_from(pending).unwrap_or(0)
-        } else {
-            0
-        }
+        self.reader()
+            .ok()
+            .and_then(|fd| rustix::io::ioctl_fionread(fd).ok())
+            .and_then(|pending| usize::try_from(pending).ok())
+            .unwrap_or(0)
     }
 
     /// Reads exactly the `count` bytes known to be buffered (fewer only if a read fails),
@@ -202,7 +179,7 @@ impl Fifo {
     ) {
         while count > 0 {
             let want = count.min(buf.len());
-            match read_fd(self.raw_fd(), &mut buf[..want]) {
+            match self.read_now(&mut buf[..want]) {
                 Ok(0) | Err(_) => return,
                 Ok(n) => {
                     emit(&buf[..n]);
@@ -222,7 +199,7 @@ impl Fifo {
     ) -> bool {
         let mut taken = 0;
         while taken < limit {
-            match read_fd(self.raw_fd(), buf) {
+            match self.read_now(buf) {
                 Ok(0) => return true,
                 Ok(n) => {
                     emit(&buf[..n]);

@@ -8,12 +8,15 @@ use std::time::Duration;
 use agentsh_process::shell::{ShellSpec, discover_shell};
 use tokio_util::sync::CancellationToken;
 
-/// Default of `bash.max_shells`: at most this many persistent shells at once (SPEC §6).
+/// Default of `bash.max_shells`: one session keeps at most this many persistent shells.
 pub const DEFAULT_MAX_SHELLS: usize = 16;
-/// Default of `bash.shell_idle_minutes`: shells idle this long are closed (SPEC §6).
+/// Default of `bash.shell_idle_minutes`: a session's shells idle this long are closed.
 pub const DEFAULT_IDLE_MINUTES: u64 = 30;
+/// Default of [`ExecutorConfig::max_total_shells`]: however many sessions one executor serves,
+/// it keeps at most this many shells in all.
+pub const DEFAULT_MAX_TOTAL_SHELLS: usize = 256;
 
-/// Which surface a command comes from (SPEC §0): tool calls and bang commands of one session
+/// Which surface a command comes from: tool calls and bang commands of one session
 /// never share a shell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Surface {
@@ -57,15 +60,17 @@ impl SessionKey {
 pub struct ExecRequest {
     /// The command text, run by the shell as if typed (after normalisation, if any).
     pub command: String,
-    /// The working directory of this call (SPEC §3: applied per call).
+    /// The working directory of this call (applied per call: a `cd` inside a command does not
+    /// carry over to the next call).
     pub cwd: PathBuf,
-    /// Stop the command after this long (the caller clamps it, SPEC §3).
+    /// Stop the command after this long (the caller bounds it).
     pub timeout: Duration,
     /// Which session and surface the command belongs to.
     pub session: SessionKey,
     /// The shell to run it in (`process::shell::discover_shell`).
     pub shell: ShellSpec,
-    /// The user's `bash.env` extras (on top of the hardened environment, SPEC §7).
+    /// The user's `bash.env` extras, on top of the hardened environment
+    /// (`agentsh_process::env::hardened_env`: pagers off, no prompts, `TERM=dumb`, …).
     pub env: BTreeMap<String, String>,
     /// `bash.prefix` / `AGENTSH_SHELL_PREFIX`: the command runs as `<prefix> <command>`.
     pub prefix: Option<String>,
@@ -73,11 +78,14 @@ pub struct ExecRequest {
     pub snapshot: Option<PathBuf>,
     /// Cancelling it aborts the command (result `cancelled: true`).
     pub cancel: CancellationToken,
+    /// The session's own cache limits (`bash.max_shells`, `bash.shell_idle_minutes`).
+    pub limits: ShellLimits,
 }
 
 impl ExecRequest {
     /// A request with the discovered shell (`$SHELL` if bash/zsh, else bash, else sh), no
-    /// extra environment, no prefix, no snapshot and a fresh cancellation token.
+    /// extra environment, no prefix, no snapshot, a fresh cancellation token and the default
+    /// [`ShellLimits`].
     pub fn new(
         command: impl Into<String>,
         cwd: impl Into<PathBuf>,
@@ -96,17 +104,42 @@ impl ExecRequest {
             prefix: None,
             snapshot: None,
             cancel: CancellationToken::new(),
+            limits: ShellLimits::default(),
         }
     }
 }
 
-/// Configuration of a [`ShellExecutor`](crate::ShellExecutor).
+/// How many shells one session keeps and how long its idle ones live: each session's own
+/// settings govern its own shells (both surfaces together).
+///
+/// A session that needs one more shell than `max_shells` first closes its least recently used
+/// idle one; a busy shell is never closed, so a session whose every shell is busy goes over its
+/// limit until a call ends. Shells with live background (`&`) children are closed last.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShellLimits {
+    /// `bash.max_shells`: at most this many shells for the session (at least 1 is kept).
+    pub max_shells: usize,
+    /// `bash.shell_idle_minutes`, as a duration: the session's shells unused this long are
+    /// closed, ending their whole process trees.
+    pub idle_timeout: Duration,
+}
+
+impl Default for ShellLimits {
+    fn default() -> Self {
+        Self {
+            max_shells: DEFAULT_MAX_SHELLS,
+            idle_timeout: Duration::from_secs(DEFAULT_IDLE_MINUTES * 60),
+        }
+    }
+}
+
+/// Configuration of a [`ShellExecutor`](crate::ShellExecutor): what holds for every session it
+/// serves. Each session's own limits travel in its requests ([`ExecRequest::limits`]).
 #[derive(Debug, Clone)]
 pub struct ExecutorConfig {
-    /// `bash.max_shells`.
-    pub max_shells: usize,
-    /// `bash.shell_idle_minutes`, as a duration.
-    pub idle_timeout: Duration,
+    /// The hard cap on shells in all, whatever the sessions' own limits (at least 1): one more
+    /// closes the least recently used idle shell of any session.
+    pub max_total_shells: usize,
     /// The environment shells start from before hardening; `None` = the agentsh process
     /// environment at the time of each call.
     pub base_env: Option<Vec<(OsString, OsString)>>,
@@ -115,8 +148,7 @@ pub struct ExecutorConfig {
 impl Default for ExecutorConfig {
     fn default() -> Self {
         Self {
-            max_shells: DEFAULT_MAX_SHELLS,
-            idle_timeout: Duration::from_secs(DEFAULT_IDLE_MINUTES * 60),
+            max_total_shells: DEFAULT_MAX_TOTAL_SHELLS,
             base_env: None,
         }
     }

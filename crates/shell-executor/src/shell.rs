@@ -1,12 +1,12 @@
 //! One persistent shell: starting it, running a command through the completion protocol
 //! (see `bootstrap`), and stopping a command.
 
+mod run;
+
 use std::ffi::OsString;
-use std::future::Future;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::path::Path;
-use std::pin::Pin;
+use std::os::fd::{AsFd, OwnedFd};
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use agentsh_process::shell::ShellSpec;
@@ -14,17 +14,16 @@ use agentsh_process::{
     ChildExit, CommandScope, SpawnSpec, StartMark, Supervisor, TERM_GRACE, can_attribute,
     command_processes, descendants, end_command_with, process_info,
 };
+use rustix::process::{Pid, Signal};
 use tokio::io::unix::AsyncFd;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::bootstrap::{self, COMMAND_FD, COMMAND_FILE, HEADER_FILE, STOP_FILE};
+use self::run::{CommandEnd, CommandRun, Readiness, STOP_GRACE, StopPlan};
+use crate::bootstrap::{self, COMMAND_FD, COMMAND_FILE, HEADER_FILE, HeaderState, STOP_FILE};
 use crate::error::ExecError;
-use crate::fifo::{Fifo, FifoPool, read_fd};
+use crate::fifo::{Fifo, FifoPool};
 
-/// How long a stopped command's shell gets to come back (report a status) after the
-/// command's processes were ended, before it is replaced.
-pub(crate) const STOP_GRACE: Duration = Duration::from_secs(1);
 /// How long a new shell gets to source its snapshot and report that it is ready. A command's
 /// own timeout starts when the shell is ready.
 const STARTUP_LIMIT: Duration = Duration::from_secs(10);
@@ -35,15 +34,6 @@ const BUSY_PROBE: Duration = Duration::from_millis(20);
 const READ_CHUNK: usize = 256 * 1024;
 /// At most this much is read from a FIFO after its shell died or was replaced.
 const DRAIN_LIMIT: usize = 4 << 20;
-/// Once a command has printed this much, the FIFO leaves the epoll set and is read every
-/// [`COALESCE`] while output keeps coming: the producer then fills it without waking agentsh for
-/// every small write (a pipeline writes 4–8 KiB at a time), which costs far more than the bytes.
-/// Small outputs stream at once; when the flow stops, the FIFO is polled again.
-const BULK_OUTPUT: u64 = 1 << 20;
-/// The pause of a bulk reader (the FIFO holds 1 MiB, so a fast producer is not held up).
-const COALESCE: Duration = Duration::from_millis(1);
-/// Reads per timer tick of a bulk reader, each up to [`READ_CHUNK`].
-const MAX_READS_PER_TICK: usize = 16;
 
 /// Why a command was stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,6 +60,26 @@ pub(crate) struct RunOutcome {
     pub restarted: bool,
 }
 
+impl RunOutcome {
+    /// Aborted before it started: it never ran.
+    pub(crate) fn aborted() -> Self {
+        Self {
+            exit_code: None,
+            stopped: Some(StopReason::Abort),
+            restarted: false,
+        }
+    }
+
+    /// The shell was gone before the command could start.
+    fn shell_gone() -> Self {
+        Self {
+            exit_code: None,
+            stopped: None,
+            restarted: true,
+        }
+    }
+}
+
 /// What stopping a command decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Verdict {
@@ -79,20 +89,14 @@ enum Verdict {
     Replace,
 }
 
-enum Ending {
-    /// The loop reported the command's status.
-    Reported(i32),
-    /// The supervisor reported the shell's exit.
-    ShellExited(ChildExit),
-    /// The shell closed the command channel (it exited).
-    ChannelClosed,
-    /// The shell did not report ready within [`STARTUP_LIMIT`].
-    StartupTimeout,
-    /// The shell cannot be kept.
-    Replace,
+/// How a command is stopped (see [`stop_command`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum StopMethod {
+    /// The shell unwinds the command and is kept (bash, where processes can be attributed).
+    Unwind,
+    /// The shell is frozen so nothing more of the command runs, and replaced.
+    Freeze,
 }
-
-type StopFuture = Pin<Box<dyn Future<Output = Verdict> + Send>>;
 
 /// A running shell and its supervisor.
 pub(crate) struct ShellProcess {
@@ -107,7 +111,7 @@ pub(crate) struct ShellProcess {
     tag: String,
     seq: u64,
     /// The working directory the header file holds.
-    header_cwd: Option<std::path::PathBuf>,
+    header_cwd: Option<PathBuf>,
     /// A command was started and its `run` did not finish (the caller dropped the future): the
     /// shell is in an unknown state and must not be used again.
     in_flight: bool,
@@ -184,12 +188,14 @@ impl ShellProcess {
         })
     }
 
-    /// The supervisor's pid (tests and diagnostics).
+    /// The supervisor's pid.
+    #[cfg(test)]
     pub(crate) fn supervisor_pid(&self) -> Option<u32> {
         self.supervisor.as_ref().map(Supervisor::pid)
     }
 
     /// The shell's pid.
+    #[cfg(test)]
     pub(crate) fn shell_pid(&self) -> Option<u32> {
         self.supervisor.as_ref().map(Supervisor::child_pid)
     }
@@ -218,221 +224,102 @@ impl ShellProcess {
         out: &mut dyn Output,
     ) -> Result<RunOutcome, ExecError> {
         let Some(supervisor) = self.supervisor.as_ref() else {
-            return Ok(RunOutcome {
-                exit_code: None,
-                stopped: None,
-                restarted: true,
-            });
+            return Ok(RunOutcome::shell_gone());
         };
         if cancel.is_cancelled() {
             // Aborted before it started: it never runs.
-            return Ok(RunOutcome {
-                exit_code: None,
-                stopped: Some(StopReason::Abort),
-                restarted: false,
-            });
+            return Ok(RunOutcome::aborted());
         }
         let (supervisor_pid, shell_pid) = (supervisor.pid(), supervisor.child_pid());
         self.seq += 1;
         let seq = self.seq;
         let mut fifo = self.fifos.take()?;
         let dir = self.dir.path();
-        let header_changed = self.header_cwd.as_deref() != Some(cwd);
-        if header_changed {
+        let header = if self.header_cwd.as_deref() == Some(cwd) {
+            HeaderState::Unchanged
+        } else {
             std::fs::write(dir.join(HEADER_FILE), bootstrap::header(cwd))?;
             self.header_cwd = Some(cwd.to_path_buf());
-        }
-        std::fs::write(dir.join(COMMAND_FILE), command)?;
-        let scope = CommandScope {
-            supervisor: supervisor_pid,
-            shell: shell_pid,
-            tag: self.tag.clone(),
-            seq,
-            started: StartMark::now(),
+            HeaderState::Changed
         };
-        let trigger = bootstrap::trigger(seq, fifo.id(), header_changed);
+        std::fs::write(dir.join(COMMAND_FILE), command)?;
+        let stop = StopPlan {
+            scope: CommandScope {
+                supervisor: supervisor_pid,
+                shell: shell_pid,
+                tag: self.tag.clone(),
+                seq,
+                started: StartMark::now(),
+            },
+            method: if bootstrap::can_unwind(self.spec.kind) && can_attribute() {
+                StopMethod::Unwind
+            } else {
+                StopMethod::Freeze
+            },
+            stop_file: dir.join(STOP_FILE),
+        };
+        let trigger = bootstrap::trigger(seq, fifo.id(), header);
         self.in_flight = true;
-        let mut abandoned = Abandoned {
+        let mut kill_on_drop = KillTreeOnDrop {
             supervisor: supervisor_pid,
             armed: true,
         };
-        let sent = send_all(self.commands.get_ref().as_raw_fd(), trigger.as_bytes());
+        let sent = send_all(self.commands.get_ref(), trigger.as_bytes());
 
-        let mut shell_ready = self.ready;
-        // Until the shell is ready, the start-up limit applies; the command's own time starts
-        // when it is.
-        let mut deadline = if shell_ready {
-            Instant::now() + timeout
+        let readiness = if self.ready {
+            Readiness::Ready
         } else {
-            self.started + STARTUP_LIMIT
+            Readiness::StartingUntil(self.started + STARTUP_LIMIT)
         };
-        let mut stopped: Option<StopReason> = None;
-        let mut stopper: Option<StopFuture> = None;
-        let mut grace_until: Option<Instant> = None;
-        let mut coalesce_until: Option<Instant> = None;
-        let mut output_bytes: u64 = 0;
-        let unwind = bootstrap::can_unwind(self.spec.kind) && can_attribute();
-        let stop_file = dir.join(STOP_FILE);
-        let begin_stop = |reason: StopReason,
-                          stopped: &mut Option<StopReason>,
-                          stopper: &mut Option<StopFuture>| {
-            *stopped = Some(reason);
-            // A satisfied head ends the producer like `head` closing its pipe would.
-            let signal = if reason == StopReason::Head {
-                libc::SIGPIPE
-            } else {
-                libc::SIGTERM
-            };
-            *stopper = Some(Box::pin(stop_command(
-                scope.clone(),
-                unwind,
-                stop_file.clone(),
-                signal,
-            )));
+        let Self {
+            supervisor,
+            buf,
+            commands,
+            report,
+            ..
+        } = self;
+        let Some(supervisor) = supervisor.as_mut() else {
+            return Ok(RunOutcome::shell_gone());
         };
-        let ending = if sent.is_err() {
+        let mut run = CommandRun::new(seq, timeout, stop, &mut fifo, out, buf, report, readiness);
+        let end = if sent.is_err() {
             // The shell is gone (its end of the channel is closed).
-            Ending::ChannelClosed
+            CommandEnd::ChannelClosed
         } else {
-            let Self {
-                supervisor,
-                buf,
-                commands,
-                report,
-                ..
-            } = self;
-            let Some(supervisor) = supervisor.as_mut() else {
-                return Ok(RunOutcome {
-                    exit_code: None,
-                    stopped: None,
-                    restarted: true,
-                });
-            };
-            'events: loop {
-                tokio::select! {
-                    // Stopping comes first: a command flooding its FIFO keeps that branch
-                    // ready forever, and must not starve its own timeout, abort or head stop.
-                    biased;
-                    verdict = poll_stopper(&mut stopper) => {
-                        stopper = None;
-                        match verdict {
-                            Verdict::AwaitReport => grace_until = Some(Instant::now() + STOP_GRACE),
-                            Verdict::Replace => break Ending::Replace,
-                        }
-                    }
-                    () = sleep_until_opt(grace_until) => break Ending::Replace,
-                    () = tokio::time::sleep_until(deadline), if stopped.is_none() => {
-                        if !shell_ready {
-                            break Ending::StartupTimeout;
-                        }
-                        begin_stop(StopReason::Timeout, &mut stopped, &mut stopper);
-                    }
-                    () = cancel.cancelled(), if stopped.is_none() => {
-                        begin_stop(StopReason::Abort, &mut stopped, &mut stopper);
-                    }
-                    ready = commands.readable() => {
-                        let Ok(mut guard) = ready else { break Ending::Replace };
-                        match guard.try_io(|fd| read_fd(fd.get_ref().as_raw_fd(), &mut buf[..256])) {
-                            Ok(Ok(0) | Err(_)) => break Ending::ChannelClosed,
-                            Ok(Ok(n)) => {
-                                report.extend_from_slice(&buf[..n]);
-                                // One read can hold the ready line and the command's report.
-                                while let Some(end) = report.iter().position(|&b| b == b'\n') {
-                                    let line: Vec<u8> = report.drain(..=end).collect();
-                                    match bootstrap::parse_report(&line[..end]) {
-                                        Some(bootstrap::READY) if !shell_ready => {
-                                            shell_ready = true;
-                                            deadline = Instant::now() + timeout;
-                                        }
-                                        Some((done, status)) if done == seq && shell_ready => {
-                                            break 'events Ending::Reported(status);
-                                        }
-                                        // Anything else on the loop's own channel: the shell's
-                                        // state is unknown.
-                                        _ => break 'events Ending::Replace,
-                                    }
-                                }
-                            }
-                            Err(_would_block) => {}
-                        }
-                    }
-                    exit = supervisor.wait_child() => {
-                        match exit {
-                            Ok(exit) => break Ending::ShellExited(exit),
-                            Err(_) => break Ending::Replace,
-                        }
-                    }
-                    read = fifo.read_ready(buf), if fifo.is_polled() => {
-                        match read {
-                            // EOF is impossible while agentsh holds a writer: the channel
-                            // is broken, and the shell cannot be trusted any more.
-                            Ok(0) | Err(_) => break Ending::Replace,
-                            Ok(n) => {
-                                out.chunk(&buf[..n]);
-                                output_bytes += n as u64;
-                                if stopped.is_none() && out.head_satisfied() {
-                                    begin_stop(StopReason::Head, &mut stopped, &mut stopper);
-                                }
-                                if n < buf.len() && output_bytes >= BULK_OUTPUT {
-                                    // Bulk output: read on a timer instead (see `fifo`).
-                                    fifo.unpoll();
-                                    coalesce_until = Some(Instant::now() + COALESCE);
-                                }
-                            }
-                        }
-                    }
-                    () = sleep_until_opt(coalesce_until) => {
-                        coalesce_until = None;
-                        let mut flowing = false;
-                        let mut broken = false;
-                        for _ in 0..MAX_READS_PER_TICK {
-                            match fifo.read_now(buf) {
-                                Ok(0) => broken = true,
-                                Ok(n) => {
-                                    flowing = true;
-                                    out.chunk(&buf[..n]);
-                                    if stopped.is_none() && out.head_satisfied() {
-                                        begin_stop(StopReason::Head, &mut stopped, &mut stopper);
-                                    }
-                                    if n == buf.len() {
-                                        continue;
-                                    }
-                                }
-                                Err(err) => broken = err.kind() != io::ErrorKind::WouldBlock,
-                            }
-                            break;
-                        }
-                        if broken {
-                            break Ending::Replace;
-                        }
-                        if flowing {
-                            coalesce_until = Some(Instant::now() + COALESCE);
-                        } else if fifo.poll().is_err() {
-                            break Ending::Replace;
-                        }
-                    }
-                }
-            }
+            run.until_end(supervisor, commands, cancel).await
         };
-        drop(stopper);
+        let (stopped, shell_ready) = (run.stopped, run.shell_ready);
+        drop(run);
         // From here on the supervisor is either kept or shut down through `replace`, which ends
         // the tree even if this future is dropped (and may reap the supervisor: no pid to signal).
-        abandoned.armed = false;
+        kill_on_drop.armed = false;
+        self.finish(end, fifo, stopped, shell_ready, out).await
+    }
 
-        let (status, shell_exit, replaced) = match ending {
-            Ending::Reported(status) => {
+    /// After the wait for a command ended: takes the rest of its output, keeps or replaces the
+    /// shell, and says how the command ended.
+    async fn finish(
+        &mut self,
+        end: CommandEnd,
+        mut fifo: Fifo,
+        stopped: Option<StopReason>,
+        shell_ready: bool,
+        out: &mut dyn Output,
+    ) -> Result<RunOutcome, ExecError> {
+        let (status, shell_exit, replaced) = match end {
+            CommandEnd::Reported(status) => {
                 // Everything the command wrote is buffered now; later bytes are not its own.
                 let pending = fifo.pending();
                 fifo.take_buffered(pending, &mut self.buf, &mut |bytes| out.chunk(bytes));
                 self.fifos.give_back(fifo);
                 (Some(status), None, false)
             }
-            Ending::ShellExited(exit) => {
+            CommandEnd::ShellExited(exit) => {
                 self.drain_after_end(&mut fifo, out);
                 self.replace().await;
                 (None, Some(exit), false)
             }
-            Ending::ChannelClosed => {
+            CommandEnd::ChannelClosed => {
                 // The shell closed its end: it exited (or is exiting); its status follows.
                 let exit = match self.supervisor.as_mut() {
                     Some(supervisor) => tokio::time::timeout(STOP_GRACE, supervisor.wait_child())
@@ -445,12 +332,12 @@ impl ShellProcess {
                 self.replace().await;
                 (None, exit, exit.is_none())
             }
-            Ending::Replace => {
+            CommandEnd::Replace => {
                 self.replace().await;
                 self.drain_after_end(&mut fifo, out);
                 (None, None, true)
             }
-            Ending::StartupTimeout => {
+            CommandEnd::StartupTimeout => {
                 self.replace().await;
                 self.in_flight = false;
                 return Err(ExecError::StartupTimeout {
@@ -490,89 +377,81 @@ impl ShellProcess {
 
 /// Ends the shell's whole tree when a `run` future is dropped before the command finished
 /// (SIGTERM makes the supervisor kill every descendant and exit).
-struct Abandoned {
+struct KillTreeOnDrop {
     supervisor: u32,
     armed: bool,
 }
 
-impl Drop for Abandoned {
+impl Drop for KillTreeOnDrop {
     fn drop(&mut self) {
         if self.armed {
-            send_signal(self.supervisor, libc::SIGTERM);
+            send_signal(self.supervisor, Signal::TERM);
         }
     }
 }
 
-async fn poll_stopper(stopper: &mut Option<StopFuture>) -> Verdict {
-    match stopper {
-        Some(future) => future.await,
-        None => std::future::pending().await,
+/// Sends `signal` to `pid`, best effort (the process may be gone already).
+fn send_signal(pid: u32, signal: Signal) {
+    if let Some(pid) = i32::try_from(pid).ok().and_then(Pid::from_raw) {
+        let _ = rustix::process::kill_process(pid, signal);
     }
-}
-
-async fn sleep_until_opt(at: Option<Instant>) {
-    match at {
-        Some(at) => tokio::time::sleep_until(at).await,
-        None => std::future::pending().await,
-    }
-}
-
-fn send_signal(pid: u32, signal: i32) {
-    // SAFETY: kill(2) has no memory effects.
-    unsafe { libc::kill(pid as libc::pid_t, signal) };
 }
 
 fn is_running(pid: u32) -> bool {
     process_info(pid).is_some_and(|p| p.state == b'R')
 }
 
-/// Stops the command of `scope`. With `unwind` (bash), the shell is asked to unwind the
+/// Stops the command of `scope`. With [`StopMethod::Unwind`], the shell is asked to unwind the
 /// command (stop file + SIGUSR1) and kept, unless it is busy in a builtin with no process of the
-/// command alive (a builtin loop cannot be kept safely). Without it, the shell is frozen
-/// (SIGSTOP) so that nothing more of the command runs, and replaced.
+/// command alive (a builtin loop cannot be kept safely). With [`StopMethod::Freeze`], the shell
+/// is frozen (SIGSTOP) so that nothing more of the command runs, and replaced.
 async fn stop_command(
     scope: CommandScope,
-    unwind: bool,
-    stop_file: std::path::PathBuf,
-    signal: i32,
+    method: StopMethod,
+    stop_file: PathBuf,
+    signal: Signal,
 ) -> Verdict {
     if !can_attribute() {
         return Verdict::Replace;
     }
-    if unwind {
-        let stuck = || command_processes(&scope).is_empty() && is_running(scope.shell);
-        if stuck() {
-            tokio::time::sleep(BUSY_PROBE).await;
+    let signal = signal.as_raw();
+    match method {
+        StopMethod::Unwind => {
+            let stuck = || command_processes(&scope).is_empty() && is_running(scope.shell);
             if stuck() {
+                tokio::time::sleep(BUSY_PROBE).await;
+                if stuck() {
+                    return Verdict::Replace;
+                }
+            }
+            if std::fs::write(&stop_file, scope.marker()).is_err() {
+                send_signal(scope.shell, Signal::STOP);
+                end_command_with(&scope, signal, TERM_GRACE).await;
                 return Verdict::Replace;
             }
-        }
-        if std::fs::write(&stop_file, scope.marker()).is_err() {
-            send_signal(scope.shell, libc::SIGSTOP);
+            send_signal(scope.shell, Signal::USR1);
             end_command_with(&scope, signal, TERM_GRACE).await;
-            return Verdict::Replace;
+            Verdict::AwaitReport
         }
-        send_signal(scope.shell, libc::SIGUSR1);
-        end_command_with(&scope, signal, TERM_GRACE).await;
-        Verdict::AwaitReport
-    } else {
-        send_signal(scope.shell, libc::SIGSTOP);
-        end_command_with(&scope, signal, TERM_GRACE).await;
-        Verdict::Replace
+        StopMethod::Freeze => {
+            send_signal(scope.shell, Signal::STOP);
+            end_command_with(&scope, signal, TERM_GRACE).await;
+            Verdict::Replace
+        }
     }
 }
 
 /// Where the shells' private directories go: a tmpfs when there is one (the per-command files
 /// are rewritten on every call), else the temporary directory.
-fn private_dir_parent() -> std::path::PathBuf {
-    static PARENT: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+fn private_dir_parent() -> PathBuf {
+    static PARENT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     PARENT.get_or_init(find_private_dir_parent).clone()
 }
 
-fn find_private_dir_parent() -> std::path::PathBuf {
+fn find_private_dir_parent() -> PathBuf {
     let candidates = [
-        std::env::var_os("XDG_RUNTIME_DIR").map(std::path::PathBuf::from),
-        Some(std::path::PathBuf::from("/dev/shm")),
+        std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from),
+        Some(PathBuf::from("/dev/shm")),
     ];
     candidates
         .into_iter()
@@ -592,66 +471,42 @@ fn find_private_dir_parent() -> std::path::PathBuf {
 /// A socket rather than a pipe so that writing to a dead shell gives `EPIPE` without raising
 /// SIGPIPE in agentsh (`MSG_NOSIGNAL` / `SO_NOSIGPIPE`).
 fn socket_pair() -> io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0 as libc::c_int; 2];
+    use rustix::net::{AddressFamily, SocketFlags, SocketType, socketpair};
     #[cfg(target_os = "linux")]
-    let kind = libc::SOCK_STREAM | libc::SOCK_CLOEXEC;
+    let flags = SocketFlags::CLOEXEC;
     #[cfg(not(target_os = "linux"))]
-    let kind = libc::SOCK_STREAM;
-    // SAFETY: `fds` has room for two descriptors.
-    if unsafe { libc::socketpair(libc::AF_UNIX, kind, 0, fds.as_mut_ptr()) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: both descriptors were just created and are owned by nobody else.
-    let pair = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    let flags = SocketFlags::empty();
+    let (ours, theirs) = socketpair(AddressFamily::UNIX, SocketType::STREAM, flags, None)?;
     #[cfg(not(target_os = "linux"))]
-    // SAFETY: fcntl/setsockopt on descriptors we own, with valid option buffers.
-    unsafe {
-        for fd in [fds[0], fds[1]] {
-            libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
-        }
-        let on: libc::c_int = 1;
-        libc::setsockopt(
-            fds[0],
-            libc::SOL_SOCKET,
-            libc::SO_NOSIGPIPE,
-            (&raw const on).cast(),
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        );
+    {
+        use rustix::io::{FdFlags, fcntl_setfd};
+        fcntl_setfd(&ours, FdFlags::CLOEXEC)?;
+        fcntl_setfd(&theirs, FdFlags::CLOEXEC)?;
+        rustix::net::sockopt::set_socket_nosigpipe(&ours, true)?;
     }
-    Ok(pair)
+    Ok((ours, theirs))
 }
 
 fn register_socket(fd: OwnedFd) -> io::Result<AsyncFd<OwnedFd>> {
-    let flags = {
-        // SAFETY: fcntl on a descriptor we own.
-        unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GETFL) }
-    };
-    // SAFETY: as above.
-    if flags < 0
-        || unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, flags | libc::O_NONBLOCK) } < 0
-    {
-        return Err(io::Error::last_os_error());
-    }
+    use rustix::fs::{OFlags, fcntl_getfl, fcntl_setfl};
+    let flags = fcntl_getfl(&fd)?;
+    fcntl_setfl(&fd, flags | OFlags::NONBLOCK)?;
     crate::fifo::register(fd)
 }
 
 /// Sends all of `bytes` (a few dozen; the socket buffer is empty between commands).
-fn send_all(fd: RawFd, mut bytes: &[u8]) -> io::Result<()> {
+fn send_all(fd: impl AsFd, mut bytes: &[u8]) -> io::Result<()> {
+    use rustix::net::{SendFlags, send};
     #[cfg(target_os = "linux")]
-    let flags = libc::MSG_NOSIGNAL;
+    let flags = SendFlags::NOSIGNAL;
     #[cfg(not(target_os = "linux"))]
-    let flags = 0;
+    let flags = SendFlags::empty();
     while !bytes.is_empty() {
-        // SAFETY: `bytes` is readable for its length.
-        let n = unsafe { libc::send(fd, bytes.as_ptr().cast(), bytes.len(), flags) };
-        if n < 0 {
-            let err = io::Error::last_os_error();
-            if err.kind() == io::ErrorKind::Interrupted {
-                continue;
-            }
-            return Err(err);
+        match send(&fd, bytes, flags) {
+            Ok(n) => bytes = &bytes[n..],
+            Err(rustix::io::Errno::INTR) => {}
+            Err(err) => return Err(err.into()),
         }
-        bytes = &bytes[n as usize..];
     }
     Ok(())
 }

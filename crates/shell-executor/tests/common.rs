@@ -104,37 +104,10 @@ pub fn unique(base: &str) -> String {
     format!("{base}{:07}", std::process::id() % 10_000_000)
 }
 
-pub fn is_alive(pid: u32) -> bool {
-    agentsh_process::process_info(pid).is_some_and(|p| !p.is_exited())
-}
-
 pub fn tempdir() -> tempfile::TempDir {
     tempfile::tempdir().expect("tempdir")
 }
 
 pub fn path_str(path: &Path) -> String {
     path.display().to_string()
-}
-
-const ISOLATED_ENV: &str = "AGENTSH_EXECUTOR_TEST_ISOLATED";
-
-/// For tests that measure the whole process (open descriptors): re-runs the test `name`
-/// alone in a fresh process of this test binary and checks that it passed there. Returns true
-/// in that fresh process (the caller then does the work), false in the parent.
-pub fn in_own_process(name: &str) -> bool {
-    if std::env::var_os(ISOLATED_ENV).is_some() {
-        return true;
-    }
-    let output = std::process::Command::new(std::env::current_exe().expect("test binary"))
-        .args(["--exact", name, "--nocapture", "--test-threads=1"])
-        .env(ISOLATED_ENV, "1")
-        .output()
-        .expect("the test binary runs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success() && stdout.contains("1 passed"),
-        "{name} failed in its own process:\n{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    false
 }

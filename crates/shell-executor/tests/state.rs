@@ -5,7 +5,6 @@ use std::time::Duration;
 use agentsh_output_sink::{OutputSink, SinkOptions};
 use agentsh_process::env::{TerminalKind, hardened_env};
 use agentsh_process::snapshot::snapshot_for;
-use agentsh_shell_executor::{SessionKey, Surface};
 
 use crate::common::{
     bash, executor, path_str, request, run, run_req, runtime, session, tempdir, with_session,
@@ -26,31 +25,6 @@ fn variables_functions_and_arrays_persist() {
         assert_eq!(second.summary.output, "1\nhi\ny 4\n");
         assert_eq!(second.exit_code, Some(0));
         assert!(!second.session_restarted);
-    });
-}
-
-#[test]
-fn sessions_and_surfaces_never_share_a_shell() {
-    runtime().block_on(async {
-        let exec = executor();
-        let tool = SessionKey::new("s1", Surface::Tool);
-        let user = SessionKey::new("s1", Surface::User);
-        let other = SessionKey::new("s2", Surface::Tool);
-        run(&exec, &tool, "A=tool").await;
-        run(&exec, &user, "A=user").await;
-        assert_eq!(
-            run(&exec, &other, "echo \"[$A]\"").await.summary.output,
-            "[]\n"
-        );
-        assert_eq!(
-            run(&exec, &tool, "echo \"[$A]\"").await.summary.output,
-            "[tool]\n"
-        );
-        assert_eq!(
-            run(&exec, &user, "echo \"[$A]\"").await.summary.output,
-            "[user]\n"
-        );
-        assert_eq!(exec.shells().len(), 3);
     });
 }
 
@@ -209,7 +183,7 @@ fn user_options_and_redirections_do_not_disturb_the_loop() {
             "++ set +x\n2\n"
         );
         // The loop's own variables cannot be clobbered.
-        let clobber = run(&exec, &s, "__ash_dir=/nowhere; echo $?").await;
+        let clobber = run(&exec, &s, "__ash_private_dir=/nowhere; echo $?").await;
         assert!(
             clobber.summary.output.contains("readonly variable"),
             "{clobber:?}"
@@ -227,40 +201,6 @@ fn user_options_and_redirections_do_not_disturb_the_loop() {
             run(&exec, &s, "echo visible").await.summary.output,
             "visible\n"
         );
-    });
-}
-
-#[test]
-fn calls_on_one_key_run_one_at_a_time_in_order() {
-    runtime().block_on(async {
-        let exec = std::sync::Arc::new(executor());
-        let s = session("order");
-        let dir = tempdir();
-        let log = path_str(&dir.path().join("log"));
-        let mut calls = Vec::new();
-        for (i, command) in [
-            format!("echo start-a >> {log}; sleep 0.4; echo end-a >> {log}"),
-            format!("echo b >> {log}"),
-            format!("echo c >> {log}"),
-        ]
-        .into_iter()
-        .enumerate()
-        {
-            let exec = std::sync::Arc::clone(&exec);
-            let s = s.clone();
-            calls.push(tokio::spawn(async move {
-                tokio::time::sleep(Duration::from_millis(100 * i as u64)).await;
-                run(&exec, &s, &command).await.exit_code
-            }));
-        }
-        for call in calls {
-            assert_eq!(call.await.expect("task"), Some(0));
-        }
-        assert_eq!(
-            std::fs::read_to_string(dir.path().join("log")).expect("log"),
-            "start-a\nend-a\nb\nc\n"
-        );
-        assert_eq!(exec.shells().len(), 1);
     });
 }
 

@@ -3,7 +3,6 @@
 
 mod common;
 
-mod cache;
 mod death;
 mod flood;
 mod forgery;
@@ -11,6 +10,5 @@ mod hangs;
 mod head;
 mod isolation;
 mod shells;
-mod soak;
 mod state;
 mod stopping;

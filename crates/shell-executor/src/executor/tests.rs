@@ -1,4 +1,5 @@
-//! Many commands on one shell, many shells at once: no leaks, no zombies, no cross-talk.
+//! Tests that read the cache's contents (which shells it holds, their pids): state per key,
+//! calls in order, and many commands or shells without leaks or cross-talk.
 
 use std::fmt::Write as _;
 use std::time::Duration;
@@ -6,7 +7,8 @@ use std::time::Duration;
 use agentsh_process::descendants;
 use agentsh_test_support::open_fds;
 
-use crate::common::{executor, in_own_process, run, runtime, session, with_session};
+use crate::test_helpers::{executor, in_own_process, run, runtime, session, with_session};
+use crate::{SessionKey, Surface};
 
 fn rss_kib(pid: u32) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
@@ -18,8 +20,67 @@ fn rss_kib(pid: u32) -> u64 {
 }
 
 #[test]
+fn sessions_and_surfaces_never_share_a_shell() {
+    runtime().block_on(async {
+        let exec = executor();
+        let tool = SessionKey::new("s1", Surface::Tool);
+        let user = SessionKey::new("s1", Surface::User);
+        let other = SessionKey::new("s2", Surface::Tool);
+        run(&exec, &tool, "A=tool").await;
+        run(&exec, &user, "A=user").await;
+        assert_eq!(
+            run(&exec, &other, "echo \"[$A]\"").await.summary.output,
+            "[]\n"
+        );
+        assert_eq!(
+            run(&exec, &tool, "echo \"[$A]\"").await.summary.output,
+            "[tool]\n"
+        );
+        assert_eq!(
+            run(&exec, &user, "echo \"[$A]\"").await.summary.output,
+            "[user]\n"
+        );
+        assert_eq!(exec.shells().len(), 3);
+    });
+}
+
+#[test]
+fn calls_on_one_key_run_one_at_a_time_in_order() {
+    runtime().block_on(async {
+        let exec = std::sync::Arc::new(executor());
+        let s = session("order");
+        let dir = tempfile::tempdir().expect("tempdir");
+        let log = dir.path().join("log").display().to_string();
+        let mut calls = Vec::new();
+        for (i, command) in [
+            format!("echo start-a >> {log}; sleep 0.4; echo end-a >> {log}"),
+            format!("echo b >> {log}"),
+            format!("echo c >> {log}"),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let exec = std::sync::Arc::clone(&exec);
+            let s = s.clone();
+            calls.push(tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(100 * i as u64)).await;
+                run(&exec, &s, &command).await.exit_code
+            }));
+        }
+        for call in calls {
+            assert_eq!(call.await.expect("task"), Some(0));
+        }
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("log")).expect("log"),
+            "start-a\nend-a\nb\nc\n"
+        );
+        assert_eq!(exec.shells().len(), 1);
+    });
+}
+
+#[test]
 fn a_thousand_commands_leak_nothing() {
-    if !in_own_process("soak::a_thousand_commands_leak_nothing") {
+    if !in_own_process("executor::tests::a_thousand_commands_leak_nothing") {
         return;
     }
     with_session("soak", async |exec, s| {

@@ -1,0 +1,311 @@
+//! Waiting for one command to end: the events of a running command (output ready, the shell's
+//! report, timeout, abort, head satisfied, the shell's exit, a stop decided) and what each does.
+//!
+//! [`CommandRun::until_end`] is one `biased` `select!` over the events, each handled by a method
+//! of [`CommandRun`]. Stopping is polled before output: a command flooding its FIFO keeps the
+//! output branch ready forever, and must not starve its own timeout, abort or head stop.
+//!
+//! Output is read as it comes until the command has printed [`BULK_OUTPUT`]; from then on, while
+//! output keeps coming, the FIFO leaves the epoll set and is read every [`COALESCE`]: the
+//! producer then fills it without waking agentsh for every small write (a pipeline writes
+//! 4–8 KiB at a time), which costs far more than the bytes. When the flow stops, the FIFO is
+//! polled again.
+
+use std::future::Future;
+use std::io;
+use std::os::fd::OwnedFd;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::time::Duration;
+
+use agentsh_process::{ChildExit, CommandScope, Supervisor};
+use rustix::process::Signal;
+use tokio::io::unix::AsyncFd;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::{Output, StopMethod, StopReason, Verdict, stop_command};
+use crate::bootstrap;
+use crate::fifo::{Fifo, read_fd};
+
+/// How long a stopped command's shell gets to come back (report a status) after the
+/// command's processes were ended, before it is replaced.
+pub(crate) const STOP_GRACE: Duration = Duration::from_secs(1);
+/// Once a command has printed this much, its FIFO is read on a timer (see the module docs).
+const BULK_OUTPUT: u64 = 1 << 20;
+/// The pause of a bulk reader (the FIFO holds 1 MiB, so a fast producer is not held up).
+const COALESCE: Duration = Duration::from_millis(1);
+/// Reads per timer tick of a bulk reader, each up to the read buffer's size.
+const MAX_READS_PER_TICK: usize = 16;
+/// The most read from the command channel at once (reports are a few bytes).
+const REPORT_READ: usize = 256;
+
+/// How the wait for a command ended.
+pub(super) enum CommandEnd {
+    /// The loop reported the command's status.
+    Reported(i32),
+    /// The supervisor reported the shell's exit.
+    ShellExited(ChildExit),
+    /// The shell closed the command channel (it exited).
+    ChannelClosed,
+    /// The shell did not report ready within its start-up limit.
+    StartupTimeout,
+    /// The shell cannot be kept.
+    Replace,
+}
+
+type StopFuture = Pin<Box<dyn Future<Output = Verdict> + Send>>;
+
+/// Whether the shell's loop has reported ready.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Readiness {
+    /// It has: the command's own timeout applies.
+    Ready,
+    /// Not yet: the start-up limit, ending at this instant, applies until it does.
+    StartingUntil(Instant),
+}
+
+/// What the command run needs to stop its command.
+pub(super) struct StopPlan {
+    pub(super) scope: CommandScope,
+    pub(super) method: StopMethod,
+    pub(super) stop_file: PathBuf,
+}
+
+/// One command's state between events.
+pub(super) struct CommandRun<'a> {
+    /// The command's number (its report carries it).
+    seq: u64,
+    timeout: Duration,
+    stop: StopPlan,
+    fifo: &'a mut Fifo,
+    out: &'a mut dyn Output,
+    buf: &'a mut [u8],
+    /// Bytes of a report line received so far.
+    report: &'a mut Vec<u8>,
+    /// The loop reported ready (the command's own time runs from then).
+    pub(super) shell_ready: bool,
+    /// When the start-up limit ends (shell not ready yet), then when the command times out.
+    deadline: Instant,
+    /// Set once the command is being stopped.
+    pub(super) stopped: Option<StopReason>,
+    stopper: Option<StopFuture>,
+    /// After the shell was told to unwind: when to give up waiting for its report.
+    grace_until: Option<Instant>,
+    /// While reading bulk output on a timer: the next read.
+    next_bulk_read: Option<Instant>,
+    output_bytes: u64,
+}
+
+impl<'a> CommandRun<'a> {
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn new(
+        seq: u64,
+        timeout: Duration,
+        stop: StopPlan,
+        fifo: &'a mut Fifo,
+        out: &'a mut dyn Output,
+        buf: &'a mut [u8],
+        report: &'a mut Vec<u8>,
+        readiness: Readiness,
+    ) -> Self {
+        let (shell_ready, deadline) = match readiness {
+            Readiness::Ready => (true, Instant::now() + timeout),
+            Readiness::StartingUntil(limit) => (false, limit),
+        };
+        Self {
+            seq,
+            timeout,
+            stop,
+            fifo,
+            out,
+            buf,
+            report,
+            shell_ready,
+            deadline,
+            stopped: None,
+            stopper: None,
+            grace_until: None,
+            next_bulk_read: None,
+            output_bytes: 0,
+        }
+    }
+
+    /// Handles events until the command ends.
+    pub(super) async fn until_end(
+        &mut self,
+        supervisor: &mut Supervisor,
+        commands: &AsyncFd<OwnedFd>,
+        cancel: &CancellationToken,
+    ) -> CommandEnd {
+        loop {
+            let end = tokio::select! {
+                // Stopping comes first: see the module docs.
+                biased;
+                verdict = poll_stopper(&mut self.stopper) => self.on_stop_decided(verdict),
+                () = sleep_until_opt(self.grace_until) => Some(CommandEnd::Replace),
+                () = tokio::time::sleep_until(self.deadline), if self.stopped.is_none() => {
+                    self.on_deadline()
+                }
+                () = cancel.cancelled(), if self.stopped.is_none() => {
+                    self.begin_stop(StopReason::Abort);
+                    None
+                }
+                ready = commands.readable() => match ready {
+                    Ok(mut guard) => {
+                        let read = guard.try_io(|fd| {
+                            read_fd(fd.get_ref(), &mut self.buf[..REPORT_READ])
+                        });
+                        match read {
+                            // EOF or a failed read: the shell closed its end (it exited).
+                            Ok(Ok(0) | Err(_)) => Some(CommandEnd::ChannelClosed),
+                            Ok(Ok(n)) => self.on_report_bytes(n),
+                            Err(_would_block) => None,
+                        }
+                    }
+                    Err(_) => Some(CommandEnd::Replace),
+                },
+                exit = supervisor.wait_child() => Some(match exit {
+                    Ok(exit) => CommandEnd::ShellExited(exit),
+                    Err(_) => CommandEnd::Replace,
+                }),
+                read = self.fifo.read_ready(self.buf), if self.fifo.is_polled() => match read {
+                    // EOF is impossible while agentsh holds a writer: the channel is broken,
+                    // and the shell cannot be trusted any more.
+                    Ok(0) | Err(_) => Some(CommandEnd::Replace),
+                    Ok(n) => {
+                        self.on_output(n);
+                        None
+                    }
+                },
+                () = sleep_until_opt(self.next_bulk_read) => self.on_bulk_read_due(),
+            };
+            if let Some(end) = end {
+                return end;
+            }
+        }
+    }
+
+    /// The stop in progress decided whether the shell can be kept.
+    fn on_stop_decided(&mut self, verdict: Verdict) -> Option<CommandEnd> {
+        self.stopper = None;
+        match verdict {
+            Verdict::AwaitReport => {
+                self.grace_until = Some(Instant::now() + STOP_GRACE);
+                None
+            }
+            Verdict::Replace => Some(CommandEnd::Replace),
+        }
+    }
+
+    /// The start-up limit or the command's timeout passed.
+    fn on_deadline(&mut self) -> Option<CommandEnd> {
+        if !self.shell_ready {
+            return Some(CommandEnd::StartupTimeout);
+        }
+        self.begin_stop(StopReason::Timeout);
+        None
+    }
+
+    /// The first `n` bytes of the buffer arrived on the command channel.
+    fn on_report_bytes(&mut self, n: usize) -> Option<CommandEnd> {
+        self.report.extend_from_slice(&self.buf[..n]);
+        // One read can hold the ready line and the command's report.
+        while let Some(end) = self.report.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = self.report.drain(..=end).collect();
+            match bootstrap::parse_report(&line[..end]) {
+                Some(bootstrap::READY) if !self.shell_ready => {
+                    self.shell_ready = true;
+                    self.deadline = Instant::now() + self.timeout;
+                }
+                Some((done, status)) if done == self.seq && self.shell_ready => {
+                    return Some(CommandEnd::Reported(status));
+                }
+                // Anything else on the loop's own channel: the shell's state is unknown.
+                _ => return Some(CommandEnd::Replace),
+            }
+        }
+        None
+    }
+
+    /// The first `n` bytes of the buffer came from the FIFO while it was polled.
+    fn on_output(&mut self, n: usize) {
+        self.pass_on(n);
+        self.output_bytes += n as u64;
+        if n < self.buf.len() && self.output_bytes >= BULK_OUTPUT {
+            // Bulk output: read on a timer from now on (see the module docs).
+            self.fifo.unpoll();
+            self.next_bulk_read = Some(Instant::now() + COALESCE);
+        }
+    }
+
+    /// A bulk reader's timer fired: reads what came meanwhile, then waits again while output
+    /// flows, or goes back to polling when it stopped.
+    fn on_bulk_read_due(&mut self) -> Option<CommandEnd> {
+        self.next_bulk_read = None;
+        let mut flowing = false;
+        let mut broken = false;
+        for _ in 0..MAX_READS_PER_TICK {
+            match self.fifo.read_now(self.buf) {
+                Ok(0) => broken = true,
+                Ok(n) => {
+                    flowing = true;
+                    self.pass_on(n);
+                    if n == self.buf.len() {
+                        continue;
+                    }
+                }
+                Err(err) => broken = err.kind() != io::ErrorKind::WouldBlock,
+            }
+            break;
+        }
+        if broken {
+            return Some(CommandEnd::Replace);
+        }
+        if flowing {
+            self.next_bulk_read = Some(Instant::now() + COALESCE);
+        } else if self.fifo.poll().is_err() {
+            return Some(CommandEnd::Replace);
+        }
+        None
+    }
+
+    /// Passes the first `n` bytes of the buffer on; stops the command once its head limit is
+    /// satisfied.
+    fn pass_on(&mut self, n: usize) {
+        self.out.chunk(&self.buf[..n]);
+        if self.stopped.is_none() && self.out.head_satisfied() {
+            self.begin_stop(StopReason::Head);
+        }
+    }
+
+    fn begin_stop(&mut self, reason: StopReason) {
+        self.stopped = Some(reason);
+        // A satisfied head ends the producer like `head` closing its pipe would.
+        let signal = if reason == StopReason::Head {
+            Signal::PIPE
+        } else {
+            Signal::TERM
+        };
+        self.stopper = Some(Box::pin(stop_command(
+            self.stop.scope.clone(),
+            self.stop.method,
+            self.stop.stop_file.clone(),
+            signal,
+        )));
+    }
+}
+
+async fn poll_stopper(stopper: &mut Option<StopFuture>) -> Verdict {
+    match stopper {
+        Some(future) => future.await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn sleep_until_opt(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}

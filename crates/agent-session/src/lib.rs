@@ -30,7 +30,7 @@ pub use agentsh_pty_runtime::{KeyAction, PtyController, Terminal, TerminalSize};
 pub use agentsh_shell_executor::{CancellationToken, ExecError, ExecutorConfig, ShellExecutor};
 pub use args::{ArgsError, BashArgs};
 pub use cwd::{CwdError, check_cwd, resolve_cwd};
-pub use pty_selection::{COMPAT_NO_PTY_ENV, NO_PTY_ENV, use_pty};
+pub use pty_selection::{COMPAT_NO_PTY_ENV, HostUi, NO_PTY_ENV, use_pty};
 pub use result::{
     BANG_CANCELLED, FinishedRun, HeadCapture, ShownRange, ToolContent, ToolDetails, ToolMeta,
     ToolOutcome, ToolResult, TruncatedBy, Truncation, TruncationDirection, bang_context_text,

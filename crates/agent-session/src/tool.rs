@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use crate::args::BashArgs;
 use crate::cwd::check_cwd;
-use crate::pty_selection::use_pty;
+use crate::pty_selection::{HostUi, use_pty};
 use crate::result::{
     FinishedRun, HeadCapture, ToolDetails, ToolOutcome, ToolResult, blocked_result,
     build_tool_result, cwd_error_result,
@@ -144,7 +144,7 @@ impl BashTool {
             use_pty(
                 settings.bash.virtual_terminal,
                 |name| std::env::var_os(name),
-                true,
+                HostUi::Interactive,
             )
         });
         let (run, sink) = if let Some(host) = pty_host {

@@ -66,7 +66,7 @@ mod tool;
 pub use agentsh_artifact_store::ArtifactText;
 pub use agentsh_pty_runtime::PtyController;
 pub use agentsh_shell_executor::{CancellationToken, ShellExecutor};
-pub use args::{ArgsError, BashArgs, json_kind};
+pub use args::{ArgsError, BashArgs};
 pub use cwd::{CwdError, check_cwd, resolve_cwd};
 pub use pty_selection::{COMPAT_NO_PTY_ENV, NO_PTY_ENV, use_pty};
 pub use result::{

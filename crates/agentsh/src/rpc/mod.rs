@@ -1,4 +1,5 @@
-//! RPC mode (SPEC §11): JSON lines both ways.
+//! RPC mode: JSON lines both ways (the requests, responses and events are listed in the
+//! crate README).
 //!
 //! Three parts, so that input is read while commands run and output lines never interleave:
 //!

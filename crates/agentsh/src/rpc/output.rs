@@ -65,7 +65,7 @@ pub enum Message {
         tool_call_id: String,
         /// The tool.
         tool_name: String,
-        /// The tool result (SPEC §9, already serialised).
+        /// The tool result (already serialised).
         result: Box<RawValue>,
         /// The result's `isError`.
         is_error: bool,

@@ -239,7 +239,7 @@ impl Server {
         let output = self.output.clone();
         let request_id = id.clone();
         self.spawn(id, NAME, async move {
-            // RPC has no interactive UI: never a PTY (SPEC §8).
+            // RPC has no interactive UI: never a PTY.
             let context = ToolContext {
                 tool_names,
                 cancel,

@@ -1,10 +1,12 @@
 //! Requests: one JSON object per line, read in two passes.
 //!
 //! The first pass is lenient: it parses the line as JSON and takes the `id` and the `type` out
-//! of the object, so that a request rejected later still has its `id` echoed. The second reads
-//! the fields of that type with serde derive ([`RequestType`] names the types, one struct per
-//! type holds its fields), `serde_path_to_error` naming the field a bad value is in, down to the
-//! index in an array (`toolNames[1]`).
+//! of the object, so that a request rejected later still has its `id` echoed. (A line that is
+//! not JSON has no `id` to echo.) The second reads the fields of that type with serde derive:
+//! [`RequestType`] is the tag, one struct per type holds its fields, and `serde_path_to_error`
+//! names the field a bad value is in, down to the index in an array (`toolNames[1]`). It is not
+//! one `#[serde(tag = "type")]` enum because serde buffers the fields of an internally tagged
+//! enum before reading them, which loses the path of a bad value.
 
 use serde::de::{self, Deserialize, DeserializeOwned, Deserializer, IntoDeserializer};
 use serde_json::Value;
@@ -79,11 +81,11 @@ impl Command {
         }
     }
 
-    /// The command of type `kind` from the request object's other fields.
-    fn from_fields(kind: RequestType, fields: Value) -> Result<Self, FieldError> {
+    /// The command of type `kind` from the request object's other fields (`fields`) on `line`.
+    fn from_fields(kind: RequestType, fields: Value, line: &str) -> Result<Self, FieldError> {
         Ok(match kind {
             RequestType::Bash => {
-                let BashFields { command, timeout } = deserialize(fields)?;
+                let BashFields { command, timeout } = deserialize(fields, line)?;
                 Self::Bash {
                     command: required(command, "command")?.0,
                     timeout: timeout.map(|seconds| seconds.0),
@@ -96,7 +98,7 @@ impl Command {
                     name,
                     arguments,
                     tool_names,
-                } = deserialize(fields)?;
+                } = deserialize(fields, line)?;
                 Self::ToolCall {
                     tool_call_id: required(tool_call_id, "toolCallId")?.0,
                     name: required(name, "name")?.0,
@@ -105,7 +107,7 @@ impl Command {
                 }
             }
             RequestType::Abort => {
-                let AbortFields { tool_call_id } = deserialize(fields)?;
+                let AbortFields { tool_call_id } = deserialize(fields, line)?;
                 Self::Abort {
                     tool_call_id: required(tool_call_id, "toolCallId")?.0,
                 }
@@ -115,7 +117,7 @@ impl Command {
                     artifact_id,
                     offset,
                     limit,
-                } = deserialize(fields)?;
+                } = deserialize(fields, line)?;
                 Self::ReadArtifact {
                     artifact_id: required(artifact_id, "artifactId")?.0,
                     offset: offset.map(|count| count.0),
@@ -244,7 +246,9 @@ pub fn parse_line(bytes: &[u8]) -> Result<Option<Request>, RequestError> {
         }
     };
     let command = match RequestType::from_name(&type_name) {
-        Ok(kind) => Command::from_fields(kind, Value::Object(object)).map_err(RpcError::Field),
+        Ok(kind) => {
+            Command::from_fields(kind, Value::Object(object), text).map_err(RpcError::Field)
+        }
         Err(expected) => Err(RpcError::UnknownType {
             name: type_name.clone(),
             expected,
@@ -261,9 +265,23 @@ pub fn parse_line(bytes: &[u8]) -> Result<Option<Request>, RequestError> {
 }
 
 /// Reads a type's fields from the request object (without `id` and `type`; other unknown
-/// fields are ignored).
-fn deserialize<T: DeserializeOwned>(fields: Value) -> Result<T, FieldError> {
-    serde_path_to_error::deserialize(fields).map_err(|err| FieldError::Invalid {
+/// fields are ignored). The object is moved in and nothing is tracked: tracking the path costs
+/// time on every request (it keeps each key it passes), so only a request found to be bad is
+/// read again, from its `line`, with `serde_path_to_error` to find where.
+fn deserialize<T: DeserializeOwned>(fields: Value, line: &str) -> Result<T, FieldError> {
+    T::deserialize(fields).map_err(|err| {
+        locate::<T>(line).unwrap_or_else(|| FieldError::Invalid {
+            path: ".".to_owned(),
+            problem: err.to_string(),
+        })
+    })
+}
+
+/// Where and why reading `T` from the request object of `line` fails.
+fn locate<T: DeserializeOwned>(line: &str) -> Option<FieldError> {
+    let value: Value = serde_json::from_str(line).ok()?;
+    let err = serde_path_to_error::deserialize::<_, T>(value).err()?;
+    Some(FieldError::Invalid {
         path: err.path().to_string(),
         problem: err.into_inner().to_string(),
     })

@@ -1,4 +1,4 @@
-//! Finding and loading the configuration file (SPEC §12) for either mode.
+//! Finding and loading the configuration file (TOML, every key optional) for either mode.
 
 use std::path::{Path, PathBuf};
 

@@ -1,4 +1,4 @@
-//! Print mode: `agentsh exec … -- <command…>`, one `bash` tool call (SPEC §11).
+//! Print mode: `agentsh exec … -- <command…>`, one `bash` tool call.
 
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -63,7 +63,7 @@ pub fn run(args: ExecArgs) -> ExitCode {
         .map_err(Failure::Session)?;
         print_warnings(&session.take_warnings());
         let cancel = CancellationToken::new();
-        // Print mode has no interactive UI: never a PTY (SPEC §8).
+        // Print mode has no interactive UI: never a PTY.
         let context = ToolContext {
             tool_names: args.tools,
             cancel: cancel.clone(),
@@ -80,16 +80,16 @@ pub fn run(args: ExecArgs) -> ExitCode {
             }
             if interrupted {
                 // A second signal: stop waiting. Exiting closes every supervisor's control
-                // pipe, which ends whatever is left (SPEC §6, "agentsh dying").
+                // pipe, which ends whatever is left.
                 std::process::exit(i32::from(EXIT_INTERRUPTED));
             }
             interrupted = true;
             cancel.cancel();
         };
         // No `session.shutdown()`: the process ends right after printing, and its end closes
-        // every supervisor's control pipe, which ends each shell's whole tree (SPEC §6, "agentsh
-        // dying"). An orderly close would only add the shell's stop-and-kill round trips
-        // (~30 ms, most of the cost of `agentsh exec -- true`).
+        // every supervisor's control pipe, which ends each shell's whole tree. An orderly close
+        // would only add the shell's stop-and-kill round trips (~30 ms, most of the cost of
+        // `agentsh exec -- true`).
         print_warnings(&session.take_warnings());
         Ok((outcome, interrupted))
     });

@@ -2,9 +2,11 @@
 //!
 //! - `agentsh exec [--cwd DIR] [--timeout S] [--head N] [--tail N] [--tools a,b] [--config FILE]
 //!   [--json] -- <command…>` (print mode, [`exec`]): one `bash` tool call, printed as its
-//!   text or, with `--json`, as the tool result object (SPEC §9).
-//! - `agentsh rpc [--config FILE] [--cwd DIR]` (RPC mode, [`rpc`]): JSON lines both ways
-//!   (SPEC §11).
+//!   text or, with `--json`, as the tool result object.
+//! - `agentsh rpc [--config FILE] [--cwd DIR]` (RPC mode, [`rpc`]): JSON lines both ways,
+//!   requests on stdin, responses and events on stdout.
+//!
+//! The crate README describes both modes as a user meets them.
 //!
 //! Both modes drive an `agentsh_agent_session::AgentSession`. Logs go to stderr only, filtered
 //! by `RUST_LOG` (default: warnings); stdout carries results only.

@@ -5,30 +5,30 @@ use std::io::{self, BufRead};
 /// The longest request line accepted (without its `\n`): 32 MiB.
 pub const MAX_LINE_BYTES: usize = 32 * 1024 * 1024;
 
-/// One line of input.
+/// One line of input, as cut by a [`LineSplitter`].
 #[derive(Debug, PartialEq, Eq)]
-pub enum Frame {
+pub enum InputLine {
     /// A line (without its `\n`) of at most the limit.
-    Line(Vec<u8>),
+    Complete(Vec<u8>),
     /// A line longer than the limit; its bytes were skipped, not kept.
-    TooLong {
+    Oversized {
         /// Its length without the `\n`.
         bytes: u64,
     },
 }
 
-/// Cuts a byte stream, pushed in chunks of any size, into [`Frame`]s. A line over the limit is
+/// Cuts a byte stream, pushed in chunks of any size, into [`InputLine`]s. A line over the limit is
 /// skipped up to its `\n` while only its length is counted.
 #[derive(Debug)]
-pub struct Framer {
+pub struct LineSplitter {
     max_bytes: usize,
     buf: Vec<u8>,
     /// The length so far of a line found to be too long.
     skipped: Option<u64>,
 }
 
-impl Framer {
-    /// A framer of lines of at most `max_bytes` bytes.
+impl LineSplitter {
+    /// A splitter of lines of at most `max_bytes` bytes.
     pub fn new(max_bytes: usize) -> Self {
         Self {
             max_bytes,
@@ -39,7 +39,7 @@ impl Framer {
 
     /// Takes `chunk` up to and including its first `\n`. Returns how many bytes were taken
     /// and, when they ended a line, that line.
-    pub fn push(&mut self, chunk: &[u8]) -> (usize, Option<Frame>) {
+    pub fn push(&mut self, chunk: &[u8]) -> (usize, Option<InputLine>) {
         let (part, consumed, ends_line) = match memchr::memchr(b'\n', chunk) {
             Some(at) => (&chunk[..at], at + 1, true),
             None => (chunk, chunk.len(), false),
@@ -56,25 +56,25 @@ impl Framer {
     }
 
     /// At end of input: the last line, if it did not end with `\n`.
-    pub fn finish(&mut self) -> Option<Frame> {
+    pub fn finish(&mut self) -> Option<InputLine> {
         (self.skipped.is_some() || !self.buf.is_empty()).then(|| self.take())
     }
 
     /// The line ended: hands over its bytes (the buffer goes with them, so one huge request does
     /// not keep its memory for the rest of the session).
-    fn take(&mut self) -> Frame {
+    fn take(&mut self) -> InputLine {
         match self.skipped.take() {
-            Some(bytes) => Frame::TooLong { bytes },
-            None => Frame::Line(std::mem::take(&mut self.buf)),
+            Some(bytes) => InputLine::Oversized { bytes },
+            None => InputLine::Complete(std::mem::take(&mut self.buf)),
         }
     }
 }
 
-/// Reads [`Frame`]s from a [`BufRead`] (a [`Framer`] over blocking reads). The last line may
+/// Reads [`InputLine`]s from a [`BufRead`] (a [`LineSplitter`] over blocking reads). The last line may
 /// end at end of input without a `\n`.
 pub struct LineReader<R> {
     inner: R,
-    framer: Framer,
+    splitter: LineSplitter,
 }
 
 impl<R: BufRead> LineReader<R> {
@@ -82,12 +82,12 @@ impl<R: BufRead> LineReader<R> {
     pub fn new(inner: R, max_bytes: usize) -> Self {
         Self {
             inner,
-            framer: Framer::new(max_bytes),
+            splitter: LineSplitter::new(max_bytes),
         }
     }
 
     /// The next line, or `None` at end of input.
-    pub fn next_frame(&mut self) -> io::Result<Option<Frame>> {
+    pub fn next_line(&mut self) -> io::Result<Option<InputLine>> {
         loop {
             let chunk = match self.inner.fill_buf() {
                 Ok(chunk) => chunk,
@@ -95,12 +95,12 @@ impl<R: BufRead> LineReader<R> {
                 Err(err) => return Err(err),
             };
             if chunk.is_empty() {
-                return Ok(self.framer.finish());
+                return Ok(self.splitter.finish());
             }
-            let (consumed, frame) = self.framer.push(chunk);
+            let (consumed, line) = self.splitter.push(chunk);
             self.inner.consume(consumed);
-            if frame.is_some() {
-                return Ok(frame);
+            if line.is_some() {
+                return Ok(line);
             }
         }
     }
@@ -112,25 +112,25 @@ mod tests {
 
     use super::*;
 
-    fn frames(input: &[u8], max: usize, capacity: usize) -> Vec<Frame> {
+    fn lines_of(input: &[u8], max: usize, capacity: usize) -> Vec<InputLine> {
         let mut reader =
             LineReader::new(BufReader::with_capacity(capacity, Cursor::new(input)), max);
         let mut out = Vec::new();
-        while let Some(frame) = reader.next_frame().expect("in-memory read") {
-            out.push(frame);
+        while let Some(line) = reader.next_line().expect("in-memory read") {
+            out.push(line);
         }
         out
     }
 
-    fn line(text: &str) -> Frame {
-        Frame::Line(text.as_bytes().to_vec())
+    fn line(text: &str) -> InputLine {
+        InputLine::Complete(text.as_bytes().to_vec())
     }
 
     #[test]
     fn splits_at_newlines_whatever_the_buffer_size() {
         for capacity in [1, 2, 3, 7, 64] {
             assert_eq!(
-                frames(b"ab\n\ncde\nf", 10, capacity),
+                lines_of(b"ab\n\ncde\nf", 10, capacity),
                 [line("ab"), line(""), line("cde"), line("f")],
                 "capacity {capacity}"
             );
@@ -139,24 +139,24 @@ mod tests {
 
     #[test]
     fn a_final_newline_starts_no_empty_line() {
-        assert_eq!(frames(b"x\n", 10, 4), [line("x")]);
-        assert!(frames(b"", 10, 4).is_empty());
+        assert_eq!(lines_of(b"x\n", 10, 4), [line("x")]);
+        assert!(lines_of(b"", 10, 4).is_empty());
     }
 
     #[test]
     fn the_limit_is_inclusive() {
-        assert_eq!(frames(b"12345\n", 5, 2), [line("12345")]);
+        assert_eq!(lines_of(b"12345\n", 5, 2), [line("12345")]);
         assert_eq!(
-            frames(b"123456\nok\n", 5, 2),
-            [Frame::TooLong { bytes: 6 }, line("ok")]
+            lines_of(b"123456\nok\n", 5, 2),
+            [InputLine::Oversized { bytes: 6 }, line("ok")]
         );
     }
 
     #[test]
     fn an_overlong_line_at_end_of_input_is_reported() {
         assert_eq!(
-            frames(b"ok\n1234567", 5, 3),
-            [line("ok"), Frame::TooLong { bytes: 7 }]
+            lines_of(b"ok\n1234567", 5, 3),
+            [line("ok"), InputLine::Oversized { bytes: 7 }]
         );
     }
 
@@ -190,12 +190,12 @@ mod tests {
         let mut reader =
             LineReader::new(BufReader::with_capacity(64 * 1024, source), MAX_LINE_BYTES);
         assert_eq!(
-            reader.next_frame().expect("read"),
-            Some(Frame::TooLong { bytes: len })
+            reader.next_line().expect("read"),
+            Some(InputLine::Oversized { bytes: len })
         );
         // Once the limit is passed the buffer is released and the rest is only counted.
-        assert_eq!(reader.framer.buf.capacity(), 0);
-        assert_eq!(reader.next_frame().expect("read"), Some(line("{}")));
-        assert_eq!(reader.next_frame().expect("read"), None);
+        assert_eq!(reader.splitter.buf.capacity(), 0);
+        assert_eq!(reader.next_line().expect("read"), Some(line("{}")));
+        assert_eq!(reader.next_line().expect("read"), None);
     }
 }

@@ -1,14 +1,15 @@
 //! Reading requests from stdin: framing, parsing, and handing them to the dispatcher.
 
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
 
+use rustix::fs::{FileType, OFlags};
 use tokio::io::Interest;
 use tokio::io::unix::AsyncFd;
 use tokio::sync::mpsc;
 
-use super::framing::{Frame, Framer, LineReader, MAX_LINE_BYTES};
-use super::request::{Request, RequestError, parse_frame};
+use super::framing::{InputLine, LineReader, LineSplitter, MAX_LINE_BYTES};
+use super::request::{Request, RequestError, parse_input_line};
 
 /// What the dispatcher receives for each line.
 pub type Incoming = Result<Request, RequestError>;
@@ -21,34 +22,23 @@ const READ_BYTES: usize = 64 * 1024;
 /// else uses it, and non-blocking mode would leak to them. Dropping it restores the flags.
 pub struct AsyncStdin {
     fd: AsyncFd<OwnedFd>,
-    restore_flags: libc::c_int,
+    restore_flags: OFlags,
 }
 
 impl AsyncStdin {
     /// Stdin as an [`AsyncStdin`], or `None` (not a pipe or socket, or a call failed) for the
     /// blocking reader. Must be called within a runtime.
     pub fn open() -> Option<Self> {
-        // SAFETY: fstat on fd 0 into a zeroed stat buffer.
-        let mut stat: libc::stat = unsafe { std::mem::zeroed() };
-        if unsafe { libc::fstat(libc::STDIN_FILENO, &raw mut stat) } != 0 {
+        let stdin = rustix::stdio::stdin();
+        let kind = FileType::from_raw_mode(rustix::fs::fstat(stdin).ok()?.st_mode);
+        if kind != FileType::Fifo && kind != FileType::Socket {
             return None;
         }
-        let kind = stat.st_mode & libc::S_IFMT;
-        if kind != libc::S_IFIFO && kind != libc::S_IFSOCK {
-            return None;
-        }
-        // SAFETY: duplicating fd 0 (close-on-exec); the copy is owned below.
-        let copy = unsafe { libc::fcntl(libc::STDIN_FILENO, libc::F_DUPFD_CLOEXEC, 3) };
-        if copy < 0 {
-            return None;
-        }
-        // SAFETY: `copy` is a fresh descriptor nobody else owns.
-        let fd = unsafe { OwnedFd::from_raw_fd(copy) };
-        // SAFETY: fcntl on our own descriptor.
-        let flags = unsafe { libc::fcntl(copy, libc::F_GETFL) };
-        if flags < 0 || unsafe { libc::fcntl(copy, libc::F_SETFL, flags | libc::O_NONBLOCK) } < 0 {
-            return None;
-        }
+        // A close-on-exec copy (above the standard descriptors) that the AsyncFd owns; it
+        // shares fd 0's open file, and with it the flags.
+        let fd = rustix::io::fcntl_dupfd_cloexec(stdin, 3).ok()?;
+        let flags = rustix::fs::fcntl_getfl(&fd).ok()?;
+        rustix::fs::fcntl_setfl(&fd, flags | OFlags::NONBLOCK).ok()?;
         // SAFETY: the OwnedFd owns its descriptor for the whole life of the AsyncFd.
         match unsafe { AsyncFd::register_with_interest(fd, Interest::READABLE) } {
             Ok(fd) => Some(Self {
@@ -58,8 +48,8 @@ impl AsyncStdin {
             Err(err) => {
                 let err: io::Error = err.into();
                 tracing::debug!("stdin cannot be polled ({err}); reading it on a thread");
-                // SAFETY: fcntl on fd 0: undo the change above.
-                unsafe { libc::fcntl(libc::STDIN_FILENO, libc::F_SETFL, flags) };
+                // Undo the change above.
+                let _ = rustix::fs::fcntl_setfl(stdin, flags);
                 None
             }
         }
@@ -69,15 +59,9 @@ impl AsyncStdin {
     async fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
         loop {
             let mut ready = self.fd.readable().await?;
-            match ready.try_io(|fd| {
-                // SAFETY: reading into a valid buffer of `buf.len()` bytes.
-                let n = unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
-                if n < 0 {
-                    Err(io::Error::last_os_error())
-                } else {
-                    Ok(n.unsigned_abs())
-                }
-            }) {
+            match ready
+                .try_io(|fd| rustix::io::read(fd.get_ref(), &mut *buf).map_err(io::Error::from))
+            {
                 Ok(Err(err)) if err.kind() == io::ErrorKind::Interrupted => {}
                 Ok(result) => return result,
                 Err(_would_block) => {}
@@ -88,14 +72,14 @@ impl AsyncStdin {
 
 impl Drop for AsyncStdin {
     fn drop(&mut self) {
-        // SAFETY: fcntl on our own descriptor (it shares fd 0's open file).
-        unsafe { libc::fcntl(self.fd.as_raw_fd(), libc::F_SETFL, self.restore_flags) };
+        // Our copy shares fd 0's open file: this undoes the change for everyone who has it.
+        let _ = rustix::fs::fcntl_setfl(self.fd.get_ref(), self.restore_flags);
     }
 }
 
 /// Parses one line; `None` for a line that carries no request (blank).
-fn incoming(frame: &Frame) -> Option<Incoming> {
-    match parse_frame(frame) {
+fn incoming(line: &InputLine) -> Option<Incoming> {
+    match parse_input_line(line) {
         Ok(None) => None,
         Ok(Some(request)) => Some(Ok(request)),
         Err(err) => Some(Err(err)),
@@ -105,7 +89,7 @@ fn incoming(frame: &Frame) -> Option<Incoming> {
 /// The reader task: lines from a non-blocking stdin until end of input (or until the
 /// dispatcher is gone). Dropping `requests` tells the dispatcher that input ended.
 pub async fn read_async(stdin: AsyncStdin, requests: mpsc::Sender<Incoming>) {
-    let mut framer = Framer::new(MAX_LINE_BYTES);
+    let mut splitter = LineSplitter::new(MAX_LINE_BYTES);
     let mut buf = vec![0u8; READ_BYTES];
     loop {
         let n = match stdin.read(&mut buf).await {
@@ -116,16 +100,16 @@ pub async fn read_async(stdin: AsyncStdin, requests: mpsc::Sender<Incoming>) {
             }
         };
         if n == 0 {
-            if let Some(request) = framer.finish().as_ref().and_then(incoming) {
+            if let Some(request) = splitter.finish().as_ref().and_then(incoming) {
                 let _ = requests.send(request).await;
             }
             return;
         }
         let mut chunk = &buf[..n];
         while !chunk.is_empty() {
-            let (used, frame) = framer.push(chunk);
+            let (used, line) = splitter.push(chunk);
             chunk = &chunk[used..];
-            if let Some(request) = frame.as_ref().and_then(incoming)
+            if let Some(request) = line.as_ref().and_then(incoming)
                 && requests.send(request).await.is_err()
             {
                 return;
@@ -138,15 +122,15 @@ pub async fn read_async(stdin: AsyncStdin, requests: mpsc::Sender<Incoming>) {
 pub fn read_blocking(requests: &mpsc::Sender<Incoming>) {
     let mut lines = LineReader::new(io::stdin().lock(), MAX_LINE_BYTES);
     loop {
-        let frame = match lines.next_frame() {
-            Ok(Some(frame)) => frame,
+        let line = match lines.next_line() {
+            Ok(Some(line)) => line,
             Ok(None) => return,
             Err(err) => {
                 tracing::warn!("cannot read stdin: {err}; treating it as closed");
                 return;
             }
         };
-        if let Some(request) = incoming(&frame)
+        if let Some(request) = incoming(&line)
             && requests.blocking_send(request).is_err()
         {
             return;

@@ -1,9 +1,10 @@
-//! RPC mode (SPEC §11): JSON lines both ways.
+//! RPC mode: JSON lines both ways (the requests, responses and events are listed in the
+//! crate README).
 //!
 //! Three parts, so that input is read while commands run and output lines never interleave:
 //!
 //! - a reader splits stdin into lines of at most [`framing::MAX_LINE_BYTES`]
-//!   ([`framing::Framer`]; a longer line is skipped, not buffered) and parses each into a
+//!   ([`framing::LineSplitter`]; a longer line is skipped, not buffered) and parses each into a
 //!   [`request::Request`] or a [`request::RequestError`]. When stdin is a pipe or a socket (the
 //!   usual case: a client process) the reader is a task on the runtime, woken by `epoll`, so a
 //!   request reaches the dispatcher without a thread hand-off; otherwise (a terminal, a file) it
@@ -16,6 +17,7 @@
 //! On end of input every running command is ended, the session shut down, and the process exits
 //! with status 0.
 
+mod error;
 mod framing;
 mod input;
 mod output;

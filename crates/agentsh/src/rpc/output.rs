@@ -15,6 +15,8 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 
+use super::error::RpcError;
+
 /// One line of output.
 #[derive(Debug, Clone, Serialize)]
 #[serde(
@@ -63,7 +65,7 @@ pub enum Message {
         tool_call_id: String,
         /// The tool.
         tool_name: String,
-        /// The tool result (SPEC §9, already serialised).
+        /// The tool result (already serialised).
         result: Box<RawValue>,
         /// The result's `isError`.
         is_error: bool,
@@ -111,14 +113,15 @@ impl Message {
         }
     }
 
-    /// A failed response.
-    pub fn failure(id: Option<Value>, command: &str, error: impl Into<String>) -> Self {
+    /// A failed response: the one place a protocol failure becomes a response, its text the
+    /// `error`.
+    pub fn failure(id: Option<Value>, command: &str, error: &RpcError) -> Self {
         Self::Response {
             id,
             command: command.to_owned(),
             success: false,
             data: None,
-            error: Some(error.into()),
+            error: Some(error.to_string()),
         }
     }
 }
@@ -136,19 +139,22 @@ pub fn never_direct(_: usize) -> bool {
 /// wait). A pipe that polls writable has a free buffer for such a line, a socket has room in
 /// its send buffer, a file or `/dev/null` never blocks.
 pub fn stdout_has_room(len: usize) -> bool {
-    if len > libc::PIPE_BUF {
+    use rustix::event::{PollFd, PollFlags, Timespec};
+
+    if len > rustix::pipe::PIPE_BUF {
         return false;
     }
-    let mut fd = libc::pollfd {
-        fd: libc::STDOUT_FILENO,
-        events: libc::POLLOUT,
-        revents: 0,
+    let stdout = rustix::stdio::stdout();
+    let mut fds = [PollFd::new(&stdout, PollFlags::OUT)];
+    let no_wait = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
     };
-    // SAFETY: one valid pollfd, no wait.
-    let ready = unsafe { libc::poll(&raw mut fd, 1, 0) };
+    let ready = rustix::event::poll(&mut fds, Some(&no_wait)).unwrap_or(0);
+    let revents = fds[0].revents();
     ready == 1
-        && fd.revents & libc::POLLOUT != 0
-        && fd.revents & (libc::POLLERR | libc::POLLHUP) == 0
+        && revents.contains(PollFlags::OUT)
+        && !revents.intersects(PollFlags::ERR | PollFlags::HUP)
 }
 
 /// The writer shared by senders and the writer thread.
@@ -283,6 +289,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::rpc::error::ParseError;
 
     fn json_of(message: &Message) -> Value {
         serde_json::to_value(message).expect("serialisable")
@@ -314,7 +321,7 @@ mod tests {
             json_of(&Message::failure(
                 None,
                 "parse",
-                "Failed to parse command: x"
+                &RpcError::Parse(ParseError::Json(serde::de::Error::custom("x")))
             )),
             json!({"type": "response", "command": "parse", "success": false, "error": "Failed to parse command: x"})
         );

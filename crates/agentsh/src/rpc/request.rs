@@ -1,15 +1,21 @@
-//! Requests: one JSON object per line, checked field by field so every error names its field.
+//! Requests: one JSON object per line, read in two passes.
+//!
+//! The first pass is lenient: it parses the line as JSON and takes the `id` and the `type` out
+//! of the object, so that a request rejected later still has its `id` echoed. (A line that is
+//! not JSON has no `id` to echo.) The second reads the fields of that type with serde derive:
+//! [`RequestType`] is the tag, one struct per type holds its fields, and `serde_path_to_error`
+//! names the field a bad value is in, down to the index in an array (`toolNames[1]`). It is not
+//! one `#[serde(tag = "type")]` enum because serde buffers the fields of an internally tagged
+//! enum before reading them, which loses the path of a bad value.
 
-use agentsh_agent_session::json_kind;
-use serde_json::{Map, Value};
+use serde::de::{self, Deserialize, DeserializeOwned, Deserializer, IntoDeserializer};
+use serde_json::Value;
 
-use super::framing::{Frame, MAX_LINE_BYTES};
+use super::error::{FieldError, ParseError, RpcError, json_kind};
+use super::framing::InputLine;
 
 /// The `command` of a response to a line whose type could not be read.
 pub const PARSE_COMMAND: &str = "parse";
-
-/// Every request type, as listed in errors.
-const REQUEST_TYPES: &str = "bash, abort_bash, tool_call, abort, read_artifact";
 
 /// One request line, understood.
 #[derive(Debug, Clone, PartialEq)]
@@ -20,7 +26,7 @@ pub struct Request {
     pub command: Command,
 }
 
-/// The request types of SPEC §11.
+/// The request types, with their fields.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Command {
     /// `{"type": "bash", "command", "timeout"?}`: a user bang command.
@@ -62,48 +68,147 @@ pub enum Command {
 impl Command {
     /// The request type, as the `command` of its response.
     pub fn name(&self) -> &'static str {
+        self.request_type().name()
+    }
+
+    fn request_type(&self) -> RequestType {
         match self {
-            Self::Bash { .. } => "bash",
+            Self::Bash { .. } => RequestType::Bash,
+            Self::AbortBash => RequestType::AbortBash,
+            Self::ToolCall { .. } => RequestType::ToolCall,
+            Self::Abort { .. } => RequestType::Abort,
+            Self::ReadArtifact { .. } => RequestType::ReadArtifact,
+        }
+    }
+
+    /// The command of type `kind` from the request object's other fields (`fields`) on `line`.
+    fn from_fields(kind: RequestType, fields: Value, line: &str) -> Result<Self, FieldError> {
+        Ok(match kind {
+            RequestType::Bash => {
+                let BashFields { command, timeout } = deserialize(fields, line)?;
+                Self::Bash {
+                    command: required(command, "command")?.0,
+                    timeout: timeout.map(|seconds| seconds.0),
+                }
+            }
+            RequestType::AbortBash => Self::AbortBash,
+            RequestType::ToolCall => {
+                let ToolCallFields {
+                    tool_call_id,
+                    name,
+                    arguments,
+                    tool_names,
+                } = deserialize(fields, line)?;
+                Self::ToolCall {
+                    tool_call_id: required(tool_call_id, "toolCallId")?.0,
+                    name: required(name, "name")?.0,
+                    arguments: required(arguments, "arguments")?.0,
+                    tool_names: tool_names.map(|names| names.0).unwrap_or_default(),
+                }
+            }
+            RequestType::Abort => {
+                let AbortFields { tool_call_id } = deserialize(fields, line)?;
+                Self::Abort {
+                    tool_call_id: required(tool_call_id, "toolCallId")?.0,
+                }
+            }
+            RequestType::ReadArtifact => {
+                let ReadArtifactFields {
+                    artifact_id,
+                    offset,
+                    limit,
+                } = deserialize(fields, line)?;
+                Self::ReadArtifact {
+                    artifact_id: required(artifact_id, "artifactId")?.0,
+                    offset: offset.map(|count| count.0),
+                    limit: limit.map(|count| count.0),
+                }
+            }
+        })
+    }
+}
+
+/// The `type` of a request. Its serde names are the protocol's; [`RequestType::name`] spells
+/// them out for responses (a test keeps the two equal).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum RequestType {
+    Bash,
+    AbortBash,
+    ToolCall,
+    Abort,
+    ReadArtifact,
+}
+
+impl RequestType {
+    /// The type named `name`, or every type name when there is none.
+    fn from_name(name: &str) -> Result<Self, &'static [&'static str]> {
+        Self::deserialize(IntoDeserializer::<UnknownType>::into_deserializer(name))
+            .map_err(|UnknownType(expected)| expected)
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Self::Bash => "bash",
             Self::AbortBash => "abort_bash",
-            Self::ToolCall { .. } => "tool_call",
-            Self::Abort { .. } => "abort",
-            Self::ReadArtifact { .. } => "read_artifact",
+            Self::ToolCall => "tool_call",
+            Self::Abort => "abort",
+            Self::ReadArtifact => "read_artifact",
         }
     }
 }
 
+/// What serde reports when a name is not a [`RequestType`]: the names that are.
+#[derive(Debug)]
+struct UnknownType(&'static [&'static str]);
+
+impl std::fmt::Display for UnknownType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "expected one of: {}", self.0.join(", "))
+    }
+}
+
+impl std::error::Error for UnknownType {}
+
+impl de::Error for UnknownType {
+    fn custom<T: std::fmt::Display>(_: T) -> Self {
+        Self(&[])
+    }
+
+    fn unknown_variant(_: &str, expected: &'static [&'static str]) -> Self {
+        Self(expected)
+    }
+}
+
 /// A line that is not a valid request: answered with `success: false`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug)]
 pub struct RequestError {
     /// The request's `id`, when it could be read.
     pub id: Option<Value>,
     /// The request's type, or `parse` when it could not be read.
     pub command: String,
     /// What is wrong.
-    pub error: String,
+    pub error: RpcError,
 }
 
 impl RequestError {
-    fn parse(id: Option<Value>, reason: impl std::fmt::Display) -> Self {
+    fn parse(id: Option<Value>, error: ParseError) -> Self {
         Self {
             id,
             command: PARSE_COMMAND.to_owned(),
-            error: format!("Failed to parse command: {reason}"),
+            error: RpcError::Parse(error),
         }
     }
 }
 
 /// Understands one input line. `Ok(None)` for a blank line (ignored).
-pub fn parse_frame(frame: &Frame) -> Result<Option<Request>, RequestError> {
-    match frame {
-        Frame::TooLong { bytes } => Err(RequestError::parse(
+pub fn parse_input_line(line: &InputLine) -> Result<Option<Request>, RequestError> {
+    match line {
+        InputLine::Oversized { bytes } => Err(RequestError::parse(
             None,
-            format_args!(
-                "line exceeds {} MiB ({bytes} bytes)",
-                MAX_LINE_BYTES / (1024 * 1024)
-            ),
+            ParseError::TooLong { bytes: *bytes },
         )),
-        Frame::Line(bytes) => parse_line(bytes),
+        InputLine::Complete(bytes) => parse_line(bytes),
     }
 }
 
@@ -112,145 +217,263 @@ pub fn parse_line(bytes: &[u8]) -> Result<Option<Request>, RequestError> {
     let text = std::str::from_utf8(bytes).map_err(|err| {
         RequestError::parse(
             None,
-            format_args!(
-                "line is not valid UTF-8 (invalid byte at offset {})",
-                err.valid_up_to()
-            ),
+            ParseError::NotUtf8 {
+                offset: err.valid_up_to(),
+            },
         )
     })?;
     if text.trim().is_empty() {
         return Ok(None);
     }
-    let value: Value = serde_json::from_str(text).map_err(|err| RequestError::parse(None, err))?;
-    let Value::Object(map) = value else {
+    // The lenient pass: any JSON object, from which `id` and `type` are taken.
+    let value: Value = serde_json::from_str(text)
+        .map_err(|err| RequestError::parse(None, ParseError::Json(err)))?;
+    let Value::Object(mut object) = value else {
         return Err(RequestError::parse(
             None,
-            format_args!("expected a JSON object, got {}", json_kind(&value)),
+            ParseError::NotAnObject(json_kind(&value)),
         ));
     };
-    let id = map.get("id").filter(|id| !id.is_null()).cloned();
-    let kind_name = match map.get("type") {
-        None | Some(Value::Null) => {
-            return Err(RequestError::parse(id, "missing field `type`"));
-        }
-        Some(Value::String(name)) => name.clone(),
+    let id = object.remove("id").filter(|id| !id.is_null());
+    let type_name = match object.remove("type") {
+        None | Some(Value::Null) => return Err(RequestError::parse(id, ParseError::MissingType)),
+        Some(Value::String(name)) => name,
         Some(other) => {
             return Err(RequestError::parse(
                 id,
-                format_args!("field `type` must be a string, got {}", json_kind(other)),
+                ParseError::TypeNotAString(json_kind(&other)),
             ));
         }
     };
-    let fields = Fields(&map);
-    let command = match kind_name.as_str() {
-        "bash" => fields.bash(),
-        "abort_bash" => Ok(Command::AbortBash),
-        "tool_call" => fields.tool_call(),
-        "abort" => fields.abort(),
-        "read_artifact" => fields.read_artifact(),
-        other => Err(format!(
-            "Unknown command type `{other}` (expected one of: {REQUEST_TYPES})"
-        )),
+    let command = match RequestType::from_name(&type_name) {
+        Ok(kind) => {
+            Command::from_fields(kind, Value::Object(object), text).map_err(RpcError::Field)
+        }
+        Err(expected) => Err(RpcError::UnknownType {
+            name: type_name.clone(),
+            expected,
+        }),
+    };
+    match command {
+        Ok(command) => Ok(Some(Request { id, command })),
+        Err(error) => Err(RequestError {
+            id,
+            command: type_name,
+            error,
+        }),
     }
-    .map_err(|error| RequestError {
-        id: id.clone(),
-        command: kind_name.clone(),
-        error,
-    })?;
-    Ok(Some(Request { id, command }))
 }
 
-/// The fields of a request object; each getter's error names the field.
-struct Fields<'a>(&'a Map<String, Value>);
-
-impl Fields<'_> {
-    fn bash(&self) -> Result<Command, String> {
-        Ok(Command::Bash {
-            command: self.string("command")?,
-            timeout: self.optional_number("timeout")?,
+/// Reads a type's fields from the request object (without `id` and `type`; other unknown
+/// fields are ignored). The object is moved in and nothing is tracked: tracking the path costs
+/// time on every request (it keeps each key it passes), so only a request found to be bad is
+/// read again, from its `line`, with `serde_path_to_error` to find where.
+fn deserialize<T: DeserializeOwned>(fields: Value, line: &str) -> Result<T, FieldError> {
+    T::deserialize(fields).map_err(|err| {
+        locate::<T>(line).unwrap_or_else(|| FieldError::Invalid {
+            path: ".".to_owned(),
+            problem: err.to_string(),
         })
-    }
+    })
+}
 
-    fn tool_call(&self) -> Result<Command, String> {
-        let tool_call_id = self.string("toolCallId")?;
-        let name = self.string("name")?;
-        let arguments = match self.get("arguments") {
-            None => return Err(missing("arguments", "an object")),
-            Some(value @ Value::Object(_)) => value.clone(),
-            Some(other) => return Err(mistyped("arguments", "an object", other)),
-        };
-        let tool_names = match self.get("toolNames") {
-            None => Vec::new(),
-            Some(Value::Array(items)) => items
-                .iter()
-                .enumerate()
-                .map(|(index, item)| match item {
-                    Value::String(name) => Ok(name.clone()),
-                    other => Err(mistyped(&format!("toolNames[{index}]"), "a string", other)),
-                })
-                .collect::<Result<_, _>>()?,
-            Some(other) => return Err(mistyped("toolNames", "an array of strings", other)),
-        };
-        Ok(Command::ToolCall {
-            tool_call_id,
-            name,
-            arguments,
-            tool_names,
-        })
-    }
+/// Where and why reading `T` from the request object of `line` fails.
+fn locate<T: DeserializeOwned>(line: &str) -> Option<FieldError> {
+    let value: Value = serde_json::from_str(line).ok()?;
+    let err = serde_path_to_error::deserialize::<_, T>(value).err()?;
+    Some(FieldError::Invalid {
+        path: err.path().to_string(),
+        problem: err.into_inner().to_string(),
+    })
+}
 
-    fn abort(&self) -> Result<Command, String> {
-        Ok(Command::Abort {
-            tool_call_id: self.string("toolCallId")?,
-        })
-    }
+/// A required field's value; `None` (absent or `null`) is an error naming it.
+fn required<T: Expected>(value: Option<T>, field: &'static str) -> Result<T, FieldError> {
+    value.ok_or(FieldError::Missing {
+        field,
+        expected: T::EXPECTED,
+    })
+}
 
-    fn read_artifact(&self) -> Result<Command, String> {
-        Ok(Command::ReadArtifact {
-            artifact_id: self.string("artifactId")?,
-            offset: self.optional_count("offset")?,
-            limit: self.optional_count("limit")?,
-        })
-    }
+/// The fields of a `bash` request. (`null` counts as absent for every field: `Option`.)
+#[derive(serde::Deserialize)]
+struct BashFields {
+    command: Option<Text>,
+    timeout: Option<Number>,
+}
 
-    /// A field; `null` counts as absent.
-    fn get(&self, name: &str) -> Option<&Value> {
-        self.0.get(name).filter(|value| !value.is_null())
-    }
+/// The fields of a `tool_call` request.
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ToolCallFields {
+    tool_call_id: Option<Text>,
+    name: Option<Text>,
+    arguments: Option<Object>,
+    tool_names: Option<Names>,
+}
 
-    fn string(&self, name: &str) -> Result<String, String> {
-        match self.get(name) {
-            None => Err(missing(name, "a string")),
-            Some(Value::String(text)) => Ok(text.clone()),
-            Some(other) => Err(mistyped(name, "a string", other)),
+/// The fields of an `abort` request.
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AbortFields {
+    tool_call_id: Option<Text>,
+}
+
+/// The fields of a `read_artifact` request.
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ReadArtifactFields {
+    artifact_id: Option<Text>,
+    offset: Option<LineCount>,
+    limit: Option<LineCount>,
+}
+
+/// A field type, as named in errors.
+trait Expected {
+    /// What a value must be (`a string`).
+    const EXPECTED: &'static str;
+}
+
+/// The error for a value of the wrong JSON type: `must be <expected>, got <kind>`; the caller
+/// puts the field's path in front.
+fn mistyped<T: Expected, E: de::Error>(got: &Value) -> E {
+    E::custom(format_args!(
+        "must be {}, got {}",
+        T::EXPECTED,
+        json_kind(got)
+    ))
+}
+
+/// A string.
+struct Text(String);
+
+impl Expected for Text {
+    const EXPECTED: &'static str = "a string";
+}
+
+impl<'de> Deserialize<'de> for Text {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match Value::deserialize(deserializer)? {
+            Value::String(text) => Ok(Self(text)),
+            other => Err(mistyped::<Self, _>(&other)),
         }
     }
+}
 
-    fn optional_number(&self, name: &str) -> Result<Option<f64>, String> {
-        match self.get(name) {
-            None => Ok(None),
-            Some(Value::Number(number)) => Ok(number.as_f64()),
-            Some(other) => Err(mistyped(name, "a number", other)),
+/// Any JSON number, as `f64`.
+struct Number(f64);
+
+impl Expected for Number {
+    const EXPECTED: &'static str = "a number";
+}
+
+impl<'de> Deserialize<'de> for Number {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match Value::deserialize(deserializer)? {
+            Value::Number(number) => number
+                .as_f64()
+                .map(Self)
+                .ok_or_else(|| de::Error::custom(format_args!("must be a number, got {number}"))),
+            other => Err(mistyped::<Self, _>(&other)),
         }
     }
+}
 
-    fn optional_count(&self, name: &str) -> Result<Option<u64>, String> {
-        match self.get(name) {
-            None => Ok(None),
-            Some(Value::Number(number)) => number.as_u64().map(Some).ok_or_else(|| {
-                format!("field `{name}` must be a whole number of lines (0 or more), got {number}")
+/// A count of lines: a whole number, 0 or more.
+struct LineCount(u64);
+
+impl Expected for LineCount {
+    const EXPECTED: &'static str = "a whole number";
+}
+
+impl<'de> Deserialize<'de> for LineCount {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match Value::deserialize(deserializer)? {
+            Value::Number(number) => number.as_u64().map(Self).ok_or_else(|| {
+                de::Error::custom(format_args!(
+                    "must be a whole number of lines (0 or more), got {number}"
+                ))
             }),
-            Some(other) => Err(mistyped(name, "a whole number", other)),
+            other => Err(mistyped::<Self, _>(&other)),
         }
     }
 }
 
-fn missing(name: &str, expected: &str) -> String {
-    format!("missing field `{name}` ({expected})")
+/// A JSON object, kept as it is.
+struct Object(Value);
+
+impl Expected for Object {
+    const EXPECTED: &'static str = "an object";
 }
 
-fn mistyped(name: &str, expected: &str, got: &Value) -> String {
-    format!("field `{name}` must be {expected}, got {}", json_kind(got))
+impl<'de> Deserialize<'de> for Object {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match Value::deserialize(deserializer)? {
+            object @ Value::Object(_) => Ok(Self(object)),
+            other => Err(mistyped::<Self, _>(&other)),
+        }
+    }
+}
+
+/// An array of strings. Read element by element (not as a [`Value`] first) so that the path
+/// of a bad element has its index.
+struct Names(Vec<String>);
+
+impl Expected for Names {
+    const EXPECTED: &'static str = "an array of strings";
+}
+
+impl<'de> Deserialize<'de> for Names {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(NamesVisitor)
+    }
+}
+
+/// Reads [`Names`]; anything but an array is reported by its JSON type.
+struct NamesVisitor;
+
+impl<'de> de::Visitor<'de> for NamesVisitor {
+    type Value = Names;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(Names::EXPECTED)
+    }
+
+    fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Names, A::Error> {
+        let mut names = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+        while let Some(Text(name)) = seq.next_element()? {
+            names.push(name);
+        }
+        Ok(Names(names))
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Names, E> {
+        Err(mistyped::<Names, _>(&Value::Bool(false)))
+    }
+
+    fn visit_i64<E: de::Error>(self, value: i64) -> Result<Names, E> {
+        Err(mistyped::<Names, _>(&Value::from(value)))
+    }
+
+    fn visit_u64<E: de::Error>(self, value: u64) -> Result<Names, E> {
+        Err(mistyped::<Names, _>(&Value::from(value)))
+    }
+
+    fn visit_f64<E: de::Error>(self, value: f64) -> Result<Names, E> {
+        Err(mistyped::<Names, _>(&Value::from(value)))
+    }
+
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Names, E> {
+        Err(mistyped::<Names, _>(&Value::String(String::new())))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Names, E> {
+        Err(mistyped::<Names, _>(&Value::Null))
+    }
+
+    fn visit_map<A: de::MapAccess<'de>>(self, _: A) -> Result<Names, A::Error> {
+        Err(mistyped::<Names, _>(&Value::Object(serde_json::Map::new())))
+    }
 }
 
 #[cfg(test)]
@@ -269,14 +492,12 @@ mod tests {
         parse_line(line).expect_err("invalid request")
     }
 
+    /// `(id, command, error text)` of a rejected line.
     fn check_err(line: &str, id: Option<Value>, command: &str, error: &str) {
+        let err = err(line.as_bytes());
         assert_eq!(
-            err(line.as_bytes()),
-            RequestError {
-                id,
-                command: command.to_owned(),
-                error: error.to_owned()
-            },
+            (err.id, err.command, err.error.to_string()),
+            (id, command.to_owned(), error.to_owned()),
             "{line}"
         );
     }
@@ -284,7 +505,7 @@ mod tests {
     #[test]
     fn blank_lines_are_ignored() {
         for line in ["", "   ", "\t\r"] {
-            assert_eq!(parse_line(line.as_bytes()), Ok(None));
+            assert!(matches!(parse_line(line.as_bytes()), Ok(None)), "{line:?}");
         }
     }
 
@@ -362,13 +583,16 @@ mod tests {
             "Failed to parse command: field `type` must be a string, got a number",
         );
         assert_eq!(
-            err(b"{\"type\":\"bash\",\"command\":\"\xff\"}").error,
+            err(b"{\"type\":\"bash\",\"command\":\"\xff\"}")
+                .error
+                .to_string(),
             "Failed to parse command: line is not valid UTF-8 (invalid byte at offset 26)"
         );
         assert_eq!(
-            parse_frame(&Frame::TooLong { bytes: 40_000_000 })
+            parse_input_line(&InputLine::Oversized { bytes: 40_000_000 })
                 .expect_err("too long")
-                .error,
+                .error
+                .to_string(),
             "Failed to parse command: line exceeds 32 MiB (40000000 bytes)"
         );
     }
@@ -422,6 +646,62 @@ mod tests {
             None,
             "read_artifact",
             "field `offset` must be a whole number of lines (0 or more), got -1",
+        );
+    }
+
+    #[test]
+    fn response_names_are_the_serde_names() {
+        for kind in [
+            RequestType::Bash,
+            RequestType::AbortBash,
+            RequestType::ToolCall,
+            RequestType::Abort,
+            RequestType::ReadArtifact,
+        ] {
+            assert_eq!(RequestType::from_name(kind.name()), Ok(kind));
+        }
+    }
+
+    #[test]
+    fn null_counts_as_absent_and_every_kind_is_named() {
+        check_err(
+            r#"{"type":"abort","toolCallId":null}"#,
+            None,
+            "abort",
+            "missing field `toolCallId` (a string)",
+        );
+        check_err(
+            r#"{"type":"tool_call","toolCallId":"c","name":"bash","arguments":[]}"#,
+            None,
+            "tool_call",
+            "field `arguments` must be an object, got an array",
+        );
+        for (names, kind) in [
+            ("true", "a boolean"),
+            ("1.5", "a number"),
+            (r#""a""#, "a string"),
+            ("{}", "an object"),
+        ] {
+            check_err(
+                &format!(
+                    r#"{{"type":"tool_call","toolCallId":"c","name":"bash","arguments":{{}},"toolNames":{names}}}"#
+                ),
+                None,
+                "tool_call",
+                &format!("field `toolNames` must be an array of strings, got {kind}"),
+            );
+        }
+        check_err(
+            r#"{"type":"read_artifact","artifactId":"1","limit":"3"}"#,
+            None,
+            "read_artifact",
+            "field `limit` must be a whole number, got a string",
+        );
+        check_err(
+            r#"{"type":"read_artifact","artifactId":"1","limit":2.5}"#,
+            None,
+            "read_artifact",
+            "field `limit` must be a whole number of lines (0 or more), got 2.5",
         );
     }
 }

@@ -14,11 +14,9 @@ use tokio::sync::mpsc;
 use tokio::task::{self, JoinError, JoinSet};
 use tokio_util::sync::CancellationToken;
 
+use super::error::{BASH_TOOL, RpcError};
 use super::output::{Message, Output, PartialResult};
 use super::request::{Command, Request, RequestError};
-
-/// The only tool a `tool_call` may name.
-const BASH_TOOL: &str = "bash";
 
 /// How long, at end of input, running commands get to end after being cancelled before the
 /// session is shut down regardless.
@@ -66,7 +64,7 @@ impl Server {
                 request = requests.recv() => match request {
                     Some(Ok(request)) => self.dispatch(request),
                     Some(Err(err)) => {
-                        self.output.send(&Message::failure(err.id, &err.command, err.error));
+                        self.output.send(&Message::failure(err.id, &err.command, &err.error));
                     }
                     None => break,
                 },
@@ -107,7 +105,7 @@ impl Server {
                     self.output.send(&Message::failure(
                         id,
                         name,
-                        format!("No running or queued tool call with toolCallId `{tool_call_id}`"),
+                        &RpcError::NoSuchToolCall(tool_call_id),
                     ));
                 }
             }
@@ -145,8 +143,8 @@ impl Server {
                     };
                     data_response(request_id, NAME, &data)
                 }
-                Ok(Err(err)) => Message::failure(request_id, NAME, err.to_string()),
-                Err(err) => Message::failure(request_id, NAME, internal_error(&err)),
+                Ok(Err(err)) => Message::failure(request_id, NAME, &err.into()),
+                Err(err) => Message::failure(request_id, NAME, &RpcError::internal(&err)),
             };
             output.send(&message);
         });
@@ -159,9 +157,9 @@ impl Server {
             let mut running = lock(&self.bash);
             if running.is_some() {
                 drop(running);
-                // The session's own text for this case (SPEC §11).
-                let error = SessionError::AlreadyRunning.to_string();
-                self.output.send(&Message::failure(id, NAME, error));
+                // The session's own error (and text) for this case.
+                let error = RpcError::Session(SessionError::AlreadyRunning);
+                self.output.send(&Message::failure(id, NAME, &error));
                 return;
             }
             *running = Some(abort.clone());
@@ -191,7 +189,7 @@ impl Server {
             send_warnings(&session, &output);
             output.send(&match result {
                 Ok(result) => data_response(request_id, NAME, &result),
-                Err(err) => Message::failure(request_id, NAME, err.to_string()),
+                Err(err) => Message::failure(request_id, NAME, &err.into()),
             });
         });
     }
@@ -209,7 +207,7 @@ impl Server {
             self.output.send(&Message::failure(
                 id,
                 NAME,
-                format!("Unknown tool `{tool_name}`: the only tool is `{BASH_TOOL}`"),
+                &RpcError::UnknownTool(tool_name),
             ));
             return;
         }
@@ -221,7 +219,7 @@ impl Server {
                 self.output.send(&Message::failure(
                     id,
                     NAME,
-                    format!("A tool call with toolCallId `{tool_call_id}` is already running"),
+                    &RpcError::ToolCallIdInUse(tool_call_id),
                 ));
                 return;
             }
@@ -241,7 +239,7 @@ impl Server {
         let output = self.output.clone();
         let request_id = id.clone();
         self.spawn(id, NAME, async move {
-            // RPC has no interactive UI: never a PTY (SPEC §8).
+            // RPC has no interactive UI: never a PTY.
             let context = ToolContext {
                 tool_names,
                 cancel,
@@ -270,7 +268,11 @@ impl Server {
             let result = match to_raw_value(result) {
                 Ok(result) => result,
                 Err(err) => {
-                    output.send(&Message::failure(request_id, NAME, internal_error(&err)));
+                    output.send(&Message::failure(
+                        request_id,
+                        NAME,
+                        &RpcError::internal(&err),
+                    ));
                     return;
                 }
             };
@@ -304,7 +306,7 @@ impl Server {
         let request = self.task_requests.remove(&task_id);
         if let (Err(err), Some((id, command))) = (joined, request) {
             self.output
-                .send(&Message::failure(id, command, internal_error(&err)));
+                .send(&Message::failure(id, command, &RpcError::internal(&err)));
         }
     }
 
@@ -344,7 +346,7 @@ struct ArtifactData<'a> {
 fn data_response(id: Option<Value>, command: &str, data: &impl Serialize) -> Message {
     match to_raw_value(data) {
         Ok(data) => Message::success(id, command, Some(data)),
-        Err(err) => Message::failure(id, command, internal_error(&err)),
+        Err(err) => Message::failure(id, command, &RpcError::internal(&err)),
     }
 }
 
@@ -356,10 +358,6 @@ fn send_warnings(session: &AgentSession, output: &Output) {
             .into_iter()
             .map(|message| Message::Warning { message }),
     );
-}
-
-fn internal_error(err: &dyn std::fmt::Display) -> String {
-    format!("internal error: {err}")
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -1,0 +1,116 @@
+//! Protocol failures: every reason a request is answered with `success: false`.
+//!
+//! The text of a failure is its `Display`; [`super::output::Message::failure`] is the one place
+//! that turns a failure into a response line.
+
+use agentsh_agent_session::SessionError;
+use serde_json::Value;
+
+use super::framing::MAX_LINE_BYTES;
+
+/// The only tool a `tool_call` may name.
+pub const BASH_TOOL: &str = "bash";
+
+/// Why a request failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RpcError {
+    /// The line is not a request object; answered with `command: "parse"`.
+    #[error("Failed to parse command: {0}")]
+    Parse(ParseError),
+    /// `type` names no request type.
+    #[error("Unknown command type `{name}` (expected one of: {})", .expected.join(", "))]
+    UnknownType {
+        /// The `type` given.
+        name: String,
+        /// Every request type.
+        expected: &'static [&'static str],
+    },
+    /// A field of the request is missing or of the wrong type.
+    #[error("{0}")]
+    Field(FieldError),
+    /// A `tool_call` names a tool that does not exist.
+    #[error("Unknown tool `{0}`: the only tool is `{BASH_TOOL}`")]
+    UnknownTool(String),
+    /// A `tool_call` reuses the `toolCallId` of a call still running or queued.
+    #[error("A tool call with toolCallId `{0}` is already running")]
+    ToolCallIdInUse(String),
+    /// An `abort` names no running or queued tool call.
+    #[error("No running or queued tool call with toolCallId `{0}`")]
+    NoSuchToolCall(String),
+    /// The session refused or failed the request (`A bash command is already running`, an
+    /// unknown artifact, …), in the session's own words.
+    #[error(transparent)]
+    Session(#[from] SessionError),
+    /// A request's task panicked or its result could not be serialised.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl RpcError {
+    /// An internal error reporting `err`.
+    pub fn internal(err: &dyn std::fmt::Display) -> Self {
+        Self::Internal(err.to_string())
+    }
+}
+
+/// Why a line is not a request object.
+#[derive(Debug, thiserror::Error)]
+pub enum ParseError {
+    /// The line is longer than [`MAX_LINE_BYTES`]; it was skipped unread.
+    #[error("line exceeds {} MiB ({bytes} bytes)", MAX_LINE_BYTES / (1024 * 1024))]
+    TooLong {
+        /// Its length without the `\n`.
+        bytes: u64,
+    },
+    /// The line is not UTF-8.
+    #[error("line is not valid UTF-8 (invalid byte at offset {offset})")]
+    NotUtf8 {
+        /// The offset of the first byte that is not.
+        offset: usize,
+    },
+    /// The line is not JSON (serde_json's text, with the line and column).
+    #[error("{0}")]
+    Json(serde_json::Error),
+    /// The line is JSON but not an object.
+    #[error("expected a JSON object, got {0}")]
+    NotAnObject(&'static str),
+    /// The object has no `type` (or `"type": null`).
+    #[error("missing field `type`")]
+    MissingType,
+    /// `type` is not a string.
+    #[error("field `type` must be a string, got {0}")]
+    TypeNotAString(&'static str),
+}
+
+/// A field of a request that is missing or of the wrong type.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FieldError {
+    /// A required field is absent or `null`.
+    #[error("missing field `{field}` ({expected})")]
+    Missing {
+        /// The field.
+        field: &'static str,
+        /// What it must be (`a string`, `an object`).
+        expected: &'static str,
+    },
+    /// A field has a value it cannot have.
+    #[error("field `{path}` {problem}")]
+    Invalid {
+        /// Where: the field, and the index in an array (`toolNames[1]`).
+        path: String,
+        /// What is wrong (`must be a string, got a number`).
+        problem: String,
+    },
+}
+
+/// How a JSON value's type is named in error texts (`a string`, `an array`, …).
+pub fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}

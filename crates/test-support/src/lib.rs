@@ -2,7 +2,9 @@
 //!
 //! - [`alive_with_arg`] / [`alive_containing`] / [`live_processes`] — containment tests start
 //!   commands with a unique argv marker (`sleep 100.4711`) and then check `/proc` that nothing
-//!   carrying it is still alive. One scan, used by every crate's tests.
+//!   carrying it is still alive. One scan, used by every crate's tests. It reads `/proc` on its
+//!   own on purpose, not through `agentsh-process`: a containment test must not trust the code
+//!   it tests to find the survivors.
 //! - [`runtime`] — the tokio runtime the async tests run on.
 //! - [`which`] — a program on `PATH` (the `bash` a test pins its shell to).
 //!

@@ -324,7 +324,7 @@ impl PtySession {
                 sink.push(format!("{PTY_ERROR_PREFIX}the PTY driver failed: {err}\n").as_bytes());
                 (
                     BashResult {
-                        summary: sink.dump(None),
+                        summary: sink.dump(),
                         ..BashResult::default()
                     },
                     sink,
@@ -568,7 +568,8 @@ impl Driver {
         self.updates
             .send_modify(|tick| *tick = tick.wrapping_add(1));
         let result = BashResult {
-            summary: self.sink.dump(annotation.as_deref()),
+            summary: self.sink.dump(),
+            annotation,
             exit_code,
             cancelled: matches!(stop, Some(Stop::Timeout | Stop::Killed)),
             timed_out: stop == Some(Stop::Timeout),

@@ -7,8 +7,12 @@
 //! SPEC §1). The builder takes a *source window* of that output and knows where it sits:
 //!
 //! - with a `head` limit and a head capture: the capture, which starts at line 1;
-//! - otherwise the sink's tail (`summary.output` without its `[annotation]\n` line), whose last
-//!   line is line T, so its first line is line `T - lines(tail) + 1`.
+//! - otherwise the sink's tail (`summary.output`), whose last line is line T, so its first line
+//!   is line `T - lines(tail) + 1`.
+//!
+//! The annotation of a stopped command (`result.annotation`, e.g. `Command timed out after 5
+//! seconds`) is not part of that window: it is put before the text as its own line,
+//! `[<annotation>]`, and never counted or cut.
 //!
 //! The byte limit cuts the tail at a UTF-8 boundary, not a line boundary, so the tail's first
 //! line may be only the end of a line. That line **is shown and counted**: the range starts at
@@ -30,7 +34,7 @@ use agentsh_bash_interceptor::Interception;
 use agentsh_bash_normalize::{Limits, apply_head_tail, count_lines};
 use agentsh_protocol::{
     BashResult, COMMAND_ABORTED, InterceptionDetails, MISSING_EXIT_STATUS, NO_OUTPUT,
-    exit_code_text, truncation_notice,
+    annotation_line, exit_code_text, truncation_notice,
 };
 use serde::{Deserialize, Serialize};
 
@@ -230,8 +234,8 @@ pub struct HeadCapture<'a> {
 /// Everything the result builder needs about one finished tool call.
 #[derive(Debug, Clone, Copy)]
 pub struct FinishedRun<'a> {
-    /// What the executor reported. `summary.output` starts with `[annotation]\n` for stopped
-    /// runs; `summary.output_bytes` does not count it.
+    /// What the executor reported; `annotation` says why a stopped run stopped, and becomes
+    /// the first line of the text.
     pub result: &'a BashResult,
     /// The head capture, when a `head` limit was in force. Without one, `head` is applied to
     /// the tail the sink kept (exact when the output was not truncated).
@@ -256,7 +260,6 @@ pub struct FinishedRun<'a> {
 pub fn build_tool_result(run: &FinishedRun<'_>) -> ToolOutcome {
     let result = run.result;
     let summary = &result.summary;
-    let (annotation, tail) = split_annotation(&summary.output, summary.output_bytes);
     let source = match (run.limits.head, run.head_capture) {
         (Some(_), Some(capture)) => Source {
             text: capture.text,
@@ -264,7 +267,7 @@ pub fn build_tool_result(run: &FinishedRun<'_>) -> ToolOutcome {
             cut_at_start: false,
             cut_at_end: capture.truncated,
         },
-        _ => Source::tail(tail, summary.truncated, summary.total_lines),
+        _ => Source::tail(&summary.output, summary.truncated, summary.total_lines),
     };
     let shown = source.show(run.limits, summary.total_lines);
 
@@ -282,7 +285,7 @@ pub fn build_tool_result(run: &FinishedRun<'_>) -> ToolOutcome {
     };
     let is_error = aborted || result.timed_out || result.exit_code != Some(0);
 
-    let mut text = annotation.to_owned();
+    let mut text = annotation_text(result);
     text.push_str(body_or_placeholder(shown.text));
     if let Some(outcome) = outcome {
         text.push_str("\n\n");
@@ -368,7 +371,7 @@ pub fn cwd_error_result(error: &CwdError, timeout: Timeout) -> ToolResult {
 /// [Showing lines A-B of T (50.0KB limit). Full: artifact://ID]
 /// ````
 ///
-/// The output (with its `[annotation]` line, which says why a stopped command stopped) is
+/// The output (after its `[annotation]` line, which says why a stopped command stopped) is
 /// fenced, or `(no output)`. Then `(command cancelled)` for a stopped command, `Command exited
 /// with code N` for a non-zero exit, or `Command failed: missing exit status` when there is no
 /// exit code (the spec names only the first two; a silent missing status would look like
@@ -376,12 +379,12 @@ pub fn cwd_error_result(error: &CwdError, timeout: Timeout) -> ToolResult {
 /// fences grow past any backticks in the command or output.
 pub fn bang_context_text(command: &str, result: &BashResult, max_bytes: u64) -> String {
     let summary = &result.summary;
-    let (annotation, tail) = split_annotation(&summary.output, summary.output_bytes);
-    let shown = Source::tail(tail, summary.truncated, summary.total_lines)
+    let shown = Source::tail(&summary.output, summary.truncated, summary.total_lines)
         .show(Limits::NONE, summary.total_lines);
 
     let mut text = format!("Ran {}\n", code_span(command));
-    let body = format!("{annotation}{}", trim_final_newline(shown.text));
+    let mut body = annotation_text(result);
+    body.push_str(trim_final_newline(shown.text));
     if body.is_empty() {
         text.push_str(NO_OUTPUT);
     } else {
@@ -412,22 +415,13 @@ pub fn bang_context_text(command: &str, result: &BashResult, max_bytes: u64) -> 
     text
 }
 
-/// Splits `output` into its `[annotation]\n` prefix and the body, using `output_bytes` (the
-/// body's length, which the sink reports without the annotation). When the numbers do not fit,
-/// the whole output is the body.
-fn split_annotation(output: &str, output_bytes: u64) -> (&str, &str) {
-    let prefix_len = usize::try_from(output_bytes)
-        .ok()
-        .and_then(|body_len| output.len().checked_sub(body_len))
-        .unwrap_or(0);
-    match (output.get(..prefix_len), output.get(prefix_len..)) {
-        (Some(prefix), Some(body)) if prefix.is_empty() || is_annotation(prefix) => (prefix, body),
-        _ => ("", output),
-    }
-}
-
-fn is_annotation(prefix: &str) -> bool {
-    prefix.starts_with('[') && prefix.ends_with("]\n")
+/// The `[<annotation>]\n` line a stopped run's text starts with; empty for other runs.
+fn annotation_text(result: &BashResult) -> String {
+    result
+        .annotation
+        .as_deref()
+        .map(annotation_line)
+        .unwrap_or_default()
 }
 
 /// A window of the whole output and where it sits in it.

@@ -484,9 +484,9 @@ async fn a_second_bang_command_is_refused_and_abort_bash_stops_the_first() {
     // Aborted before `sleep` started, the command never ran; after, bash reports the kill.
     assert!(
         ["[Command cancelled]\n", "[Command cancelled]\nTerminated\n"]
-            .contains(&result.summary.output.as_str()),
+            .contains(&result.annotated_output().as_ref()),
         "{:?}",
-        result.summary.output
+        result.annotated_output()
     );
     assert!(!world.session.is_bash_running());
 }

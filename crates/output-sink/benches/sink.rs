@@ -96,7 +96,7 @@ fn time_sink(data: &[u8]) -> Duration {
     for chunk in data.chunks(CHUNK) {
         sink.push(chunk);
     }
-    let summary = sink.dump(None);
+    let summary = sink.dump();
     let elapsed = start.elapsed();
     assert_eq!(summary.artifact_id.as_deref(), Some("1"), "{summary:?}");
     black_box(summary);
@@ -110,7 +110,7 @@ fn time_sink_without_spill(data: &[u8]) -> Duration {
     for chunk in data.chunks(CHUNK) {
         sink.push(chunk);
     }
-    black_box(sink.dump(None));
+    black_box(sink.dump());
     start.elapsed()
 }
 

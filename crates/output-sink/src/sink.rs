@@ -148,10 +148,9 @@ impl OutputSink {
 
     /// Ends the stream and reports it. The unfinished line is committed (unless a
     /// trailing `\r` discarded it), the spill is finished — or discarded when the tail never
-    /// overflowed — and `output` is the kept tail, prefixed `[<annotation>]\n` when one is given
-    /// (`outputBytes`/`outputLines` exclude the prefix). Calling it again reports the same
-    /// stream again.
-    pub fn dump(&mut self, annotation: Option<&str>) -> OutputSummary {
+    /// overflowed — and `output` is the kept tail. Calling it again reports the same stream
+    /// again.
+    pub fn dump(&mut self) -> OutputSummary {
         if !self.finished {
             self.finished = true;
             let committed = &mut self.committed;
@@ -162,12 +161,8 @@ impl OutputSink {
         let text = self.committed.ring.to_text();
         let output_bytes = text.len() as u64;
         let output_lines = count_lines(&text);
-        let output = match annotation {
-            Some(annotation) => format!("[{annotation}]\n{text}"),
-            None => text,
-        };
         OutputSummary {
-            output,
+            output: text,
             truncated: self.committed.total_bytes > output_bytes,
             total_lines: self.total_lines(),
             total_bytes: self.committed.total_bytes,
@@ -448,7 +443,7 @@ mod tests {
         for piece in text.as_bytes().chunks(7) {
             sink.push(piece);
         }
-        let summary = sink.dump(None);
+        let summary = sink.dump();
         let record = record.0.lock().unwrap();
         assert_eq!(record.bytes, text.as_bytes());
         // First what the tail held at the overflow: 9 lines of 11 bytes.
@@ -468,7 +463,7 @@ mod tests {
     fn a_failed_spill_keeps_the_real_error_as_data() {
         let (mut sink, record) = sink(4, 1_000, 2);
         sink.push(b"0123456789\n");
-        let summary = sink.dump(None);
+        let summary = sink.dump();
         let error = sink.spill_error().expect("the spill failed");
         assert_eq!(error.id(), "1");
         assert_eq!(error.io_error().raw_os_error(), Some(28));
@@ -501,7 +496,7 @@ mod tests {
                 sink.push(piece);
                 rest = after;
             }
-            let summary = sink.dump(None);
+            let summary = sink.dump();
             proptest::prop_assert_eq!(summary.output.as_str(), tail(&text, max_bytes));
             proptest::prop_assert_eq!(summary.total_bytes, text.len() as u64);
             let record = record.0.lock().unwrap();

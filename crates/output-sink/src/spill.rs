@@ -50,7 +50,7 @@ use std::{fmt, io};
 /// let options = SinkOptions { max_bytes: 4, spill: Some(spill), ..SinkOptions::default() };
 /// let mut sink = OutputSink::new(options);
 /// sink.push(b"one\ntwo\n");
-/// let summary = sink.dump(None);
+/// let summary = sink.dump();
 /// assert_eq!(summary.output, "two\n");
 /// assert_eq!(summary.artifact_id.as_deref(), Some("mem-1"));
 /// ```

@@ -180,7 +180,7 @@ fn stream(raw_bytes: u64) -> Measured {
     }
     // The rest of the last generated line ends the stream.
     sink.push(&raw);
-    let summary = sink.dump(None);
+    let summary = sink.dump();
     let peak_heap = (peak() - before).unsigned_abs();
     drop(sink);
 

@@ -1,4 +1,4 @@
-//! `OutputSink` behaviour: spill lifecycle and failures, counts, annotation, head capture.
+//! `OutputSink` behaviour: spill lifecycle and failures, counts, head capture.
 
 use std::fmt::Write;
 
@@ -85,7 +85,7 @@ fn no_spill_means_truncation_without_artifact() {
         ..SinkOptions::default()
     });
     sink.push(text.as_bytes());
-    let summary = sink.dump(None);
+    let summary = sink.dump();
     assert_eq!(summary.output, "97\nline 00098\nline 00099\n"); // the last 25 bytes
     assert!(summary.truncated);
     assert_eq!(summary.artifact_id, None);
@@ -144,20 +144,6 @@ fn failing_finish_is_an_artifact_error() {
 }
 
 #[test]
-fn annotation_prefixes_output_but_not_counts() {
-    let mut sink = OutputSink::new(SinkOptions::default());
-    sink.push(b"partial output");
-    let summary = sink.dump(Some("Command timed out after 2 seconds"));
-    assert_eq!(
-        summary.output,
-        "[Command timed out after 2 seconds]\npartial output"
-    );
-    assert_eq!(summary.output_bytes, 14);
-    assert_eq!(summary.output_lines, 1);
-    assert_eq!(summary.total_lines, 1);
-}
-
-#[test]
 fn line_counts_follow_the_spec_rule() {
     for (input, lines) in [
         (&b""[..], 0),
@@ -180,7 +166,7 @@ fn counts_while_streaming_cover_committed_text_only() {
     assert_eq!(sink.total_lines(), 1);
     sink.push(b"\r\nthree");
     assert_eq!(sink.total_bytes(), 8);
-    let summary = sink.dump(None);
+    let summary = sink.dump();
     assert_eq!(summary.total_bytes, 13);
     assert_eq!(summary.total_lines, 3);
     assert_eq!(sink.total_bytes(), 13);
@@ -195,9 +181,9 @@ fn dump_twice_reports_the_same_and_later_pushes_are_ignored() {
         spill: Some(spill),
     });
     sink.push(b"abcdef");
-    let first = sink.dump(None);
+    let first = sink.dump();
     sink.push(b"more");
-    let second = sink.dump(None);
+    let second = sink.dump();
     assert_eq!(first, second);
     assert_eq!(first.artifact_id.as_deref(), Some("5"));
     assert_eq!(recorder.get().bytes, b"abcdef");
@@ -248,7 +234,7 @@ fn head_capture_sees_the_start_not_the_tail_window() {
         sink.head_text(),
         Some("line 00000\nline 00001\nline 00002\n")
     );
-    let summary = sink.dump(None);
+    let summary = sink.dump();
     assert_eq!(
         summary.output,
         "09995\nline 09996\nline 09997\nline 09998\nline 09999\n"
@@ -263,7 +249,7 @@ fn head_capture_of_a_short_output_holds_it_all_after_dump() {
     });
     sink.push(b"only\nlast line without newline");
     assert_eq!(sink.head_text(), Some("only\n"));
-    sink.dump(None);
+    sink.dump();
     assert!(!sink.head_satisfied());
     assert_eq!(sink.head_text(), Some("only\nlast line without newline"));
 }

@@ -122,7 +122,7 @@ pub fn run_sink_with(
     for chunk in chunks {
         sink.push(chunk);
     }
-    let summary = sink.dump(None);
+    let summary = sink.dump();
     let head = sink.head_text().map(str::to_owned);
     (summary, recorder.get(), head)
 }

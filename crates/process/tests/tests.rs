@@ -1,4 +1,6 @@
 //! Integration tests of `agentsh-process`, one binary (modules below), real processes only.
 
-mod env_shell_snapshot;
+mod env;
+mod shell;
+mod snapshot;
 mod supervisor;

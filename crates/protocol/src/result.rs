@@ -1,12 +1,19 @@
 //! The result types that cross crate boundaries. With the `serde` feature their JSON field names
 //! are camelCase.
 
+use std::borrow::Cow;
+
+use crate::text::annotation_line;
+
+#[cfg(feature = "serde")]
+mod wire;
+
 /// What an output sink reports when a command ends (`OutputSink::dump` in agentsh-output-sink).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct OutputSummary {
-    /// The kept tail of the sanitised output, prefixed `[<annotation>]\n` when one was given.
+    /// The kept tail of the sanitised output.
     pub output: String,
     /// True when the byte limit left part of the output out of `output`.
     pub truncated: bool,
@@ -14,9 +21,9 @@ pub struct OutputSummary {
     pub total_lines: u64,
     /// UTF-8 bytes of the whole sanitised output.
     pub total_bytes: u64,
-    /// Lines of `output`, without the annotation.
+    /// Lines of `output`.
     pub output_lines: u64,
-    /// Bytes of `output`, without the annotation.
+    /// Bytes of `output`.
     pub output_bytes: u64,
     /// The artifact holding the whole output, present only when output was spilled to it.
     #[cfg_attr(
@@ -35,13 +42,24 @@ pub struct OutputSummary {
 /// The outcome of one command on the non-PTY or PTY executor.
 ///
 /// Timeouts and aborts are results, never errors.
+///
+/// With the `serde` feature it is one flat camelCase object: the summary's fields, then
+/// `exitCode`, `cancelled`, `timedOut`, `sessionRestarted`. Its `output` is
+/// [`BashResult::annotated_output`] (the annotation line, then the kept tail) while
+/// `outputBytes`/`outputLines` count the tail alone; reading such an object back finds the
+/// annotation by that byte count, so an output that merely starts with a bracketed line stays
+/// output.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct BashResult {
     /// Output, counts and artifact reference.
-    #[cfg_attr(feature = "serde", serde(flatten))]
     pub summary: OutputSummary,
+    /// Why the command was stopped, when a timeout or an abort stopped it:
+    /// `Command timed out after N seconds` ([`timeout_annotation`](crate::timeout_annotation))
+    /// or `Command cancelled` ([`CANCELLED_ANNOTATION`](crate::CANCELLED_ANNOTATION)); `None`
+    /// for a command that ended by itself or was stopped by a head limit. A client reads it as
+    /// a first line `[<annotation>]` of the output ([`BashResult::annotated_output`]); it is
+    /// kept apart from `summary.output` so that nothing has to parse it back out.
+    pub annotation: Option<String>,
     /// The exit code; `None` when no exit status could be obtained.
     pub exit_code: Option<i32>,
     /// True when the command was stopped by a timeout or an abort.
@@ -50,6 +68,32 @@ pub struct BashResult {
     pub timed_out: bool,
     /// True when the shell could not be kept and was replaced.
     pub session_restarted: bool,
+}
+
+impl BashResult {
+    /// The output a client reads: `[<annotation>]\n` followed by the kept tail when the command
+    /// was stopped, the kept tail alone otherwise (borrowed then). This is the JSON `output`.
+    ///
+    /// ```
+    /// use agentsh_protocol::{BashResult, OutputSummary, timeout_annotation};
+    ///
+    /// let result = BashResult {
+    ///     summary: OutputSummary { output: "tick\n".into(), ..OutputSummary::default() },
+    ///     annotation: Some(timeout_annotation(5.0)),
+    ///     ..BashResult::default()
+    /// };
+    /// assert_eq!(result.annotated_output(), "[Command timed out after 5 seconds]\ntick\n");
+    /// ```
+    pub fn annotated_output(&self) -> Cow<'_, str> {
+        match &self.annotation {
+            Some(annotation) => {
+                let mut text = annotation_line(annotation);
+                text.push_str(&self.summary.output);
+                Cow::Owned(text)
+            }
+            None => Cow::Borrowed(&self.summary.output),
+        }
+    }
 }
 
 /// Why a command was blocked by the interceptor (a tool result's `details.interception`).
@@ -68,10 +112,10 @@ pub struct InterceptionDetails {
 #[cfg(all(test, feature = "serde"))]
 mod tests {
     use super::*;
+    use crate::count_lines;
 
-    #[test]
-    fn bash_result_json_is_flat_and_camel_case() {
-        let result = BashResult {
+    fn hi() -> BashResult {
+        BashResult {
             summary: OutputSummary {
                 output: "hi\n".into(),
                 total_lines: 1,
@@ -82,7 +126,12 @@ mod tests {
             },
             exit_code: Some(0),
             ..BashResult::default()
-        };
+        }
+    }
+
+    #[test]
+    fn bash_result_json_is_flat_and_camel_case() {
+        let result = hi();
         let json = serde_json::to_value(&result).unwrap();
         assert_eq!(
             json,
@@ -94,6 +143,85 @@ mod tests {
         );
         let back: BashResult = serde_json::from_value(json).unwrap();
         assert_eq!(back, result);
+    }
+
+    #[test]
+    fn bash_result_json_keeps_its_field_order() {
+        let mut result = hi();
+        result.summary.artifact_id = Some("7".into());
+        result.summary.artifact_error = Some("disk full".into());
+        assert_eq!(
+            serde_json::to_string(&result).unwrap(),
+            r#"{"output":"hi\n","truncated":false,"totalLines":1,"totalBytes":3,"outputLines":1,"outputBytes":3,"artifactId":"7","artifactError":"disk full","exitCode":0,"cancelled":false,"timedOut":false,"sessionRestarted":false}"#
+        );
+    }
+
+    #[test]
+    fn annotation_prefixes_output_but_not_counts() {
+        let tail = "partial output";
+        let result = BashResult {
+            summary: OutputSummary {
+                output: tail.into(),
+                total_lines: count_lines(tail),
+                total_bytes: tail.len() as u64,
+                output_lines: count_lines(tail),
+                output_bytes: tail.len() as u64,
+                ..OutputSummary::default()
+            },
+            annotation: Some("Command timed out after 2 seconds".into()),
+            cancelled: true,
+            timed_out: true,
+            ..BashResult::default()
+        };
+        assert_eq!(
+            result.annotated_output(),
+            "[Command timed out after 2 seconds]\npartial output"
+        );
+        let json = serde_json::to_value(&result).unwrap();
+        assert_eq!(
+            json["output"],
+            "[Command timed out after 2 seconds]\npartial output"
+        );
+        assert_eq!(json["outputBytes"], 14);
+        assert_eq!(json["outputLines"], 1);
+        assert_eq!(json["totalLines"], 1);
+        assert_eq!(result.summary.output, "partial output");
+    }
+
+    #[test]
+    fn annotation_round_trips_through_json() {
+        let mut stopped = hi();
+        stopped.annotation = Some("Command cancelled".into());
+        stopped.exit_code = None;
+        stopped.cancelled = true;
+        let json = serde_json::to_string(&stopped).unwrap();
+        assert!(
+            json.starts_with(r#"{"output":"[Command cancelled]\nhi\n","#),
+            "{json}"
+        );
+        let back: BashResult = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, stopped);
+
+        let silent = BashResult {
+            annotation: Some("Command timed out after 1 seconds".into()),
+            ..BashResult::default()
+        };
+        let back: BashResult =
+            serde_json::from_value(serde_json::to_value(&silent).unwrap()).unwrap();
+        assert_eq!(back, silent);
+
+        // Without an annotation, an output that merely looks like one stays output.
+        let tail = "[not an annotation]\nx\n";
+        let mut plain = hi();
+        plain.summary.output = tail.into();
+        plain.summary.output_bytes = tail.len() as u64;
+        plain.summary.output_lines = count_lines(tail);
+        let json = serde_json::to_value(&plain).unwrap();
+        assert_eq!(json["output"], tail);
+        let back: BashResult = serde_json::from_value(json).unwrap();
+        assert_eq!(back, plain);
+        assert_eq!(back.annotation, None);
+        assert_eq!(back.annotated_output(), tail);
     }
 
     #[test]

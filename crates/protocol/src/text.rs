@@ -6,7 +6,8 @@ const GIB: u64 = 1024 * MIB;
 
 /// Body text of a result whose command printed nothing.
 pub const NO_OUTPUT: &str = "(no output)";
-/// Annotation of a command stopped by an abort: the first line of its output, in brackets.
+/// Annotation of a command stopped by an abort, shown as the first line of its output in
+/// brackets ([`annotation_line`]).
 pub const CANCELLED_ANNOTATION: &str = "Command cancelled";
 /// Outcome line of a tool call aborted by its caller.
 pub const COMMAND_ABORTED: &str = "Command aborted";
@@ -42,12 +43,18 @@ pub fn format_seconds(seconds: f64) -> String {
     }
 }
 
-/// Annotation of a command stopped by its timeout: `Command timed out after N seconds`.
+/// Annotation of a command stopped by its timeout: `Command timed out after N seconds`, shown
+/// as the first line of its output in brackets ([`annotation_line`]).
 pub fn timeout_annotation(seconds: f64) -> String {
     format!(
         "Command timed out after {} seconds",
         format_seconds(seconds)
     )
+}
+
+/// The line an annotation is shown as, before the output it explains: `[<annotation>]\n`.
+pub fn annotation_line(annotation: &str) -> String {
+    format!("[{annotation}]\n")
 }
 
 /// Outcome line of a command that exited non-zero: `Command exited with code N`.

@@ -2,8 +2,8 @@
 
 use std::io;
 
-/// A PTY start or runtime failure (SPEC §8): reported in the output as
-/// `PTY error: <reason>`, with `exitCode: null`.
+/// A PTY start or runtime failure. The session does not return it: it ends with the line
+/// `PTY error: <reason>` in its output and no exit code (`exitCode: null` in JSON).
 #[derive(Debug, thiserror::Error)]
 pub enum PtyError {
     /// No pseudo-terminal could be opened or set up.

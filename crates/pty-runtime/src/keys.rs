@@ -1,4 +1,4 @@
-//! Key normalisation (SPEC §8): keyboard input from the host terminal becomes what a program on
+//! Key normalisation: keyboard input from the host terminal becomes what a program on
 //! an `xterm-256color` PTY expects, and the kill key is recognised.
 //!
 //! The host terminal may speak the Kitty keyboard protocol (`CSI code;mods:event u`, and

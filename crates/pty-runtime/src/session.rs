@@ -40,7 +40,7 @@ use crate::keys::{KeyAction, classify_keys};
 use crate::pty;
 use crate::terminal::{SCROLLBACK_LINES, Terminal, TerminalSize};
 
-/// The line written to the output when the PTY fails: `PTY error: <reason>` (SPEC §8).
+/// The line written to the output when the PTY fails: `PTY error: <reason>`.
 pub const PTY_ERROR_PREFIX: &str = "PTY error: ";
 
 /// How long the driver waits for the last output after the process tree is gone (the kernel
@@ -69,11 +69,13 @@ pub struct PtyCommand {
     pub command: String,
     /// The working directory.
     pub cwd: PathBuf,
-    /// Stop the command after this long (the caller clamps it, SPEC §3).
+    /// Stop the command after this long. Not clamped here: agentsh's callers bound it before.
     pub timeout: Duration,
     /// The shell to run it in (`process::shell::discover_shell`).
     pub shell: ShellSpec,
-    /// The user's `bash.env` extras (on top of the hardened environment, SPEC §7).
+    /// The user's `bash.env` extras, on top of the hardened environment of `agentsh-process`
+    /// (pagers set to `cat`, editors to `true`, prompts off, `TERM=xterm-256color`); an extra
+    /// wins over a hardened variable of the same name.
     pub env: BTreeMap<String, String>,
     /// The environment before hardening; `None` = the agentsh process environment.
     pub base_env: Option<Vec<(OsString, OsString)>>,
@@ -176,7 +178,7 @@ impl PtyController {
             && (bytes.is_empty() || self.control.send(Control::Input(bytes.to_vec())).is_ok())
     }
 
-    /// Handles keyboard input from the host terminal (SPEC §8): normalises it for the
+    /// Handles keyboard input from the host terminal: normalises it for the
     /// program's current modes, or kills the command when it contains the kill key (Esc; on
     /// the alternate screen Ctrl+]). Returns what was done; ignored after exit.
     pub fn send_keys(&self, input: &[u8]) -> KeyAction {
@@ -220,7 +222,7 @@ impl PtyController {
     }
 }
 
-/// One command running on a pseudo-terminal (SPEC §8).
+/// One command running on a pseudo-terminal.
 ///
 /// Started with [`PtySession::start`]; [`PtySession::wait`] returns its [`BashResult`]. The
 /// output goes through the given [`OutputSink`] (sanitised, bounded, spilled) and, unchanged,
@@ -324,7 +326,7 @@ impl PtySession {
                 sink.push(format!("{PTY_ERROR_PREFIX}the PTY driver failed: {err}\n").as_bytes());
                 (
                     BashResult {
-                        summary: sink.dump(None),
+                        summary: sink.dump(),
                         ..BashResult::default()
                     },
                     sink,
@@ -568,7 +570,8 @@ impl Driver {
         self.updates
             .send_modify(|tick| *tick = tick.wrapping_add(1));
         let result = BashResult {
-            summary: self.sink.dump(annotation.as_deref()),
+            summary: self.sink.dump(),
+            annotation,
             exit_code,
             cancelled: matches!(stop, Some(Stop::Timeout | Stop::Killed)),
             timed_out: stop == Some(Stop::Timeout),

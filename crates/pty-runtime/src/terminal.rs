@@ -1,4 +1,4 @@
-//! The headless terminal (SPEC §8): a `vt100` emulator fed with the same bytes as the output
+//! The headless terminal: a `vt100` emulator fed with the same bytes as the output
 //! sink, keeping the screen the UI shows.
 
 use std::num::NonZeroU16;

@@ -9,7 +9,8 @@ use agentsh_protocol::BashResult;
 use crate::session::PtySession;
 use crate::terminal::TerminalSize;
 
-/// Shortest time between two draws (20 per second at most, like the live updates of SPEC §9):
+/// Shortest time between two draws (20 per second at most, the rate of agentsh's live output
+/// updates):
 /// output arriving faster is drawn at most this often. Each draw brings the emulator up to date
 /// (see `Terminal`), so a lower rate also leaves more bulk output to the fast-forward.
 pub const MIN_DRAW_INTERVAL: Duration = Duration::from_millis(50);

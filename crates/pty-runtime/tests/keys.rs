@@ -1,4 +1,4 @@
-//! Key normalisation (SPEC §8): every mapping with hand-written bytes, the kill key, and
+//! Key normalisation: every mapping with hand-written bytes, the kill key, and
 //! properties over arbitrary input.
 
 use agentsh_pty_runtime::{KeyAction, KeyModes, classify_keys, normalize_keys};

@@ -158,7 +158,11 @@ fn esc_is_forwarded_to_less_and_ctrl_bracket_kills_it() {
         let result = session.wait().await;
         assert!(result.cancelled && !result.timed_out);
         assert_eq!(result.exit_code, None);
-        assert!(result.summary.output.starts_with("[Command cancelled]\n"));
+        assert!(
+            result
+                .annotated_output()
+                .starts_with("[Command cancelled]\n")
+        );
         assert_eq!(alive_with_arg(&path), Vec::<u32>::new());
     });
 }
@@ -175,7 +179,7 @@ fn esc_kills_outside_the_alternate_screen() {
         assert_eq!(session.send_keys(b"\x1b[27u"), KeyAction::Kill);
         let result = session.wait().await;
         assert!(result.cancelled);
-        assert_eq!(result.summary.output, "[Command cancelled]\nready\n");
+        assert_eq!(result.annotated_output(), "[Command cancelled]\nready\n");
         assert_eq!(alive_with_arg("100.7719"), Vec::<u32>::new());
     });
 }
@@ -196,7 +200,7 @@ fn timeout_ends_the_whole_tree_including_setsid_children() {
         assert!(result.timed_out && result.cancelled);
         assert_eq!(result.exit_code, None);
         assert_eq!(
-            result.summary.output,
+            result.annotated_output(),
             "[Command timed out after 4 seconds]\n"
         );
         assert_eq!(alive_with_arg("100.7713"), Vec::<u32>::new());
@@ -218,7 +222,7 @@ fn kill_ends_the_whole_tree_including_setsid_children() {
         let result = waiting.await.expect("joined");
         assert!(result.cancelled && !result.timed_out);
         assert_eq!(result.exit_code, None);
-        assert_eq!(result.summary.output, "[Command cancelled]\n");
+        assert_eq!(result.annotated_output(), "[Command cancelled]\n");
         assert_eq!(alive_with_arg("100.7715"), Vec::<u32>::new());
         assert_eq!(alive_with_arg("100.7716"), Vec::<u32>::new());
         // Input after the end is ignored.

@@ -90,7 +90,7 @@ fn esc_from_the_ui_kills_the_command() {
         let result = run_with_ui(session, &mut ui).await;
         assert!(result.cancelled);
         assert_eq!(result.exit_code, None);
-        assert_eq!(result.summary.output, "[Command cancelled]\nready\n");
+        assert_eq!(result.annotated_output(), "[Command cancelled]\nready\n");
         assert_eq!(alive_with_arg("100.7722"), Vec::<u32>::new());
     });
 }

@@ -83,8 +83,9 @@ impl ShellExecutor {
     /// Runs `request` in the shell of its key (started on first use, replaced transparently
     /// when it died), streaming every output chunk to `sink` and `on_chunk`.
     ///
-    /// Timeouts, aborts (`request.cancel`), non-zero exits and dead shells are results; an
-    /// error means the command could not be run at all. A head limit configured on the sink
+    /// Timeouts, aborts (`request.cancel`), non-zero exits and dead shells are results (a
+    /// stopped command's [`BashResult::annotation`] says which stopped it); an error means the
+    /// command could not be run at all. A head limit configured on the sink
     /// stops the command as soon as it is satisfied (exit code 0, like `| head`).
     ///
     /// Needs a tokio runtime with IO and time enabled.
@@ -129,7 +130,8 @@ impl ShellExecutor {
             Some(StopReason::Head) | None => None,
         };
         Ok(BashResult {
-            summary: sink.dump(annotation.as_deref()),
+            summary: sink.dump(),
+            annotation,
             exit_code: outcome.exit_code,
             cancelled: matches!(
                 outcome.stopped,

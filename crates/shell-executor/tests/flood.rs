@@ -20,8 +20,7 @@ fn flooding_output_does_not_starve_the_timeout() {
         assert!(result.timed_out && result.cancelled);
         assert!(
             result
-                .summary
-                .output
+                .annotated_output()
                 .starts_with(&format!("[{}]\n", timeout_annotation(1.0)))
         );
         assert_eq!(run(&exec, &s, "echo after").await.summary.output, "after\n");

@@ -35,8 +35,7 @@ async fn check_stopped(exec: &ShellExecutor, name: &str, template: &str) {
     assert_eq!(result.exit_code, None, "{command}");
     assert!(
         result
-            .summary
-            .output
+            .annotated_output()
             .starts_with(&format!("[{}]\n", timeout_annotation(1.0))),
         "{command}: {result:?}"
     );
@@ -166,7 +165,8 @@ fn abort_cancels_with_its_own_annotation() {
         let result = run_req(&exec, req).await;
         assert!(result.cancelled && !result.timed_out, "{result:?}");
         // bash reports the foreground job it lost ("Terminated"); nothing else follows.
-        let output = result.summary.output.as_str();
+        let annotated = result.annotated_output();
+        let output = annotated.as_ref();
         assert!(
             [
                 format!("[{CANCELLED_ANNOTATION}]\nstarted\n"),

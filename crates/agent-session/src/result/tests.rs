@@ -12,12 +12,7 @@ use super::*;
 use crate::cwd::check_cwd;
 
 /// What a sink with byte limit `max` reports for `whole`.
-fn sink(
-    whole: &str,
-    max: usize,
-    annotation: Option<&str>,
-    artifact: Option<&str>,
-) -> OutputSummary {
+fn sink(whole: &str, max: usize, artifact: Option<&str>) -> OutputSummary {
     let (tail, truncated) = if whole.len() > max {
         let mut start = whole.len() - max;
         while !whole.is_char_boundary(start) {
@@ -27,9 +22,8 @@ fn sink(
     } else {
         (whole, false)
     };
-    let prefix = annotation.map(|a| format!("[{a}]\n")).unwrap_or_default();
     OutputSummary {
-        output: format!("{prefix}{tail}"),
+        output: tail.to_owned(),
         truncated,
         total_lines: count_lines(whole),
         total_bytes: whole.len() as u64,
@@ -57,9 +51,10 @@ fn exited(summary: OutputSummary, code: Option<i32>) -> BashResult {
     }
 }
 
-fn timed_out(summary: OutputSummary) -> BashResult {
+fn timed_out(summary: OutputSummary, annotation: &str) -> BashResult {
     BashResult {
         summary,
+        annotation: Some(annotation.to_owned()),
         exit_code: None,
         cancelled: true,
         timed_out: true,
@@ -136,10 +131,7 @@ impl<'a> Call<'a> {
 const LIMIT: usize = 51_200;
 
 fn ok(whole: &str) -> Call<'static> {
-    Call::new(
-        exited(sink(whole, LIMIT, None, None), Some(0)),
-        LIMIT as u64,
-    )
+    Call::new(exited(sink(whole, LIMIT, None), Some(0)), LIMIT as u64)
 }
 
 #[test]
@@ -163,24 +155,18 @@ fn empty_output_is_no_output() {
 
 #[test]
 fn outcome_lines() {
-    let failed = Call::new(
-        exited(sink("boom\n", LIMIT, None, None), Some(2)),
-        LIMIT as u64,
-    );
+    let failed = Call::new(exited(sink("boom\n", LIMIT, None), Some(2)), LIMIT as u64);
     assert_eq!(failed.text(), "boom\n\nCommand exited with code 2");
     assert!(failed.build().result().is_error);
 
-    let no_status = Call::new(exited(sink("", LIMIT, None, None), None), LIMIT as u64);
+    let no_status = Call::new(exited(sink("", LIMIT, None), None), LIMIT as u64);
     assert_eq!(
         no_status.text(),
         "(no output)\n\nCommand failed: missing exit status"
     );
     assert!(no_status.build().result().is_error);
 
-    let killed = Call::new(
-        exited(sink("x\n", LIMIT, None, None), Some(137)),
-        LIMIT as u64,
-    );
+    let killed = Call::new(exited(sink("x\n", LIMIT, None), Some(137)), LIMIT as u64);
     assert_eq!(killed.text(), "x\n\nCommand exited with code 137");
 }
 
@@ -188,7 +174,7 @@ fn outcome_lines() {
 fn timeout_keeps_the_annotation_and_adds_nothing() {
     let annotation = Timeout::clamp(5.0).annotation();
     let call = Call::new(
-        timed_out(sink("tick\n", LIMIT, Some(&annotation), None)),
+        timed_out(sink("tick\n", LIMIT, None), &annotation),
         LIMIT as u64,
     );
     let result = call.build();
@@ -198,10 +184,7 @@ fn timeout_keeps_the_annotation_and_adds_nothing() {
     assert!(result.is_error);
     assert!(result.details.cancelled && result.details.timed_out);
 
-    let silent = Call::new(
-        timed_out(sink("", LIMIT, Some(&annotation), None)),
-        LIMIT as u64,
-    );
+    let silent = Call::new(timed_out(sink("", LIMIT, None), &annotation), LIMIT as u64);
     assert_eq!(
         silent.text(),
         "[Command timed out after 5 seconds]\n(no output)"
@@ -211,7 +194,8 @@ fn timeout_keeps_the_annotation_and_adds_nothing() {
 #[test]
 fn abort_is_an_abort_outcome() {
     let result = BashResult {
-        summary: sink("a\n", LIMIT, Some("Command cancelled"), None),
+        summary: sink("a\n", LIMIT, None),
+        annotation: Some("Command cancelled".into()),
         exit_code: None,
         cancelled: true,
         timed_out: false,
@@ -228,7 +212,7 @@ fn abort_is_an_abort_outcome() {
     // Cancelled without a timeout is an abort even if the caller's flag was lost.
     assert!(Call::new(result, LIMIT as u64).build().is_aborted());
     // The caller's abort wins over whatever the executor saw.
-    let finished = exited(sink("a\n", LIMIT, None, None), Some(0));
+    let finished = exited(sink("a\n", LIMIT, None), Some(0));
     let outcome = Call::new(finished, LIMIT as u64).aborted().build();
     assert!(outcome.is_aborted());
     assert_eq!(outcome.result().text(), "a\n\nCommand aborted");
@@ -242,7 +226,7 @@ fn seq_100000_under_the_default_limit() {
     let whole = seq(1, 100_000);
     assert_eq!(whole.len(), 588_895);
     let call = Call::new(
-        exited(sink(&whole, LIMIT, None, Some("7")), Some(0)),
+        exited(sink(&whole, LIMIT, Some("7")), Some(0)),
         LIMIT as u64,
     );
     let result = call.build().into_result();
@@ -275,7 +259,7 @@ fn seq_100000_under_the_default_limit() {
 #[test]
 fn a_partial_first_line_is_shown_and_counted() {
     let whole = seq(1, 100_000);
-    let call = Call::new(exited(sink(&whole, 51_203, None, None), Some(0)), 51_203);
+    let call = Call::new(exited(sink(&whole, 51_203, None), Some(0)), 51_203);
     let text = call.text();
     assert!(text.starts_with("467\n91468\n"), "{}", &text[..20]);
     assert!(text.ends_with("100000\n\n[Showing lines 91467-100000 of 100000 (50.0KB limit)]"));
@@ -296,10 +280,7 @@ fn a_partial_first_line_is_shown_and_counted() {
 fn seq_20000_under_the_default_limit() {
     let whole = seq(1, 20_000);
     assert_eq!(whole.len(), 108_894);
-    let call = Call::new(
-        exited(sink(&whole, LIMIT, None, None), Some(0)),
-        LIMIT as u64,
-    );
+    let call = Call::new(exited(sink(&whole, LIMIT, None), Some(0)), LIMIT as u64);
     let text = call.text();
     assert!(text.starts_with("7\n11468\n"));
     assert!(text.ends_with("\n\n[Showing lines 11467-20000 of 20000 (50.0KB limit)]"));
@@ -308,16 +289,13 @@ fn seq_20000_under_the_default_limit() {
 #[test]
 fn notice_on_every_error_after_the_outcome_line() {
     let whole = seq(1, 100_000);
-    let failed = Call::new(
-        exited(sink(&whole, LIMIT, None, None), Some(1)),
-        LIMIT as u64,
-    );
+    let failed = Call::new(exited(sink(&whole, LIMIT, None), Some(1)), LIMIT as u64);
     assert!(failed.text().ends_with(
         "100000\n\nCommand exited with code 1\n\n[Showing lines 91468-100000 of 100000 (50.0KB limit)]"
     ));
     let annotation = Timeout::clamp(300.0).annotation();
     let timeout = Call::new(
-        timed_out(sink(&whole, LIMIT, Some(&annotation), Some("12"))),
+        timed_out(sink(&whole, LIMIT, Some("12")), &annotation),
         LIMIT as u64,
     );
     let text = timeout.text();
@@ -325,7 +303,7 @@ fn notice_on_every_error_after_the_outcome_line() {
     assert!(text.ends_with(
         "100000\n\n[Showing lines 91468-100000 of 100000 (50.0KB limit). Full: artifact://12]"
     ));
-    let aborted = Call::new(exited(sink(&whole, LIMIT, None, None), None), LIMIT as u64).aborted();
+    let aborted = Call::new(exited(sink(&whole, LIMIT, None), None), LIMIT as u64).aborted();
     assert!(aborted.text().ends_with(
         "100000\n\nCommand aborted\n\n[Showing lines 91468-100000 of 100000 (50.0KB limit)]"
     ));
@@ -335,7 +313,7 @@ fn notice_on_every_error_after_the_outcome_line() {
 fn tail_inside_a_truncated_window_is_the_callers_cut() {
     let whole = seq(1, 100_000);
     let call = Call::new(
-        exited(sink(&whole, LIMIT, None, Some("7")), Some(0)),
+        exited(sink(&whole, LIMIT, Some("7")), Some(0)),
         LIMIT as u64,
     )
     .tail(5);
@@ -363,11 +341,7 @@ fn tail_beyond_a_truncated_window_gets_the_notice() {
     let whole = seq(1, 100_000);
     // The window holds 8,533 whole lines; asking for 9,000 shows them all, and the byte
     // limit is what stopped it.
-    let call = Call::new(
-        exited(sink(&whole, LIMIT, None, None), Some(0)),
-        LIMIT as u64,
-    )
-    .tail(9_000);
+    let call = Call::new(exited(sink(&whole, LIMIT, None), Some(0)), LIMIT as u64).tail(9_000);
     assert!(call.text().starts_with("91468\n"));
     assert!(
         call.text()
@@ -375,20 +349,12 @@ fn tail_beyond_a_truncated_window_gets_the_notice() {
     );
     assert_eq!(call.truncation().unwrap().truncated_by, TruncatedBy::Bytes);
     // Exactly the window's line count: still the byte limit's doing.
-    let call = Call::new(
-        exited(sink(&whole, LIMIT, None, None), Some(0)),
-        LIMIT as u64,
-    )
-    .tail(8_533);
+    let call = Call::new(exited(sink(&whole, LIMIT, None), Some(0)), LIMIT as u64).tail(8_533);
     assert!(
         call.text()
             .ends_with("[Showing lines 91468-100000 of 100000 (50.0KB limit)]")
     );
-    let call = Call::new(
-        exited(sink(&whole, LIMIT, None, None), Some(0)),
-        LIMIT as u64,
-    )
-    .tail(8_532);
+    let call = Call::new(exited(sink(&whole, LIMIT, None), Some(0)), LIMIT as u64).tail(8_532);
     assert!(call.text().starts_with("91469\n"));
     assert!(call.text().ends_with("\n100000"));
     assert_eq!(
@@ -441,11 +407,7 @@ fn zero_lines_asked() {
     assert_eq!((t.output_lines, t.truncated_by), (0, TruncatedBy::Lines));
     // Even over a truncated tail: the caller asked for nothing, so no notice.
     let whole = seq(1, 100_000);
-    let call = Call::new(
-        exited(sink(&whole, LIMIT, None, None), Some(0)),
-        LIMIT as u64,
-    )
-    .head(0);
+    let call = Call::new(exited(sink(&whole, LIMIT, None), Some(0)), LIMIT as u64).head(0);
     assert_eq!(call.text(), "(no output)");
     // Nothing asked, nothing there: no meta.
     assert_eq!(ok("").tail(0).truncation(), None);
@@ -456,7 +418,7 @@ fn head_comes_from_the_capture() {
     // `seq 1 100000` stopped once 3 lines were seen; the sink counted what came before the
     // stop (here: everything, truncated to its tail).
     let whole = seq(1, 100_000);
-    let summary = sink(&whole, LIMIT, None, Some("4"));
+    let summary = sink(&whole, LIMIT, Some("4"));
     let call = Call::new(exited(summary.clone(), Some(0)), LIMIT as u64)
         .head(3)
         .capture("1\n2\n3\n", false);
@@ -490,7 +452,7 @@ fn a_byte_cut_head_capture_gets_the_notice() {
     // head 1000 of `seq 1 30` under a 19-byte bound: the capture is `1\n…9\n1`, ten lines
     // with the tenth cut.
     let whole = seq(1, 30);
-    let call = Call::new(exited(sink(&whole, 19, None, Some("3")), Some(0)), 19)
+    let call = Call::new(exited(sink(&whole, 19, Some("3")), Some(0)), 19)
         .head(1_000)
         .capture("1\n2\n3\n4\n5\n6\n7\n8\n9\n1", true);
     assert_eq!(
@@ -508,11 +470,7 @@ fn a_byte_cut_head_capture_gets_the_notice() {
 #[test]
 fn head_without_a_capture_over_a_truncated_tail_says_where_it_is() {
     let whole = seq(1, 100_000);
-    let call = Call::new(
-        exited(sink(&whole, LIMIT, None, None), Some(0)),
-        LIMIT as u64,
-    )
-    .head(2);
+    let call = Call::new(exited(sink(&whole, LIMIT, None), Some(0)), LIMIT as u64).head(2);
     assert_eq!(
         call.text(),
         "91468\n91469\n\n[Showing lines 91468-91469 of 100000 (50.0KB limit)]"
@@ -522,7 +480,7 @@ fn head_without_a_capture_over_a_truncated_tail_says_where_it_is() {
 #[test]
 fn one_huge_line_and_multibyte_cuts() {
     let whole = format!("{}\n", "x".repeat(100));
-    let call = Call::new(exited(sink(&whole, 10, None, None), Some(0)), 10);
+    let call = Call::new(exited(sink(&whole, 10, None), Some(0)), 10);
     assert_eq!(
         call.text(),
         "xxxxxxxxx\n\n[Showing lines 1-1 of 1 (10B limit)]"
@@ -531,7 +489,7 @@ fn one_huge_line_and_multibyte_cuts() {
     // 10 × `é` (2 bytes) + `\n` = 21 bytes; the last 4 bytes would split an `é`, so the sink
     // keeps 3: `é\n`.
     let whole = format!("{}\n", "é".repeat(10));
-    let call = Call::new(exited(sink(&whole, 4, None, None), Some(0)), 4);
+    let call = Call::new(exited(sink(&whole, 4, None), Some(0)), 4);
     assert_eq!(call.text(), "é\n\n[Showing lines 1-1 of 1 (4B limit)]");
     let t = call.truncation().unwrap();
     assert_eq!((t.output_bytes, t.total_bytes), (3, 21));
@@ -540,7 +498,7 @@ fn one_huge_line_and_multibyte_cuts() {
 #[test]
 fn a_tail_that_is_only_a_newline() {
     // `ab\n` under a 1-byte limit keeps `\n`: nothing visible is left.
-    let call = Call::new(exited(sink("ab\n", 1, None, None), Some(0)), 1);
+    let call = Call::new(exited(sink("ab\n", 1, None), Some(0)), 1);
     assert_eq!(
         call.text(),
         "(no output)\n\n[Showing lines 0-0 of 1 (1B limit)]"
@@ -552,19 +510,13 @@ fn a_tail_that_is_only_a_newline() {
 }
 
 #[test]
-fn annotation_is_found_by_the_byte_count_only() {
-    // An output that merely looks like an annotation is body when output_bytes says so.
-    let result = exited(sink("[not an annotation]\nx\n", LIMIT, None, None), Some(0));
+fn output_that_looks_like_an_annotation_is_output() {
+    // An output that merely looks like an annotation is body: only `annotation` is one.
+    let result = exited(sink("[not an annotation]\nx\n", LIMIT, None), Some(0));
     assert_eq!(
         Call::new(result, LIMIT as u64).text(),
         "[not an annotation]\nx"
     );
-    assert_eq!(split_annotation("[a]\nbody", 4), ("[a]\n", "body"));
-    assert_eq!(split_annotation("body", 4), ("", "body"));
-    // Inconsistent numbers: treat everything as body.
-    assert_eq!(split_annotation("xyzbody", 4), ("", "xyzbody"));
-    assert_eq!(split_annotation("é", 1), ("", "é"));
-    assert_eq!(split_annotation("abc", 99), ("", "abc"));
 }
 
 #[test]
@@ -590,7 +542,7 @@ fn details_json_shape() {
 fn snapshot_truncated_failure() {
     // `seq 1 30` is 81 bytes; its last 20 are `4\n25\n…30\n`: line 24 shows as `4`.
     let whole = seq(1, 30);
-    let call = Call::new(exited(sink(&whole, 20, None, Some("3")), Some(1)), 20);
+    let call = Call::new(exited(sink(&whole, 20, Some("3")), Some(1)), 20);
     insta::assert_json_snapshot!(call.build().result());
 }
 
@@ -600,7 +552,7 @@ fn snapshot_timeout_with_tail() {
     let timeout = Timeout::clamp(1.5);
     let annotation = timeout.annotation();
     let mut call = Call::new(
-        timed_out(sink(&whole, LIMIT, Some(&annotation), None)),
+        timed_out(sink(&whole, LIMIT, None), &annotation),
         LIMIT as u64,
     )
     .tail(3);
@@ -640,69 +592,7 @@ fn cwd_errors() {
     assert_eq!(result.details.meta, None);
 }
 
-#[test]
-fn bang_context_texts() {
-    let done = exited(sink("a\nb\n", LIMIT, None, None), Some(0));
-    assert_eq!(
-        bang_context_text("ls", &done, LIMIT as u64),
-        "Ran `ls`\n```\na\nb\n```"
-    );
-
-    let silent = exited(sink("", LIMIT, None, None), Some(0));
-    assert_eq!(
-        bang_context_text("true", &silent, LIMIT as u64),
-        "Ran `true`\n(no output)"
-    );
-
-    let failed = exited(sink("oops\n", LIMIT, None, None), Some(2));
-    assert_eq!(
-        bang_context_text("make", &failed, LIMIT as u64),
-        "Ran `make`\n```\noops\n```\n\nCommand exited with code 2"
-    );
-
-    let cancelled = BashResult {
-        summary: sink("partial\n", LIMIT, Some("Command cancelled"), None),
-        exit_code: None,
-        cancelled: true,
-        timed_out: false,
-        session_restarted: false,
-    };
-    assert_eq!(
-        bang_context_text("sleep 9", &cancelled, LIMIT as u64),
-        "Ran `sleep 9`\n```\n[Command cancelled]\npartial\n```\n\n(command cancelled)"
-    );
-
-    let no_status = exited(sink("", LIMIT, None, None), None);
-    assert_eq!(
-        bang_context_text("x", &no_status, LIMIT as u64),
-        "Ran `x`\n(no output)\n\nCommand failed: missing exit status"
-    );
-
-    let whole = seq(1, 30);
-    let truncated = exited(sink(&whole, 20, None, Some("9")), Some(0));
-    assert_eq!(
-        bang_context_text("seq 30", &truncated, 20),
-        "Ran `seq 30`\n```\n4\n25\n26\n27\n28\n29\n30\n```\n\n[Showing lines 24-30 of 30 (20B limit). Full: artifact://9]"
-    );
-}
-
-#[test]
-fn bang_fences_outgrow_backticks() {
-    let done = exited(
-        sink("```rust\nfn x() {}\n```\n", LIMIT, None, None),
-        Some(0),
-    );
-    assert_eq!(
-        bang_context_text("cat README.md", &done, LIMIT as u64),
-        "Ran `cat README.md`\n````\n```rust\nfn x() {}\n```\n````"
-    );
-    let silent = exited(sink("", LIMIT, None, None), Some(0));
-    assert_eq!(
-        bang_context_text("echo `date` >/dev/null", &silent, LIMIT as u64),
-        "Ran ``echo `date` >/dev/null``\n(no output)"
-    );
-    assert_eq!(code_span("`x`"), "`` `x` ``");
-}
+mod bang;
 
 mod properties {
     use proptest::prelude::*;
@@ -759,7 +649,7 @@ mod properties {
             tail in proptest::option::of(0_u32..45),
             with_capture in any::<bool>(),
         ) {
-            let summary = sink(&whole, max, None, None);
+            let summary = sink(&whole, max, None);
             let limits = Limits { head, tail };
             let capture = head.filter(|_| with_capture).map(|h| {
                 cut_head(apply_head_tail(&whole, Some(h), None), max)

@@ -6,6 +6,7 @@ mod run;
 use std::ffi::OsString;
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -135,8 +136,10 @@ impl ShellProcess {
         snapshot: Option<&Path>,
         cwd: &Path,
     ) -> Result<Self, ExecError> {
+        // 0700 whatever the umask: the command text and cwd written here are nobody else's.
         let dir = tempfile::Builder::new()
             .prefix("agentsh-")
+            .permissions(std::fs::Permissions::from_mode(0o700))
             .tempdir_in(private_dir_parent())?;
         let (ours, theirs) = socket_pair()?;
         let tag = agentsh_process::random_hex(6);
@@ -238,11 +241,11 @@ impl ShellProcess {
         let header = if self.header_cwd.as_deref() == Some(cwd) {
             HeaderState::Unchanged
         } else {
-            std::fs::write(dir.join(HEADER_FILE), bootstrap::header(cwd))?;
+            write_private(&dir.join(HEADER_FILE), &bootstrap::header(cwd))?;
             self.header_cwd = Some(cwd.to_path_buf());
             HeaderState::Changed
         };
-        std::fs::write(dir.join(COMMAND_FILE), command)?;
+        write_private(&dir.join(COMMAND_FILE), command.as_bytes())?;
         let stop = StopPlan {
             scope: CommandScope {
                 supervisor: supervisor_pid,
@@ -424,7 +427,7 @@ async fn stop_command(
                     return Verdict::Replace;
                 }
             }
-            if std::fs::write(&stop_file, scope.marker()).is_err() {
+            if write_private(&stop_file, scope.marker().as_bytes()).is_err() {
                 send_signal(scope.shell, Signal::STOP);
                 end_command_with(&scope, signal, TERM_GRACE).await;
                 return Verdict::Replace;
@@ -465,6 +468,20 @@ fn find_private_dir_parent() -> PathBuf {
                     .is_ok()
         })
         .unwrap_or_else(std::env::temp_dir)
+}
+
+/// Writes `bytes` to `path`, created 0600 (the mode holds whatever the umask, and a file that
+/// already exists keeps the 0600 it was created with).
+fn write_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)?
+        .write_all(bytes)
 }
 
 /// A connected pair of Unix stream sockets, close-on-exec: agentsh's end and the shell's.

@@ -9,6 +9,7 @@ mod forgery;
 mod hangs;
 mod head;
 mod isolation;
+mod privacy;
 mod shells;
 mod state;
 mod stopping;

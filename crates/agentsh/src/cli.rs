@@ -43,7 +43,7 @@ pub struct ExecArgs {
     pub cwd: Option<String>,
     /// Timeout in seconds (fractions allowed), clamped to [1, 3600]. Default: the config's
     /// `bash.default_timeout` (300).
-    #[arg(long, value_name = "S", allow_negative_numbers = true)]
+    #[arg(long, value_name = "S", allow_negative_numbers = true, value_parser = parse_timeout)]
     pub timeout: Option<f64>,
     /// Show only the first N lines of the output (the exit status is kept).
     #[arg(long, value_name = "N")]
@@ -119,5 +119,40 @@ mod tests {
     fn exec_needs_a_command() {
         let err = Cli::try_parse_from(["agentsh", "exec", "--json"]).expect_err("no command");
         assert_eq!(err.exit_code(), 2);
+    }
+}
+
+/// `--timeout`: any number of seconds. Infinities clamp like any huge value (`inf` is the longest
+/// timeout, `-inf` the shortest) — they must not reach the JSON arguments, where they would turn
+/// into `null` and silently mean "the default". NaN says nothing: a usage error.
+fn parse_timeout(text: &str) -> Result<f64, String> {
+    let seconds: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("not a number of seconds: {text:?}"))?;
+    if seconds.is_nan() {
+        return Err(format!("not a number of seconds: {text:?}"));
+    }
+    Ok(if seconds.is_infinite() {
+        agentsh_agent_session::Timeout::clamp(seconds).seconds()
+    } else {
+        seconds
+    })
+}
+
+#[cfg(test)]
+mod timeout_tests {
+    use super::parse_timeout;
+
+    #[test]
+    fn infinities_clamp_and_nan_is_refused() {
+        assert_eq!(parse_timeout("inf"), Ok(3600.0));
+        assert_eq!(parse_timeout("infinity"), Ok(3600.0));
+        assert_eq!(parse_timeout("-inf"), Ok(1.0));
+        assert_eq!(parse_timeout("1.5"), Ok(1.5));
+        assert_eq!(parse_timeout("-3"), Ok(-3.0));
+        assert!(parse_timeout("nan").is_err());
+        assert!(parse_timeout("NaN").is_err());
+        assert!(parse_timeout("soon").is_err());
     }
 }

@@ -233,6 +233,26 @@ fn json_output_is_the_tool_result() {
     assert_eq!(details["timeout"], 300);
 }
 
+/// Regression (issue 10, class 11): `--timeout inf` ran with the default 300 s (JSON cannot
+/// carry infinity), and `--timeout nan` was accepted.
+#[test]
+fn infinite_timeouts_clamp_and_nan_is_a_usage_error() {
+    let env = TestEnv::new();
+    let done = env.exec(&["--json", "--timeout", "inf", "--", "true"]);
+    assert_eq!(done.code(), 0, "{done:?}");
+    assert_eq!(done.json()["details"]["timeout"], 3600);
+    let done = env.exec(&["--json", "--timeout=-inf", "--", "true"]);
+    assert_eq!(done.code(), 0, "{done:?}");
+    assert_eq!(done.json()["details"]["timeout"], 1);
+    let done = env.exec(&["--timeout", "nan", "--", "touch ran"]);
+    assert_eq!(done.code(), 2, "{done:?}");
+    assert!(done.stderr.contains("--timeout"), "{}", done.stderr);
+    assert!(
+        !env.work_dir().join("ran").exists(),
+        "nothing runs on a usage error"
+    );
+}
+
 /// SIGINT or SIGTERM to agentsh while a command runs: the tree ends, exit status 130.
 fn check_interrupt(signal: libc::c_int) {
     let env = TestEnv::new();

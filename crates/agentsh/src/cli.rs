@@ -23,8 +23,8 @@ pub enum Mode {
     /// Print mode: run one `bash` tool call and print its result.
     ///
     /// Exit status: 0 success; 1 tool error (non-zero exit, timeout, blocked command, bad
-    /// --cwd); 2 usage or configuration error; 130 interrupted (SIGINT/SIGTERM end the
-    /// command's whole process tree first).
+    /// --cwd); 2 usage or configuration error; 130 / 143 / 129 after SIGINT / SIGTERM / SIGHUP
+    /// (each ends the command's whole process tree first).
     Exec(ExecArgs),
     /// RPC mode: JSON lines on stdin (commands) and stdout (responses and events).
     ///

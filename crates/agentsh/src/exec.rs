@@ -16,8 +16,11 @@ use crate::{print_error, print_warnings, runtime, usage_error};
 
 /// Exit status of a tool error (non-zero exit, timeout, blocked command, bad `--cwd`).
 const EXIT_TOOL_ERROR: u8 = 1;
-/// Exit status after SIGINT or SIGTERM (128 + SIGINT, as shells report Ctrl-C).
+/// Exit status after SIGINT (128 + 2, as shells report Ctrl-C); SIGTERM gives 143, SIGHUP 129:
+/// always 128 + the signal, after the command's tree has ended.
 const EXIT_INTERRUPTED: u8 = 130;
+const EXIT_TERMINATED: u8 = 143;
+const EXIT_HUNG_UP: u8 = 129;
 /// The `toolCallId` of the one call.
 const CALL_ID: &str = "exec";
 
@@ -48,12 +51,15 @@ pub fn run(args: ExecArgs) -> ExitCode {
     let outcome = runtime.block_on(async {
         // Installed before anything runs: from here on SIGINT/SIGTERM cancel the call instead
         // of killing agentsh.
-        let (mut interrupt, mut terminate) = match (
+        let (mut interrupt, mut terminate, mut hangup) = match (
             signal(SignalKind::interrupt()),
             signal(SignalKind::terminate()),
+            signal(SignalKind::hangup()),
         ) {
-            (Ok(interrupt), Ok(terminate)) => (interrupt, terminate),
-            (Err(err), _) | (_, Err(err)) => return Err(Failure::Signals(err)),
+            (Ok(interrupt), Ok(terminate), Ok(hangup)) => (interrupt, terminate, hangup),
+            (Err(err), _, _) | (_, Err(err), _) | (_, _, Err(err)) => {
+                return Err(Failure::Signals(err));
+            }
         };
         let session = AgentSession::new(SessionOptions {
             settings,
@@ -71,19 +77,21 @@ pub fn run(args: ExecArgs) -> ExitCode {
         };
         let call = session.execute_tool(CALL_ID, &tool_args, context, |_| {});
         tokio::pin!(call);
-        let mut interrupted = false;
+        // The exit status of the first signal received, if any.
+        let mut interrupted: Option<u8> = None;
         let outcome = loop {
-            tokio::select! {
+            let code = tokio::select! {
                 outcome = &mut call => break outcome,
-                _ = interrupt.recv() => {},
-                _ = terminate.recv() => {},
-            }
-            if interrupted {
+                _ = interrupt.recv() => EXIT_INTERRUPTED,
+                _ = terminate.recv() => EXIT_TERMINATED,
+                _ = hangup.recv() => EXIT_HUNG_UP,
+            };
+            if let Some(first) = interrupted {
                 // A second signal: stop waiting. Exiting closes every supervisor's control
                 // pipe, which ends whatever is left.
-                std::process::exit(i32::from(EXIT_INTERRUPTED));
+                std::process::exit(i32::from(first));
             }
-            interrupted = true;
+            interrupted = Some(code);
             cancel.cancel();
         };
         // No `session.shutdown()`: the process ends right after printing, and its end closes
@@ -112,7 +120,9 @@ pub fn run(args: ExecArgs) -> ExitCode {
             print_error(&format_args!("cannot write the result: {err}"));
         }
     }
-    if interrupted || aborted {
+    if let Some(code) = interrupted {
+        ExitCode::from(code)
+    } else if aborted {
         ExitCode::from(EXIT_INTERRUPTED)
     } else if result.is_error {
         ExitCode::from(EXIT_TOOL_ERROR)

@@ -253,8 +253,8 @@ fn infinite_timeouts_clamp_and_nan_is_a_usage_error() {
     );
 }
 
-/// SIGINT or SIGTERM to agentsh while a command runs: the tree ends, exit status 130.
-fn check_interrupt(signal: libc::c_int) {
+/// A signal to agentsh while a command runs: the tree ends, exit status 128 + the signal.
+fn check_interrupt(signal: libc::c_int, code: i32) {
     let env = TestEnv::new();
     let marker = unique_marker();
     let config = env.config_path();
@@ -284,19 +284,25 @@ fn check_interrupt(signal: libc::c_int) {
     // SAFETY: kill(2) on our own child's pid; it cannot have been reaped yet (we hold the Child).
     assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
     let done = wait_output(child, LIVENESS);
-    assert_eq!(done.status.code(), Some(130), "{done:?}");
+    assert_eq!(done.status.code(), Some(code), "{done:?}");
     assert!(done.stdout.ends_with("Command aborted\n"), "{done:?}");
     assert_no_survivor(&marker);
 }
 
 #[test]
 fn sigint_ends_the_command_tree_and_exits_130() {
-    check_interrupt(libc::SIGINT);
+    check_interrupt(libc::SIGINT, 130);
+}
+
+/// Regression (issue 10, class 11): SIGTERM exited 130 like SIGINT; SPEC §11 says 143.
+#[test]
+fn sigterm_ends_the_command_tree_and_exits_143() {
+    check_interrupt(libc::SIGTERM, 143);
 }
 
 #[test]
-fn sigterm_ends_the_command_tree_and_exits_130() {
-    check_interrupt(libc::SIGTERM);
+fn sighup_ends_the_command_tree_and_exits_129() {
+    check_interrupt(libc::SIGHUP, 129);
 }
 
 #[test]

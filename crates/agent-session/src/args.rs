@@ -1,6 +1,7 @@
 //! The arguments of the `bash` tool: parsing a model's JSON, and the schema to offer it.
 
 use agentsh_bash_normalize::Limits;
+use agentsh_protocol::json_kind;
 use schemars::JsonSchema;
 use std::fmt;
 
@@ -289,18 +290,6 @@ impl<'de, T> Visitor<'de> for ArgVisitor<T> {
 
     fn visit_map<A: de::MapAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
         Err(self.wrong_type("an object"))
-    }
-}
-
-/// How a JSON value's type is named in error texts (`a string`, `an array`, …).
-pub(crate) fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

@@ -5,6 +5,11 @@ mod lines;
 mod result;
 mod text;
 
+#[cfg(feature = "serde")]
+mod json;
+#[cfg(feature = "serde")]
+pub use json::json_kind;
+
 pub use lines::count_lines;
 
 pub use result::{BashResult, InterceptionDetails, OutputSummary};

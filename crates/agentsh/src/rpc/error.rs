@@ -4,7 +4,6 @@
 //! that turns a failure into a response line.
 
 use agentsh_agent_session::SessionError;
-use serde_json::Value;
 
 use super::framing::MAX_LINE_BYTES;
 
@@ -101,16 +100,4 @@ pub enum FieldError {
         /// What is wrong (`must be a string, got a number`).
         problem: String,
     },
-}
-
-/// How a JSON value's type is named in error texts (`a string`, `an array`, …).
-pub fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }

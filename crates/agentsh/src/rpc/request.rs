@@ -11,8 +11,9 @@
 use serde::de::{self, Deserialize, DeserializeOwned, Deserializer, IntoDeserializer};
 use serde_json::Value;
 
-use super::error::{FieldError, ParseError, RpcError, json_kind};
+use super::error::{FieldError, ParseError, RpcError};
 use super::framing::InputLine;
+use agentsh_protocol::json_kind;
 
 /// The `command` of a response to a line whose type could not be read.
 pub const PARSE_COMMAND: &str = "parse";

@@ -152,6 +152,53 @@ pub fn process_info(pid: u32) -> Option<ProcessInfo> {
     ProcessInfo::from_stat(u64::from(pid), &stat)
 }
 
+/// What a process does with each signal, from `/proc/<pid>/status`: bit `n - 1` stands for
+/// signal `n`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SignalDispositions {
+    /// Signals with a handler (`SigCgt`).
+    pub caught: u64,
+    /// Ignored signals (`SigIgn`).
+    pub ignored: u64,
+}
+
+impl SignalDispositions {
+    /// Whether `signal` (1–64) has a handler and is not ignored.
+    pub fn catches(&self, signal: i32) -> bool {
+        let bit = Self::bit(signal);
+        self.caught & bit != 0 && self.ignored & bit == 0
+    }
+
+    fn bit(signal: i32) -> u64 {
+        u32::try_from(signal - 1)
+            .ok()
+            .and_then(|shift| 1u64.checked_shl(shift))
+            .unwrap_or(0)
+    }
+
+    /// Parses the `SigIgn` and `SigCgt` lines of a `status` file.
+    fn parse(status: &[u8]) -> Option<Self> {
+        let mask = |name: &[u8]| {
+            status
+                .split(|&b| b == b'\n')
+                .find_map(|line| line.strip_prefix(name))
+                .and_then(|hex| std::str::from_utf8(hex).ok())
+                .and_then(|hex| u64::from_str_radix(hex.trim(), 16).ok())
+        };
+        Some(Self {
+            caught: mask(b"SigCgt:")?,
+            ignored: mask(b"SigIgn:")?,
+        })
+    }
+}
+
+/// The signal dispositions of `pid`, or `None` when `/proc` cannot tell.
+pub fn signal_dispositions(pid: u32) -> Option<SignalDispositions> {
+    let path = std::ffi::CString::new(format!("/proc/{pid}/status")).ok()?;
+    let mut buf = [0u8; 4096];
+    SignalDispositions::parse(procfs::read_file(&path, &mut buf)?)
+}
+
 #[cfg(test)]
 fn parse_stat(pid: u32, stat: &[u8]) -> Option<ProcessInfo> {
     ProcessInfo::from_stat(u64::from(pid), &Stat::parse(stat)?)
@@ -355,5 +402,16 @@ mod tests {
         let table = vec![p(10, 1, 1), p(11, 10, 2), zombie];
         let found = classify(&scope(), &table, &|_| None);
         assert!(found.is_empty());
+    }
+
+    #[test]
+    fn signal_masks_come_from_the_status_file() {
+        let status = b"Name:\tbash\nSigBlk:\t0000000000000000\nSigIgn:\t0000000000000004\nSigCgt:\t0000008000010202\n";
+        let dispositions = SignalDispositions::parse(status).expect("parses");
+        assert!(dispositions.catches(2) && dispositions.catches(10) && dispositions.catches(40));
+        assert!(!dispositions.catches(3) && !dispositions.catches(15));
+        assert!(!dispositions.catches(0) && !dispositions.catches(65));
+        let own = signal_dispositions(std::process::id()).expect("own status");
+        assert_eq!(own.ignored & own.caught, 0, "{own:?}");
     }
 }

@@ -1,36 +1,65 @@
 //! The run loop each persistent shell executes, and the per-command files it reads.
 //!
-//! The shell is started as `<shell> [flags] -c <LOOP> <name> <dir> <snapshot> <tag>` with the
-//! command channel at fd 3 (a Unix socket; agentsh holds the other end) and `/dev/null` on 0, 1
-//! and 2. `<dir>` is the shell's private directory (0700, on tmpfs where there is one), `<tag>`
-//! the shell's marker tag. For each command agentsh writes the user's text, verbatim, into
-//! [`COMMAND_FILE`] (and the working directory into [`HEADER_FILE`] when it changed), then sends
-//! one line `<seq> <fifo id> <header changed: 0|1>` on the channel. The loop:
+//! The shell is started as `<shell> [flags] -c <LOOP> <name> <dir> <snapshot> <tag>` with
+//! `/dev/null` on 0, 1 and 2, which the loop closes at once. `<dir>` is the shell's private
+//! directory (0700, on tmpfs where there is one), `<tag>` the shell's marker tag. The loop holds
+//! no descriptor of its own between commands: it talks to agentsh through two FIFOs in `<dir>`
+//! that it opens by path for each use — [`TRIGGER_FIFO`] (agentsh → shell) and [`REPORT_FIFO`]
+//! (shell → agentsh); agentsh keeps both open read-write, so neither ever blocks on open or sees
+//! EOF. For each command agentsh writes the user's text into [`COMMAND_FILE`] (and the working
+//! directory into [`HEADER_FILE`] when it changed), then writes one line
+//! `<seq> <fifo id> <header changed: 0|1>` to the trigger FIFO. The loop:
 //!
 //! 1. reads that line (blocks while idle), sources the header if it changed, exports the
-//!    command marker [`agentsh_process::MARKER_VAR`] = `<tag>.<seq>`;
-//! 2. opens the FIFO `out<fifo id>` (agentsh already has it open for reading) as fd 7 and,
-//!    inside that redirection, `cd`s to the working directory and sources the command file at
-//!    top level (so `declare`, aliases, functions and options persist as if typed), with stdin
-//!    `/dev/null`, stdout and stderr on the FIFO, and fds 3 and 7 closed for the command;
-//! 3. resets `errexit`, closes the FIFO, and only then sends `<seq> <status>` on the channel.
+//!    command marker [`agentsh_process::MARKER_VAR`] = `<tag>.<seq>`, `cd`s to the working
+//!    directory;
+//! 2. sources the command file at top level (so `declare`, aliases, functions and options
+//!    persist as if typed) with stdin `/dev/null` and stdout and stderr on the FIFO `out<fifo
+//!    id>`, all three set by redirections of the `.` command itself. Those descriptors were
+//!    closed before, so undoing the redirections only closes them again: no saved copy the
+//!    command could close or reach, and no error of the loop's own (`Bad file descriptor`) can
+//!    land in the output, whatever the command does to descriptors 0–255;
+//! 3. creates the empty file `end<ran>.<seq>.<status>` ([`end_file`]) by a redirection of an
+//!    empty group, right after the `.`: `$?` is captured in the file name before any command of
+//!    the loop runs, so no user trap, shadowing function or disabled builtin can change or hide
+//!    it. `<ran>` is `1` when the command ran, empty when its redirections failed (it never
+//!    started);
+//! 4. repairs itself (below), saves and clears the user's `DEBUG` and `ERR` traps, and then
+//!    writes `<seq> <status>` to the report FIFO.
 //!
-//! Once, after sourcing the snapshot and (bash) installing its `USR1` trap, and before its first
-//! `read`, the loop sends `0 0`: it is ready. agentsh does not wait for that line before sending
-//! the first command — the trigger waits in the socket while the shell starts, so a new shell's
-//! start-up overlaps with agentsh preparing the command — but it watches for it: a shell that
-//! exits or hangs before it reported ready failed to start (a broken snapshot), which is not the
-//! command's doing.
+//! agentsh accepts a report only when the end file it names exists (see `shell::run`), so a
+//! report a command writes itself — the report FIFO is reachable by path — is ignored, and a
+//! report whose status differs from the one the shell recorded structurally is impossible
+//! without forging that file too. When the end file appears and no report follows (the loop
+//! was wedged beyond repair: `shopt -s extdebug; trap false DEBUG`, `enable -n enable`), agentsh
+//! replaces the shell within a second, with the recorded status. When the shell exits after an
+//! end file, the loop gave up (`sessionRestarted`, the recorded status); without one, the command
+//! itself ended the shell (`exit 3`).
 //!
-//! The status travels on a channel no command can reach (fd 3 is closed for it, and the
-//! shell's saved copy is close-on-exec), so no output and no child process can end a command
-//! early or change its status. Everything the command wrote is in the FIFO before the status is
-//! sent; agentsh takes exactly what the FIFO holds at that moment (`FIONREAD`) as the rest of
-//! the output. Later writes — a background job that kept the FIFO — belong to no command.
+//! Once, before its first trigger, the loop reports `0 0`: it is ready. agentsh does not wait
+//! for that line before sending the first command — the trigger waits in the FIFO while the
+//! shell starts, so a new shell's start-up overlaps with agentsh preparing the command — but it
+//! watches for it: a shell that exits or hangs before it reported ready failed to start (a
+//! broken snapshot), which is not the command's doing.
+//!
+//! **Repair** (bash). Builtins run inside the shell and may shadow or disable what the loop uses.
+//! After each command the loop removes functions named `builtin` and `enable` (the only user
+//! functions it deletes: every other builtin it calls goes through `builtin`), records which
+//! builtins the user disabled (`enable -n`) and re-enables the ones it needs. The user's
+//! disabled builtins and `DEBUG`/`ERR` traps are written to [`PRE_FILE`]; agentsh puts
+//! `{ builtin . <dir>/pre; } 2>/dev/null;` in front of the next command when that file is not
+//! empty, on the command's first line (line numbers stay as typed), so those traps fire for the
+//! user's commands — a `DEBUG` trap set before a sourced file would not — and never for the
+//! loop's. What cannot be repaired (`enable -n enable`, a read-only function `builtin`, `builtin`
+//! and `unset` both shadowed) ends or wedges the loop: the shell is replaced. (POSIX mode would
+//! put `unset` before functions, but leaving it resets `expand_aliases` and three other options
+//! in bash 5.2.) sh (dash) removes a function named `command` (dash finds `unset` before
+//! functions and refuses functions named after special builtins), zsh re-enables its builtins
+//! with `builtin enable`.
 //!
 //! The loop's constants are read-only, and its own code is safe under any options a command may
-//! leave behind (`set -u`, `-C`, `-x`: its traps and checks run with stderr on `/dev/null`, so
-//! xtrace never shows them; a changed `IFS` does not reach its `read`s).
+//! leave behind (`set -u`, `-C`, `-x`, `-o posix`: with stderr closed, xtrace never shows it;
+//! a changed `IFS` does not reach its `read`s).
 //!
 //! The loop's variables are visible to commands (`set` lists them), so they carry the `__ash_`
 //! prefix no user variable has, and say what they hold:
@@ -40,24 +69,33 @@
 //! | `__ash_private_dir` | the shell's private directory (read-only) |
 //! | `__ash_marker_tag` | the shell's marker tag (read-only) |
 //! | `__ash_snapshot` | the snapshot to source before the first command, then empty |
-//! | `__ash_ready_sent` | `1` once the ready line was sent (read-only from then on) |
 //! | `__ash_seq`, `__ash_fifo_id`, `__ash_header_changed` | the fields of the current trigger |
 //! | `__ash_cwd` | the working directory (set by the header file) |
 //! | `__ash_marker` | the running command's marker, `<tag>.<seq>` (bash) |
+//! | `__ash_started` | `1` once the command's redirections were made (it ran) |
 //! | `__ash_status` | the command's exit status, reported after it |
+//! | `__ash_bail` | set when the loop cannot go on: the shell exits |
 //! | `__ash_stop_marker` | the marker of the command to stop, read from [`STOP_FILE`] (bash) |
 //! | `__ash_unwind_armed` | `1` while the unwinding `DEBUG` trap is installed (bash) |
-//! | `__ash_unwind_trap` | that trap's text (read-only, bash) |
+//! | `__ash_extdebug_off` | `1` when `extdebug` was off before a stop turned it on (bash) |
+//! | `__ash_unwind_trap`, `__ash_stop_trap` | the two traps' texts (read-only, bash) |
 //!
-//! Stopping (bash): agentsh writes the marker of the command to stop into [`STOP_FILE`] and sends
-//! `SIGUSR1`. The loop's `USR1` trap (re-installed before every command) reads that marker and
-//! arms a `DEBUG` trap which, under `extdebug`, simulates `return` at every command inside the
-//! sourced command file or any function while the marker names the running command: the
-//! command unwinds and nothing more of it runs. A command whose stop arrived before it started
-//! is skipped; a late signal for an earlier command matches no marker and changes nothing. The
-//! loop disarms the `DEBUG` trap before the next command, so it costs nothing otherwise (a
-//! permanent one made a builtin loop 12× slower). zsh and sh have no such mechanism: a stopped
-//! command replaces their shell.
+//! **Stopping** (bash): agentsh freezes the shell, checks in `/proc` that the stop signal
+//! [`STOP_SIGNAL`] (a real-time signal, so a command's own `trap … USR1` or `trap '' USR1` is
+//! no concern) is still caught and that no other real-time signal is (a blanket `trap … {1..64}`
+//! would have replaced the loop's trap), writes the marker of the command to stop into
+//! [`STOP_FILE`], sends the signal, ends the command's processes and only then lets the shell
+//! go on. The loop's trap (re-installed after every command) reads that marker, removes a
+//! shadowing function `builtin`, saves and clears the user's `DEBUG`,
+//! `ERR` and `RETURN` traps (so `trap 'exit 42' ERR` cannot end the shell on the way out),
+//! turns `errexit` off and `extdebug` on, creates [`UNWOUND_FILE`]`.<seq>`, and arms a `DEBUG`
+//! trap which simulates `return` at every command inside the sourced command file or any function
+//! while the marker names the running command: the command unwinds and nothing more of it runs.
+//! After it, the loop disarms the trap, restores `extdebug` and the user's traps. A command whose
+//! stop arrived before it started is skipped; a late signal for an earlier command matches no
+//! marker and changes nothing. Nothing of this runs unless a command is stopped (a permanent
+//! `DEBUG` trap made a builtin loop 12× slower, and `extdebug` changes what user traps do). zsh
+//! and sh have no such mechanism: a stopped command replaces their shell.
 
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;
@@ -70,81 +108,135 @@ pub(crate) const HEADER_FILE: &str = "header";
 /// File holding the command text. Its path appears in the shell's own error messages
 /// (`<dir>/command: line 1: foo: command not found`), so it has a plain name.
 pub(crate) const COMMAND_FILE: &str = "command";
-/// File agentsh writes the marker of a command to stop into before it sends `SIGUSR1` (bash).
+/// File agentsh writes the marker of a command to stop into before it signals the shell (bash).
 pub(crate) const STOP_FILE: &str = "stop";
-/// Descriptor of the command channel (a Unix socket) in the shell.
-pub(crate) const COMMAND_FD: i32 = 3;
+/// FIFO agentsh writes triggers to.
+pub(crate) const TRIGGER_FIFO: &str = "trigger";
+/// FIFO the loop writes its reports to.
+pub(crate) const REPORT_FIFO: &str = "report";
+/// File the loop writes the user's disabled builtins and `DEBUG`/`ERR` traps to (bash).
+pub(crate) const PRE_FILE: &str = "pre";
+/// Prefix of the file the stop trap creates when it armed the unwind: `unwound.<seq>` (bash).
+pub(crate) const UNWOUND_FILE: &str = "unwound";
+/// The signal that stops a command in bash: `SIGRTMIN+6` with glibc. A real-time signal, so
+/// that a command's own traps on the usual signals do not touch it.
+pub(crate) const STOP_SIGNAL: i32 = 40;
 
-const BASH_LOOP: &str = r#"__ash_private_dir=$1 __ash_snapshot=$2 __ash_marker_tag=$3 __ash_stop_marker= __ash_unwind_armed= __ash_status=0 __ash_seq= __ash_fifo_id= __ash_header_changed= __ash_cwd=/ __ash_marker= __ash_ready_sent=
+/// What agentsh puts in front of a command whose shell saved user traps or disabled builtins
+/// in [`PRE_FILE`]: on the same line, so line numbers stay as typed; stderr closed, so xtrace
+/// does not show it.
+pub(crate) const PRE_PREFIX: &str = r#"{ builtin . "$__ash_private_dir/pre"; } 2>/dev/null;"#;
+
+const BASH_LOOP: &str = r#"__ash_private_dir=$1 __ash_snapshot=$2 __ash_marker_tag=$3 __ash_stop_marker= __ash_unwind_armed= __ash_extdebug_off= __ash_status=0 __ash_seq=0 __ash_fifo_id= __ash_header_changed= __ash_cwd=/ __ash_marker= __ash_started= __ash_bail=
 builtin set --
-__ash_unwind_trap='{ if [[ -n ${__ash_stop_marker-} && ${__ash_stop_marker} == "${__ash_marker-}" && -n ${BASH_SOURCE[0]+x}${FUNCNAME[0]+x} ]]; then return 2; fi; } 2>/dev/null'
-builtin readonly __ash_private_dir __ash_marker_tag __ash_unwind_trap
-while :; do
-  if [[ -n $__ash_snapshot ]]; then
-    builtin . "$__ash_snapshot" </dev/null >/dev/null 2>&1 3<&-
-    __ash_snapshot=
+__ash_unwind_trap='{ if [[ -n ${__ash_stop_marker-} && ${__ash_stop_marker} == "${__ash_marker-}" && -n ${BASH_SOURCE[0]+x}${FUNCNAME[0]+x} ]]; then builtin return 2; fi; } 2>/dev/null'
+__ash_stop_trap='{ IFS= builtin read -r __ash_stop_marker 0<"$__ash_private_dir/stop"; if [[ $__ash_stop_marker == "$__ash_marker" && -z $__ash_unwind_armed ]]; then unset -f builtin; builtin trap -p DEBUG ERR RETURN 1>|"$__ash_private_dir/stoptraps"; builtin trap - ERR RETURN; builtin set +e; if [[ :$BASHOPTS: != *:extdebug:* ]]; then __ash_extdebug_off=1; builtin shopt -s extdebug; fi; __ash_unwind_armed=1; builtin trap -- "$__ash_unwind_trap" DEBUG; { :; } 1>|"$__ash_private_dir/unwound.$__ash_seq"; fi; } 0</dev/null 1>/dev/null 2>&1'
+builtin readonly __ash_private_dir __ash_marker_tag __ash_unwind_trap __ash_stop_trap
+exec 0<&- 1>&- 2>&-
+if [[ -n $__ash_snapshot ]]; then
+  builtin . "$__ash_snapshot" 0</dev/null 1>/dev/null 2>&1
+  __ash_snapshot=
+fi
+while [[ -z $__ash_bail ]]; do
+  unset -f builtin enable
+  if enable -n 1>|"$__ash_private_dir/pre" && enable builtin enable . printf read cd trap set shopt export readonly; then
+    if [[ -n $__ash_unwind_armed ]]; then
+      builtin trap - DEBUG
+      if [[ -n $__ash_extdebug_off ]]; then builtin shopt -u extdebug; fi
+      __ash_unwind_armed= __ash_extdebug_off=
+      builtin . "$__ash_private_dir/stoptraps"
+    fi
+    builtin trap -p DEBUG ERR 1>>"$__ash_private_dir/pre"
+    builtin trap - DEBUG ERR
+    builtin trap -- "$__ash_stop_trap" STOPSIG
+    builtin set +e
+    builtin printf '%s %s\n' "$__ash_seq" "$__ash_status" 1>|"$__ash_private_dir/report" || __ash_bail=1
+  else
+    __ash_bail=1
   fi
-  if [[ -n $__ash_unwind_armed ]]; then
-    builtin trap - DEBUG
-    __ash_unwind_armed=
+  if [[ -z $__ash_bail ]]; then
+    IFS=' ' builtin read -r __ash_seq __ash_fifo_id __ash_header_changed 0<"$__ash_private_dir/trigger" || __ash_bail=1
   fi
-  builtin trap '{ IFS= builtin read -r __ash_stop_marker <"$__ash_private_dir/stop"; __ash_unwind_armed=1; builtin trap -- "$__ash_unwind_trap" DEBUG; } 2>/dev/null' USR1
-  builtin shopt -s extdebug
-  if [[ -z $__ash_ready_sent ]]; then
-    builtin readonly __ash_ready_sent=1
-    builtin printf '0 0\n' >&3
-  fi
-  IFS=' ' builtin read -r __ash_seq __ash_fifo_id __ash_header_changed <&3 || builtin exit 0
-  if [[ $__ash_header_changed == 1 ]]; then
-    builtin . "$__ash_private_dir/header"
-  fi
-  __ash_marker=$__ash_marker_tag.$__ash_seq
-  builtin export AGENTSH_CMD="$__ash_marker"
-  {
+  if [[ -z $__ash_bail ]]; then
+    if [[ $__ash_header_changed == 1 ]]; then
+      builtin . "$__ash_private_dir/header"
+    fi
+    __ash_marker=$__ash_marker_tag.$__ash_seq
+    builtin export AGENTSH_CMD="$__ash_marker"
+    __ash_started=
     if [[ ${__ash_stop_marker-} == "$__ash_marker" ]]; then
       __ash_status=130
-    elif builtin cd -- "$__ash_cwd" 2>&1; then
-      builtin . "$__ash_private_dir/command" </dev/null >&7 2>&1 3<&- 7>&-
-      __ash_status=$?
+      { :; } 1>|"$__ash_private_dir/unwound.$__ash_seq"
+      { :; } 1>|"$__ash_private_dir/end1.$__ash_seq.$__ash_status"
+    elif builtin cd -- "$__ash_cwd" 2>|"$__ash_private_dir/out$__ash_fifo_id"; then
+      builtin . "$__ash_private_dir/command" 0</dev/null 1>|"$__ash_private_dir/out$__ash_fifo_id" 2>&$((__ash_started=1))
+      { :; } 1>|"$__ash_private_dir/end$__ash_started.$__ash_seq.$((__ash_status=$?))"
+      if [[ -z $__ash_started ]]; then __ash_bail=1; fi
     else
       __ash_status=1
+      { :; } 1>|"$__ash_private_dir/end1.$__ash_seq.$__ash_status"
     fi
-    builtin set +e
-  } 7>|"$__ash_private_dir/out$__ash_fifo_id" >&7
-  builtin printf '%s %s\n' "$__ash_seq" "$__ash_status" >&3
+  fi
 done
 "#;
 
-/// The POSIX loop (sh, zsh); `BUILTIN` is replaced by the shell's way to bypass functions.
-const POSIX_LOOP: &str = r#"__ash_private_dir=$1 __ash_snapshot=$2 __ash_marker_tag=$3 __ash_status=0 __ash_seq= __ash_fifo_id= __ash_header_changed= __ash_cwd=/ __ash_ready_sent=
+/// The POSIX loop (sh, zsh); `BUILTIN` is replaced by the shell's way to bypass functions and
+/// `REPAIR` by its repair step (see the module docs).
+const POSIX_LOOP: &str = r#"__ash_private_dir=$1 __ash_snapshot=$2 __ash_marker_tag=$3 __ash_status=0 __ash_seq=0 __ash_fifo_id= __ash_header_changed= __ash_cwd=/ __ash_started= __ash_bail=
 set --
 BUILTIN readonly __ash_private_dir __ash_marker_tag
+exec 0<&- 1>&- 2>&-
+case $__ash_snapshot in ?*)
+  BUILTIN . "$__ash_snapshot" 0</dev/null 1>/dev/null 2>&1
+  __ash_snapshot= ;;
+esac
 while :; do
-  if [ -n "$__ash_snapshot" ]; then
-    BUILTIN . "$__ash_snapshot" </dev/null >/dev/null 2>&1 3<&-
-    __ash_snapshot=
-  fi
-  if [ -z "$__ash_ready_sent" ]; then
-    BUILTIN readonly __ash_ready_sent=1
-    BUILTIN printf '0 0\n' >&3
-  fi
-  IFS=' ' BUILTIN read -r __ash_seq __ash_fifo_id __ash_header_changed <&3 || BUILTIN exit 0
-  if [ "$__ash_header_changed" = 1 ]; then
-    BUILTIN . "$__ash_private_dir/header"
-  fi
+  REPAIR
+  BUILTIN set +e
+  BUILTIN printf '%s %s\n' "$__ash_seq" "$__ash_status" 1>|"$__ash_private_dir/report" || __ash_bail=1
+  case $__ash_bail in '')
+    IFS=' ' BUILTIN read -r __ash_seq __ash_fifo_id __ash_header_changed 0<"$__ash_private_dir/trigger" || __ash_bail=1 ;;
+  esac
+  case $__ash_bail in ?*) break ;; esac
+  case $__ash_header_changed in 1) BUILTIN . "$__ash_private_dir/header" ;; esac
   BUILTIN export AGENTSH_CMD="$__ash_marker_tag.$__ash_seq"
-  {
-    if BUILTIN cd -- "$__ash_cwd" 2>&1; then
-      BUILTIN . "$__ash_private_dir/command" </dev/null >&7 2>&1 3<&- 7>&-
-      __ash_status=$?
-    else
-      __ash_status=1
-    fi
-    BUILTIN set +e
-  } 7>|"$__ash_private_dir/out$__ash_fifo_id" >&7
-  BUILTIN printf '%s %s\n' "$__ash_seq" "$__ash_status" >&3
+  __ash_started=
+  if BUILTIN cd -- "$__ash_cwd" 2>|"$__ash_private_dir/out$__ash_fifo_id"; then
+    BUILTIN . "$__ash_private_dir/command" 0</dev/null 1>|"$__ash_private_dir/out$__ash_fifo_id" 2>&$((__ash_started=1))
+    { :; } 1>|"$__ash_private_dir/end$__ash_started.$__ash_seq.$((__ash_status=$?))"
+    case $__ash_started in '') break ;; esac
+  else
+    __ash_status=1
+    { :; } 1>|"$__ash_private_dir/end1.$__ash_seq.$__ash_status"
+  fi
 done
 "#;
+
+/// zsh's repair step: functions named `builtin` go (zsh finds functions before builtins, and
+/// `builtin` bypasses every other one), and the builtins the loop uses are enabled again.
+const ZSH_REPAIR: &str = "unset -f builtin 2>/dev/null; builtin enable . cd export printf read set";
+
+/// sh's repair step: a function named `command` goes (dash finds the special builtin `unset`
+/// before functions and refuses functions named after special builtins).
+const SH_REPAIR: &str = "unset -f command";
+
+/// The end file of a command: `end<1 if it ran>.<seq>.<status>` (see the module docs).
+pub(crate) fn end_file(seq: u64, status: i32, ran: bool) -> String {
+    format!("end{}.{seq}.{status}", if ran { "1" } else { "" })
+}
+
+/// Parses an end file's name for command `seq`: `Some((status, ran))`.
+pub(crate) fn parse_end_file(name: &[u8], seq: u64) -> Option<(i32, bool)> {
+    let name = std::str::from_utf8(name).ok()?;
+    let rest = name.strip_prefix("end")?;
+    let (ran, rest) = match rest.strip_prefix('1') {
+        Some(rest) => (true, rest),
+        None => (false, rest),
+    };
+    let (done, status) = rest.strip_prefix('.')?.split_once('.')?;
+    (done.parse::<u64>().ok()? == seq).then_some(())?;
+    Some((status.parse().ok()?, ran))
+}
 
 /// Whether stopped commands of this shell kind can be unwound with the shell kept.
 pub(crate) fn can_unwind(kind: ShellKind) -> bool {
@@ -161,9 +253,13 @@ pub(crate) fn shell_args(
 ) -> Vec<OsString> {
     let mut args: Vec<OsString> = kind.no_rc_flags().iter().map(Into::into).collect();
     let script = match kind {
-        ShellKind::Bash => BASH_LOOP.to_owned(),
-        ShellKind::Zsh => POSIX_LOOP.replace("BUILTIN", "builtin"),
-        ShellKind::Sh => POSIX_LOOP.replace("BUILTIN", "command"),
+        ShellKind::Bash => BASH_LOOP.replace("STOPSIG", &STOP_SIGNAL.to_string()),
+        ShellKind::Zsh => POSIX_LOOP
+            .replace("REPAIR", ZSH_REPAIR)
+            .replace("BUILTIN", "builtin"),
+        ShellKind::Sh => POSIX_LOOP
+            .replace("REPAIR", SH_REPAIR)
+            .replace("BUILTIN", "command"),
     };
     args.push("-c".into());
     args.push(script.into());
@@ -265,10 +361,14 @@ mod tests {
             assert!(script.contains(&format!(
                 "\"$__ash_private_dir/{FIFO_PREFIX}$__ash_fifo_id\""
             )));
-            assert!(script.contains(&format!("<&{COMMAND_FD}")));
-            assert!(script.contains(r#"printf '%s %s\n' "$__ash_seq" "$__ash_status" >&3"#));
+            assert!(script.contains(&format!("\"$__ash_private_dir/{TRIGGER_FIFO}\"")));
+            assert!(script.contains(&format!("\"$__ash_private_dir/{REPORT_FIFO}\"")));
+            assert!(script.contains("\"$__ash_private_dir/end"));
         }
         assert!(BASH_LOOP.contains(&format!("\"$__ash_private_dir/{STOP_FILE}\"")));
+        assert!(BASH_LOOP.contains(&format!("\"$__ash_private_dir/{PRE_FILE}\"")));
+        assert!(BASH_LOOP.contains(&format!("\"$__ash_private_dir/{UNWOUND_FILE}.")));
+        assert!(PRE_PREFIX.contains(&format!("/{PRE_FILE}\"")));
     }
 
     #[test]
@@ -279,6 +379,31 @@ mod tests {
         assert_eq!(parse_report(b"x 1"), None);
         assert_eq!(parse_report(b"3 1 2"), None);
         assert_eq!(trigger(7, 2, HeaderState::Changed), "7 2 1\n");
+    }
+
+    #[test]
+    fn end_files_name_the_command_status_and_start() {
+        assert_eq!(end_file(12, 0, true), "end1.12.0");
+        assert_eq!(end_file(3, 1, false), "end.3.1");
+        assert_eq!(parse_end_file(b"end1.12.0", 12), Some((0, true)));
+        assert_eq!(parse_end_file(b"end1.12.130", 12), Some((130, true)));
+        assert_eq!(parse_end_file(b"end.3.1", 3), Some((1, false)));
+        assert_eq!(parse_end_file(b"end1.12.0", 1), None);
+        assert_eq!(parse_end_file(b"end1.1.0", 12), None);
+        assert_eq!(parse_end_file(b"out1", 1), None);
+        assert_eq!(parse_end_file(b"end1.12.x", 12), None);
+    }
+
+    #[test]
+    fn every_shell_gets_its_placeholders_filled() {
+        for kind in [ShellKind::Bash, ShellKind::Zsh, ShellKind::Sh] {
+            let args = shell_args(kind, Path::new("/d"), None, "t");
+            let script = args.iter().find(|a| a.len() > 200).expect("the loop");
+            let script = script.to_string_lossy();
+            for placeholder in ["BUILTIN", "REPAIR", "STOPSIG"] {
+                assert!(!script.contains(placeholder), "{kind:?}: {placeholder}");
+            }
+        }
     }
 
     #[test]

@@ -10,18 +10,21 @@ use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use agentsh_process::shell::ShellSpec;
+use agentsh_process::shell::{ShellKind, ShellSpec};
 use agentsh_process::{
     ChildExit, CommandScope, SpawnSpec, StartMark, Supervisor, TERM_GRACE, can_attribute,
-    command_processes, descendants, end_command_with, process_info,
+    command_processes, descendants, end_command_with, process_info, signal_dispositions,
 };
 use rustix::process::{Pid, Signal};
 use tokio::io::unix::AsyncFd;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use self::run::{CommandEnd, CommandRun, Readiness, STOP_GRACE, StopPlan};
-use crate::bootstrap::{self, COMMAND_FD, COMMAND_FILE, HEADER_FILE, HeaderState, STOP_FILE};
+use self::run::{CommandEnd, CommandRun, Readiness, StopPlan};
+use crate::bootstrap::{
+    self, COMMAND_FILE, HEADER_FILE, HeaderState, PRE_FILE, PRE_PREFIX, REPORT_FIFO, STOP_FILE,
+    STOP_SIGNAL, TRIGGER_FIFO, UNWOUND_FILE,
+};
 use crate::error::ExecError;
 use crate::fifo::{Fifo, FifoPool};
 
@@ -81,11 +84,22 @@ impl RunOutcome {
     }
 }
 
+/// How the wait for a command ended, with what the run learnt on the way.
+struct Ended {
+    end: CommandEnd,
+    stopped: Option<StopReason>,
+    shell_ready: bool,
+    /// A stop let the shell go on after the command's processes were ended and its output
+    /// taken: what the FIFO holds since is the shell's, not the command's.
+    resumed: bool,
+}
+
 /// What stopping a command decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Verdict {
-    /// The command's processes are gone and the shell was told to unwind: expect its report.
-    AwaitReport,
+    /// The command's processes are gone and the frozen shell was told to unwind: take the
+    /// output so far, let the shell go on (`SIGCONT`) and expect its report.
+    Resume,
     /// The shell cannot be kept: replace it.
     Replace,
 }
@@ -104,8 +118,10 @@ pub(crate) struct ShellProcess {
     spec: ShellSpec,
     /// `None` once the shell died or was replaced.
     supervisor: Option<Supervisor>,
-    /// agentsh's end of the command channel (the shell's fd 3): triggers out, reports in.
-    commands: AsyncFd<OwnedFd>,
+    /// The report FIFO, held read-write (never EOF): the loop's reports come in here.
+    reports: AsyncFd<OwnedFd>,
+    /// The trigger FIFO, held read-write (opening it never blocks the loop): triggers go out.
+    triggers: OwnedFd,
     /// Bytes of a report line received so far.
     report: Vec<u8>,
     fifos: FifoPool,
@@ -141,20 +157,21 @@ impl ShellProcess {
             .prefix("agentsh-")
             .permissions(std::fs::Permissions::from_mode(0o700))
             .tempdir_in(private_dir_parent())?;
-        let (ours, theirs) = socket_pair()?;
+        let reports = private_fifo(&dir.path().join(REPORT_FIFO))?;
+        let triggers = private_fifo(&dir.path().join(TRIGGER_FIFO))?;
         let tag = agentsh_process::random_hex(6);
         let mut spawn = SpawnSpec::new(&spec.path);
         spawn.args = bootstrap::shell_args(spec.kind, dir.path(), snapshot, &tag);
         spawn.env = env;
         spawn.cwd = cwd.to_path_buf();
-        spawn.fds = vec![(theirs, COMMAND_FD)];
         // The supervisor removes the directory even when agentsh dies without cleaning up.
         spawn.remove_on_exit = Some(dir.path().to_path_buf());
         let supervisor = Supervisor::spawn(spawn).await?;
         Ok(Self {
             spec: spec.clone(),
             supervisor: Some(supervisor),
-            commands: register_socket(ours)?,
+            reports: crate::fifo::register(reports)?,
+            triggers,
             report: Vec::new(),
             fifos: FifoPool::new(dir.path().to_path_buf()),
             tag,
@@ -245,7 +262,7 @@ impl ShellProcess {
             self.header_cwd = Some(cwd.to_path_buf());
             HeaderState::Changed
         };
-        write_private(&dir.join(COMMAND_FILE), command.as_bytes())?;
+        write_command(dir, self.spec.kind, command)?;
         let stop = StopPlan {
             scope: CommandScope {
                 supervisor: supervisor_pid,
@@ -260,6 +277,7 @@ impl ShellProcess {
                 StopMethod::Freeze
             },
             stop_file: dir.join(STOP_FILE),
+            dir: dir.to_path_buf(),
         };
         let trigger = bootstrap::trigger(seq, fifo.id(), header);
         self.in_flight = true;
@@ -267,7 +285,7 @@ impl ShellProcess {
             supervisor: supervisor_pid,
             armed: true,
         };
-        let sent = send_all(self.commands.get_ref(), trigger.as_bytes());
+        let sent = write_all(&self.triggers, trigger.as_bytes());
 
         let readiness = if self.ready {
             Readiness::Ready
@@ -277,7 +295,7 @@ impl ShellProcess {
         let Self {
             supervisor,
             buf,
-            commands,
+            reports,
             report,
             ..
         } = self;
@@ -286,58 +304,80 @@ impl ShellProcess {
         };
         let mut run = CommandRun::new(seq, timeout, stop, &mut fifo, out, buf, report, readiness);
         let end = if sent.is_err() {
-            // The shell is gone (its end of the channel is closed).
-            CommandEnd::ChannelClosed
+            // The trigger FIFO is broken: the shell cannot be reached.
+            CommandEnd::Replace
         } else {
-            run.until_end(supervisor, commands, cancel).await
+            run.until_end(supervisor, reports, cancel).await
         };
-        let (stopped, shell_ready) = (run.stopped, run.shell_ready);
+        let (stopped, shell_ready, resumed) = (run.stopped, run.shell_ready, run.resumed);
         drop(run);
         // From here on the supervisor is either kept or shut down through `replace`, which ends
         // the tree even if this future is dropped (and may reap the supervisor: no pid to signal).
         kill_on_drop.armed = false;
-        self.finish(end, fifo, stopped, shell_ready, out).await
+        let ended = Ended {
+            end,
+            stopped,
+            shell_ready,
+            resumed,
+        };
+        self.finish(ended, fifo, out).await
     }
 
     /// After the wait for a command ended: takes the rest of its output, keeps or replaces the
     /// shell, and says how the command ended.
     async fn finish(
         &mut self,
-        end: CommandEnd,
+        ended: Ended,
         mut fifo: Fifo,
-        stopped: Option<StopReason>,
-        shell_ready: bool,
         out: &mut dyn Output,
     ) -> Result<RunOutcome, ExecError> {
+        let Ended {
+            end,
+            stopped,
+            shell_ready,
+            resumed,
+        } = ended;
         let (status, shell_exit, replaced) = match end {
             CommandEnd::Reported(status) => {
                 // Everything the command wrote is buffered now; later bytes are not its own.
+                // After a stop that let the shell go on, everything since is the shell's own
+                // (its report of a process agentsh killed, `Terminated`): dropped.
                 let pending = fifo.pending();
-                fifo.take_buffered(pending, &mut self.buf, &mut |bytes| out.chunk(bytes));
+                if resumed {
+                    fifo.take_buffered(pending, &mut self.buf, &mut |_| {});
+                } else {
+                    fifo.take_buffered(pending, &mut self.buf, &mut |bytes| out.chunk(bytes));
+                }
                 self.fifos.give_back(fifo);
+                self.forget_end_files(status, stopped.is_some());
                 (Some(status), None, false)
             }
             CommandEnd::ShellExited(exit) => {
-                self.drain_after_end(&mut fifo, out);
+                // With an end file, the command had finished and the loop gave up (it could not
+                // repair itself): the recorded status, and a new shell.
+                let recorded = find_end_file(self.dir.path(), self.seq);
+                if !resumed {
+                    self.drain_after_end(&mut fifo, out);
+                }
                 self.replace().await;
-                (None, Some(exit), false)
+                match recorded {
+                    Some((status, true)) => (Some(status), None, true),
+                    Some((_, false)) => (None, None, true),
+                    None => (None, Some(exit), false),
+                }
             }
-            CommandEnd::ChannelClosed => {
-                // The shell closed its end: it exited (or is exiting); its status follows.
-                let exit = match self.supervisor.as_mut() {
-                    Some(supervisor) => tokio::time::timeout(STOP_GRACE, supervisor.wait_child())
-                        .await
-                        .ok()
-                        .and_then(Result::ok),
-                    None => None,
-                };
-                self.drain_after_end(&mut fifo, out);
+            CommandEnd::Wedged { status } => {
                 self.replace().await;
-                (None, exit, exit.is_none())
+                if !resumed {
+                    self.drain_after_end(&mut fifo, out);
+                }
+                (status, None, true)
             }
             CommandEnd::Replace => {
                 self.replace().await;
-                self.drain_after_end(&mut fifo, out);
+                if !resumed {
+                    self.drain_after_end(&mut fifo, out);
+                }
                 (None, None, true)
             }
             CommandEnd::StartupTimeout => {
@@ -369,6 +409,15 @@ impl ShellProcess {
             stopped,
             restarted: replaced || (stopped.is_some() && shell_exit.is_some()),
         })
+    }
+
+    /// Removes the files the loop created for the command just reported.
+    fn forget_end_files(&self, status: i32, stopped: bool) {
+        let dir = self.dir.path();
+        let _ = std::fs::remove_file(dir.join(bootstrap::end_file(self.seq, status, true)));
+        if stopped {
+            let _ = std::fs::remove_file(dir.join(format!("{UNWOUND_FILE}.{}", self.seq)));
+        }
     }
 
     /// After the shell died or was replaced: passes on what is still buffered in the FIFO.
@@ -404,10 +453,12 @@ fn is_running(pid: u32) -> bool {
     process_info(pid).is_some_and(|p| p.state == b'R')
 }
 
-/// Stops the command of `scope`. With [`StopMethod::Unwind`], the shell is asked to unwind the
-/// command (stop file + SIGUSR1) and kept, unless it is busy in a builtin with no process of the
-/// command alive (a builtin loop cannot be kept safely). With [`StopMethod::Freeze`], the shell
-/// is frozen (SIGSTOP) so that nothing more of the command runs, and replaced.
+/// Stops the command of `scope`. With [`StopMethod::Unwind`], the shell is frozen, asked to
+/// unwind the command (stop file + [`STOP_SIGNAL`]) and kept once the command's processes are
+/// gone — unless it is busy in a builtin with no process of the command alive (a builtin loop
+/// cannot be kept safely), or its handling of the stop signal is not provably the loop's. With
+/// [`StopMethod::Freeze`], the shell is frozen (SIGSTOP) so that nothing more of the command
+/// runs, and replaced.
 async fn stop_command(
     scope: CommandScope,
     method: StopMethod,
@@ -418,29 +469,55 @@ async fn stop_command(
         return Verdict::Replace;
     }
     let signal = signal.as_raw();
-    match method {
-        StopMethod::Unwind => {
-            let stuck = || command_processes(&scope).is_empty() && is_running(scope.shell);
+    if method == StopMethod::Unwind {
+        let stuck = || command_processes(&scope).is_empty() && is_running(scope.shell);
+        if stuck() {
+            tokio::time::sleep(BUSY_PROBE).await;
             if stuck() {
-                tokio::time::sleep(BUSY_PROBE).await;
-                if stuck() {
-                    return Verdict::Replace;
-                }
-            }
-            if write_private(&stop_file, scope.marker().as_bytes()).is_err() {
-                send_signal(scope.shell, Signal::STOP);
-                end_command_with(&scope, signal, TERM_GRACE).await;
                 return Verdict::Replace;
             }
-            send_signal(scope.shell, Signal::USR1);
-            end_command_with(&scope, signal, TERM_GRACE).await;
-            Verdict::AwaitReport
         }
-        StopMethod::Freeze => {
-            send_signal(scope.shell, Signal::STOP);
-            end_command_with(&scope, signal, TERM_GRACE).await;
-            Verdict::Replace
-        }
+    }
+    // Frozen first: when the command's processes end, the shell must not go on to the rest of
+    // the command before it has taken the stop (or been replaced).
+    send_signal(scope.shell, Signal::STOP);
+    let unwind = method == StopMethod::Unwind
+        && stop_signal_is_the_loops(scope.shell)
+        && write_private(&stop_file, scope.marker().as_bytes()).is_ok();
+    if unwind {
+        // Pending until the shell goes on; its trap then runs before its next command.
+        send_raw_signal(scope.shell, STOP_SIGNAL);
+    }
+    end_command_with(&scope, signal, TERM_GRACE).await;
+    if unwind {
+        Verdict::Resume
+    } else {
+        Verdict::Replace
+    }
+}
+
+/// Whether the (frozen) shell still handles [`STOP_SIGNAL`] with the loop's trap, as far as
+/// the kernel can tell: the signal is caught and not ignored, and no other real-time signal is
+/// caught (bash catches none of its own, so a command that trapped them all — and with them the
+/// loop's — shows). A command that re-trapped exactly the loop's signal is not seen here; then
+/// its shell does not confirm the unwind and is replaced after its report.
+fn stop_signal_is_the_loops(shell: u32) -> bool {
+    /// Signals 34–64, the real-time range with glibc.
+    const REAL_TIME: u64 = !0u64 << 33;
+    let Some(dispositions) = signal_dispositions(shell) else {
+        return false;
+    };
+    let ours = 1u64 << (STOP_SIGNAL - 1);
+    dispositions.catches(STOP_SIGNAL) && dispositions.caught & REAL_TIME & !ours == 0
+}
+
+/// Sends the signal numbered `signal` to `pid`, best effort.
+fn send_raw_signal(pid: u32, signal: i32) {
+    if let Some(pid) = i32::try_from(pid).ok().and_then(Pid::from_raw) {
+        // SAFETY: `signal` is a real-time signal number agentsh itself does not use; sending it
+        // to another process has no effect on this one.
+        let signal = unsafe { Signal::from_raw_unchecked(signal) };
+        let _ = rustix::process::kill_process(pid, signal);
     }
 }
 
@@ -484,46 +561,48 @@ fn write_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
         .write_all(bytes)
 }
 
-/// A connected pair of Unix stream sockets, close-on-exec: agentsh's end and the shell's.
-/// A socket rather than a pipe so that writing to a dead shell gives `EPIPE` without raising
-/// SIGPIPE in agentsh (`MSG_NOSIGNAL` / `SO_NOSIGPIPE`).
-fn socket_pair() -> io::Result<(OwnedFd, OwnedFd)> {
-    use rustix::net::{AddressFamily, SocketFlags, SocketType, socketpair};
-    #[cfg(target_os = "linux")]
-    let flags = SocketFlags::CLOEXEC;
-    #[cfg(not(target_os = "linux"))]
-    let flags = SocketFlags::empty();
-    let (ours, theirs) = socketpair(AddressFamily::UNIX, SocketType::STREAM, flags, None)?;
-    #[cfg(not(target_os = "linux"))]
-    {
-        use rustix::io::{FdFlags, fcntl_setfd};
-        fcntl_setfd(&ours, FdFlags::CLOEXEC)?;
-        fcntl_setfd(&theirs, FdFlags::CLOEXEC)?;
-        rustix::net::sockopt::set_socket_nosigpipe(&ours, true)?;
-    }
-    Ok((ours, theirs))
+/// Creates a FIFO (0600) at `path` and opens it read-write, non-blocking, close-on-exec:
+/// holding both ends, agentsh never blocks the shell's open and never sees EOF.
+fn private_fifo(path: &Path) -> io::Result<OwnedFd> {
+    use rustix::fs::{CWD, Mode, OFlags};
+    rustix::fs::mkfifoat(CWD, path, Mode::from_raw_mode(0o600))?;
+    let flags = OFlags::RDWR | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    Ok(rustix::fs::open(path, flags, Mode::empty())?)
 }
 
-fn register_socket(fd: OwnedFd) -> io::Result<AsyncFd<OwnedFd>> {
-    use rustix::fs::{OFlags, fcntl_getfl, fcntl_setfl};
-    let flags = fcntl_getfl(&fd)?;
-    fcntl_setfl(&fd, flags | OFlags::NONBLOCK)?;
-    crate::fifo::register(fd)
-}
-
-/// Sends all of `bytes` (a few dozen; the socket buffer is empty between commands).
-fn send_all(fd: impl AsFd, mut bytes: &[u8]) -> io::Result<()> {
-    use rustix::net::{SendFlags, send};
-    #[cfg(target_os = "linux")]
-    let flags = SendFlags::NOSIGNAL;
-    #[cfg(not(target_os = "linux"))]
-    let flags = SendFlags::empty();
+/// Writes all of `bytes` (a trigger: a few dozen bytes into an empty FIFO).
+fn write_all(fd: impl AsFd, mut bytes: &[u8]) -> io::Result<()> {
     while !bytes.is_empty() {
-        match send(&fd, bytes, flags) {
+        match rustix::io::write(&fd, bytes) {
             Ok(n) => bytes = &bytes[n..],
             Err(rustix::io::Errno::INTR) => {}
             Err(err) => return Err(err.into()),
         }
     }
     Ok(())
+}
+
+/// Writes the command file: the text as given, behind [`PRE_PREFIX`] when the loop saved user
+/// traps or disabled builtins to restore for it (bash).
+fn write_command(dir: &Path, kind: ShellKind, command: &str) -> io::Result<()> {
+    let restore = kind == ShellKind::Bash
+        && std::fs::metadata(dir.join(PRE_FILE)).is_ok_and(|pre| pre.len() > 0);
+    if restore {
+        let mut text = Vec::with_capacity(PRE_PREFIX.len() + command.len());
+        text.extend_from_slice(PRE_PREFIX.as_bytes());
+        text.extend_from_slice(command.as_bytes());
+        write_private(&dir.join(COMMAND_FILE), &text)
+    } else {
+        write_private(&dir.join(COMMAND_FILE), command.as_bytes())
+    }
+}
+
+/// The status the loop recorded for command `seq` in its end file, and whether it ran
+/// (see `bootstrap`).
+fn find_end_file(dir: &Path, seq: u64) -> Option<(i32, bool)> {
+    use std::os::unix::ffi::OsStrExt as _;
+    std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(Result::ok)
+        .find_map(|entry| bootstrap::parse_end_file(entry.file_name().as_bytes(), seq))
 }

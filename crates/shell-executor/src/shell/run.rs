@@ -24,8 +24,8 @@ use tokio::io::unix::AsyncFd;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::{Output, StopMethod, StopReason, Verdict, stop_command};
-use crate::bootstrap;
+use super::{Output, StopMethod, StopReason, Verdict, find_end_file, send_signal, stop_command};
+use crate::bootstrap::{self, UNWOUND_FILE};
 use crate::fifo::{Fifo, read_fd};
 
 /// How long a stopped command's shell gets to come back (report a status) after the
@@ -37,8 +37,13 @@ const BULK_OUTPUT: u64 = 1 << 20;
 const COALESCE: Duration = Duration::from_millis(1);
 /// Reads per timer tick of a bulk reader, each up to the read buffer's size.
 const MAX_READS_PER_TICK: usize = 16;
-/// The most read from the command channel at once (reports are a few bytes).
+/// The most read from the report FIFO at once (reports are a few bytes).
 const REPORT_READ: usize = 256;
+/// While no report came, how often the private directory is checked for the command's end
+/// file (the loop records the end before it repairs itself and reports).
+const END_CHECK: Duration = Duration::from_millis(250);
+/// How long after its end file the loop gets to report before its shell counts as wedged.
+const REPORT_GRACE: Duration = Duration::from_secs(1);
 
 /// How the wait for a command ended.
 pub(super) enum CommandEnd {
@@ -46,8 +51,10 @@ pub(super) enum CommandEnd {
     Reported(i32),
     /// The supervisor reported the shell's exit.
     ShellExited(ChildExit),
-    /// The shell closed the command channel (it exited).
-    ChannelClosed,
+    /// The command ended (its end file exists) but the loop did not report: it is wedged (a
+    /// `DEBUG` trap skipping every command, a builtin it needs gone). `status` is the recorded
+    /// one when the command ran.
+    Wedged { status: Option<i32> },
     /// The shell did not report ready within its start-up limit.
     StartupTimeout,
     /// The shell cannot be kept.
@@ -70,6 +77,8 @@ pub(super) struct StopPlan {
     pub(super) scope: CommandScope,
     pub(super) method: StopMethod,
     pub(super) stop_file: PathBuf,
+    /// The shell's private directory (end files).
+    pub(super) dir: PathBuf,
 }
 
 /// One command's state between events.
@@ -94,6 +103,13 @@ pub(super) struct CommandRun<'a> {
     grace_until: Option<Instant>,
     /// While reading bulk output on a timer: the next read.
     next_bulk_read: Option<Instant>,
+    /// The next look for the command's end file (see [`END_CHECK`]).
+    next_end_check: Option<Instant>,
+    /// The end file was found without a report: the status it recorded (when the command ran)
+    /// and when to give up waiting for the report.
+    wedged_after: Option<(Instant, Option<i32>)>,
+    /// A stop let the frozen shell go on after the command's output was taken.
+    pub(super) resumed: bool,
     output_bytes: u64,
 }
 
@@ -109,8 +125,9 @@ impl<'a> CommandRun<'a> {
         report: &'a mut Vec<u8>,
         readiness: Readiness,
     ) -> Self {
+        let now = Instant::now();
         let (shell_ready, deadline) = match readiness {
-            Readiness::Ready => (true, Instant::now() + timeout),
+            Readiness::Ready => (true, now + timeout),
             Readiness::StartingUntil(limit) => (false, limit),
         };
         Self {
@@ -127,6 +144,9 @@ impl<'a> CommandRun<'a> {
             stopper: None,
             grace_until: None,
             next_bulk_read: None,
+            next_end_check: shell_ready.then_some(now + END_CHECK),
+            wedged_after: None,
+            resumed: false,
             output_bytes: 0,
         }
     }
@@ -135,7 +155,7 @@ impl<'a> CommandRun<'a> {
     pub(super) async fn until_end(
         &mut self,
         supervisor: &mut Supervisor,
-        commands: &AsyncFd<OwnedFd>,
+        reports: &AsyncFd<OwnedFd>,
         cancel: &CancellationToken,
     ) -> CommandEnd {
         loop {
@@ -151,14 +171,14 @@ impl<'a> CommandRun<'a> {
                     self.begin_stop(StopReason::Abort);
                     None
                 }
-                ready = commands.readable() => match ready {
+                ready = reports.readable() => match ready {
                     Ok(mut guard) => {
                         let read = guard.try_io(|fd| {
                             read_fd(fd.get_ref(), &mut self.buf[..REPORT_READ])
                         });
                         match read {
-                            // EOF or a failed read: the shell closed its end (it exited).
-                            Ok(Ok(0) | Err(_)) => Some(CommandEnd::ChannelClosed),
+                            // agentsh holds a writer: no EOF, so the FIFO is broken.
+                            Ok(Ok(0) | Err(_)) => Some(CommandEnd::Replace),
                             Ok(Ok(n)) => self.on_report_bytes(n),
                             Err(_would_block) => None,
                         }
@@ -179,6 +199,13 @@ impl<'a> CommandRun<'a> {
                     }
                 },
                 () = sleep_until_opt(self.next_bulk_read) => self.on_bulk_read_due(),
+                () = sleep_until_opt(self.next_end_check) => {
+                    self.on_end_check_due();
+                    None
+                }
+                () = sleep_until_opt(self.wedged_after.map(|(at, _)| at)) => {
+                    Some(CommandEnd::Wedged { status: self.wedged_after.and_then(|(_, s)| s) })
+                }
             };
             if let Some(end) = end {
                 return end;
@@ -190,7 +217,16 @@ impl<'a> CommandRun<'a> {
     fn on_stop_decided(&mut self, verdict: Verdict) -> Option<CommandEnd> {
         self.stopper = None;
         match verdict {
-            Verdict::AwaitReport => {
+            Verdict::Resume => {
+                // The command's processes are gone and the shell is frozen: what the FIFO
+                // holds is the whole rest of the command's output. Once the shell goes on,
+                // what it writes (its report of a killed process) is not the command's.
+                if self.drain_now().is_err() {
+                    return Some(CommandEnd::Replace);
+                }
+                self.resumed = true;
+                self.next_end_check = None;
+                send_signal(self.stop.scope.shell, Signal::CONT);
                 self.grace_until = Some(Instant::now() + STOP_GRACE);
                 None
             }
@@ -215,10 +251,29 @@ impl<'a> CommandRun<'a> {
             let line: Vec<u8> = self.report.drain(..=end).collect();
             match bootstrap::parse_report(&line[..end]) {
                 Some(bootstrap::READY) if !self.shell_ready => {
+                    let now = Instant::now();
                     self.shell_ready = true;
-                    self.deadline = Instant::now() + self.timeout;
+                    self.deadline = now + self.timeout;
+                    self.next_end_check = Some(now + END_CHECK);
                 }
                 Some((done, status)) if done == self.seq && self.shell_ready => {
+                    // Only the loop's own report comes after the end file it names: a command
+                    // that wrote one itself (the FIFO is reachable by path) is still running.
+                    let end = bootstrap::end_file(done, status, true);
+                    if !self.stop.dir.join(end).exists() {
+                        continue;
+                    }
+                    // A resumed stop must have been taken by the loop's trap; anything else
+                    // (a command that re-trapped the stop signal) may have run on.
+                    if self.resumed
+                        && !self
+                            .stop
+                            .dir
+                            .join(format!("{UNWOUND_FILE}.{done}"))
+                            .exists()
+                    {
+                        return Some(CommandEnd::Replace);
+                    }
                     return Some(CommandEnd::Reported(status));
                 }
                 // Anything else on the loop's own channel: the shell's state is unknown.
@@ -226,6 +281,33 @@ impl<'a> CommandRun<'a> {
             }
         }
         None
+    }
+
+    /// Looks for the command's end file; once it is there, the loop has [`REPORT_GRACE`] to
+    /// report.
+    fn on_end_check_due(&mut self) {
+        self.next_end_check = None;
+        if self.stopped.is_some() || self.wedged_after.is_some() {
+            return;
+        }
+        match find_end_file(&self.stop.dir, self.seq) {
+            Some((status, ran)) => {
+                self.wedged_after = Some((Instant::now() + REPORT_GRACE, ran.then_some(status)));
+            }
+            None => self.next_end_check = Some(Instant::now() + END_CHECK),
+        }
+    }
+
+    /// Reads everything the FIFO holds now and passes it on.
+    fn drain_now(&mut self) -> io::Result<()> {
+        loop {
+            match self.fifo.read_now(self.buf) {
+                Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+                Ok(n) => self.out.chunk(&self.buf[..n]),
+                Err(err) if err.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(err) => return Err(err),
+            }
+        }
     }
 
     /// The first `n` bytes of the buffer came from the FIFO while it was polled.

@@ -161,7 +161,7 @@ async fn abort_is_an_abort_outcome() {
     let result = outcome.into_result();
     assert_eq!(
         result.text(),
-        "[Command cancelled]\nbegun\nTerminated\n\nCommand aborted"
+        "[Command cancelled]\nbegun\n\nCommand aborted"
     );
     assert!(result.is_error);
     assert_eq!(details(&result)["cancelled"], true);

@@ -355,6 +355,10 @@ impl<'a> CommandRun<'a> {
     /// Passes the first `n` bytes of the buffer on; stops the command once its head limit is
     /// satisfied.
     fn pass_on(&mut self, n: usize) {
+        if self.resumed {
+            // After a resumed stop, only the shell itself writes here: not the command's.
+            return;
+        }
         self.out.chunk(&self.buf[..n]);
         if self.stopped.is_none() && self.out.head_satisfied() {
             self.begin_stop(StopReason::Head);

@@ -1,5 +1,5 @@
-//! Reading `/proc` (Linux) without allocating: the one stat parser, the one "has exited" test
-//! and the one process walk of this crate.
+//! Reading `/proc` (Linux) without allocating: the one stat parser, the one "has exited" test,
+//! the one process walk and the one environment probe of this crate.
 //!
 //! Everything here runs on a caller's stack buffer and raw `libc` calls, because the
 //! supervisor's kill sweep uses it after `fork()` (see `supervisor::forked`), where allocation,
@@ -94,18 +94,120 @@ pub(crate) fn read_file<'a>(path: &CStr, buf: &'a mut [u8]) -> Option<&'a [u8]> 
     buf.get(..n)
 }
 
-/// Reads and parses `/proc/<pid>/stat` into `buf`.
-pub(crate) fn read_stat(pid: u64, buf: &mut [u8; STAT_BUFFER]) -> Option<Stat<'_>> {
-    let mut path = [0u8; 40];
+/// Writes `/proc/<pid><leaf>` into `buf` (`leaf` such as `/stat`, without the NUL).
+fn proc_path<'a>(pid: u64, leaf: &[u8], buf: &'a mut [u8; 48]) -> Option<&'a CStr> {
     let mut digits = [0u8; 20];
     let digits = format_decimal(pid, &mut digits);
     let mut len = 0;
-    for part in [b"/proc/".as_slice(), digits, b"/stat\0".as_slice()] {
-        path.get_mut(len..len + part.len())?.copy_from_slice(part);
+    for part in [b"/proc/".as_slice(), digits, leaf, b"\0".as_slice()] {
+        buf.get_mut(len..len + part.len())?.copy_from_slice(part);
         len += part.len();
     }
-    let path = CStr::from_bytes_until_nul(&path).ok()?;
+    CStr::from_bytes_until_nul(buf).ok()
+}
+
+/// Reads and parses `/proc/<pid>/stat` into `buf`.
+pub(crate) fn read_stat(pid: u64, buf: &mut [u8; STAT_BUFFER]) -> Option<Stat<'_>> {
+    let mut path = [0u8; 48];
+    let path = proc_path(pid, b"/stat", &mut path)?;
     Stat::parse(read_file(path, buf)?)
+}
+
+/// Whether the first `name=` entry of the environment `pid` was started with
+/// (`/proc/<pid>/environ`) is exactly `name=value`. False when there is none, or when the
+/// environment cannot be read (another user's process, a zombie, a process gone). The file is
+/// streamed through a stack buffer, however large the environment is.
+pub(crate) fn environ_value_is(pid: u64, name: &[u8], value: &[u8]) -> bool {
+    let mut path = [0u8; 48];
+    let Some(path) = proc_path(pid, b"/environ", &mut path) else {
+        return false;
+    };
+    // SAFETY: `path` is NUL-terminated.
+    let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return false;
+    }
+    let mut matcher = EntryMatch::new(name, value);
+    let mut buf = [0u8; 4096];
+    let answer = loop {
+        // SAFETY: `buf` is writable for its whole length.
+        let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+        let Some(read) = usize::try_from(n).ok().and_then(|n| buf.get(..n)) else {
+            break false;
+        };
+        if read.is_empty() {
+            break matcher.finish();
+        }
+        if let Some(answer) = read.iter().find_map(|&byte| matcher.feed(byte)) {
+            break answer;
+        }
+    };
+    // SAFETY: `fd` was opened above and is closed once.
+    unsafe { libc::close(fd) };
+    answer
+}
+
+/// Matches NUL-separated `NAME=VALUE` entries, fed byte by byte, against one `name=value`:
+/// the first entry named `name` decides.
+struct EntryMatch<'a> {
+    name: &'a [u8],
+    value: &'a [u8],
+    /// Bytes of `name=value` matched so far in the current entry.
+    pos: usize,
+    /// Whether the current entry still matches up to `pos`.
+    live: bool,
+}
+
+impl<'a> EntryMatch<'a> {
+    fn new(name: &'a [u8], value: &'a [u8]) -> Self {
+        Self {
+            name,
+            value,
+            pos: 0,
+            live: true,
+        }
+    }
+
+    /// The byte of `name=value` at `pos`.
+    fn expected(&self, pos: usize) -> Option<u8> {
+        match pos.checked_sub(self.name.len()) {
+            None => self.name.get(pos).copied(),
+            Some(0) => Some(b'='),
+            Some(at) => self.value.get(at - 1).copied(),
+        }
+    }
+
+    /// Whether the current entry is complete and equal to `name=value`.
+    fn complete(&self) -> bool {
+        self.live && self.pos == self.name.len() + 1 + self.value.len()
+    }
+
+    /// Takes one byte; `Some(answer)` once the first `name=` entry has been seen whole (or has
+    /// differed).
+    fn feed(&mut self, byte: u8) -> Option<bool> {
+        let named = self.live && self.pos > self.name.len();
+        if byte == 0 {
+            let answer = named.then(|| self.complete());
+            self.pos = 0;
+            self.live = true;
+            return answer;
+        }
+        if !self.live {
+            return None;
+        }
+        if self.expected(self.pos) == Some(byte) {
+            self.pos += 1;
+            return None;
+        }
+        self.live = false;
+        // An entry named `name` with another value decides; any other entry does not.
+        named.then_some(false)
+    }
+
+    /// The answer at the end of the text (the last entry may lack its NUL).
+    fn finish(&self) -> bool {
+        self.complete()
+    }
 }
 
 /// Calls `f` with the pid of every process listed in `/proc`. False when `/proc` cannot be
@@ -274,6 +376,51 @@ mod tests {
         assert_eq!(stat.session(), Some(6));
         assert_eq!(stat.start_ticks(), Some(98765));
         assert!(is_exited_state(b'Z') && !is_exited_state(b'S'));
+    }
+
+    fn first_entry_matches(environ: &[u8], name: &str, value: &str) -> bool {
+        let mut matcher = EntryMatch::new(name.as_bytes(), value.as_bytes());
+        environ
+            .iter()
+            .find_map(|&byte| matcher.feed(byte))
+            .unwrap_or_else(|| matcher.finish())
+    }
+
+    #[test]
+    fn the_first_entry_of_a_name_decides() {
+        let (name, value) = ("AGENTSH_CMD", "ab.3");
+        for (environ, want) in [
+            (b"A=1\0AGENTSH_CMD=ab.3\0B=2\0".as_slice(), true),
+            (b"AGENTSH_CMD=ab.3", true),
+            (b"AGENTSH_CMD=ab.3\0AGENTSH_CMD=ab.4\0", true),
+            (b"AGENTSH_CMD=ab.4\0AGENTSH_CMD=ab.3\0", false),
+            (b"AGENTSH_CMD=ab.31\0", false),
+            (b"AGENTSH_CMD=ab.\0", false),
+            (b"AGENTSH_CMD=\0", false),
+            (b"AGENTSH_CMDX=ab.3\0", false),
+            (b"X_AGENTSH_CMD=ab.3\0AGENTSH_CMD=ab.3\0", true),
+            (b"AGENTSH_CM\0", false),
+            (b"", false),
+        ] {
+            assert_eq!(
+                first_entry_matches(environ, name, value),
+                want,
+                "{}",
+                String::from_utf8_lossy(environ)
+            );
+        }
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn own_environ_is_read_whole() {
+        let me = u64::from(std::process::id());
+        let path = std::env::var_os("PATH").expect("PATH is set");
+        let path = path.as_encoded_bytes();
+        assert!(environ_value_is(me, b"PATH", path));
+        assert!(!environ_value_is(me, b"PATH", b"/nowhere"));
+        assert!(!environ_value_is(me, b"AGENTSH_NO_SUCH_VARIABLE", b""));
+        assert!(!environ_value_is(u64::from(u32::MAX), b"PATH", path));
     }
 
     #[cfg(target_os = "linux")]

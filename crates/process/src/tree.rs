@@ -3,17 +3,28 @@
 //! Every process a command starts is a descendant of the shell's [`Supervisor`]: the
 //! supervisor is a child subreaper, so even processes that called `setsid`, double-forked or
 //! cleared their environment stay below it. Which of those descendants belong to the *current*
-//! command is decided per process ([`command_processes`]):
+//! command is decided per process ([`command_processes`], SPEC §6 "Isolation": the parent chain
+//! decides first; a marker can move a process into the current command, never out of it; start
+//! time decides only for orphans):
 //!
-//! 1. the shell itself and the supervisor never do;
-//! 2. a process whose environment carries this shell's command marker ([`MARKER_VAR`] =
-//!    `<shell tag>.<seq>`) belongs to command `seq`: the current one, or an earlier one (a
-//!    background job, kept);
-//! 3. a process without (or with a foreign) marker — `env -i`, or a fork of the shell that
-//!    never exec'd — inherits the owner of its parent when the parent was classified;
-//! 4. otherwise (its parent is the shell, or it was orphaned and reparented to the
-//!    supervisor) its start time decides: started at or after the command's [`StartMark`] →
-//!    the current command's.
+//! 1. the supervisor and the shell never do;
+//! 2. a child of the shell (an `&` child, a subshell, a program the command runs) or of the
+//!    supervisor (an orphan, reparented after `setsid` and a double fork) is the current
+//!    command's when it started at or after the command's [`StartMark`], else an earlier
+//!    command's (a background job, a dev server: kept);
+//! 3. any other process has the owner of its parent — whatever marker it carries or lacks
+//!    (`env -i`), so a worker an earlier server forks during this command stays the server's,
+//!    and `AGENTSH_CMD=<older marker> sleep 9 &` is still this command's;
+//! 4. a process that 2 or 3 gives to an earlier command is the current command's after all when
+//!    the environment it was started with carries the current command's marker ([`MARKER_VAR`]
+//!    = `<shell tag>.<seq>`), and so are its descendants (rule 3).
+//!
+//! One scan reads every `/proc/<pid>/stat` once, sorts the table by pid and resolves each parent
+//! chain once (memoized), so a scan costs one pass plus a binary search per link. Environments
+//! are read only for processes of earlier commands (rule 4), streamed through a stack buffer. A
+//! parent link whose parent started after its child is stale — the parent died and its pid was
+//! reused while the table was read — so that subtree is nobody's in this scan; the tree-kill
+//! loop rescans anyway, and by then the child has been reparented to its subreaper.
 //!
 //! [`end_command`](crate::end_command) then ends that set with the crate's one tree-kill loop:
 //! SIGSTOP (freezes fork loops), SIGTERM + SIGCONT, up to [`TERM_GRACE`](crate::TERM_GRACE)
@@ -204,19 +215,24 @@ fn parse_stat(pid: u32, stat: &[u8]) -> Option<ProcessInfo> {
     ProcessInfo::from_stat(u64::from(pid), &Stat::parse(stat)?)
 }
 
-/// Every process in `/proc`.
+/// Every process in `/proc`, in one pass (each `stat` is read as its pid is listed).
 pub(crate) fn process_table() -> io::Result<Vec<ProcessInfo>> {
-    let mut pids = Vec::new();
-    if !procfs::for_each_pid(|pid| pids.push(pid)) {
+    let mut table = Vec::new();
+    let mut buf = [0u8; procfs::STAT_BUFFER];
+    let listed = procfs::for_each_pid(|pid| {
+        if let Some(info) =
+            procfs::read_stat(pid, &mut buf).and_then(|stat| ProcessInfo::from_stat(pid, &stat))
+        {
+            table.push(info);
+        }
+    });
+    if !listed {
         return Err(io::Error::new(
             io::ErrorKind::NotFound,
             "/proc cannot be read",
         ));
     }
-    Ok(pids
-        .into_iter()
-        .filter_map(|pid| u32::try_from(pid).ok().and_then(process_info))
-        .collect())
+    Ok(table)
 }
 
 /// The descendants of `root` (not `root` itself), parents before their children, exited ones
@@ -249,68 +265,93 @@ pub(crate) fn descendants_in(table: &[ProcessInfo], roots: &[u32]) -> Vec<Proces
     out
 }
 
-/// The value of [`MARKER_VAR`] in the environment a process was started with.
-fn read_marker(pid: u32) -> Option<Vec<u8>> {
-    let environ = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
-    let prefix = format!("{MARKER_VAR}=");
-    environ
-        .split(|&b| b == 0)
-        .find_map(|entry| entry.strip_prefix(prefix.as_bytes()))
-        .map(<[u8]>::to_vec)
-}
-
+/// Who a process belongs to, as far as one scan can tell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Owner {
+    /// Not resolved yet.
+    Unknown,
+    /// On the parent chain being resolved (a cycle in a torn read ends there).
+    Visiting,
+    /// The supervisor or the shell: never a target; its children are decided by start time.
+    Anchor,
+    /// The current command.
     Current,
-    Other,
+    /// An earlier command (or the shell's own start-up).
+    Earlier,
+    /// Not below the supervisor, or below a stale parent link in this scan.
+    Outside,
 }
 
+/// The live processes of `table` that belong to the command `scope` (the rules are in the
+/// module docs). `carries_marker(pid)` says whether a process's environment carries the
+/// current command's marker; it is asked only about processes of earlier commands.
 fn classify(
     scope: &CommandScope,
-    table: &[ProcessInfo],
-    marker_of: &dyn Fn(u32) -> Option<Vec<u8>>,
+    mut table: Vec<ProcessInfo>,
+    carries_marker: &mut dyn FnMut(u32) -> bool,
 ) -> Vec<ProcessInfo> {
-    let tag = format!("{}.", scope.tag);
-    let mut owners: HashMap<u32, Owner> = HashMap::new();
-    let mut mine = Vec::new();
-    for process in descendants_in(table, &[scope.supervisor]) {
-        if process.pid == scope.shell {
-            owners.insert(process.pid, Owner::Other);
-            continue;
-        }
-        let from_marker = marker_of(process.pid).and_then(|value| {
-            let seq = value.strip_prefix(tag.as_bytes())?;
-            let seq = std::str::from_utf8(seq).ok()?.parse::<u64>().ok()?;
-            Some(if seq == scope.seq {
-                Owner::Current
-            } else {
-                Owner::Other
-            })
-        });
-        let owner = from_marker.unwrap_or_else(|| {
-            let parent_owner = (process.ppid != scope.shell && process.ppid != scope.supervisor)
-                .then(|| owners.get(&process.ppid).copied())
-                .flatten();
-            parent_owner.unwrap_or(if scope.started.precedes(&process) {
-                Owner::Current
-            } else {
-                Owner::Other
-            })
-        });
-        owners.insert(process.pid, owner);
-        if owner == Owner::Current && !process.is_exited() {
-            mine.push(process);
+    if !table.is_sorted_by_key(|p| p.pid) {
+        table.sort_unstable_by_key(|p| p.pid);
+    }
+    let index = |pid: u32| table.binary_search_by_key(&pid, |p| p.pid).ok();
+    let mut owners = vec![Owner::Unknown; table.len()];
+    for anchor in [scope.supervisor, scope.shell] {
+        if let Some(at) = index(anchor) {
+            owners[at] = Owner::Anchor;
         }
     }
-    mine
+    let mut chain: Vec<usize> = Vec::new();
+    for first in 0..table.len() {
+        // Up the parent chain to the first process already resolved.
+        let mut at = first;
+        let mut above = loop {
+            match owners[at] {
+                Owner::Unknown => {}
+                Owner::Visiting => break Owner::Outside,
+                resolved => break resolved,
+            }
+            owners[at] = Owner::Visiting;
+            chain.push(at);
+            let child = table[at];
+            match index(child.ppid) {
+                // A parent always starts before its child; a later one holds a reused pid.
+                Some(parent) if table[parent].start_ticks <= child.start_ticks => at = parent,
+                _ => break Owner::Outside,
+            }
+        };
+        // Down again, each process from its parent.
+        while let Some(at) = chain.pop() {
+            let process = &table[at];
+            let mut owner = match above {
+                Owner::Anchor if scope.started.precedes(process) => Owner::Current,
+                Owner::Anchor => Owner::Earlier,
+                inherited => inherited,
+            };
+            if owner == Owner::Earlier && carries_marker(process.pid) {
+                owner = Owner::Current;
+            }
+            owners[at] = owner;
+            above = owner;
+        }
+    }
+    table
+        .into_iter()
+        .zip(owners)
+        .filter(|(process, owner)| *owner == Owner::Current && !process.is_exited())
+        .map(|(process, _)| process)
+        .collect()
 }
 
-/// The live processes of the command `scope` (see the module docs for the rules).
+/// The live processes of the command `scope` (see the module docs for the rules), from one
+/// pass over `/proc`. Empty when `/proc` cannot be read.
 pub fn command_processes(scope: &CommandScope) -> Vec<ProcessInfo> {
     let Ok(table) = process_table() else {
         return Vec::new();
     };
-    classify(scope, &table, &read_marker)
+    let marker = scope.marker();
+    classify(scope, table, &mut |pid| {
+        procfs::environ_value_is(u64::from(pid), MARKER_VAR.as_bytes(), marker.as_bytes())
+    })
 }
 
 #[cfg(test)]
@@ -366,33 +407,82 @@ mod tests {
         assert!(!mark.precedes(&p(500, 1, 1000)));
     }
 
+    /// Classifies `table` with the markers `(pid, marker)`; returns the sorted pids found and
+    /// the pids whose marker was asked for.
+    fn run(table: Vec<ProcessInfo>, markers: &[(u32, &str)]) -> (Vec<u32>, Vec<u32>) {
+        let markers: HashMap<u32, &str> = markers.iter().copied().collect();
+        let current = scope().marker();
+        let mut asked = Vec::new();
+        let found = classify(&scope(), table, &mut |pid| {
+            asked.push(pid);
+            markers.get(&pid) == Some(&current.as_str())
+        });
+        asked.sort_unstable();
+        (pids(&found), asked)
+    }
+
     #[test]
-    fn attribution_follows_markers_parents_and_start_times() {
+    fn the_parent_chain_decides_before_markers() {
         let table = vec![
-            p(10, 1, 1),      // supervisor
-            p(11, 10, 2),     // shell
-            p(20, 11, 1005),  // sleep of the current command (marker 7.3)
-            p(21, 11, 900),   // earlier background subshell (no marker, older)
-            p(22, 21, 950),   // its sleep (marker 7.2)
-            p(23, 10, 1003),  // orphan: env -i setsid sh (no marker, started during the command)
-            p(24, 23, 1004),  // its child (no marker): inherits from 23
-            p(25, 10, 990),   // old orphan without marker
-            p(26, 22, 1006),  // child of an old job, started during the command: stays old
-            p(527, 11, 1000), // bash fork in the command's own tick, pid above last_pid
-            p(28, 11, 1000),  // bash fork in that tick with a pid below last_pid: earlier
-            p(30, 99, 1005),  // not under the supervisor at all
-            p(31, 20, 1007),  // foreign marker under the current command: inherits current
+            p(10, 1, 1),     // supervisor
+            p(11, 10, 2),    // shell
+            p(20, 11, 1005), // sleep of the current command (marker 7.3)
+            p(31, 20, 1007), // foreign marker under the current command: current
+            p(32, 11, 1008), // `AGENTSH_CMD=<7.2> sleep &` of the current command: current
+            p(21, 11, 900),  // earlier background subshell (no marker, older)
+            p(22, 21, 950),  // its sleep (marker 7.2)
+            p(26, 22, 1006), // forked by the old job during the command (7.2): stays old
+            p(36, 21, 1011), // forked by the old job with `env -i` (no marker): stays old
+            p(34, 21, 1010), // forked by the old job, carrying the current marker: moved in
+            p(35, 34, 1012), // its child (no marker): current through its parent
+            p(30, 99, 1005), // not under the supervisor at all, even with the current marker
+            p(99, 1, 3),
         ];
-        let markers: HashMap<u32, &[u8]> = HashMap::from([
-            (20, b"7.3".as_slice()),
-            (22, b"7.2".as_slice()),
-            (26, b"7.2".as_slice()),
-            (30, b"7.3".as_slice()),
-            (31, b"99.1".as_slice()),
-        ]);
-        let marker_of = |pid: u32| markers.get(&pid).map(|m| m.to_vec());
-        let found = classify(&scope(), &table, &marker_of);
-        assert_eq!(pids(&found), vec![20, 23, 24, 31, 527]);
+        let markers = [
+            (20, "7.3"),
+            (22, "7.2"),
+            (26, "7.2"),
+            (30, "7.3"),
+            (31, "99.1"),
+            (32, "7.2"),
+            (34, "7.3"),
+        ];
+        let (found, asked) = run(table, &markers);
+        assert_eq!(found, vec![20, 31, 32, 34, 35]);
+        // Markers are read only where they can move a process in.
+        assert_eq!(asked, vec![21, 22, 26, 34, 36]);
+    }
+
+    #[test]
+    fn start_time_decides_for_children_of_the_shell_and_orphans() {
+        let table = vec![
+            p(10, 1, 1),
+            p(11, 10, 2),
+            p(23, 10, 1003), // orphan: env -i setsid sh (no marker, started during the command)
+            p(24, 23, 1004), // its child (no marker): inherits from 23
+            p(25, 10, 990),  // old orphan without marker
+            p(33, 10, 1009), // orphan started during the command with an old marker: current
+            p(37, 10, 995),  // old orphan carrying the current marker: moved in
+            p(527, 11, 1000), // bash fork in the command's own tick, pid above last_pid
+            p(28, 11, 1000), // bash fork in that tick with a pid below last_pid: earlier
+        ];
+        let (found, _) = run(table, &[(33, "7.2"), (37, "7.3")]);
+        assert_eq!(found, vec![23, 24, 33, 37, 527]);
+    }
+
+    #[test]
+    fn stale_parent_links_and_cycles_are_nobodys() {
+        let table = vec![
+            p(10, 1, 1),
+            p(11, 10, 2),
+            p(41, 11, 1020), // current, but started after 40, so not 40's parent
+            p(40, 41, 1012), // its parent pid was reused while the table was read
+            p(42, 40, 1013),
+            p(50, 51, 1000), // a torn read that looks like a cycle
+            p(51, 50, 1000),
+        ];
+        let (found, _) = run(table, &[(40, "7.3"), (50, "7.3")]);
+        assert_eq!(found, vec![41]);
     }
 
     #[test]
@@ -400,8 +490,7 @@ mod tests {
         let mut zombie = p(20, 11, 1005);
         zombie.state = b'Z';
         let table = vec![p(10, 1, 1), p(11, 10, 2), zombie];
-        let found = classify(&scope(), &table, &|_| None);
-        assert!(found.is_empty());
+        assert!(run(table, &[]).0.is_empty());
     }
 
     #[test]

@@ -214,17 +214,29 @@ fn dropping_the_handle_ends_the_tree() {
 #[test]
 fn end_command_spares_the_shell_and_earlier_jobs() {
     runtime().block_on(async {
-        // The "shell" exports a marker per "command" the way shell-executor's loop does.
-        let script = "export AGENTSH_CMD=t.1; sleep 100.3401 & sleep 0.3; \
-                      export AGENTSH_CMD=t.2; (env -i setsid sh -c 'sleep 100.3402' &); \
-                      sh -c 'trap \"\" TERM; sleep 100.3403' & sleep 100.3404; wait";
+        // The "shell" exports a marker per "command" the way shell-executor's loop does;
+        // command 2 starts once the file `go` exists.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let go = dir.path().join("go");
+        let script = format!(
+            "export AGENTSH_CMD=t.1; sleep 100.3401 & \
+             while [ ! -e '{go}' ]; do sleep 0.01; done; \
+             export AGENTSH_CMD=t.2; (env -i setsid sh -c 'sleep 100.3402' &); \
+             sh -c 'trap \"\" TERM; sleep 100.3403' & sleep 100.3404; wait",
+            go = go.display()
+        );
+        let mut sup = Supervisor::spawn(sh(&script)).await.expect("spawn");
+        assert!(wait_until(Duration::from_secs(5), || !alive_with_arg(
+            "100.3401"
+        )
+        .is_empty()));
+        // Command 2 starts after `sleep 100.3401` was running.
         let started = StartMark::now();
-        let mut sup = Supervisor::spawn(sh(script)).await.expect("spawn");
+        std::fs::write(&go, "").expect("go");
         let markers = ["100.3401", "100.3402", "100.3403", "100.3404"];
         assert!(wait_until(Duration::from_secs(5), || {
             markers.iter().all(|m| !alive_with_arg(m).is_empty())
         }));
-        // Command 2 started after `sleep 100.3401` was running.
         let scope = CommandScope {
             supervisor: sup.pid(),
             shell: sup.child_pid(),

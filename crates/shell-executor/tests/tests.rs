@@ -3,6 +3,7 @@
 
 mod common;
 
+mod attribution;
 mod death;
 mod flood;
 mod forgery;

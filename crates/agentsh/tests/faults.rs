@@ -1,4 +1,6 @@
-//! Faults and hostile input, on the real binary: a full artifact disk (issue 10, class 9).
+//! Faults and hostile input, on the real binary: a full artifact disk, RPC lines that JSON
+//! allows but a strict parser refuses, and broken lines whose `id` a client waits for (issue
+//! 10, classes 9 and 10).
 
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
@@ -130,4 +132,91 @@ fn a_full_artifact_disk_is_reported_by_rpc_tool_call_and_bash() {
     assert_no_artifact_left(&env);
     let (status, _) = rpc.close(LIVENESS);
     assert_eq!(status.code(), Some(0));
+}
+
+/// Regression (issue 10, class 10): what JSON allows but serde_json refuses was answered
+/// `command: "parse"` without its id. SPEC §11: a lone surrogate escape reads as U+FFFD, an
+/// out-of-range number clamps where §3 clamps (the timeout).
+#[test]
+fn rpc_accepts_lone_surrogates_and_out_of_range_numbers() {
+    let env = TestEnv::new();
+    let mut rpc = env.rpc();
+    // A JavaScript client cutting an emoji in half writes its high surrogate alone.
+    rpc.send(r#"{"id": "s", "type": "bash", "command": "printf '%s|' 'cut \ud83d'"}"#);
+    let answer = rpc.response("s");
+    assert_eq!(answer["success"], true, "{answer}");
+    assert_eq!(answer["data"]["output"], "cut \u{FFFD}|");
+
+    rpc.send(r#"{"id": "t", "type": "bash", "command": "echo in time", "timeout": 1e999}"#);
+    let answer = rpc.response("t");
+    assert_eq!(answer["success"], true, "{answer}");
+    assert_eq!(answer["data"]["output"], "in time\n");
+
+    for (timeout, clamped) in [("1e999", 3600), ("-1e999", 1), ("1e400", 3600)] {
+        // One line: the arguments' timeout is the number as written.
+        let arguments = format!(r#"{{"command": "echo \udc00", "timeout": {timeout}}}"#);
+        rpc.send(&format!(
+            r#"{{"id": "c{timeout}", "type": "tool_call", "toolCallId": "c{timeout}", "name": "bash", "arguments": {arguments}}}"#
+        ));
+        let answer = rpc.response(&format!("c{timeout}"));
+        assert_eq!(answer["success"], true, "{answer}");
+        let result = &answer["data"];
+        assert_eq!(result["details"]["timeout"], clamped, "{timeout}: {result}");
+        assert_eq!(
+            result["content"][0]["text"], "\u{FFFD}",
+            "{timeout}: {result}"
+        );
+    }
+}
+
+/// Regression (issue 10, class 10): a line that is not valid JSON was answered without its
+/// id, so a client waiting by id waited forever. SPEC §11: the id is echoed whenever it can
+/// be read, also from a line that is not JSON; an "id" inside a string or a nested object is
+/// never taken for it.
+#[test]
+fn rpc_failures_keep_their_id() {
+    let env = TestEnv::new();
+    let mut rpc = env.rpc();
+    let cases: &[(&[u8], Option<Value>)] = &[
+        (
+            br#"{"id": "cut", "type": "bash", "command": "ec"#,
+            Some(json!("cut")),
+        ),
+        (
+            br#"{"id": 42, "type": "bash", "command": "x" "#,
+            Some(json!(42)),
+        ),
+        (
+            br#"{"type": "bash", "command": "echo \"id\": 1", "id": "late", broken"#,
+            Some(json!("late")),
+        ),
+        (
+            br#"{"id": "bad-escape", "type": "bash", "command": "\x"}"#,
+            Some(json!("bad-escape")),
+        ),
+        (
+            b"{\"id\": \"not-utf8\", \"command\": \"\xff\"}",
+            Some(json!("not-utf8")),
+        ),
+        (br#"{"command": "echo \"id\": \"fake\"", "type": "#, None),
+        (br#"{"arguments": {"id": "nested"}, "type": "#, None),
+        (br"not json", None),
+    ];
+    for (line, id) in cases {
+        rpc.send_bytes(line);
+        let answer = rpc.next(LIVENESS);
+        let text = String::from_utf8_lossy(line);
+        assert_eq!(answer["command"], "parse", "{text}: {answer}");
+        assert_eq!(answer["success"], false, "{text}: {answer}");
+        assert!(
+            answer["error"]
+                .as_str()
+                .is_some_and(|error| error.starts_with("Failed to parse command: ")),
+            "{text}: {answer}"
+        );
+        assert_eq!(answer.get("id"), id.as_ref(), "{text}: {answer}");
+    }
+    // The server lives on.
+    rpc.send(r#"{"id": "ok", "type": "bash", "command": "echo alive"}"#);
+    assert_eq!(rpc.response("ok")["data"]["output"], "alive\n");
 }

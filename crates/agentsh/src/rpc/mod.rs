@@ -20,6 +20,7 @@
 mod error;
 mod framing;
 mod input;
+mod lenient;
 mod output;
 mod request;
 mod server;

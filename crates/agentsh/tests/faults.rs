@@ -1,13 +1,16 @@
 //! Faults and hostile input, on the real binary: a full artifact disk, RPC lines that JSON
-//! allows but a strict parser refuses, and broken lines whose `id` a client waits for (issue
-//! 10, classes 9 and 10).
+//! allows but a strict parser refuses, broken lines whose `id` a client waits for, and signals
+//! to the RPC server while commands with escaped children run (issue 10, classes 9–11).
 
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 
-use crate::util::{LIVENESS, Rpc, TestEnv, finish, is_response};
+use crate::util::{
+    LIVENESS, Rpc, TestEnv, assert_no_survivor, finish, is_response, marked_sleep, unique_marker,
+    wait_for_process,
+};
 
 /// The file size limit (`RLIMIT_FSIZE`) of an agentsh whose artifact writes must fail: the
 /// first spill (the 50 KB tail) fits, the rest of `seq 1 100000` (588,895 bytes) does not.
@@ -219,4 +222,95 @@ fn rpc_failures_keep_their_id() {
     // The server lives on.
     rpc.send(r#"{"id": "ok", "type": "bash", "command": "echo alive"}"#);
     assert_eq!(rpc.response("ok")["data"]["output"], "alive\n");
+}
+
+/// A signal to `agentsh rpc` while a tool call with a `setsid` escapee and a `bash` request
+/// run: every command answered as aborted, every tree ended, stdin's flags as they were, exit
+/// status 128 + the signal.
+fn check_rpc_signal(signal: libc::c_int, code: i32) {
+    let env = TestEnv::new();
+    let config = env.config_path();
+    let (reader, mut writer) = std::io::pipe().expect("pipe");
+    let rpc = Rpc::spawn_with_stdin(
+        env.command(&["rpc", "--config", config.to_str().expect("utf-8")]),
+        reader.try_clone().expect("dup").into(),
+    );
+    let escapee = unique_marker();
+    let tool = unique_marker();
+    let bang = unique_marker();
+    let requests = [
+        json!({"id": "t", "type": "tool_call", "toolCallId": "t", "name": "bash", "arguments": {
+            "command": format!("setsid {} & {}", marked_sleep(&escapee), marked_sleep(&tool))}}),
+        json!({"id": "b", "type": "bash", "command": marked_sleep(&bang)}),
+    ];
+    for request in requests {
+        std::io::Write::write_all(&mut writer, format!("{request}\n").as_bytes()).expect("write");
+    }
+    for marker in [&escapee, &tool, &bang] {
+        wait_for_process(marker);
+    }
+    let pid = libc::pid_t::try_from(rpc.pid()).expect("pid fits");
+    // SAFETY: kill(2) on our own child's pid; it cannot have been reaped yet (`rpc` holds it).
+    assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
+    let answers = rpc.until(LIVENESS, |line| is_response(line, "t"));
+    let tool_result = &answers.last().expect("the response")["data"];
+    assert_eq!(tool_result["isError"], true, "{tool_result}");
+    assert!(
+        tool_result["content"][0]["text"]
+            .as_str()
+            .is_some_and(|text| text.ends_with("Command aborted")),
+        "{tool_result}"
+    );
+    let bash = answers
+        .iter()
+        .find(|line| is_response(line, "b"))
+        .cloned()
+        .unwrap_or_else(|| rpc.response("b"));
+    assert_eq!(bash["data"]["cancelled"], true, "{bash}");
+    let (status, _) = rpc.close(LIVENESS);
+    assert_eq!(status.code(), Some(code), "{status:?}");
+    for marker in [&escapee, &tool, &bang] {
+        assert_no_survivor(marker);
+    }
+    // SAFETY: fcntl on a descriptor we own; it shares the open file with the server's stdin.
+    let flags = unsafe { libc::fcntl(std::os::fd::AsRawFd::as_raw_fd(&reader), libc::F_GETFL) };
+    assert!(flags >= 0);
+    assert_eq!(flags & libc::O_NONBLOCK, 0, "stdin left non-blocking");
+    drop(writer);
+}
+
+/// Regression (issue 10, class 11): RPC mode installed no signal handler; SIGINT killed it by
+/// the default disposition (trees ended only through the parent-death signal). SPEC §11:
+/// every tree ended after a clean shutdown, exit 130.
+#[test]
+fn sigint_to_rpc_ends_every_tree_and_exits_130() {
+    check_rpc_signal(libc::SIGINT, 130);
+}
+
+/// Regression (issue 10, class 11), SIGTERM: exit 143.
+#[test]
+fn sigterm_to_rpc_ends_every_tree_and_exits_143() {
+    check_rpc_signal(libc::SIGTERM, 143);
+}
+
+/// Regression (issue 10, class 11), SIGHUP: exit 129.
+#[test]
+fn sighup_to_rpc_ends_every_tree_and_exits_129() {
+    check_rpc_signal(libc::SIGHUP, 129);
+}
+
+/// A signal to an idle server (nothing running, stdin still open) ends it with the signal's
+/// status too.
+#[test]
+fn a_signal_to_an_idle_rpc_server_exits_with_its_status() {
+    let env = TestEnv::new();
+    let mut rpc = env.rpc();
+    rpc.send(r#"{"id": "1", "type": "bash", "command": "echo ready"}"#);
+    assert_eq!(rpc.response("1")["data"]["output"], "ready\n");
+    let pid = libc::pid_t::try_from(rpc.pid()).expect("pid fits");
+    // SAFETY: kill(2) on our own child's pid; it cannot have been reaped yet (`rpc` holds it).
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    let (status, rest) = rpc.wait(LIVENESS);
+    assert_eq!(status.code(), Some(143), "{status:?}");
+    assert_eq!(rest, Vec::<Value>::new());
 }

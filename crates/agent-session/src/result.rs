@@ -33,7 +33,7 @@ use std::path::Path;
 use agentsh_bash_interceptor::Interception;
 use agentsh_bash_normalize::{Limits, apply_head_tail, count_lines};
 use agentsh_protocol::{
-    BashResult, COMMAND_ABORTED, InterceptionDetails, MISSING_EXIT_STATUS, NO_OUTPUT,
+    BashResult, COMMAND_ABORTED, FullOutput, InterceptionDetails, MISSING_EXIT_STATUS, NO_OUTPUT,
     annotation_line, exit_code_text, truncation_notice,
 };
 use serde::{Deserialize, Serialize};
@@ -159,6 +159,10 @@ pub struct Truncation {
     /// The artifact holding the whole output, when output was spilled to one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub artifact_id: Option<String>,
+    /// Why the artifact could not be written (disk full, file removed), when spilling failed:
+    /// the whole output was not saved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub artifact_error: Option<String>,
 }
 
 /// `direction` of a [`Truncation`].
@@ -293,7 +297,7 @@ pub fn build_tool_result(run: &FinishedRun<'_>) -> ToolOutcome {
     }
     if shown.byte_limited {
         text.push_str("\n\n");
-        text.push_str(&shown.notice(run.max_bytes, summary.artifact_id.as_deref()));
+        text.push_str(&shown.notice(run.max_bytes, summary.full_output()));
     }
 
     let truncation = shown.left_out().then(|| Truncation {
@@ -313,6 +317,7 @@ pub fn build_tool_result(run: &FinishedRun<'_>) -> ToolOutcome {
         output_bytes: shown.text.len() as u64,
         shown_range: shown.range(),
         artifact_id: summary.artifact_id.clone(),
+        artifact_error: summary.artifact_error.clone(),
     });
     let details = ToolDetails {
         exit_code: result.exit_code,
@@ -410,7 +415,7 @@ pub fn bang_context_text(command: &str, result: &BashResult, max_bytes: u64) -> 
     }
     if shown.byte_limited {
         text.push_str("\n\n");
-        text.push_str(&shown.notice(max_bytes, summary.artifact_id.as_deref()));
+        text.push_str(&shown.notice(max_bytes, summary.full_output()));
     }
     text
 }
@@ -505,16 +510,11 @@ impl Shown<'_> {
             || (self.lines > 0 && (range.start > 1 || range.end < self.total_lines))
     }
 
-    /// `[Showing lines A-B of T (50.0KB limit). Full: artifact://ID]`.
-    fn notice(&self, max_bytes: u64, artifact_id: Option<&str>) -> String {
+    /// `[Showing lines A-B of T (50.0KB limit). Full: artifact://ID]` (or `. Full output not
+    /// saved: <reason>]`).
+    fn notice(&self, max_bytes: u64, full: FullOutput<'_>) -> String {
         let range = self.range();
-        truncation_notice(
-            range.start,
-            range.end,
-            self.total_lines,
-            max_bytes,
-            artifact_id,
-        )
+        truncation_notice(range.start, range.end, self.total_lines, max_bytes, full)
     }
 }
 

@@ -7,20 +7,15 @@ use agentsh_agent_session::{
     AgentSession, SessionError, SessionOptions, ToolContext, ToolOutcome, ToolResult,
 };
 use serde_json::{Map, Value};
-use tokio::signal::unix::{SignalKind, signal};
 use tokio_util::sync::CancellationToken;
 
 use crate::cli::ExecArgs;
 use crate::config::load_settings;
+use crate::signals::{EXIT_INTERRUPTED, Signals};
 use crate::{print_error, print_warnings, runtime, usage_error};
 
 /// Exit status of a tool error (non-zero exit, timeout, blocked command, bad `--cwd`).
 const EXIT_TOOL_ERROR: u8 = 1;
-/// Exit status after SIGINT (128 + 2, as shells report Ctrl-C); SIGTERM gives 143, SIGHUP 129:
-/// always 128 + the signal, after the command's tree has ended.
-const EXIT_INTERRUPTED: u8 = 130;
-const EXIT_TERMINATED: u8 = 143;
-const EXIT_HUNG_UP: u8 = 129;
 /// The `toolCallId` of the one call.
 const CALL_ID: &str = "exec";
 
@@ -49,18 +44,9 @@ pub fn run(args: ExecArgs) -> ExitCode {
         }
     };
     let outcome = runtime.block_on(async {
-        // Installed before anything runs: from here on SIGINT/SIGTERM cancel the call instead
+        // Installed before anything runs: from here on SIGINT/SIGTERM/SIGHUP cancel the call instead
         // of killing agentsh.
-        let (mut interrupt, mut terminate, mut hangup) = match (
-            signal(SignalKind::interrupt()),
-            signal(SignalKind::terminate()),
-            signal(SignalKind::hangup()),
-        ) {
-            (Ok(interrupt), Ok(terminate), Ok(hangup)) => (interrupt, terminate, hangup),
-            (Err(err), _, _) | (_, Err(err), _) | (_, _, Err(err)) => {
-                return Err(Failure::Signals(err));
-            }
-        };
+        let mut signals = Signals::install().map_err(Failure::Signals)?;
         let session = AgentSession::new(SessionOptions {
             settings,
             cwd,
@@ -82,9 +68,7 @@ pub fn run(args: ExecArgs) -> ExitCode {
         let outcome = loop {
             let code = tokio::select! {
                 outcome = &mut call => break outcome,
-                _ = interrupt.recv() => EXIT_INTERRUPTED,
-                _ = terminate.recv() => EXIT_TERMINATED,
-                _ = hangup.recv() => EXIT_HUNG_UP,
+                code = signals.recv() => code,
             };
             if let Some(first) = interrupted {
                 // A second signal: stop waiting. Exiting closes every supervisor's control

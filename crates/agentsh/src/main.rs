@@ -15,6 +15,7 @@ mod cli;
 mod config;
 mod exec;
 mod rpc;
+mod signals;
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;

@@ -273,10 +273,15 @@ fn bad_input_is_answered_and_the_server_lives_on() {
     let env = TestEnv::new();
     let mut rpc = env.rpc();
     let parse = |error: &str| json!({"type": "response", "command": "parse", "success": false, "error": error});
+    let parse_with_id = |id: &str, error: &str| json!({"id": id, "type": "response", "command": "parse", "success": false, "error": error});
+    // The id of a line that is not JSON is still echoed when it can be read (SPEC §11).
     check_bad_input(
         &mut rpc,
         b"{\"id\": \"1\", \"type\": ",
-        &parse("Failed to parse command: EOF while parsing a value at line 1 column 20"),
+        &parse_with_id(
+            "1",
+            "Failed to parse command: EOF while parsing a value at line 1 column 20",
+        ),
     );
     check_bad_input(
         &mut rpc,
@@ -299,7 +304,10 @@ fn bad_input_is_answered_and_the_server_lives_on() {
     check_bad_input(
         &mut rpc,
         b"{\"id\": \"5\", \"type\": \"bash\", \"command\": \"echo \xff\xfe\"}",
-        &parse("Failed to parse command: line is not valid UTF-8 (invalid byte at offset 45)"),
+        &parse_with_id(
+            "5",
+            "Failed to parse command: line is not valid UTF-8 (invalid byte at offset 45)",
+        ),
     );
     check_bad_input(
         &mut rpc,
@@ -344,7 +352,7 @@ fn a_line_over_32_mib_is_refused_without_killing_the_server() {
     rpc.put_stdin(writer.join().expect("writer thread"));
     assert_eq!(
         answer,
-        json!({"type": "response", "command": "parse", "success": false,
+        json!({"id": "big", "type": "response", "command": "parse", "success": false,
                "error": format!("Failed to parse command: line exceeds 32 MiB ({len} bytes)")})
     );
     // Exactly 32 MiB is still accepted (padding is JSON whitespace).

@@ -241,9 +241,15 @@ pub struct Rpc {
 
 impl Rpc {
     /// Spawns `command` with piped stdin/stdout (stderr inherited: it shows in test output).
-    pub fn spawn(mut command: Command) -> Self {
+    pub fn spawn(command: Command) -> Self {
+        Self::spawn_with_stdin(command, Stdio::piped())
+    }
+
+    /// Spawns `command` reading `stdin` (when it is not [`Stdio::piped`], [`Rpc::send`] is not
+    /// available: the caller writes to its own end).
+    pub fn spawn_with_stdin(mut command: Command, stdin: Stdio) -> Self {
         let mut child = command
-            .stdin(Stdio::piped())
+            .stdin(stdin)
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -265,6 +271,11 @@ impl Rpc {
             stdin,
             lines,
         }
+    }
+
+    /// The server's pid.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// Writes `line` and a newline.
@@ -337,6 +348,11 @@ impl Rpc {
     /// Closes stdin and waits for the exit status.
     pub fn close(mut self, limit: Duration) -> (ExitStatus, Vec<Value>) {
         drop(self.stdin.take());
+        self.wait(limit)
+    }
+
+    /// Waits for the exit status (stdin left as it is) and the lines not read yet.
+    pub fn wait(mut self, limit: Duration) -> (ExitStatus, Vec<Value>) {
         let status = wait_timeout(&mut self.child, limit);
         let rest = self.lines.try_iter().filter_map(Result::ok).collect();
         (status, rest)

@@ -56,13 +56,6 @@ impl ArtifactReservation {
         self.bytes_written
     }
 
-    fn error(&self, action: &str, err: &io::Error) -> io::Error {
-        io::Error::new(
-            err.kind(),
-            format!("cannot {action} artifact {}: {err}", self.path.display()),
-        )
-    }
-
     /// The open writer, or an error once the reservation was discarded.
     fn writer(&mut self) -> io::Result<&mut BufWriter<File>> {
         match self.writer.as_mut() {
@@ -89,6 +82,8 @@ impl Spill for ArtifactReservation {
         &self.id
     }
 
+    // Errors are the file system's own (kind and OS code intact): the sink's `SpillError` says
+    // which artifact and which step, and reports the output as not saved.
     fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
         match self.writer()?.write_all(bytes) {
             Ok(()) => {
@@ -97,7 +92,7 @@ impl Spill for ArtifactReservation {
             }
             Err(err) => {
                 self.failed = true;
-                Err(self.error("write", &err))
+                Err(err)
             }
         }
     }
@@ -105,10 +100,7 @@ impl Spill for ArtifactReservation {
     fn finish(&mut self) -> io::Result<()> {
         // Flushed to the kernel: readers (other processes included) see every byte. No fsync:
         // an artifact is a convenience copy of the output, not worth a disk round trip per call.
-        self.writer()?.flush().map_err(|err| {
-            self.failed = true;
-            self.error("write", &err)
-        })
+        self.writer()?.flush().inspect_err(|_| self.failed = true)
     }
 
     fn discard(mut self: Box<Self>) {

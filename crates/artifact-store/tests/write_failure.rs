@@ -48,6 +48,7 @@ pub fn in_child(store_dir: &Path, how: &str) {
         other => panic!("unknown failure {other}"),
     };
     println!("WRITE-ERROR {error}");
+    println!("WRITE-ERROR-CODE {:?}", error.raw_os_error());
     let end = std::env::var("AGENTSH_ARTIFACT_TEST_END").unwrap_or_default();
     if end == "drop" {
         drop(spill);
@@ -56,7 +57,7 @@ pub fn in_child(store_dir: &Path, how: &str) {
     }
 }
 
-fn run(how: &str, end: &str) -> (tempfile::TempDir, String, String) {
+fn run(how: &str, end: &str) -> (tempfile::TempDir, String, String, String) {
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = tmp.path().join("artifacts");
     let mut command = child::command("write-failure", &dir, None, how);
@@ -64,14 +65,16 @@ fn run(how: &str, end: &str) -> (tempfile::TempDir, String, String) {
     let output = command.output().expect("spawn child");
     let path = child::values(&output, "ARTIFACT-PATH").remove(0);
     let error = child::values(&output, "WRITE-ERROR").remove(0);
-    (tmp, path, error)
+    let code = child::values(&output, "WRITE-ERROR-CODE").remove(0);
+    (tmp, path, error, code)
 }
 
 fn check(how: &str, end: &str) {
-    let (tmp, path, error) = run(how, end);
+    let (tmp, path, error, code) = run(how, end);
+    // The file system's own error, OS code intact (the sink names the artifact and the step).
     assert_eq!(
-        error,
-        format!("cannot write artifact {path}: File too large (os error 27)"),
+        (error.as_str(), code.as_str()),
+        ("File too large (os error 27)", "Some(27)"),
         "{how}/{end}"
     );
     assert!(!Path::new(&path).exists(), "{how}/{end}: partial file left");

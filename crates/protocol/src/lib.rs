@@ -14,7 +14,7 @@ pub use lines::count_lines;
 
 pub use result::{BashResult, InterceptionDetails, OutputSummary};
 pub use text::{
-    CANCELLED_ANNOTATION, COMMAND_ABORTED, MISSING_EXIT_STATUS, NO_OUTPUT, annotation_line,
-    blocked_text, cwd_missing_text, cwd_not_directory_text, exit_code_text, format_seconds,
-    format_size, timeout_annotation, truncation_notice,
+    CANCELLED_ANNOTATION, COMMAND_ABORTED, FullOutput, MISSING_EXIT_STATUS, NO_OUTPUT,
+    annotation_line, blocked_text, cwd_missing_text, cwd_not_directory_text, exit_code_text,
+    format_seconds, format_size, timeout_annotation, truncation_notice,
 };

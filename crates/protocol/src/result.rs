@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 
-use crate::text::annotation_line;
+use crate::text::{FullOutput, annotation_line};
 
 #[cfg(feature = "serde")]
 mod wire;
@@ -37,6 +37,13 @@ pub struct OutputSummary {
         serde(default, skip_serializing_if = "Option::is_none")
     )]
     pub artifact_error: Option<String>,
+}
+
+impl OutputSummary {
+    /// Where the whole output is, for the notice: the artifact, or why it could not be written.
+    pub fn full_output(&self) -> FullOutput<'_> {
+        FullOutput::new(self.artifact_id.as_deref(), self.artifact_error.as_deref())
+    }
 }
 
 /// The outcome of one command on the non-PTY or PTY executor.

@@ -62,24 +62,56 @@ pub fn exit_code_text(code: i32) -> String {
     format!("Command exited with code {code}")
 }
 
+/// Where the whole output of a truncated result is, as its notice says
+/// ([`truncation_notice`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FullOutput<'a> {
+    /// In the artifact with this id: the notice ends `. Full: artifact://ID]`.
+    Artifact(&'a str),
+    /// Writing the artifact failed for this reason: the notice ends
+    /// `. Full output not saved: <reason>]`.
+    NotSaved(&'a str),
+    /// Nowhere: no artifact was allocated (no store, or allocation failed); the notice says
+    /// nothing more.
+    Nowhere,
+}
+
+impl<'a> FullOutput<'a> {
+    /// From an output summary's `artifactId` and `artifactError`: the artifact when there is
+    /// one, else the error, else nowhere.
+    ///
+    /// ```
+    /// use agentsh_protocol::FullOutput;
+    /// assert_eq!(FullOutput::new(Some("7"), None), FullOutput::Artifact("7"));
+    /// assert_eq!(FullOutput::new(None, Some("disk full")), FullOutput::NotSaved("disk full"));
+    /// assert_eq!(FullOutput::new(None, None), FullOutput::Nowhere);
+    /// ```
+    pub fn new(artifact_id: Option<&'a str>, artifact_error: Option<&'a str>) -> Self {
+        match (artifact_id, artifact_error) {
+            (Some(id), _) => Self::Artifact(id),
+            (None, Some(reason)) => Self::NotSaved(reason),
+            (None, None) => Self::Nowhere,
+        }
+    }
+}
+
 /// The notice shown whenever the byte limit left output out:
-/// `[Showing lines A-B of T (50.0KB limit). Full: artifact://ID]`, without the `. Full: …` part
-/// when there is no artifact.
+/// `[Showing lines A-B of T (50.0KB limit). Full: artifact://ID]`, ending
+/// `. Full output not saved: <reason>]` instead when the artifact could not be written, and
+/// without either when there is no artifact.
 pub fn truncation_notice(
     first_line: u64,
     last_line: u64,
     total_lines: u64,
     limit_bytes: u64,
-    artifact_id: Option<&str>,
+    full: FullOutput<'_>,
 ) -> String {
     let limit = format_size(limit_bytes);
-    match artifact_id {
-        Some(id) => format!(
-            "[Showing lines {first_line}-{last_line} of {total_lines} ({limit} limit). Full: artifact://{id}]"
-        ),
-        None => {
-            format!("[Showing lines {first_line}-{last_line} of {total_lines} ({limit} limit)]")
-        }
+    let shown = format!("Showing lines {first_line}-{last_line} of {total_lines} ({limit} limit)");
+    match full {
+        FullOutput::Artifact(id) => format!("[{shown}. Full: artifact://{id}]"),
+        FullOutput::NotSaved(reason) => format!("[{shown}. Full output not saved: {reason}]"),
+        FullOutput::Nowhere => format!("[{shown}]"),
     }
 }
 
@@ -139,12 +171,22 @@ mod tests {
     #[test]
     fn notice_with_and_without_artifact() {
         assert_eq!(
-            truncation_notice(1, 20, 20_000, 51_200, None),
+            truncation_notice(1, 20, 20_000, 51_200, FullOutput::Nowhere),
             "[Showing lines 1-20 of 20000 (50.0KB limit)]"
         );
         assert_eq!(
-            truncation_notice(5, 9, 9, 1024, Some("12")),
+            truncation_notice(5, 9, 9, 1024, FullOutput::Artifact("12")),
             "[Showing lines 5-9 of 9 (1.0KB limit). Full: artifact://12]"
+        );
+        assert_eq!(
+            truncation_notice(
+                5,
+                9,
+                9,
+                1024,
+                FullOutput::NotSaved("cannot write artifact 3: No space left on device")
+            ),
+            "[Showing lines 5-9 of 9 (1.0KB limit). Full output not saved: cannot write artifact 3: No space left on device]"
         );
     }
 

@@ -250,6 +250,7 @@ fn seq_100000_under_the_default_limit() {
                 end: 100_000
             },
             artifact_id: Some("7".into()),
+            artifact_error: None,
         })
     );
 }
@@ -332,6 +333,7 @@ fn tail_inside_a_truncated_window_is_the_callers_cut() {
                 end: 100_000
             },
             artifact_id: Some("7".into()),
+            artifact_error: None,
         })
     );
 }
@@ -434,6 +436,7 @@ fn head_comes_from_the_capture() {
             output_bytes: 6,
             shown_range: ShownRange { start: 1, end: 3 },
             artifact_id: Some("4".into()),
+            artifact_error: None,
         })
     );
     let call = Call::new(exited(summary, Some(0)), LIMIT as u64)
@@ -593,6 +596,7 @@ fn cwd_errors() {
 }
 
 mod bang;
+mod not_saved;
 
 mod properties {
     use proptest::prelude::*;

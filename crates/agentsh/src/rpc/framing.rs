@@ -5,26 +5,35 @@ use std::io::{self, BufRead};
 /// The longest request line accepted (without its `\n`): 32 MiB.
 pub const MAX_LINE_BYTES: usize = 32 * 1024 * 1024;
 
+/// How much of a line over the limit is kept: enough for the `id` its failure echoes, which a
+/// client writes near the start.
+pub const OVERSIZED_HEAD_BYTES: usize = 4096;
+
 /// One line of input, as cut by a [`LineSplitter`].
 #[derive(Debug, PartialEq, Eq)]
 pub enum InputLine {
     /// A line (without its `\n`) of at most the limit.
     Complete(Vec<u8>),
-    /// A line longer than the limit; its bytes were skipped, not kept.
+    /// A line longer than the limit; its bytes were skipped, not kept, but for its first
+    /// [`OVERSIZED_HEAD_BYTES`].
     Oversized {
         /// Its length without the `\n`.
         bytes: u64,
+        /// Its first bytes (to read its `id` from).
+        head: Vec<u8>,
     },
 }
 
 /// Cuts a byte stream, pushed in chunks of any size, into [`InputLine`]s. A line over the limit is
-/// skipped up to its `\n` while only its length is counted.
+/// skipped up to its `\n` while only its length (and its first bytes) are kept.
 #[derive(Debug)]
 pub struct LineSplitter {
     max_bytes: usize,
     buf: Vec<u8>,
     /// The length so far of a line found to be too long.
     skipped: Option<u64>,
+    /// The first bytes of a line found to be too long.
+    head: Vec<u8>,
 }
 
 impl LineSplitter {
@@ -34,6 +43,7 @@ impl LineSplitter {
             max_bytes,
             buf: Vec::new(),
             skipped: None,
+            head: Vec::new(),
         }
     }
 
@@ -46,13 +56,22 @@ impl LineSplitter {
         };
         if let Some(bytes) = self.skipped.as_mut() {
             *bytes += part.len() as u64;
+            self.keep_head(part);
         } else if self.buf.len() + part.len() > self.max_bytes {
             self.skipped = Some((self.buf.len() + part.len()) as u64);
-            self.buf = Vec::new();
+            let buf = std::mem::take(&mut self.buf);
+            self.keep_head(&buf[..buf.len().min(OVERSIZED_HEAD_BYTES)]);
+            self.keep_head(part);
         } else {
             self.buf.extend_from_slice(part);
         }
         (consumed, ends_line.then(|| self.take()))
+    }
+
+    /// Keeps the start of `part` while the head of a line over the limit is not complete.
+    fn keep_head(&mut self, part: &[u8]) {
+        let room = OVERSIZED_HEAD_BYTES.saturating_sub(self.head.len());
+        self.head.extend_from_slice(&part[..part.len().min(room)]);
     }
 
     /// At end of input: the last line, if it did not end with `\n`.
@@ -64,7 +83,10 @@ impl LineSplitter {
     /// not keep its memory for the rest of the session).
     fn take(&mut self) -> InputLine {
         match self.skipped.take() {
-            Some(bytes) => InputLine::Oversized { bytes },
+            Some(bytes) => InputLine::Oversized {
+                bytes,
+                head: std::mem::take(&mut self.head),
+            },
             None => InputLine::Complete(std::mem::take(&mut self.buf)),
         }
     }
@@ -148,7 +170,13 @@ mod tests {
         assert_eq!(lines_of(b"12345\n", 5, 2), [line("12345")]);
         assert_eq!(
             lines_of(b"123456\nok\n", 5, 2),
-            [InputLine::Oversized { bytes: 6 }, line("ok")]
+            [
+                InputLine::Oversized {
+                    bytes: 6,
+                    head: b"123456".to_vec()
+                },
+                line("ok")
+            ]
         );
     }
 
@@ -156,7 +184,13 @@ mod tests {
     fn an_overlong_line_at_end_of_input_is_reported() {
         assert_eq!(
             lines_of(b"ok\n1234567", 5, 3),
-            [line("ok"), InputLine::Oversized { bytes: 7 }]
+            [
+                line("ok"),
+                InputLine::Oversized {
+                    bytes: 7,
+                    head: b"1234567".to_vec()
+                }
+            ]
         );
     }
 
@@ -191,7 +225,10 @@ mod tests {
             LineReader::new(BufReader::with_capacity(64 * 1024, source), MAX_LINE_BYTES);
         assert_eq!(
             reader.next_line().expect("read"),
-            Some(InputLine::Oversized { bytes: len })
+            Some(InputLine::Oversized {
+                bytes: len,
+                head: vec![b'x'; OVERSIZED_HEAD_BYTES]
+            })
         );
         // Once the limit is passed the buffer is released and the rest is only counted.
         assert_eq!(reader.splitter.buf.capacity(), 0);

@@ -15,11 +15,13 @@
 //!   line that fits the pipe while nothing is queued is written by its sender directly.
 //!
 //! On end of input every running command is ended, the session shut down, and the process exits
-//! with status 0.
+//! with status 0. SIGINT, SIGTERM and SIGHUP do the same, then exit 130, 143 or 129
+//! ([`crate::signals`]).
 
 mod error;
 mod framing;
 mod input;
+mod lenient;
 mod output;
 mod request;
 mod server;
@@ -33,6 +35,7 @@ use tokio::sync::mpsc;
 
 use crate::cli::RpcArgs;
 use crate::config::load_settings;
+use crate::signals::Signals;
 use crate::{print_error, runtime, usage_error};
 
 /// Parsed requests waiting for the dispatcher; the reader waits when this many are queued.
@@ -58,13 +61,22 @@ pub fn run(args: &RpcArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let session = {
+    let (signals, session) = {
         let _context = runtime.enter();
-        AgentSession::new(SessionOptions {
+        // Caught before anything runs: from here on a signal shuts the server down cleanly.
+        let signals = match Signals::install() {
+            Ok(signals) => signals,
+            Err(err) => {
+                print_error(&format_args!("cannot handle signals: {err}"));
+                return ExitCode::FAILURE;
+            }
+        };
+        let session = AgentSession::new(SessionOptions {
             settings,
             cwd,
             ..SessionOptions::default()
-        })
+        });
+        (signals, session)
     };
     let session = match session {
         Ok(session) => session,
@@ -92,14 +104,15 @@ pub fn run(args: &RpcArgs) -> ExitCode {
         print_error(&format_args!("cannot start the input thread: {err}"));
         return ExitCode::FAILURE;
     }
-    runtime.block_on(server::Server::new(session, output).serve(requests));
+    let signalled = runtime.block_on(server::Server::new(session, output).serve(requests, signals));
+    // Drops the reader task, and with it the non-blocking stdin, whose flags it restores.
     runtime.shutdown_timeout(SHUTDOWN_GRACE);
     // Every `Output` was owned by the server and its tasks, now gone: the writer drains its
     // queue and ends.
     if writer.join().is_err() {
         tracing::error!("the output thread panicked");
     }
-    ExitCode::SUCCESS
+    signalled.map_or(ExitCode::SUCCESS, ExitCode::from)
 }
 
 /// The session's working directory: `--cwd DIR` (must be a directory; made absolute), else the

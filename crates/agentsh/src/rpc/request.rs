@@ -1,8 +1,10 @@
 //! Requests: one JSON object per line, read in two passes.
 //!
 //! The first pass is lenient: it parses the line as JSON and takes the `id` and the `type` out
-//! of the object, so that a request rejected later still has its `id` echoed. (A line that is
-//! not JSON has no `id` to echo.) The second reads the fields of that type with serde derive:
+//! of the object, so that a request rejected later still has its `id` echoed. What JSON allows
+//! but `serde_json` refuses (a lone surrogate escape, a number beyond `f64`) is repaired first
+//! ([`lenient::repair`]); from a line that is still not JSON (or not UTF-8, or too long) the
+//! `id` is read by a tolerant scan of its top level ([`lenient::recover_id`]). The second reads the fields of that type with serde derive:
 //! [`RequestType`] is the tag, one struct per type holds its fields, and `serde_path_to_error`
 //! names the field a bad value is in, down to the index in an array (`toolNames[1]`). It is not
 //! one `#[serde(tag = "type")]` enum because serde buffers the fields of an internally tagged
@@ -13,6 +15,7 @@ use serde_json::Value;
 
 use super::error::{FieldError, ParseError, RpcError};
 use super::framing::InputLine;
+use super::lenient::{self, Extent};
 use agentsh_protocol::json_kind;
 
 /// The `command` of a response to a line whose type could not be read.
@@ -205,8 +208,8 @@ impl RequestError {
 /// Understands one input line. `Ok(None)` for a blank line (ignored).
 pub fn parse_input_line(line: &InputLine) -> Result<Option<Request>, RequestError> {
     match line {
-        InputLine::Oversized { bytes } => Err(RequestError::parse(
-            None,
+        InputLine::Oversized { bytes, head } => Err(RequestError::parse(
+            lenient::recover_id(&String::from_utf8_lossy(head), Extent::Prefix),
             ParseError::TooLong { bytes: *bytes },
         )),
         InputLine::Complete(bytes) => parse_line(bytes),
@@ -217,7 +220,7 @@ pub fn parse_input_line(line: &InputLine) -> Result<Option<Request>, RequestErro
 pub fn parse_line(bytes: &[u8]) -> Result<Option<Request>, RequestError> {
     let text = std::str::from_utf8(bytes).map_err(|err| {
         RequestError::parse(
-            None,
+            lenient::recover_id(&String::from_utf8_lossy(bytes), Extent::Whole),
             ParseError::NotUtf8 {
                 offset: err.valid_up_to(),
             },
@@ -227,8 +230,21 @@ pub fn parse_line(bytes: &[u8]) -> Result<Option<Request>, RequestError> {
         return Ok(None);
     }
     // The lenient pass: any JSON object, from which `id` and `type` are taken.
-    let value: Value = serde_json::from_str(text)
-        .map_err(|err| RequestError::parse(None, ParseError::Json(err)))?;
+    let repaired;
+    let (text, value) = match serde_json::from_str::<Value>(text) {
+        Ok(value) => (text, value),
+        Err(err) => {
+            let Some(fixed) = lenient::repair(text) else {
+                return Err(not_json(text, err));
+            };
+            repaired = fixed;
+            match serde_json::from_str::<Value>(&repaired) {
+                Ok(value) => (repaired.as_str(), value),
+                // Repairs keep lengths: the error's line and column are the sent line's.
+                Err(err) => return Err(not_json(&repaired, err)),
+            }
+        }
+    };
     let Value::Object(mut object) = value else {
         return Err(RequestError::parse(
             None,
@@ -263,6 +279,14 @@ pub fn parse_line(bytes: &[u8]) -> Result<Option<Request>, RequestError> {
             error,
         }),
     }
+}
+
+/// The failure of a line that is not JSON, with the `id` when a scan of `text` can read it.
+fn not_json(text: &str, err: serde_json::Error) -> RequestError {
+    RequestError::parse(
+        lenient::recover_id(text, Extent::Whole),
+        ParseError::Json(err),
+    )
 }
 
 /// Reads a type's fields from the request object (without `id` and `type`; other unknown
@@ -478,231 +502,4 @@ impl<'de> de::Visitor<'de> for NamesVisitor {
 }
 
 #[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    use super::*;
-
-    fn ok(line: &str) -> Request {
-        parse_line(line.as_bytes())
-            .expect("valid request")
-            .expect("not blank")
-    }
-
-    fn err(line: &[u8]) -> RequestError {
-        parse_line(line).expect_err("invalid request")
-    }
-
-    /// `(id, command, error text)` of a rejected line.
-    fn check_err(line: &str, id: Option<Value>, command: &str, error: &str) {
-        let err = err(line.as_bytes());
-        assert_eq!(
-            (err.id, err.command, err.error.to_string()),
-            (id, command.to_owned(), error.to_owned()),
-            "{line}"
-        );
-    }
-
-    #[test]
-    fn blank_lines_are_ignored() {
-        for line in ["", "   ", "\t\r"] {
-            assert!(matches!(parse_line(line.as_bytes()), Ok(None)), "{line:?}");
-        }
-    }
-
-    #[test]
-    fn each_request_type() {
-        assert_eq!(
-            ok(r#"{"id":"1","type":"bash","command":"ls","timeout":2.5}"#),
-            Request {
-                id: Some(json!("1")),
-                command: Command::Bash {
-                    command: "ls".into(),
-                    timeout: Some(2.5)
-                }
-            }
-        );
-        assert_eq!(
-            ok(r#"{"type":"bash","command":"ls","timeout":null,"extra":1}"#).command,
-            Command::Bash {
-                command: "ls".into(),
-                timeout: None
-            }
-        );
-        assert_eq!(ok(r#"{"id":7,"type":"abort_bash"}"#).id, Some(json!(7)));
-        assert_eq!(
-            ok(r#"{"type":"tool_call","toolCallId":"c1","name":"bash","arguments":{"command":"x"},"toolNames":["read"]}"#)
-                .command,
-            Command::ToolCall {
-                tool_call_id: "c1".into(),
-                name: "bash".into(),
-                arguments: json!({"command": "x"}),
-                tool_names: vec!["read".into()],
-            }
-        );
-        assert_eq!(
-            ok(r#"{"type":"abort","toolCallId":"c1"}"#).command,
-            Command::Abort {
-                tool_call_id: "c1".into()
-            }
-        );
-        assert_eq!(
-            ok(r#"{"type":"read_artifact","artifactId":"artifact://3","offset":2,"limit":0}"#)
-                .command,
-            Command::ReadArtifact {
-                artifact_id: "artifact://3".into(),
-                offset: Some(2),
-                limit: Some(0)
-            }
-        );
-    }
-
-    #[test]
-    fn unparsable_lines() {
-        check_err(
-            "{not json",
-            None,
-            "parse",
-            "Failed to parse command: key must be a string at line 1 column 2",
-        );
-        check_err(
-            "[1]",
-            None,
-            "parse",
-            "Failed to parse command: expected a JSON object, got an array",
-        );
-        check_err(
-            "{}",
-            None,
-            "parse",
-            "Failed to parse command: missing field `type`",
-        );
-        check_err(
-            r#"{"id":"a","type":3}"#,
-            Some(json!("a")),
-            "parse",
-            "Failed to parse command: field `type` must be a string, got a number",
-        );
-        assert_eq!(
-            err(b"{\"type\":\"bash\",\"command\":\"\xff\"}")
-                .error
-                .to_string(),
-            "Failed to parse command: line is not valid UTF-8 (invalid byte at offset 26)"
-        );
-        assert_eq!(
-            parse_input_line(&InputLine::Oversized { bytes: 40_000_000 })
-                .expect_err("too long")
-                .error
-                .to_string(),
-            "Failed to parse command: line exceeds 32 MiB (40000000 bytes)"
-        );
-    }
-
-    #[test]
-    fn bad_fields_are_named_and_the_id_echoed() {
-        check_err(
-            r#"{"id":"x","type":"frobnicate"}"#,
-            Some(json!("x")),
-            "frobnicate",
-            "Unknown command type `frobnicate` (expected one of: bash, abort_bash, tool_call, abort, read_artifact)",
-        );
-        check_err(
-            r#"{"id":"x","type":"bash"}"#,
-            Some(json!("x")),
-            "bash",
-            "missing field `command` (a string)",
-        );
-        check_err(
-            r#"{"id":"x","type":"bash","command":1}"#,
-            Some(json!("x")),
-            "bash",
-            "field `command` must be a string, got a number",
-        );
-        check_err(
-            r#"{"type":"bash","command":"ls","timeout":"5"}"#,
-            None,
-            "bash",
-            "field `timeout` must be a number, got a string",
-        );
-        check_err(
-            r#"{"type":"tool_call","toolCallId":"c","name":"bash"}"#,
-            None,
-            "tool_call",
-            "missing field `arguments` (an object)",
-        );
-        check_err(
-            r#"{"type":"tool_call","toolCallId":"c","name":"bash","arguments":{},"toolNames":["a",2]}"#,
-            None,
-            "tool_call",
-            "field `toolNames[1]` must be a string, got a number",
-        );
-        check_err(
-            r#"{"type":"abort"}"#,
-            None,
-            "abort",
-            "missing field `toolCallId` (a string)",
-        );
-        check_err(
-            r#"{"type":"read_artifact","artifactId":"1","offset":-1}"#,
-            None,
-            "read_artifact",
-            "field `offset` must be a whole number of lines (0 or more), got -1",
-        );
-    }
-
-    #[test]
-    fn response_names_are_the_serde_names() {
-        for kind in [
-            RequestType::Bash,
-            RequestType::AbortBash,
-            RequestType::ToolCall,
-            RequestType::Abort,
-            RequestType::ReadArtifact,
-        ] {
-            assert_eq!(RequestType::from_name(kind.name()), Ok(kind));
-        }
-    }
-
-    #[test]
-    fn null_counts_as_absent_and_every_kind_is_named() {
-        check_err(
-            r#"{"type":"abort","toolCallId":null}"#,
-            None,
-            "abort",
-            "missing field `toolCallId` (a string)",
-        );
-        check_err(
-            r#"{"type":"tool_call","toolCallId":"c","name":"bash","arguments":[]}"#,
-            None,
-            "tool_call",
-            "field `arguments` must be an object, got an array",
-        );
-        for (names, kind) in [
-            ("true", "a boolean"),
-            ("1.5", "a number"),
-            (r#""a""#, "a string"),
-            ("{}", "an object"),
-        ] {
-            check_err(
-                &format!(
-                    r#"{{"type":"tool_call","toolCallId":"c","name":"bash","arguments":{{}},"toolNames":{names}}}"#
-                ),
-                None,
-                "tool_call",
-                &format!("field `toolNames` must be an array of strings, got {kind}"),
-            );
-        }
-        check_err(
-            r#"{"type":"read_artifact","artifactId":"1","limit":"3"}"#,
-            None,
-            "read_artifact",
-            "field `limit` must be a whole number, got a string",
-        );
-        check_err(
-            r#"{"type":"read_artifact","artifactId":"1","limit":2.5}"#,
-            None,
-            "read_artifact",
-            "field `limit` must be a whole number of lines (0 or more), got 2.5",
-        );
-    }
-}
+mod tests;

@@ -17,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 use super::error::{BASH_TOOL, RpcError};
 use super::output::{Message, Output, PartialResult};
 use super::request::{Command, Request, RequestError};
+use crate::signals::Signals;
 
 /// How long, at end of input, running commands get to end after being cancelled before the
 /// session is shut down regardless.
@@ -55,25 +56,35 @@ impl Server {
         }
     }
 
-    /// Serves requests until `requests` ends (stdin closed), then ends every running command
-    /// and shuts the session down.
-    pub async fn serve(mut self, mut requests: mpsc::Receiver<Result<Request, RequestError>>) {
+    /// Serves requests until `requests` ends (stdin closed) or a signal comes, then ends every
+    /// running command and shuts the session down. Returns the exit status the first signal
+    /// calls for, if one came (also while shutting down).
+    pub async fn serve(
+        mut self,
+        mut requests: mpsc::Receiver<Result<Request, RequestError>>,
+        mut signals: Signals,
+    ) -> Option<u8> {
         send_warnings(&self.session, &self.output);
-        loop {
+        let signalled = loop {
             tokio::select! {
                 request = requests.recv() => match request {
                     Some(Ok(request)) => self.dispatch(request),
                     Some(Err(err)) => {
                         self.output.send(&Message::failure(err.id, &err.command, &err.error));
                     }
-                    None => break,
+                    None => break None,
                 },
                 Some(joined) = self.tasks.join_next_with_id(), if !self.tasks.is_empty() => {
                     self.reaped(joined);
                 }
+                code = signals.recv() => break Some(code),
             }
+        };
+        if let Some(code) = signalled {
+            tracing::debug!("signal received (exit status {code}): shutting down");
         }
-        self.shutdown().await;
+        let during = self.shutdown(&mut signals).await;
+        signalled.or(during)
     }
 
     fn dispatch(&mut self, request: Request) {
@@ -310,8 +321,10 @@ impl Server {
         }
     }
 
-    /// End of input: cancel everything, let the tasks answer, shut the session down.
-    async fn shutdown(mut self) {
+    /// End of input or a signal: cancel everything, let the tasks answer, shut the session
+    /// down (which ends every shell's tree). A signal that comes while the tasks are answering
+    /// cuts that wait short (not the session's shutdown); its exit status is returned.
+    async fn shutdown(mut self, signals: &mut Signals) -> Option<u8> {
         for token in lock(&self.tool_calls).values() {
             token.cancel();
         }
@@ -319,17 +332,26 @@ impl Server {
             token.cancel();
         }
         self.session.abort_bash();
-        let drained = tokio::time::timeout(DRAIN_TIMEOUT, async {
+        let drain = tokio::time::timeout(DRAIN_TIMEOUT, async {
             while let Some(joined) = self.tasks.join_next_with_id().await {
                 self.reaped(joined);
             }
-        })
-        .await;
-        if drained.is_err() {
-            tracing::warn!("commands still running {DRAIN_TIMEOUT:?} after end of input");
-        }
+        });
+        let signalled = tokio::select! {
+            drained = drain => {
+                if drained.is_err() {
+                    tracing::warn!("commands still running {DRAIN_TIMEOUT:?} after they were cancelled");
+                }
+                None
+            }
+            code = signals.recv() => {
+                tracing::warn!("signal received while commands were ending: not waiting for them");
+                Some(code)
+            }
+        };
         self.session.shutdown().await;
         self.tasks.shutdown().await;
+        signalled
     }
 }
 

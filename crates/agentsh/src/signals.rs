@@ -1,0 +1,45 @@
+//! SIGINT, SIGTERM and SIGHUP, the same in every mode: caught, so that agentsh ends every
+//! command's tree and shuts down cleanly, then exits 128 + the signal (130, 143, 129), as a
+//! shell reports a command killed by it.
+
+use std::io;
+
+use tokio::signal::unix::{Signal, SignalKind, signal};
+
+/// Exit status after SIGINT (128 + 2, as shells report Ctrl-C).
+pub const EXIT_INTERRUPTED: u8 = 130;
+/// Exit status after SIGTERM (128 + 15).
+pub const EXIT_TERMINATED: u8 = 143;
+/// Exit status after SIGHUP (128 + 1).
+pub const EXIT_HUNG_UP: u8 = 129;
+
+/// The three signals, caught: from [`Signals::install`] on, none of them ends the process by
+/// its default disposition.
+pub struct Signals {
+    interrupt: Signal,
+    terminate: Signal,
+    hangup: Signal,
+}
+
+impl Signals {
+    /// Catches the three signals. Must be called within a tokio runtime (with its signal driver
+    /// enabled); a signal that arrives before the first [`recv`](Self::recv) is kept for it.
+    pub fn install() -> io::Result<Self> {
+        Ok(Self {
+            interrupt: signal(SignalKind::interrupt())?,
+            terminate: signal(SignalKind::terminate())?,
+            hangup: signal(SignalKind::hangup())?,
+        })
+    }
+
+    /// Waits for the next of the signals; returns the exit status it calls for.
+    pub async fn recv(&mut self) -> u8 {
+        tokio::select! {
+            Some(()) = self.interrupt.recv() => EXIT_INTERRUPTED,
+            Some(()) = self.terminate.recv() => EXIT_TERMINATED,
+            Some(()) = self.hangup.recv() => EXIT_HUNG_UP,
+            // The runtime is shutting down: no signal will come.
+            else => std::future::pending().await,
+        }
+    }
+}

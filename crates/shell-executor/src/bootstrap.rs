@@ -192,8 +192,10 @@ case $__ash_snapshot in ?*)
 esac
 while :; do
   REPAIR
-  BUILTIN set +e
-  BUILTIN printf '%s %s\n' "$__ash_seq" "$__ash_status" 1>|"$__ash_private_dir/report" || __ash_bail=1
+  case $__ash_bail in '')
+    BUILTIN set +e
+    BUILTIN printf '%s %s\n' "$__ash_seq" "$__ash_status" 1>|"$__ash_private_dir/report" || __ash_bail=1 ;;
+  esac
   case $__ash_bail in '')
     IFS=' ' BUILTIN read -r __ash_seq __ash_fifo_id __ash_header_changed 0<"$__ash_private_dir/trigger" || __ash_bail=1 ;;
   esac
@@ -214,11 +216,13 @@ done
 
 /// zsh's repair step: functions named `builtin` go (zsh finds functions before builtins, and
 /// `builtin` bypasses every other one), and the builtins the loop uses are enabled again.
-const ZSH_REPAIR: &str = "unset -f builtin 2>/dev/null; builtin enable . cd export printf read set";
+const ZSH_REPAIR: &str = "(( ${+functions[builtin]} )) && unset -f builtin; builtin enable . cd export printf read set || __ash_bail=1";
 
 /// sh's repair step: a function named `command` goes (dash finds the special builtin `unset`
-/// before functions and refuses functions named after special builtins).
-const SH_REPAIR: &str = "unset -f command";
+/// before functions and refuses functions named after special builtins), and a probe that
+/// dash can still source files (`ulimit -n` below 11 stops it: it moves what it sources to a
+/// descriptor of 10 or more); when it cannot, the loop ends and the shell is replaced.
+const SH_REPAIR: &str = r#"unset -f command; { :; } 1>|"$__ash_private_dir/probe"; command . "$__ash_private_dir/probe" || __ash_bail=1"#;
 
 /// The end file of a command: `end<1 if it ran>.<seq>.<status>` (see the module docs).
 pub(crate) fn end_file(seq: u64, status: i32, ran: bool) -> String {

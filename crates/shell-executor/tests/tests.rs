@@ -4,11 +4,13 @@
 mod common;
 
 mod attribution;
+mod battery;
 mod death;
 mod flood;
 mod forgery;
 mod hangs;
 mod head;
+mod hostile;
 mod isolation;
 mod privacy;
 mod shells;

@@ -1,0 +1,209 @@
+//! Issue 10's classes of hostile commands, one regression test each (SPEC §6, Completion and
+//! Stopping), on bash and, where the class applies, sh and zsh.
+
+use std::time::{Duration, Instant};
+
+use agentsh_process::shell::ShellSpec;
+use agentsh_protocol::BashResult;
+use agentsh_shell_executor::{SessionKey, ShellExecutor};
+
+use crate::common::{
+    alive_with, executor, path_str, request, run_req, runtime, session, tempdir, unique,
+    wait_until, which,
+};
+
+fn shells() -> Vec<ShellSpec> {
+    ["bash", "sh", "zsh"]
+        .into_iter()
+        .filter_map(which)
+        .map(ShellSpec::from_path)
+        .collect()
+}
+
+async fn call(
+    exec: &ShellExecutor,
+    s: &SessionKey,
+    spec: &ShellSpec,
+    command: &str,
+    timeout: Duration,
+) -> BashResult {
+    let mut req = request(command, s, timeout);
+    req.shell = spec.clone();
+    run_req(exec, req).await
+}
+
+const TEN: Duration = Duration::from_secs(10);
+
+#[test]
+fn forged_completion_through_the_report_fifo_is_ignored() {
+    runtime().block_on(async {
+        let exec = executor();
+        for spec in shells() {
+            let s = session(&format!("forge-{:?}", spec.kind));
+            let start = Instant::now();
+            // A report for the running command, written as the loop would, then the rest.
+            let forged = call(
+                &exec,
+                &s,
+                &spec,
+                r#"printf '%s 0\n' "$__ash_seq" >"$__ash_private_dir/report"; sleep 1; echo rest; (exit 3)"#,
+                TEN,
+            )
+            .await;
+            assert_eq!(
+                (forged.summary.output.as_str(), forged.exit_code),
+                ("rest\n", Some(3)),
+                "{spec:?}: {forged:?}"
+            );
+            assert!(start.elapsed() >= Duration::from_secs(1), "ended early");
+            assert!(!forged.session_restarted);
+            // A background writer that forges the next command's report: results stay in step.
+            let late = call(
+                &exec,
+                &s,
+                &spec,
+                r#"( sleep 0.3; printf '%s 0\n' $((__ash_seq + 1)) >"$__ash_private_dir/report" ) &"#,
+                TEN,
+            )
+            .await;
+            assert_eq!(late.exit_code, Some(0));
+            let next = call(&exec, &s, &spec, "sleep 1; echo second; (exit 4)", TEN).await;
+            assert_eq!(
+                (next.summary.output.as_str(), next.exit_code),
+                ("second\n", Some(4)),
+                "{spec:?}"
+            );
+            let after = call(&exec, &s, &spec, "echo $((40 + 2))", TEN).await;
+            assert_eq!(after.summary.output, "42\n", "{spec:?}");
+        }
+    });
+}
+
+#[test]
+fn rest_of_the_command_does_not_run_after_a_timeout_when_it_traps_usr1() {
+    runtime().block_on(async {
+        let exec = executor();
+        let dir = tempdir();
+        let traps = [
+            "trap '' USR1",
+            "trap 'echo got' USR1",
+            "trap - USR1",
+            // Every signal a shell can trap, the real-time ones with them.
+            "for s in $(seq 1 64); do case $s in 9|19|32|33) ;; *) trap 'echo got' $s 2>/dev/null;; esac; done",
+        ];
+        for spec in shells() {
+            for (i, trap) in traps.iter().enumerate() {
+                let s = session(&format!("usr1-{:?}-{i}", spec.kind));
+                let marker = dir.path().join(format!("m-{:?}-{i}", spec.kind));
+                call(&exec, &s, &spec, "V=kept", TEN).await;
+                let command = format!("{trap}; sleep 3; touch {}", path_str(&marker));
+                let start = Instant::now();
+                let stopped = call(&exec, &s, &spec, &command, Duration::from_secs(1)).await;
+                assert!(stopped.timed_out, "{spec:?} {trap}: {stopped:?}");
+                assert!(start.elapsed() < Duration::from_secs(4), "liveness");
+                std::thread::sleep(Duration::from_secs(3));
+                assert!(!marker.exists(), "{spec:?} `{trap}`: the rest ran after the stop");
+                // Earlier state is kept unless the shell had to be replaced.
+                let var = call(&exec, &s, &spec, "echo \"$V\"", TEN).await;
+                let want = if stopped.session_restarted { "\n" } else { "kept\n" };
+                let shown: Vec<&str> = var.summary.output.lines().collect();
+                assert!(shown.contains(&want.trim_end()), "{spec:?} {trap}: {var:?}");
+            }
+        }
+    });
+}
+
+#[test]
+fn shadowed_or_disabled_machinery_neither_hides_a_status_nor_hangs() {
+    runtime().block_on(async {
+        let exec = executor();
+        let mut cases: Vec<(&str, &str)> = vec![
+            ("bash", "builtin() { :; }"),
+            ("bash", "trap false DEBUG"),
+            ("bash", "enable -n printf"),
+            ("bash", "enable -n cd"),
+            ("bash", "enable -n ."),
+            ("bash", "shopt -s extdebug; trap false DEBUG"),
+            ("bash", "enable -n enable"),
+            ("sh", "command() { :; }"),
+        ];
+        if which("zsh").is_some() {
+            cases.push(("zsh", "disable printf"));
+            cases.push(("zsh", "builtin() { :; }"));
+        }
+        for (shell, hostile) in cases {
+            let spec = ShellSpec::from_path(which(shell).expect("shell"));
+            let s = session(&format!("machinery-{shell}-{hostile}"));
+            let start = Instant::now();
+            let first = call(&exec, &s, &spec, hostile, TEN).await;
+            assert!(!first.timed_out, "{shell} `{hostile}`: {first:?}");
+            // The true status of later failing commands, and no hang.
+            for _ in 0..2 {
+                let failed = call(&exec, &s, &spec, "echo ok; false", TEN).await;
+                assert_eq!(
+                    (failed.summary.output.as_str(), failed.exit_code),
+                    ("ok\n", Some(1)),
+                    "{shell} `{hostile}`: {failed:?}"
+                );
+                let status = call(&exec, &s, &spec, "(exit 5)", TEN).await;
+                assert_eq!(status.exit_code, Some(5), "{shell} `{hostile}`");
+            }
+            // Five calls, each within 2 s of its command's end.
+            assert!(
+                start.elapsed() < Duration::from_secs(5),
+                "{shell} `{hostile}`: {:?}",
+                start.elapsed()
+            );
+        }
+    });
+}
+
+#[test]
+fn agentsh_machinery_stays_out_of_the_users_view() {
+    runtime().block_on(async {
+        let exec = executor();
+        let bash = ShellSpec::from_path(which("bash").expect("bash"));
+        let s = session("machinery-view");
+        // An ERR trap that exits does not end the shell on a timeout's way out.
+        call(&exec, &s, &bash, "V=kept; trap 'exit 42' ERR", TEN).await;
+        let stopped = call(&exec, &s, &bash, "sleep 5", Duration::from_secs(1)).await;
+        assert!(
+            stopped.timed_out && !stopped.session_restarted,
+            "{stopped:?}"
+        );
+        let kept = call(&exec, &s, &bash, "echo \"$V\"; trap - ERR", TEN).await;
+        assert_eq!(kept.summary.output, "kept\n");
+        // ERR fires once for a failing command, DEBUG once per user command.
+        call(&exec, &s, &bash, "trap 'echo E' ERR", TEN).await;
+        let err = call(&exec, &s, &bash, "false", TEN).await;
+        assert_eq!(
+            (err.summary.output.as_str(), err.exit_code),
+            ("E\n", Some(1))
+        );
+        call(&exec, &s, &bash, "trap - ERR; trap 'echo D' DEBUG", TEN).await;
+        let debug = call(&exec, &s, &bash, "echo x", TEN).await;
+        assert_eq!(debug.summary.output, "D\nx\n");
+        call(&exec, &s, &bash, "trap - DEBUG", TEN).await;
+        // The shell's report of a process agentsh killed is not the command's output.
+        let sleeper = unique("100.7");
+        let killed = call(
+            &exec,
+            &s,
+            &bash,
+            &format!("echo started; sleep {sleeper}"),
+            Duration::from_secs(1),
+        )
+        .await;
+        assert_eq!(killed.summary.output, "started\n", "{killed:?}");
+        assert!(wait_until(Duration::from_secs(5), || alive_with(&sleeper).is_empty()));
+        let after = call(&exec, &s, &bash, "echo \"$V\"", TEN).await;
+        assert_eq!(after.summary.output, "kept\n");
+        // Closed or limited descriptors leave no loop error in any result.
+        for hostile in ["exec 14>&- 10>&- 11>&- 12>&- 13>&- 15>&-", "ulimit -n 4"] {
+            let line = call(&exec, &s, &bash, hostile, TEN).await;
+            assert_eq!(line.summary.output, "", "`{hostile}`");
+            let next = call(&exec, &s, &bash, "echo clean", TEN).await;
+            assert_eq!(next.summary.output, "clean\n", "after `{hostile}`");
+        }
+    });
+}

@@ -28,6 +28,10 @@ const BENCH: &str = "agentsh";
 const RPC_CALLS: usize = 500;
 const RPC_BLOCK: usize = 50;
 const EXEC_RUNS: usize = 100;
+/// Calls of each binary in the baseline comparison.
+const BASELINE_CALLS: usize = 2000;
+/// The agentsh binary the baseline row compares this build with.
+const BASELINE_ENV: &str = "AGENTSH_BENCH_BASELINE";
 const ONE_GIB: u64 = 1 << 30;
 
 struct Env {
@@ -60,7 +64,12 @@ impl Env {
     }
 
     fn agentsh(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(AGENTSH);
+        self.binary(Path::new(AGENTSH), args)
+    }
+
+    /// `binary args` in this environment (this build or another one).
+    fn binary(&self, binary: &Path, args: &[&str]) -> Command {
+        let mut command = Command::new(binary);
         command
             .args(args)
             .env_clear()
@@ -118,45 +127,96 @@ fn paired(n: usize, block: usize, mut subject: impl FnMut() -> Duration) -> Pair
     }
 }
 
-fn rpc_round_trip(env: &Env) -> Paired {
-    let mut child = env
-        .agentsh(&["rpc"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("agentsh rpc");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
-    let mut line = String::new();
-    let mut call = |n: usize| {
-        writeln!(stdin, r#"{{"id":"{n}","type":"bash","command":"true"}}"#).expect("write");
-        stdin.flush().expect("flush");
+/// An `agentsh rpc` server answering `bash` requests one at a time.
+struct RpcServer {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    stdout: BufReader<std::process::ChildStdout>,
+    line: String,
+    calls: usize,
+}
+
+impl RpcServer {
+    /// Starts `binary rpc` and warms it up (the first call starts the shell).
+    fn start(env: &Env, binary: &Path) -> Self {
+        let mut child = env
+            .binary(binary, &["rpc"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("agentsh rpc");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        let mut server = Self {
+            child,
+            stdin,
+            stdout,
+            line: String::new(),
+            calls: 0,
+        };
+        for _ in 0..20 {
+            server.call();
+        }
+        server
+    }
+
+    /// One `true` round trip, timed.
+    fn call(&mut self) -> Duration {
+        self.calls += 1;
+        let start = Instant::now();
+        writeln!(
+            self.stdin,
+            r#"{{"id":"{}","type":"bash","command":"true"}}"#,
+            self.calls
+        )
+        .expect("write");
+        self.stdin.flush().expect("flush");
         loop {
-            line.clear();
+            self.line.clear();
             assert!(
-                stdout.read_line(&mut line).expect("read") > 0,
+                self.stdout.read_line(&mut self.line).expect("read") > 0,
                 "agentsh rpc ended"
             );
-            if line.contains(r#""type":"response""#) {
-                assert!(line.contains(r#""success":true"#), "{line}");
-                return;
+            if self.line.contains(r#""type":"response""#) {
+                assert!(self.line.contains(r#""success":true"#), "{}", self.line);
+                return start.elapsed();
             }
         }
-    };
-    // Warm-up: the first call starts the shell.
-    for n in 0..20 {
-        call(n);
     }
-    let mut n = 100;
-    let timings = paired(RPC_CALLS, RPC_BLOCK, || {
-        n += 1;
-        let start = Instant::now();
-        call(n);
-        start.elapsed()
-    });
-    drop(stdin);
-    assert!(child.wait().expect("wait").success());
+
+    fn stop(self) {
+        let Self {
+            mut child, stdin, ..
+        } = self;
+        drop(stdin);
+        assert!(child.wait().expect("wait").success());
+    }
+}
+
+fn rpc_round_trip(env: &Env) -> Paired {
+    let mut server = RpcServer::start(env, Path::new(AGENTSH));
+    let timings = paired(RPC_CALLS, RPC_BLOCK, || server.call());
+    server.stop();
     timings
+}
+
+/// The `true` round trip of this build against another agentsh binary (`AGENTSH_BENCH_BASELINE`,
+/// e.g. a build from before a change), sampled alternately in blocks: the per-call cost of
+/// what a change added.
+fn rpc_against_baseline(env: &Env, baseline: &Path) -> Paired {
+    let mut subject = RpcServer::start(env, Path::new(AGENTSH));
+    let mut base = RpcServer::start(env, baseline);
+    let (mut subjects, mut baselines) = (Vec::new(), Vec::new());
+    while subjects.len() < BASELINE_CALLS {
+        subjects.extend((0..RPC_BLOCK).map(|_| subject.call()));
+        baselines.extend((0..RPC_BLOCK).map(|_| base.call()));
+    }
+    subject.stop();
+    base.stop();
+    Paired {
+        subject: median(&subjects),
+        baseline: median(&baselines),
+    }
 }
 
 fn exec_true(env: &Env) -> Paired {
@@ -234,6 +294,31 @@ fn main() {
     )
     .goal("≤ 0.25×", ratio <= 0.25)
     .report();
+
+    match std::env::var_os(BASELINE_ENV) {
+        Some(baseline) => {
+            let pair = rpc_against_baseline(&env, Path::new(&baseline));
+            let ratio = pair.ratio();
+            Row::new(
+                BENCH,
+                format!("rpc `true` round trip vs the baseline build (median of {BASELINE_CALLS})"),
+            )
+            .value(pair.subject.as_secs_f64() * 1e3, "ms")
+            .ratio(
+                ratio,
+                format!(
+                    "{}, {:.3} ms",
+                    Path::new(&baseline).display(),
+                    pair.baseline.as_secs_f64() * 1e3
+                ),
+            )
+            .goal("≤ 1.10×", ratio <= 1.10)
+            .report();
+        }
+        None => eprintln!(
+            "{BENCH}: set {BASELINE_ENV} to another agentsh binary to compare its round trip"
+        ),
+    }
 
     let exec = exec_true(&env);
     let ratio = exec.ratio();

@@ -81,8 +81,8 @@
 //! | `__ash_unwind_trap`, `__ash_stop_trap` | the two traps' texts (read-only, bash) |
 //!
 //! **Stopping** (bash): agentsh freezes the shell, checks in `/proc` that the stop signal
-//! [`STOP_SIGNAL`] (a real-time signal, so a command's own `trap … USR1` or `trap '' USR1` is
-//! no concern) is still caught and that no other real-time signal is (a blanket `trap … {1..64}`
+//! ([`stop_signal`]: a real-time signal drawn per shell, so a command's own `trap … USR1` or
+//! `trap '' USR1` is no concern) is still caught and that no other real-time signal is (a blanket `trap … {1..64}`
 //! would have replaced the loop's trap), writes the marker of the command to stop into
 //! [`STOP_FILE`], sends the signal, ends the command's processes and only then lets the shell
 //! go on. The loop's trap (re-installed after every command) reads that marker, removes a
@@ -118,9 +118,17 @@ pub(crate) const REPORT_FIFO: &str = "report";
 pub(crate) const PRE_FILE: &str = "pre";
 /// Prefix of the file the stop trap creates when it armed the unwind: `unwound.<seq>` (bash).
 pub(crate) const UNWOUND_FILE: &str = "unwound";
-/// The signal that stops a command in bash: `SIGRTMIN+6` with glibc. A real-time signal, so
-/// that a command's own traps on the usual signals do not touch it.
-pub(crate) const STOP_SIGNAL: i32 = 40;
+/// The signal that stops a command in a bash shell with marker tag `tag`: a real-time signal
+/// (35–62), so that a command's own traps on the usual signals do not touch it, and one that
+/// differs from shell to shell (drawn from the random tag), so that no command traps it by
+/// accident.
+pub(crate) fn stop_signal(tag: &str) -> i32 {
+    let drawn = tag
+        .get(..2)
+        .and_then(|hex| u8::from_str_radix(hex, 16).ok())
+        .unwrap_or(0);
+    35 + i32::from(drawn % 28)
+}
 
 /// What agentsh puts in front of a command whose shell saved user traps or disabled builtins
 /// in [`PRE_FILE`]: on the same line, so line numbers stay as typed; stderr closed, so xtrace
@@ -257,7 +265,7 @@ pub(crate) fn shell_args(
 ) -> Vec<OsString> {
     let mut args: Vec<OsString> = kind.no_rc_flags().iter().map(Into::into).collect();
     let script = match kind {
-        ShellKind::Bash => BASH_LOOP.replace("STOPSIG", &STOP_SIGNAL.to_string()),
+        ShellKind::Bash => BASH_LOOP.replace("STOPSIG", &stop_signal(tag).to_string()),
         ShellKind::Zsh => POSIX_LOOP
             .replace("REPAIR", ZSH_REPAIR)
             .replace("BUILTIN", "builtin"),
@@ -396,6 +404,19 @@ mod tests {
         assert_eq!(parse_end_file(b"end1.1.0", 12), None);
         assert_eq!(parse_end_file(b"out1", 1), None);
         assert_eq!(parse_end_file(b"end1.12.x", 12), None);
+    }
+
+    #[test]
+    fn stop_signals_are_real_time_and_drawn_from_the_tag() {
+        let drawn: std::collections::BTreeSet<i32> = (0..=255u8)
+            .map(|b| stop_signal(&format!("{b:02x}0000")))
+            .collect();
+        assert_eq!(drawn.first(), Some(&35));
+        assert_eq!(drawn.last(), Some(&62));
+        assert_eq!(stop_signal(""), 35);
+        let args = shell_args(ShellKind::Bash, Path::new("/d"), None, "0a1b2c");
+        let script = args[3].to_string_lossy();
+        assert!(script.contains(&format!("\"$__ash_stop_trap\" {}\n", stop_signal("0a1b2c"))));
     }
 
     #[test]

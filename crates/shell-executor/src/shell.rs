@@ -23,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 use self::run::{CommandEnd, CommandRun, Readiness, StopPlan};
 use crate::bootstrap::{
     self, COMMAND_FILE, HEADER_FILE, HeaderState, PRE_FILE, PRE_PREFIX, REPORT_FIFO, STOP_FILE,
-    STOP_SIGNAL, TRIGGER_FIFO, UNWOUND_FILE,
+    TRIGGER_FIFO, UNWOUND_FILE, stop_signal,
 };
 use crate::error::ExecError;
 use crate::fifo::{Fifo, FifoPool};
@@ -454,7 +454,7 @@ fn is_running(pid: u32) -> bool {
 }
 
 /// Stops the command of `scope`. With [`StopMethod::Unwind`], the shell is frozen, asked to
-/// unwind the command (stop file + [`STOP_SIGNAL`]) and kept once the command's processes are
+/// unwind the command (stop file + its [`stop_signal`]) and kept once the command's processes are
 /// gone — unless it is busy in a builtin with no process of the command alive (a builtin loop
 /// cannot be kept safely), or its handling of the stop signal is not provably the loop's. With
 /// [`StopMethod::Freeze`], the shell is frozen (SIGSTOP) so that nothing more of the command
@@ -481,12 +481,13 @@ async fn stop_command(
     // Frozen first: when the command's processes end, the shell must not go on to the rest of
     // the command before it has taken the stop (or been replaced).
     send_signal(scope.shell, Signal::STOP);
+    let stop = stop_signal(&scope.tag);
     let unwind = method == StopMethod::Unwind
-        && stop_signal_is_the_loops(scope.shell)
+        && stop_signal_is_the_loops(scope.shell, stop)
         && write_private(&stop_file, scope.marker().as_bytes()).is_ok();
     if unwind {
         // Pending until the shell goes on; its trap then runs before its next command.
-        send_raw_signal(scope.shell, STOP_SIGNAL);
+        send_raw_signal(scope.shell, stop);
     }
     end_command_with(&scope, signal, TERM_GRACE).await;
     if unwind {
@@ -496,19 +497,20 @@ async fn stop_command(
     }
 }
 
-/// Whether the (frozen) shell still handles [`STOP_SIGNAL`] with the loop's trap, as far as
-/// the kernel can tell: the signal is caught and not ignored, and no other real-time signal is
-/// caught (bash catches none of its own, so a command that trapped them all — and with them the
-/// loop's — shows). A command that re-trapped exactly the loop's signal is not seen here; then
-/// its shell does not confirm the unwind and is replaced after its report.
-fn stop_signal_is_the_loops(shell: u32) -> bool {
+/// Whether the (frozen) shell still handles its stop signal `stop` with the loop's trap, as far
+/// as the kernel can tell: the signal is caught and not ignored, and no other real-time signal
+/// is caught (bash catches none of its own, so a command that trapped them all — and with them
+/// the loop's — shows). Only a command that read this shell's signal from the loop and
+/// re-trapped exactly it is not seen here; its shell then does not confirm the unwind and is
+/// replaced after its report (what it ran meanwhile is the one case the timeout cannot stop).
+fn stop_signal_is_the_loops(shell: u32, stop: i32) -> bool {
     /// Signals 34–64, the real-time range with glibc.
     const REAL_TIME: u64 = !0u64 << 33;
     let Some(dispositions) = signal_dispositions(shell) else {
         return false;
     };
-    let ours = 1u64 << (STOP_SIGNAL - 1);
-    dispositions.catches(STOP_SIGNAL) && dispositions.caught & REAL_TIME & !ours == 0
+    let ours = 1u64 << (stop - 1);
+    dispositions.catches(stop) && dispositions.caught & REAL_TIME & !ours == 0
 }
 
 /// Sends the signal numbered `signal` to `pid`, best effort.

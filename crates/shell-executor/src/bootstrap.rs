@@ -44,9 +44,9 @@
 //!
 //! **Repair** (bash). Builtins run inside the shell and may shadow or disable what the loop uses.
 //! After each command the loop removes functions named `builtin` and `enable` (the only user
-//! functions it deletes: every other builtin it calls goes through `builtin`), records which
-//! builtins the user disabled (`enable -n`) and re-enables the ones it needs. The user's
-//! disabled builtins and `DEBUG`/`ERR` traps are written to [`PRE_FILE`]; agentsh puts
+//! functions it deletes: every other builtin it calls goes through `builtin`) and re-enables
+//! the builtins it uses (a user's `enable -n printf` lasts for that command). The user's
+//! `DEBUG`/`ERR` traps are written to [`PRE_FILE`]; agentsh puts
 //! `{ builtin . <dir>/pre; } 2>/dev/null;` in front of the next command when that file is not
 //! empty, on the command's first line (line numbers stay as typed), so those traps fire for the
 //! user's commands — a `DEBUG` trap set before a sourced file would not — and never for the
@@ -114,7 +114,7 @@ pub(crate) const STOP_FILE: &str = "stop";
 pub(crate) const TRIGGER_FIFO: &str = "trigger";
 /// FIFO the loop writes its reports to.
 pub(crate) const REPORT_FIFO: &str = "report";
-/// File the loop writes the user's disabled builtins and `DEBUG`/`ERR` traps to (bash).
+/// File the loop writes the user's `DEBUG`/`ERR` traps to (bash).
 pub(crate) const PRE_FILE: &str = "pre";
 /// Prefix of the file the stop trap creates when it armed the unwind: `unwound.<seq>` (bash).
 pub(crate) const UNWOUND_FILE: &str = "unwound";
@@ -130,8 +130,7 @@ pub(crate) fn stop_signal(tag: &str) -> i32 {
     35 + i32::from(drawn % 28)
 }
 
-/// What agentsh puts in front of a command whose shell saved user traps or disabled builtins
-/// in [`PRE_FILE`]: on the same line, so line numbers stay as typed; stderr closed, so xtrace
+/// What agentsh puts in front of a command whose shell saved user traps in [`PRE_FILE`]: on the same line, so line numbers stay as typed; stderr closed, so xtrace
 /// does not show it.
 pub(crate) const PRE_PREFIX: &str = r#"{ builtin . "$__ash_private_dir/pre"; } 2>/dev/null;"#;
 
@@ -147,14 +146,14 @@ if [[ -n $__ash_snapshot ]]; then
 fi
 while [[ -z $__ash_bail ]]; do
   unset -f builtin enable
-  if enable -n 1>|"$__ash_private_dir/pre" && enable builtin enable . printf read cd trap set shopt export readonly; then
+  if enable builtin enable . printf read cd trap set shopt export readonly; then
     if [[ -n $__ash_unwind_armed ]]; then
       builtin trap - DEBUG
       if [[ -n $__ash_extdebug_off ]]; then builtin shopt -u extdebug; fi
       __ash_unwind_armed= __ash_extdebug_off=
       builtin . "$__ash_private_dir/stoptraps"
     fi
-    builtin trap -p DEBUG ERR 1>>"$__ash_private_dir/pre"
+    builtin trap -p DEBUG ERR 1>|"$__ash_private_dir/pre"
     builtin trap - DEBUG ERR
     builtin trap -- "$__ash_stop_trap" STOPSIG
     builtin set +e
@@ -176,11 +175,12 @@ while [[ -z $__ash_bail ]]; do
       __ash_status=130
       { :; } 1>|"$__ash_private_dir/unwound.$__ash_seq"
       { :; } 1>|"$__ash_private_dir/end1.$__ash_seq.$__ash_status"
-    elif builtin cd -- "$__ash_cwd" 2>|"$__ash_private_dir/out$__ash_fifo_id"; then
+    elif builtin cd -- "$__ash_cwd"; then
       builtin . "$__ash_private_dir/command" 0</dev/null 1>|"$__ash_private_dir/out$__ash_fifo_id" 2>&$((__ash_started=1))
       { :; } 1>|"$__ash_private_dir/end$__ash_started.$__ash_seq.$((__ash_status=$?))"
       if [[ -z $__ash_started ]]; then __ash_bail=1; fi
     else
+      builtin cd -- "$__ash_cwd" 2>|"$__ash_private_dir/out$__ash_fifo_id"
       __ash_status=1
       { :; } 1>|"$__ash_private_dir/end1.$__ash_seq.$__ash_status"
     fi
@@ -211,11 +211,12 @@ while :; do
   case $__ash_header_changed in 1) BUILTIN . "$__ash_private_dir/header" ;; esac
   BUILTIN export AGENTSH_CMD="$__ash_marker_tag.$__ash_seq"
   __ash_started=
-  if BUILTIN cd -- "$__ash_cwd" 2>|"$__ash_private_dir/out$__ash_fifo_id"; then
+  if BUILTIN cd -- "$__ash_cwd"; then
     BUILTIN . "$__ash_private_dir/command" 0</dev/null 1>|"$__ash_private_dir/out$__ash_fifo_id" 2>&$((__ash_started=1))
     { :; } 1>|"$__ash_private_dir/end$__ash_started.$__ash_seq.$((__ash_status=$?))"
     case $__ash_started in '') break ;; esac
   else
+    BUILTIN cd -- "$__ash_cwd" 2>|"$__ash_private_dir/out$__ash_fifo_id"
     __ash_status=1
     { :; } 1>|"$__ash_private_dir/end1.$__ash_seq.$__ash_status"
   fi

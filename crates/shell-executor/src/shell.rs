@@ -585,7 +585,7 @@ fn write_all(fd: impl AsFd, mut bytes: &[u8]) -> io::Result<()> {
 }
 
 /// Writes the command file: the text as given, behind [`PRE_PREFIX`] when the loop saved user
-/// traps or disabled builtins to restore for it (bash).
+/// traps to restore for it (bash).
 fn write_command(dir: &Path, kind: ShellKind, command: &str) -> io::Result<()> {
     let restore = kind == ShellKind::Bash
         && std::fs::metadata(dir.join(PRE_FILE)).is_ok_and(|pre| pre.len() > 0);

@@ -19,22 +19,21 @@
 //!    closed before, so undoing the redirections only closes them again: no saved copy the
 //!    command could close or reach, and no error of the loop's own (`Bad file descriptor`) can
 //!    land in the output, whatever the command does to descriptors 0–255;
-//! 3. creates the empty file `end<ran>.<seq>.<status>` ([`end_file`]) by a redirection of an
-//!    empty group, right after the `.`: `$?` is captured in the file name before any command of
-//!    the loop runs, so no user trap, shadowing function or disabled builtin can change or hide
-//!    it. `<ran>` is `1` when the command ran, empty when its redirections failed (it never
-//!    started);
-//! 4. repairs itself (below), saves and clears the user's `DEBUG` and `ERR` traps, and then
-//!    writes `<seq> <status>` to the report FIFO.
+//! 3. takes the status (`$?`, the first thing it does), repairs itself (below), saves and
+//!    clears the user's `DEBUG` and `ERR` traps, writes `<seq> <status>` to the report FIFO,
+//!    and only then re-installs its stop trap and resets `errexit` (so agentsh gets the result
+//!    while the loop finishes).
 //!
-//! agentsh accepts a report only when the end file it names exists (see `shell::run`), so a
-//! report a command writes itself — the report FIFO is reachable by path — is ignored, and a
-//! report whose status differs from the one the shell recorded structurally is impossible
-//! without forging that file too. When the end file appears and no report follows (the loop
-//! was wedged beyond repair: `shopt -s extdebug; trap false DEBUG`, `enable -n enable`), agentsh
-//! replaces the shell within a second, with the recorded status. When the shell exits after an
-//! end file, the loop gave up (`sessionRestarted`, the recorded status); without one, the command
-//! itself ended the shell (`exit 3`).
+//! agentsh accepts a report only when the shell holds no fd 2 (`/proc/<pid>/fd/2`: see
+//! `shell::run`): while the command runs its stderr is open, and the loop itself never opens
+//! fd 2, so a report a command writes itself — the report FIFO is reachable by path — is
+//! ignored, and results never get out of step with their commands. When the shell holds
+//! neither fd 1 nor fd 2 (it left the command) and no report follows within a second, the loop
+//! is wedged beyond repair (`shopt -s extdebug; trap false DEBUG` skips every command): agentsh
+//! replaces the shell. When the loop cannot go on (`enable -n enable`; the command's
+//! redirections failed), it creates [`GAVE_UP_FILE`]`.<seq>.<status>` and ends: the shell is
+//! replaced with that status (`sessionRestarted`). A shell that exits without that file was
+//! ended by its command (`exit 3`).
 //!
 //! Once, before its first trigger, the loop reports `0 0`: it is ready. agentsh does not wait
 //! for that line before sending the first command — the trigger waits in the FIFO while the
@@ -155,14 +154,16 @@ while [[ -z $__ash_bail ]]; do
     fi
     builtin trap -p DEBUG ERR 1>|"$__ash_private_dir/pre"
     builtin trap - DEBUG ERR
-    builtin trap -- "$__ash_stop_trap" STOPSIG
-    builtin set +e
     builtin printf '%s %s\n' "$__ash_seq" "$__ash_status" 1>|"$__ash_private_dir/report" || __ash_bail=1
   else
     __ash_bail=1
   fi
   if [[ -z $__ash_bail ]]; then
+    builtin trap -- "$__ash_stop_trap" STOPSIG
+    builtin set +e
     IFS=' ' builtin read -r __ash_seq __ash_fifo_id __ash_header_changed 0<"$__ash_private_dir/trigger" || __ash_bail=1
+  else
+    { :; } 1>|"$__ash_private_dir/gaveup.$__ash_seq.$__ash_status"
   fi
   if [[ -z $__ash_bail ]]; then
     if [[ $__ash_header_changed == 1 ]]; then
@@ -174,15 +175,16 @@ while [[ -z $__ash_bail ]]; do
     if [[ ${__ash_stop_marker-} == "$__ash_marker" ]]; then
       __ash_status=130
       { :; } 1>|"$__ash_private_dir/unwound.$__ash_seq"
-      { :; } 1>|"$__ash_private_dir/end1.$__ash_seq.$__ash_status"
     elif builtin cd -- "$__ash_cwd"; then
       builtin . "$__ash_private_dir/command" 0</dev/null 1>|"$__ash_private_dir/out$__ash_fifo_id" 2>&$((__ash_started=1))
-      { :; } 1>|"$__ash_private_dir/end$__ash_started.$__ash_seq.$((__ash_status=$?))"
-      if [[ -z $__ash_started ]]; then __ash_bail=1; fi
+      __ash_status=$?
+      if [[ -z $__ash_started ]]; then
+        __ash_bail=1
+        { :; } 1>|"$__ash_private_dir/gaveup.$__ash_seq."
+      fi
     else
       builtin cd -- "$__ash_cwd" 2>|"$__ash_private_dir/out$__ash_fifo_id"
       __ash_status=1
-      { :; } 1>|"$__ash_private_dir/end1.$__ash_seq.$__ash_status"
     fi
   fi
 done
@@ -201,11 +203,13 @@ esac
 while :; do
   REPAIR
   case $__ash_bail in '')
-    BUILTIN set +e
     BUILTIN printf '%s %s\n' "$__ash_seq" "$__ash_status" 1>|"$__ash_private_dir/report" || __ash_bail=1 ;;
   esac
-  case $__ash_bail in '')
-    IFS=' ' BUILTIN read -r __ash_seq __ash_fifo_id __ash_header_changed 0<"$__ash_private_dir/trigger" || __ash_bail=1 ;;
+  case $__ash_bail in
+    '')
+      BUILTIN set +e
+      IFS=' ' BUILTIN read -r __ash_seq __ash_fifo_id __ash_header_changed 0<"$__ash_private_dir/trigger" || __ash_bail=1 ;;
+    *) { :; } 1>|"$__ash_private_dir/gaveup.$__ash_seq.$__ash_status" ;;
   esac
   case $__ash_bail in ?*) break ;; esac
   case $__ash_header_changed in 1) BUILTIN . "$__ash_private_dir/header" ;; esac
@@ -213,12 +217,14 @@ while :; do
   __ash_started=
   if BUILTIN cd -- "$__ash_cwd"; then
     BUILTIN . "$__ash_private_dir/command" 0</dev/null 1>|"$__ash_private_dir/out$__ash_fifo_id" 2>&$((__ash_started=1))
-    { :; } 1>|"$__ash_private_dir/end$__ash_started.$__ash_seq.$((__ash_status=$?))"
-    case $__ash_started in '') break ;; esac
+    __ash_status=$?
+    case $__ash_started in '')
+      { :; } 1>|"$__ash_private_dir/gaveup.$__ash_seq."
+      break ;;
+    esac
   else
     BUILTIN cd -- "$__ash_cwd" 2>|"$__ash_private_dir/out$__ash_fifo_id"
     __ash_status=1
-    { :; } 1>|"$__ash_private_dir/end1.$__ash_seq.$__ash_status"
   fi
 done
 "#;
@@ -233,22 +239,21 @@ const ZSH_REPAIR: &str = "(( ${+functions[builtin]} )) && unset -f builtin; buil
 /// descriptor of 10 or more); when it cannot, the loop ends and the shell is replaced.
 const SH_REPAIR: &str = r#"unset -f command; { :; } 1>|"$__ash_private_dir/probe"; command . "$__ash_private_dir/probe" || __ash_bail=1"#;
 
-/// The end file of a command: `end<1 if it ran>.<seq>.<status>` (see the module docs).
-pub(crate) fn end_file(seq: u64, status: i32, ran: bool) -> String {
-    format!("end{}.{seq}.{status}", if ran { "1" } else { "" })
-}
+/// Prefix of the file the loop creates when it gives up after command `<seq>`:
+/// `gaveup.<seq>.<status>`, the status empty when the command never started.
+pub(crate) const GAVE_UP_FILE: &str = "gaveup";
 
-/// Parses an end file's name for command `seq`: `Some((status, ran))`.
-pub(crate) fn parse_end_file(name: &[u8], seq: u64) -> Option<(i32, bool)> {
+/// Parses a give-up file's name for command `seq`: `Some(status)`, `None` inside when the
+/// command never started.
+pub(crate) fn parse_gave_up_file(name: &[u8], seq: u64) -> Option<Option<i32>> {
     let name = std::str::from_utf8(name).ok()?;
-    let rest = name.strip_prefix("end")?;
-    let (ran, rest) = match rest.strip_prefix('1') {
-        Some(rest) => (true, rest),
-        None => (false, rest),
-    };
-    let (done, status) = rest.strip_prefix('.')?.split_once('.')?;
+    let rest = name.strip_prefix(GAVE_UP_FILE)?.strip_prefix('.')?;
+    let (done, status) = rest.split_once('.')?;
     (done.parse::<u64>().ok()? == seq).then_some(())?;
-    Some((status.parse().ok()?, ran))
+    if status.is_empty() {
+        return Some(None);
+    }
+    Some(Some(status.parse().ok()?))
 }
 
 /// Whether stopped commands of this shell kind can be unwound with the shell kept.
@@ -376,7 +381,7 @@ mod tests {
             )));
             assert!(script.contains(&format!("\"$__ash_private_dir/{TRIGGER_FIFO}\"")));
             assert!(script.contains(&format!("\"$__ash_private_dir/{REPORT_FIFO}\"")));
-            assert!(script.contains("\"$__ash_private_dir/end"));
+            assert!(script.contains(&format!("\"$__ash_private_dir/{GAVE_UP_FILE}.")));
         }
         assert!(BASH_LOOP.contains(&format!("\"$__ash_private_dir/{STOP_FILE}\"")));
         assert!(BASH_LOOP.contains(&format!("\"$__ash_private_dir/{PRE_FILE}\"")));
@@ -395,16 +400,14 @@ mod tests {
     }
 
     #[test]
-    fn end_files_name_the_command_status_and_start() {
-        assert_eq!(end_file(12, 0, true), "end1.12.0");
-        assert_eq!(end_file(3, 1, false), "end.3.1");
-        assert_eq!(parse_end_file(b"end1.12.0", 12), Some((0, true)));
-        assert_eq!(parse_end_file(b"end1.12.130", 12), Some((130, true)));
-        assert_eq!(parse_end_file(b"end.3.1", 3), Some((1, false)));
-        assert_eq!(parse_end_file(b"end1.12.0", 1), None);
-        assert_eq!(parse_end_file(b"end1.1.0", 12), None);
-        assert_eq!(parse_end_file(b"out1", 1), None);
-        assert_eq!(parse_end_file(b"end1.12.x", 12), None);
+    fn give_up_files_name_the_command_and_its_status() {
+        assert_eq!(parse_gave_up_file(b"gaveup.12.0", 12), Some(Some(0)));
+        assert_eq!(parse_gave_up_file(b"gaveup.12.130", 12), Some(Some(130)));
+        assert_eq!(parse_gave_up_file(b"gaveup.3.", 3), Some(None));
+        assert_eq!(parse_gave_up_file(b"gaveup.12.0", 1), None);
+        assert_eq!(parse_gave_up_file(b"gaveup.1.0", 12), None);
+        assert_eq!(parse_gave_up_file(b"out1", 1), None);
+        assert_eq!(parse_gave_up_file(b"gaveup.12.x", 12), None);
     }
 
     #[test]

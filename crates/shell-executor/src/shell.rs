@@ -349,29 +349,33 @@ impl ShellProcess {
                     fifo.take_buffered(pending, &mut self.buf, &mut |bytes| out.chunk(bytes));
                 }
                 self.fifos.give_back(fifo);
-                self.forget_end_files(status, stopped.is_some());
+                if stopped.is_some() {
+                    let unwound = format!("{UNWOUND_FILE}.{}", self.seq);
+                    let _ = std::fs::remove_file(self.dir.path().join(unwound));
+                }
                 (Some(status), None, false)
             }
             CommandEnd::ShellExited(exit) => {
-                // With an end file, the command had finished and the loop gave up (it could not
-                // repair itself): the recorded status, and a new shell.
-                let recorded = find_end_file(self.dir.path(), self.seq);
+                // With a give-up file, the command had finished and the loop could not go on
+                // (it could not repair itself): the recorded status, and a new shell.
+                let gave_up = find_gave_up_file(self.dir.path(), self.seq);
                 if !resumed {
                     self.drain_after_end(&mut fifo, out);
                 }
                 self.replace().await;
-                match recorded {
-                    Some((status, true)) => (Some(status), None, true),
-                    Some((_, false)) => (None, None, true),
+                match gave_up {
+                    Some(status) => (status, None, true),
                     None => (None, Some(exit), false),
                 }
             }
-            CommandEnd::Wedged { status } => {
+            CommandEnd::Wedged => {
+                // The loop may still record why it stopped: a give-up file names the status.
+                let gave_up = find_gave_up_file(self.dir.path(), self.seq);
                 self.replace().await;
                 if !resumed {
                     self.drain_after_end(&mut fifo, out);
                 }
-                (status, None, true)
+                (gave_up.flatten(), None, true)
             }
             CommandEnd::Replace => {
                 self.replace().await;
@@ -409,15 +413,6 @@ impl ShellProcess {
             stopped,
             restarted: replaced || (stopped.is_some() && shell_exit.is_some()),
         })
-    }
-
-    /// Removes the files the loop created for the command just reported.
-    fn forget_end_files(&self, status: i32, stopped: bool) {
-        let dir = self.dir.path();
-        let _ = std::fs::remove_file(dir.join(bootstrap::end_file(self.seq, status, true)));
-        if stopped {
-            let _ = std::fs::remove_file(dir.join(format!("{UNWOUND_FILE}.{}", self.seq)));
-        }
     }
 
     /// After the shell died or was replaced: passes on what is still buffered in the FIFO.
@@ -599,12 +594,22 @@ fn write_command(dir: &Path, kind: ShellKind, command: &str) -> io::Result<()> {
     }
 }
 
-/// The status the loop recorded for command `seq` in its end file, and whether it ran
-/// (see `bootstrap`).
-fn find_end_file(dir: &Path, seq: u64) -> Option<(i32, bool)> {
+/// The status the loop recorded when it gave up after command `seq` (`Some(None)`: the
+/// command never started; see `bootstrap`).
+fn find_gave_up_file(dir: &Path, seq: u64) -> Option<Option<i32>> {
     use std::os::unix::ffi::OsStrExt as _;
     std::fs::read_dir(dir)
         .ok()?
         .filter_map(Result::ok)
-        .find_map(|entry| bootstrap::parse_end_file(entry.file_name().as_bytes(), seq))
+        .find_map(|entry| bootstrap::parse_gave_up_file(entry.file_name().as_bytes(), seq))
+}
+
+/// Whether the shell holds none of the descriptors in `fds`. Between commands the loop keeps 0,
+/// 1 and 2 closed (it opens 0 to read a trigger and 1 to write a report, never 2), and the
+/// command's `.` sets all three: a shell without fd 2 has finished sourcing its command.
+fn shell_lacks_fds(shell: u32, fds: &[u8]) -> bool {
+    fds.iter().all(|fd| {
+        std::fs::symlink_metadata(format!("/proc/{shell}/fd/{fd}"))
+            .is_err_and(|err| err.kind() == io::ErrorKind::NotFound)
+    })
 }

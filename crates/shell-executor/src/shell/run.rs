@@ -24,7 +24,7 @@ use tokio::io::unix::AsyncFd;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::{Output, StopMethod, StopReason, Verdict, find_end_file, send_signal, stop_command};
+use super::{Output, StopMethod, StopReason, Verdict, send_signal, shell_lacks_fds, stop_command};
 use crate::bootstrap::{self, UNWOUND_FILE};
 use crate::fifo::{Fifo, read_fd};
 
@@ -39,10 +39,10 @@ const COALESCE: Duration = Duration::from_millis(1);
 const MAX_READS_PER_TICK: usize = 16;
 /// The most read from the report FIFO at once (reports are a few bytes).
 const REPORT_READ: usize = 256;
-/// While no report came, how often the private directory is checked for the command's end
-/// file (the loop records the end before it repairs itself and reports).
+/// While no report came, how often the shell is checked for having left its command (it holds
+/// neither fd 1 nor fd 2 then: see `bootstrap`).
 const END_CHECK: Duration = Duration::from_millis(250);
-/// How long after its end file the loop gets to report before its shell counts as wedged.
+/// How long after it left its command the loop gets to report before it counts as wedged.
 const REPORT_GRACE: Duration = Duration::from_secs(1);
 
 /// How the wait for a command ended.
@@ -51,10 +51,9 @@ pub(super) enum CommandEnd {
     Reported(i32),
     /// The supervisor reported the shell's exit.
     ShellExited(ChildExit),
-    /// The command ended (its end file exists) but the loop did not report: it is wedged (a
-    /// `DEBUG` trap skipping every command, a builtin it needs gone). `status` is the recorded
-    /// one when the command ran.
-    Wedged { status: Option<i32> },
+    /// The command ended (the shell left it) but the loop did not report: it is wedged (a
+    /// `DEBUG` trap skipping every command, a builtin it needs gone).
+    Wedged,
     /// The shell did not report ready within its start-up limit.
     StartupTimeout,
     /// The shell cannot be kept.
@@ -77,7 +76,7 @@ pub(super) struct StopPlan {
     pub(super) scope: CommandScope,
     pub(super) method: StopMethod,
     pub(super) stop_file: PathBuf,
-    /// The shell's private directory (end files).
+    /// The shell's private directory (the stop trap's `unwound` file).
     pub(super) dir: PathBuf,
 }
 
@@ -103,11 +102,10 @@ pub(super) struct CommandRun<'a> {
     grace_until: Option<Instant>,
     /// While reading bulk output on a timer: the next read.
     next_bulk_read: Option<Instant>,
-    /// The next look for the command's end file (see [`END_CHECK`]).
+    /// The next look for the command's end (see [`END_CHECK`]).
     next_end_check: Option<Instant>,
-    /// The end file was found without a report: the status it recorded (when the command ran)
-    /// and when to give up waiting for the report.
-    wedged_after: Option<(Instant, Option<i32>)>,
+    /// The shell left its command without a report: when to give up waiting for the report.
+    wedged_after: Option<Instant>,
     /// A stop let the frozen shell go on after the command's output was taken.
     pub(super) resumed: bool,
     output_bytes: u64,
@@ -203,9 +201,7 @@ impl<'a> CommandRun<'a> {
                     self.on_end_check_due();
                     None
                 }
-                () = sleep_until_opt(self.wedged_after.map(|(at, _)| at)) => {
-                    Some(CommandEnd::Wedged { status: self.wedged_after.and_then(|(_, s)| s) })
-                }
+                () = sleep_until_opt(self.wedged_after) => Some(CommandEnd::Wedged),
             };
             if let Some(end) = end {
                 return end;
@@ -257,10 +253,10 @@ impl<'a> CommandRun<'a> {
                     self.next_end_check = Some(now + END_CHECK);
                 }
                 Some((done, status)) if done == self.seq && self.shell_ready => {
-                    // Only the loop's own report comes after the end file it names: a command
-                    // that wrote one itself (the FIFO is reachable by path) is still running.
-                    let end = bootstrap::end_file(done, status, true);
-                    if !self.stop.dir.join(end).exists() {
+                    // Only the loop reports once the shell has left the command (its fd 2 is
+                    // closed; the loop writes reports on fd 1): a command that wrote a report
+                    // itself (the FIFO is reachable by path) is still running, stderr open.
+                    if !shell_lacks_fds(self.stop.scope.shell, &[2]) {
                         continue;
                     }
                     // A resumed stop must have been taken by the loop's trap; anything else
@@ -283,18 +279,17 @@ impl<'a> CommandRun<'a> {
         None
     }
 
-    /// Looks for the command's end file; once it is there, the loop has [`REPORT_GRACE`] to
-    /// report.
+    /// Checks whether the shell left its command; once it has, the loop has [`REPORT_GRACE`]
+    /// to report.
     fn on_end_check_due(&mut self) {
         self.next_end_check = None;
         if self.stopped.is_some() || self.wedged_after.is_some() {
             return;
         }
-        match find_end_file(&self.stop.dir, self.seq) {
-            Some((status, ran)) => {
-                self.wedged_after = Some((Instant::now() + REPORT_GRACE, ran.then_some(status)));
-            }
-            None => self.next_end_check = Some(Instant::now() + END_CHECK),
+        if shell_lacks_fds(self.stop.scope.shell, &[1, 2]) {
+            self.wedged_after = Some(Instant::now() + REPORT_GRACE);
+        } else {
+            self.next_end_check = Some(Instant::now() + END_CHECK);
         }
     }
 

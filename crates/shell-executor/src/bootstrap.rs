@@ -243,17 +243,35 @@ const SH_REPAIR: &str = r#"unset -f command; { :; } 1>|"$__ash_private_dir/probe
 /// `gaveup.<seq>.<status>`, the status empty when the command never started.
 pub(crate) const GAVE_UP_FILE: &str = "gaveup";
 
-/// Parses a give-up file's name for command `seq`: `Some(status)`, `None` inside when the
-/// command never started.
-pub(crate) fn parse_gave_up_file(name: &[u8], seq: u64) -> Option<Option<i32>> {
+/// What a give-up file says about its command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum GaveUp {
+    /// The command ran and ended with this status.
+    After(i32),
+    /// The command never started (its redirections failed).
+    Before,
+}
+
+impl GaveUp {
+    /// The command's status, when it ran.
+    pub(crate) fn status(self) -> Option<i32> {
+        match self {
+            Self::After(status) => Some(status),
+            Self::Before => None,
+        }
+    }
+}
+
+/// Parses a give-up file's name for command `seq`.
+pub(crate) fn parse_gave_up_file(name: &[u8], seq: u64) -> Option<GaveUp> {
     let name = std::str::from_utf8(name).ok()?;
     let rest = name.strip_prefix(GAVE_UP_FILE)?.strip_prefix('.')?;
     let (done, status) = rest.split_once('.')?;
     (done.parse::<u64>().ok()? == seq).then_some(())?;
     if status.is_empty() {
-        return Some(None);
+        return Some(GaveUp::Before);
     }
-    Some(Some(status.parse().ok()?))
+    Some(GaveUp::After(status.parse().ok()?))
 }
 
 /// Whether stopped commands of this shell kind can be unwound with the shell kept.
@@ -401,9 +419,16 @@ mod tests {
 
     #[test]
     fn give_up_files_name_the_command_and_its_status() {
-        assert_eq!(parse_gave_up_file(b"gaveup.12.0", 12), Some(Some(0)));
-        assert_eq!(parse_gave_up_file(b"gaveup.12.130", 12), Some(Some(130)));
-        assert_eq!(parse_gave_up_file(b"gaveup.3.", 3), Some(None));
+        assert_eq!(
+            parse_gave_up_file(b"gaveup.12.0", 12),
+            Some(GaveUp::After(0))
+        );
+        assert_eq!(
+            parse_gave_up_file(b"gaveup.12.130", 12),
+            Some(GaveUp::After(130))
+        );
+        assert_eq!(parse_gave_up_file(b"gaveup.3.", 3), Some(GaveUp::Before));
+        assert_eq!(GaveUp::Before.status(), None);
         assert_eq!(parse_gave_up_file(b"gaveup.12.0", 1), None);
         assert_eq!(parse_gave_up_file(b"gaveup.1.0", 12), None);
         assert_eq!(parse_gave_up_file(b"out1", 1), None);

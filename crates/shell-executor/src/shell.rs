@@ -364,7 +364,7 @@ impl ShellProcess {
                 }
                 self.replace().await;
                 match gave_up {
-                    Some(status) => (status, None, true),
+                    Some(gave_up) => (gave_up.status(), None, true),
                     None => (None, Some(exit), false),
                 }
             }
@@ -375,7 +375,7 @@ impl ShellProcess {
                 if !resumed {
                     self.drain_after_end(&mut fifo, out);
                 }
-                (gave_up.flatten(), None, true)
+                (gave_up.and_then(bootstrap::GaveUp::status), None, true)
             }
             CommandEnd::Replace => {
                 self.replace().await;
@@ -594,9 +594,8 @@ fn write_command(dir: &Path, kind: ShellKind, command: &str) -> io::Result<()> {
     }
 }
 
-/// The status the loop recorded when it gave up after command `seq` (`Some(None)`: the
-/// command never started; see `bootstrap`).
-fn find_gave_up_file(dir: &Path, seq: u64) -> Option<Option<i32>> {
+/// What the loop recorded when it gave up after command `seq` (see `bootstrap`).
+fn find_gave_up_file(dir: &Path, seq: u64) -> Option<bootstrap::GaveUp> {
     use std::os::unix::ffi::OsStrExt as _;
     std::fs::read_dir(dir)
         .ok()?

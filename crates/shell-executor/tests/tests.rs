@@ -3,6 +3,7 @@
 
 mod common;
 
+mod containment;
 mod death;
 mod flood;
 mod forgery;

@@ -334,6 +334,17 @@ impl Rpc {
         lines.last().cloned().expect("at least the response")
     }
 
+    /// The server's pid.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// SIGKILLs the server and reaps it.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
     /// Closes stdin and waits for the exit status.
     pub fn close(mut self, limit: Duration) -> (ExitStatus, Vec<Value>) {
         drop(self.stdin.take());

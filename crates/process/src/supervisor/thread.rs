@@ -29,8 +29,8 @@ use super::SpawnError;
 use super::spawner::{ForkFailure, ForkPlan, SpawnedRaw, fork_supervisor, pipe_cloexec};
 use crate::containment::{self, Cgroup};
 
-/// How often a reaped supervisor's non-empty cgroup is retried, and a supervisor whose report
-/// pipe hung up is waited for.
+/// How often the removal of an exited supervisor's non-empty cgroup is retried, and the exit
+/// of a supervisor whose report pipe hung up is looked for.
 const RETRY: Duration = Duration::from_millis(5);
 /// After this long a cgroup that does not empty is left for a later start, and its waiters
 /// are answered.

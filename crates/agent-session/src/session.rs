@@ -154,6 +154,11 @@ fn global_executor() -> Arc<ShellExecutor> {
     Arc::clone(EXECUTOR.get_or_init(|| Arc::new(ShellExecutor::new(ExecutorConfig::default()))))
 }
 
+/// The containment warning (no cgroup per shell) is given once per process, by its first
+/// session.
+static CONTAINMENT_WARNED: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
 /// A session id unique within this machine and unguessable by a command (64 random bits).
 fn fresh_session_id() -> String {
     agentsh_process::random_hex(8)
@@ -178,6 +183,9 @@ impl AgentSession {
             executor,
         } = options;
         check_session_cwd(&cwd)?;
+        // Decided on first use: ends what an earlier agentsh that died together with its
+        // supervisors left in their cgroups, before anything new starts.
+        let containment = agentsh_process::containment();
         let mut warnings = Vec::new();
         // An explicit home also moves the snapshot cache under it, away from the user's.
         let cache_dir = match &home {
@@ -214,6 +222,12 @@ impl AgentSession {
             warnings.extend(diagnostics.iter().map(ToString::to_string));
             interceptor
         });
+
+        if let Some(warning) = containment.warning()
+            && !CONTAINMENT_WARNED.swap(true, std::sync::atomic::Ordering::Relaxed)
+        {
+            warnings.push(warning);
+        }
 
         let executor = executor.unwrap_or_else(global_executor);
         let session = Self {

@@ -14,7 +14,13 @@ fn success_prints_the_text_and_exits_zero() {
     let done = env.exec(&["--", "echo", "hello", "world"]);
     assert_eq!(done.code(), 0, "{done:?}");
     assert_eq!(done.stdout, "hello world\n");
-    assert_eq!(done.stderr, "");
+    // Where cgroup v2 is not writable agentsh says so once (see `containment`); nothing else.
+    let stderr: Vec<&str> = done
+        .stderr
+        .lines()
+        .filter(|line| !line.starts_with(crate::containment::NO_CGROUP_WARNING))
+        .collect();
+    assert_eq!(stderr, Vec::<&str>::new(), "{done:?}");
 }
 
 #[test]

@@ -345,6 +345,12 @@ impl Rpc {
         lines.last().cloned().expect("at least the response")
     }
 
+    /// SIGKILLs the server and reaps it.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
     /// Closes stdin and waits for the exit status.
     pub fn close(mut self, limit: Duration) -> (ExitStatus, Vec<Value>) {
         drop(self.stdin.take());

@@ -1,7 +1,7 @@
 //! The one tree-kill loop: how every set of processes agentsh ends gracefully is ended —
 //! a command's processes ([`end_command`]), a process and its descendants ([`kill_tree`]),
-//! everything below a supervisor ([`Supervisor::kill_tree`](crate::Supervisor::kill_tree)),
-//! and what the rc snapshot's time-boxed shell leaves in its session.
+//! and everything below a supervisor
+//! ([`Supervisor::kill_tree`](crate::Supervisor::kill_tree)).
 //!
 //! Each round re-reads which processes are still alive and acts on them:
 //!
@@ -11,8 +11,8 @@
 //!    none is left or [`MAX_KILL_SWEEPS`] rounds have passed.
 //!
 //! Each signal is sent only while the process's start time still matches what the scan saw,
-//! so a pid reused in the meantime is not hit. The loop is a state machine ([`TreeKill`]) with two
-//! drivers, one for async callers (tokio's timer) and one for blocking callers.
+//! so a pid reused in the meantime is not hit. The loop is a state machine ([`TreeKill`]) driven
+//! on tokio's timer.
 //!
 //! The supervisor's own end (after `fork`, on SIGKILL only, see `supervisor::forked`) cannot
 //! use this loop: it must not allocate. It shares the `/proc` reading of `procfs` instead.
@@ -22,7 +22,6 @@ use std::time::{Duration, Instant};
 
 use rustix::process::{Pid, Signal};
 
-use crate::procfs;
 use crate::tree::{
     CommandScope, ProcessInfo, command_processes, descendants_in, process_info, process_table,
 };
@@ -128,18 +127,10 @@ impl TreeKill {
         }
         self.report()
     }
-
-    /// Runs the loop to its end, sleeping the calling thread between rounds.
-    fn run_blocking(mut self, mut alive: impl FnMut() -> Vec<ProcessInfo>) -> EndReport {
-        while let Some(pause) = self.round(&alive()) {
-            std::thread::sleep(pause);
-        }
-        self.report()
-    }
 }
 
 /// Sends `signal` to `process` if it is still the process the scan saw (same start time).
-fn signal(process: &ProcessInfo, signal: Option<Signal>) {
+pub(crate) fn signal(process: &ProcessInfo, signal: Option<Signal>) {
     let Some(signal) = signal else { return };
     let Some(pid) = i32::try_from(process.pid).ok().and_then(Pid::from_raw) else {
         return;
@@ -246,40 +237,4 @@ impl Tree {
             .extend(alive.iter().map(|p| (p.pid, p.start_ticks)));
         alive
     }
-}
-
-/// Ends, with SIGKILL and no grace, every live process whose session or process group is
-/// `sid` (the rc snapshot's shell and whatever it left behind; a process that left the
-/// session with `setsid` is not found). Blocks until none is left (bounded).
-pub(crate) fn kill_session(sid: u32) -> EndReport {
-    if sid <= 1 {
-        // kill(-1) and init are never targets.
-        return EndReport::default();
-    }
-    TreeKill::new(Signal::KILL.as_raw(), Duration::ZERO).run_blocking(|| session_members(sid))
-}
-
-/// Live processes (not exited) whose session id or process group id is `sid`, except this
-/// process and init.
-fn session_members(sid: u32) -> Vec<ProcessInfo> {
-    let own = u64::from(std::process::id());
-    let sid = u64::from(sid);
-    let mut members = Vec::new();
-    let mut buf = [0u8; procfs::STAT_BUFFER];
-    procfs::for_each_pid(|pid| {
-        if pid <= 1 || pid == own {
-            return;
-        }
-        let Some(stat) = procfs::read_stat(pid, &mut buf) else {
-            return;
-        };
-        let ours = stat.pgrp() == Some(sid) || stat.session() == Some(sid);
-        if ours
-            && let Some(info) = ProcessInfo::from_stat(pid, &stat)
-            && !info.is_exited()
-        {
-            members.push(info);
-        }
-    });
-    members
 }

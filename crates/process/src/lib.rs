@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 #![deny(missing_docs)]
 
+mod containment;
 pub mod env;
 mod id;
 mod kill;
@@ -10,6 +11,7 @@ pub mod snapshot;
 mod supervisor;
 mod tree;
 
+pub use containment::{Containment, NO_CGROUP_VAR, containment};
 pub use id::random_hex;
 pub use kill::{EndReport, TERM_GRACE, end_command, end_command_with, kill_tree};
 pub use supervisor::{ChildExit, ChildStdio, MAX_EXTRA_FD, SpawnError, SpawnSpec, Supervisor};

@@ -57,11 +57,6 @@ impl<'a> Stat<'a> {
         self.number(1)
     }
 
-    /// The process group id.
-    pub(crate) fn pgrp(&self) -> Option<u64> {
-        self.number(2)
-    }
-
     /// The session id.
     pub(crate) fn session(&self) -> Option<u64> {
         self.number(3)
@@ -368,11 +363,10 @@ mod tests {
     }
 
     #[test]
-    fn stat_fields_include_group_session_and_start() {
+    fn stat_fields_include_session_and_start() {
         let stat =
             Stat::parse(b"9 (x y) S 1 5 6 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 98765 1000 10\n")
                 .expect("parses");
-        assert_eq!(stat.pgrp(), Some(5));
         assert_eq!(stat.session(), Some(6));
         assert_eq!(stat.start_ticks(), Some(98765));
         assert!(is_exited_state(b'Z') && !is_exited_state(b'S'));

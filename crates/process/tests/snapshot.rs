@@ -188,14 +188,69 @@ fn nothing_the_rc_starts_survives_a_good_snapshot() {
     assert_eq!(alive_with_arg("31.3579"), Vec::<u32>::new());
 }
 
+/// SPEC §6: the rc snapshot's child runs under the same containment as every shell. Daemons
+/// the rc starts — `setsid` in a subshell, `setsid -f`, the common `eval $(ssh-agent)` — used
+/// to survive it, one per snapshot generation. Run once as is (a cgroup where the machine has
+/// a writable cgroup v2) and once without cgroups (agentsh as subreaper).
+#[test]
+fn rc_daemons_do_not_survive_the_snapshot_child() {
+    let home = tempfile::tempdir().unwrap();
+    let (a, b) = (
+        format!("32.1{}", std::process::id()),
+        format!("32.2{}", std::process::id()),
+    );
+    let agent = agentsh_test_support::which("ssh-agent");
+    let sock = home.path().join("agent.sock");
+    let mut rc = format!("(setsid sleep {a} &)\nsetsid -f sleep {b}\n");
+    if agent.is_some() {
+        let eval = format!("eval $(ssh-agent -s -a {}) >/dev/null\n", sock.display());
+        rc.push_str(&eval);
+    } else {
+        eprintln!("no ssh-agent on PATH: only the setsid daemons are tested");
+    }
+    fs::write(home.path().join(".bashrc"), rc).unwrap();
+    snapshot_for(
+        &bash(),
+        home.path(),
+        &home.path().join("cache"),
+        &shell_env(),
+    )
+    .unwrap()
+    .unwrap();
+    let agents = || {
+        let sock = sock.display().to_string();
+        agentsh_test_support::alive_with_arg(&sock)
+    };
+    let gone =
+        || alive_with_arg(&a).is_empty() && alive_with_arg(&b).is_empty() && agents().is_empty();
+    // The snapshot call returns once the child's tree is gone; the bound is only generous.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !gone() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        gone(),
+        "left behind: {:?} {:?} ssh-agent {:?}",
+        alive_with_arg(&a),
+        alive_with_arg(&b),
+        agents()
+    );
+    agentsh_test_support::rerun_with_env(
+        "snapshot::rc_daemons_do_not_survive_the_snapshot_child",
+        agentsh_process::NO_CGROUP_VAR,
+    );
+}
+
 #[test]
 fn rc_runs_in_a_session_of_its_own_without_a_terminal_and_with_stdin_on_dev_null() {
     let home = tempfile::tempdir().unwrap();
-    // Fields 6 and 7 of /proc/PID/stat: session id and controlling terminal (0: none).
+    // Fields 4, 6 and 7 of /proc/PID/stat: parent, session id and controlling terminal (0:
+    // none). The shell runs under a supervisor like every shell: the session is the
+    // supervisor's, not agentsh's.
     fs::write(
         home.path().join(".bashrc"),
         r#"read -r -a stat < /proc/$$/stat
-printf '%s\n' "pid=$$" "sid=${stat[5]}" "tty_nr=${stat[6]}" "stdin=$(readlink /proc/$$/fd/0)" > "$HOME/.whoami"
+printf '%s\n' "pid=$$" "ppid=${stat[3]}" "sid=${stat[5]}" "tty_nr=${stat[6]}" "stdin=$(readlink /proc/$$/fd/0)" > "$HOME/.whoami"
 if { : </dev/tty; } 2>/dev/null; then echo "dev_tty=opened"; else echo "dev_tty=failed"; fi >> "$HOME/.whoami"
 "#,
     )
@@ -210,7 +265,16 @@ if { : </dev/tty; } 2>/dev/null; then echo "dev_tty=opened"; else echo "dev_tty=
     .unwrap();
     let text = fs::read_to_string(home.path().join(".whoami")).unwrap();
     let values: BTreeMap<&str, &str> = text.lines().filter_map(|l| l.split_once('=')).collect();
-    assert_eq!(values["sid"], values["pid"], "not a session leader: {text}");
+    assert_eq!(
+        values["sid"], values["ppid"],
+        "not its supervisor's session: {text}"
+    );
+    let own_session = rustix::process::getsid(None).expect("own session");
+    assert_ne!(
+        values["sid"],
+        own_session.as_raw_nonzero().to_string(),
+        "{text}"
+    );
     assert_eq!(values["tty_nr"], "0", "{text}");
     assert_eq!(values["stdin"], "/dev/null", "{text}");
     assert_eq!(values["dev_tty"], "failed", "{text}");

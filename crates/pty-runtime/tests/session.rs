@@ -489,3 +489,46 @@ fn flooding_output_cannot_starve_the_timeout() {
         );
     });
 }
+
+/// SPEC §6, Containment has no single point of failure: a PTY command that kills its
+/// supervisor ends with everything it started, in the run with cgroups (where the machine has
+/// them) and in a copy of this binary without (agentsh as subreaper).
+#[test]
+fn killing_the_pty_supervisor_leaves_no_survivor() {
+    let (a, b) = (
+        format!("100.61{}", std::process::id()),
+        format!("100.62{}", std::process::id()),
+    );
+    run(async {
+        let started = std::time::Instant::now();
+        let result = PtySession::start(
+            command(&format!(
+                "(setsid sleep {a} &); sleep 0.2; kill -9 $PPID; sleep {b}"
+            )),
+            sink(),
+        )
+        .wait()
+        .await;
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the call waited for its sleep"
+        );
+        assert_eq!(result.exit_code, None, "{result:?}");
+        // SPEC: within 1 s; the bound is only generous.
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while !(alive_with_arg(&a).is_empty() && alive_with_arg(&b).is_empty())
+            && std::time::Instant::now() < deadline
+        {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert_eq!(
+            (alive_with_arg(&a), alive_with_arg(&b)),
+            (vec![], vec![]),
+            "left behind"
+        );
+    });
+    agentsh_test_support::rerun_with_env(
+        "session::killing_the_pty_supervisor_leaves_no_survivor",
+        agentsh_process::NO_CGROUP_VAR,
+    );
+}

@@ -5,6 +5,7 @@ mod common;
 
 mod attribution;
 mod battery;
+mod containment;
 mod death;
 mod flood;
 mod forgery;

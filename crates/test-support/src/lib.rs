@@ -7,6 +7,9 @@
 //!   it tests to find the survivors.
 //! - [`runtime`] — the tokio runtime the async tests run on.
 //! - [`which`] — a program on `PATH` (the `bash` a test pins its shell to).
+//! - [`rerun_with_env`] — runs one test again in a copy of its test binary with an environment
+//!   variable set (a process-wide mode, such as containment without cgroups, that must not
+//!   leak into the other tests of the binary).
 //!
 //! ```
 //! // Nothing runs with this argument.
@@ -57,6 +60,33 @@ pub fn nl2bash_corpus() -> String {
 /// How many descriptors this process has open (`/proc/self/fd`; 0 without `/proc`).
 pub fn open_fds() -> usize {
     std::fs::read_dir("/proc/self/fd").map_or(0, Iterator::count)
+}
+
+/// Runs the test `test` (its full path in the test binary, `module::name`) again in a new
+/// process of the current test binary with `var=1`, and panics with its output unless it ran
+/// and passed. Inside that copy (`var` set already) it does nothing and returns false, so a
+/// test can call it at its end to run itself once more; true when the copy ran.
+///
+/// # Panics
+///
+/// When the copy cannot be started, fails, or did not run exactly that test.
+pub fn rerun_with_env(test: &str, var: &str) -> bool {
+    if std::env::var_os(var).is_some() {
+        return false;
+    }
+    let exe = std::env::current_exe().expect("the test binary");
+    let output = std::process::Command::new(exe)
+        .args(["--exact", test, "--nocapture", "--test-threads", "1"])
+        .env(var, "1")
+        .output()
+        .expect("the test binary starts");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success() && stdout.contains("1 passed"),
+        "{test} with {var}=1 failed or did not run:\n{stdout}\n{stderr}"
+    );
+    true
 }
 
 /// Pids of live (not zombie) processes for which `matches(cmdline)` holds; `cmdline` is the raw

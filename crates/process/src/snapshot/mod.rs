@@ -12,8 +12,8 @@
 //! The shell is started as an *interactive* shell (`bash --norc --noprofile -i -c …`,
 //! `zsh -f -i -c …`) so that rc files guarded by "if not running interactively, stop here" (the
 //! Debian/Ubuntu default `~/.bashrc`) give their aliases too. It runs in a session of its own
-//! with no controlling terminal, stdin and stdout on `/dev/null`, and `HOME` set to the given
-//! home. It notes the shell options, sources the rc, notes the options again and writes, between
+//! (its supervisor's) with no controlling terminal, stdin and stdout on `/dev/null`, and `HOME`
+//! set to the given home. It notes the shell options, sources the rc, notes the options again and writes, between
 //! lines carrying a random marker, every function (`declare -f` / `functions`), every alias
 //! (`alias` / `alias -L`) and `export PATH=…` (quoted by the shell itself: `printf %q` /
 //! `${(qq)…}`). agentsh then keeps:
@@ -38,12 +38,12 @@
 //!
 //! # Broken and slow rc files
 //!
-//! The child has [`SNAPSHOT_TIMEOUT`] to finish; then it and everything in its session and
-//! process group is killed with SIGKILL (by the crate's one tree-kill loop, with no grace), and
-//! there is no snapshot ([`SnapshotError::Timeout`]).
-//! Leftover processes of the session are killed after a normal end too (an rc that starts
-//! `sleep 100 &` leaves nothing behind); only a process that left the session with `setsid`
-//! escapes. An rc counts as broken when sourcing it returns the shell's syntax-error status
+//! The child has [`SNAPSHOT_TIMEOUT`] to finish; then it and its whole tree are killed with
+//! SIGKILL, and there is no snapshot ([`SnapshotError::Timeout`]). It runs under a supervisor
+//! with the same containment as every shell (a cgroup of its own, or agentsh as subreaper;
+//! see [`containment`](crate::containment())), so what it leaves is killed after a normal end
+//! too: an rc that starts `sleep 100 &`, `(setsid sleep 100 &)` or `eval $(ssh-agent)` leaves
+//! nothing behind. An rc counts as broken when sourcing it returns the shell's syntax-error status
 //! (bash `2`, zsh `126`: zsh's "sourcing aborted by an error") or when the shell ends before
 //! the snapshot is written (`exit` or `exec` in the rc). Any other non-zero status is normal:
 //! rc files commonly end with `[ -f ~/.x ] && . ~/.x`, which returns 1. Errors while sourcing

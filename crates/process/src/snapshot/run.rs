@@ -1,19 +1,19 @@
-//! The time-boxed run of the generating shell: started in a session of its own, given
-//! [`SNAPSHOT_TIMEOUT`], and ended with everything it left in its session by the crate's one
-//! tree-kill loop.
+//! The time-boxed run of the generating shell: started under a supervisor like every shell
+//! (a session of its own without a controlling terminal, the same containment: a cgroup of its
+//! own, or agentsh as subreaper), given [`SNAPSHOT_TIMEOUT`], and then ended with its whole
+//! tree — whatever the rc started, also with `setsid` or a double fork (`eval $(ssh-agent)`).
 
 use std::ffi::OsString;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::time::{Duration, Instant};
 
 use super::dump::{Dump, render};
 use super::script::{GENERATOR_NAME, Generator};
 use super::{SNAPSHOT_TIMEOUT, SnapshotError, io_error};
 use crate::shell::ShellSpec;
+use crate::supervisor::BlockingSupervisor;
+use crate::{ChildExit, ChildStdio, SpawnError, SpawnSpec};
 
 /// Largest generated dump read back; beyond it there is no snapshot.
 const MAX_DUMP_BYTES: u64 = 32 * 1024 * 1024;
@@ -41,36 +41,32 @@ pub(super) fn generate(
         .map_err(|error| io_error("create a file in", cache_dir, error))?;
     let marker = new_marker();
 
-    let mut command = Command::new(&shell.path);
-    command
-        .args(generator.flags)
-        .arg(generator.script)
-        .arg(GENERATOR_NAME)
-        .arg(dump_file.path())
-        .arg(rc)
-        .arg(&marker)
-        .env_clear()
-        .envs(env.iter().map(|(k, v)| (k, v)))
-        .env("HOME", home)
-        .current_dir(home)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::from(child_stderr));
-    // SAFETY: `setsid` is async-signal-safe and touches no memory of the parent; it is the only
-    // thing done between fork and exec. It gives the child a session of its own without a
-    // controlling terminal, so the rc cannot read from or write to the user's terminal, and
-    // everything it starts can be found (and killed) by session id.
-    unsafe {
-        command.pre_exec(|| {
-            rustix::process::setsid()?;
-            Ok(())
-        });
-    }
-    let child = command.spawn().map_err(|error| SnapshotError::Spawn {
+    let mut spec = SpawnSpec::new(&shell.path);
+    spec.arg0 = shell.path.clone().into_os_string();
+    spec.args = generator.flags.iter().map(OsString::from).collect();
+    spec.args.extend([
+        OsString::from(generator.script),
+        OsString::from(GENERATOR_NAME),
+        dump_file.path().as_os_str().to_owned(),
+        rc.as_os_str().to_owned(),
+        OsString::from(&marker),
+    ]);
+    spec.env = env.iter().filter(|(k, _)| k != "HOME").cloned().collect();
+    spec.env.push(("HOME".into(), home.as_os_str().to_owned()));
+    spec.cwd = home.to_path_buf();
+    // stdin and stdout /dev/null: the rc can neither read from nor write to the user's
+    // terminal (and has none: the supervisor's session has no controlling terminal).
+    spec.stdio[2] = ChildStdio::Fd(child_stderr.into());
+    let mut child = BlockingSupervisor::spawn(spec).map_err(|error| SnapshotError::Spawn {
         shell: shell.path.clone(),
-        error,
+        error: match error {
+            SpawnError::Exec { error, .. } | SpawnError::Cwd { error, .. } => error,
+            other => std::io::Error::other(other.to_string()),
+        },
     })?;
-    let status = wait_time_boxed(child, SNAPSHOT_TIMEOUT);
+    let status = child.wait_child(SNAPSHOT_TIMEOUT);
+    // Whatever is left of its tree (the shell itself on time-out) ends before going on.
+    child.shutdown();
 
     let stderr = read_stderr(&mut stderr_file);
     let detail = rc_messages(&stderr, rc);
@@ -119,34 +115,6 @@ fn new_marker() -> String {
     format!("__agentsh_snapshot_{}", crate::random_hex(12))
 }
 
-/// Waits for `child` at most `timeout`. On time-out returns `None`; either way, whatever is
-/// left of its session and process group (the shell itself on time-out) is killed before
-/// returning.
-fn wait_time_boxed(mut child: Child, timeout: Duration) -> Option<ExitStatus> {
-    let deadline = Instant::now() + timeout;
-    let mut pause = Duration::from_millis(1);
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Some(status),
-            Ok(None) => {}
-            Err(_) => break None,
-        }
-        let now = Instant::now();
-        if now >= deadline {
-            break None;
-        }
-        std::thread::sleep(pause.min(deadline - now));
-        pause = (pause * 2).min(Duration::from_millis(10));
-    };
-    // The shell is the leader of its own session: its pid is the session id.
-    crate::kill::kill_session(child.id());
-    if status.is_none() {
-        // SIGKILL has been sent; reap the shell so it does not stay a zombie.
-        let _ = child.wait();
-    }
-    status
-}
-
 fn read_stderr(file: &mut File) -> Vec<u8> {
     let mut bytes = Vec::new();
     if file.seek(SeekFrom::Start(0)).is_ok() {
@@ -168,10 +136,10 @@ fn rc_messages(stderr: &[u8], rc: &Path) -> String {
         .join(" / ")
 }
 
-fn describe_status(status: ExitStatus) -> String {
+fn describe_status(status: ChildExit) -> String {
     match (status.code(), status.signal()) {
         (Some(code), _) => format!("exit status {code}"),
         (None, Some(signal)) => format!("signal {signal}"),
-        (None, None) => status.to_string(),
+        (None, None) => format!("wait status {}", status.into_raw()),
     }
 }

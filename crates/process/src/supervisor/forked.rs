@@ -24,12 +24,17 @@
 //! descriptors, formatted id maps, built rule sets):
 //!
 //! - in the supervisor, after `setsid` and the subreaper call and before it forks the child
-//!   (marked *containment, supervisor side* in [`supervisor_main`]): a cgroup v2 per shell is
-//!   joined there so the child and every descendant inherit it, and the kill sweep
-//!   ([`kill_everything`]) then ends the tree with `cgroup.kill`;
+//!   (marked *containment, supervisor side* in [`supervisor_main`]): what must hold the
+//!   supervisor itself;
 //! - in the child, after its descriptors are in place and before `chdir` and `execve`
-//!   (marked *containment, child side* in [`child_main`]): user, network and mount namespaces,
-//!   then Landlock, then seccomp last (it may forbid the calls before it).
+//!   (marked *containment, child side* in [`child_main`]): first the tree's cgroup v2 (see
+//!   `crate::containment`), joined by writing `0` to its `cgroup.procs` so that everything the
+//!   program starts is born inside while the supervisor stays outside; later user, network and
+//!   mount namespaces, then Landlock, then seccomp last (it may forbid the calls before it).
+//!
+//! When the supervisor ends the tree it writes `cgroup.kill` before its own sweep
+//! ([`kill_everything`]), removes the emptied cgroup, and exits with 0 only when nothing is
+//! left; agentsh's spawner thread cleans up after any other end (see `thread`).
 //!
 //! A failure there is reported like every other step, as a [`Stage`] and an `errno`.
 
@@ -63,6 +68,8 @@ pub(super) enum Stage {
     ChildCwd = 5,
     /// The child's `execve`.
     ChildExec = 6,
+    /// The child joining its cgroup.
+    ChildCgroup = 7,
 }
 
 impl Stage {
@@ -75,6 +82,7 @@ impl Stage {
             Self::ChildTty,
             Self::ChildCwd,
             Self::ChildExec,
+            Self::ChildCgroup,
         ]
         .into_iter()
         .find(|stage| *stage as u8 == byte)
@@ -229,17 +237,17 @@ pub(super) unsafe fn supervisor_main(view: &ChildView<'_>) -> ! {
             install_handler(signal);
         }
 
-        // Containment, supervisor side: whatever must hold the whole tree (a cgroup to join)
-        // is entered here, before the child exists, so that it and every descendant inherit
-        // it. Nothing is contained yet.
+        // Containment, supervisor side: whatever must hold the supervisor itself goes here,
+        // before the child exists. The tree's cgroup is joined by the child (below), so that
+        // the supervisor stays outside it and can kill it whole.
 
-        let child = libc::fork();
+        let (child, joined) = fork_child(view.plan);
         if child < 0 {
             report_error(SUP_ERROR, Stage::SupervisorFork, errno());
             libc::_exit(126);
         }
         if child == 0 {
-            child_main(view, sp);
+            child_main(view, sp, joined);
         }
         write_record(SUP_REPORT, REPORT_CHILD_PID, child);
         libc::close(SUP_ERROR);
@@ -281,13 +289,89 @@ pub(super) unsafe fn supervisor_main(view: &ChildView<'_>) -> ! {
                 end = true;
             }
             if end {
-                kill_everything(child);
+                // Everything in the tree's cgroup dies at once, forks included; the sweep
+                // below then only reaps (and finds the rest without cgroups).
+                if let Some(cgroup) = &view.plan.cgroup {
+                    write_path(cgroup.kill_path(), b"1");
+                }
+                let mut clean = kill_everything(child);
                 if let Some(dir) = &view.plan.remove_on_exit {
                     remove_flat_dir(dir);
                 }
-                libc::_exit(0);
+                if let Some(cgroup) = &view.plan.cgroup {
+                    clean &= libc::rmdir(cgroup.dir_path().as_ptr()) == 0;
+                }
+                // 0 tells agentsh that nothing is left to clean up after us.
+                libc::_exit(i32::from(!clean));
             }
         }
+    }
+}
+
+/// `clone3` flag: start the child in the cgroup given as a directory descriptor.
+#[cfg(target_os = "linux")]
+const CLONE_INTO_CGROUP: u64 = 0x2_0000_0000;
+
+/// `struct clone_args` up to `cgroup` (`CLONE_ARGS_SIZE_VER2`).
+#[cfg(target_os = "linux")]
+#[repr(C)]
+#[derive(Default)]
+struct CloneArgs {
+    flags: u64,
+    pidfd: u64,
+    child_tid: u64,
+    parent_tid: u64,
+    exit_signal: u64,
+    stack: u64,
+    stack_size: u64,
+    tls: u64,
+    set_tid: u64,
+    set_tid_size: u64,
+    cgroup: u64,
+}
+
+/// Forks the supervised child like `fork()`; with a cgroup, directly into it when the kernel
+/// can (`clone3` with `CLONE_INTO_CGROUP`, Linux 5.7): moving a process between cgroups
+/// afterwards waits for an RCU grace period, about 15 ms on a quiet machine, on every shell
+/// start. Returns the pid (0 in the child, negative on failure) and whether the child is in
+/// its cgroup already.
+///
+/// The child of a raw `clone3` is a `fork` child that skipped libc's bookkeeping (`atfork`
+/// handlers, its cached thread id): harmless here, where the child makes only raw system calls
+/// until `execve`.
+unsafe fn fork_child(plan: &super::spawner::ForkPlan) -> (libc::pid_t, bool) {
+    // SAFETY: raw syscalls only, on prepared data and a stack-allocated argument block.
+    unsafe {
+        #[cfg(target_os = "linux")]
+        if let Some(cgroup) = &plan.cgroup {
+            let dir = libc::open(
+                cgroup.dir_path().as_ptr(),
+                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+            );
+            if dir >= 0 {
+                let args = CloneArgs {
+                    flags: CLONE_INTO_CGROUP,
+                    exit_signal: libc::SIGCHLD as u64,
+                    cgroup: dir as u64,
+                    ..CloneArgs::default()
+                };
+                let pid = libc::syscall(
+                    libc::SYS_clone3,
+                    &raw const args,
+                    std::mem::size_of::<CloneArgs>(),
+                );
+                if pid == 0 {
+                    // The child: `dir` is close-on-exec.
+                    return (0, true);
+                }
+                libc::close(dir);
+                if pid > 0 {
+                    return (pid as libc::pid_t, true);
+                }
+                // An older kernel (ENOSYS, E2BIG) or a refusal: fork, and the child joins.
+            }
+        }
+        (libc::fork(), plan.cgroup.is_none())
     }
 }
 
@@ -319,7 +403,7 @@ fn nap(nanos: libc::c_long) {
 }
 
 /// Kills every descendant (stopping them first so that none can fork during the sweep) and
-/// reaps them, until none is left or about two seconds have passed.
+/// reaps them, until none is left or about two seconds have passed. True when none is left.
 ///
 /// The child goes first, without a scan: as a subreaper we adopt whatever it leaves, so every
 /// remaining descendant has one of our children as its ancestor, and a supervisor without
@@ -327,7 +411,7 @@ fn nap(nanos: libc::c_long) {
 /// jobs), and it then costs no `/proc` scan — which reads every process's `stat`, often several
 /// times, and was most of the CPU time of a short `agentsh exec`.
 #[cfg(target_os = "linux")]
-unsafe fn kill_everything(child: libc::pid_t) {
+unsafe fn kill_everything(child: libc::pid_t) -> bool {
     // SAFETY: raw syscalls only.
     unsafe {
         libc::kill(child, libc::SIGKILL);
@@ -346,7 +430,7 @@ unsafe fn kill_everything(child: libc::pid_t) {
             nap(100_000);
         }
         if !reap(child) {
-            return; // No child, hence no descendant, is left.
+            return true; // No child, hence no descendant, is left.
         }
         // Something still runs: sweep.
         let me = libc::getpid() as u64;
@@ -365,29 +449,31 @@ unsafe fn kill_everything(child: libc::pid_t) {
             });
             let children_left = reap(child);
             if found == 0 && !children_left {
-                return; // Nothing left at all.
+                return true; // Nothing left at all.
             }
             if round > 0 {
                 nap(1_000_000);
             }
         }
+        false
     }
 }
 
 /// Without `/proc` and a subreaper, the reach is the supervisor's process group (the session it
 /// created): processes that moved to another group or session are not found.
 #[cfg(not(target_os = "linux"))]
-unsafe fn kill_everything(child: libc::pid_t) {
+unsafe fn kill_everything(child: libc::pid_t) -> bool {
     // SAFETY: raw syscalls only.
     unsafe {
         libc::kill(child, libc::SIGKILL);
         libc::signal(libc::SIGTERM, libc::SIG_IGN);
         libc::kill(0, libc::SIGKILL);
     }
+    false
 }
 
 /// The supervised child. Never returns.
-unsafe fn child_main(view: &ChildView<'_>, self_pipe: [c_int; 2]) -> ! {
+unsafe fn child_main(view: &ChildView<'_>, self_pipe: [c_int; 2], joined: bool) -> ! {
     // SAFETY: raw syscalls only, on descriptors and buffers prepared before the fork.
     unsafe {
         reset_signals();
@@ -441,9 +527,22 @@ unsafe fn child_main(view: &ChildView<'_>, self_pipe: [c_int; 2]) -> ! {
                 libc::_exit(127);
             }
         }
-        // Containment, child side: namespaces, then Landlock, then seccomp go here, after the
-        // descriptors are in place and before the working directory and the program are
-        // resolved inside them. Nothing is contained yet.
+        // Containment, child side, after the descriptors are in place and before the working
+        // directory and the program are resolved: first the tree's cgroup (before anything
+        // can fork, so that every descendant is born inside); later namespaces, then
+        // Landlock, then seccomp last (it may forbid the calls before it).
+        if let Some(cgroup) = plan.cgroup.as_ref().filter(|_| !joined) {
+            let fd = libc::open(
+                cgroup.procs_path().as_ptr(),
+                libc::O_WRONLY | libc::O_CLOEXEC,
+            );
+            // "0" is the writing process.
+            if fd < 0 || libc::write(fd, b"0".as_ptr().cast(), 1) != 1 {
+                report_error(SUP_ERROR, Stage::ChildCgroup, errno());
+                libc::_exit(127);
+            }
+            libc::close(fd);
+        }
         if libc::chdir(plan.cwd.as_ptr()) != 0 {
             report_error(SUP_ERROR, Stage::ChildCwd, errno());
             libc::_exit(127);
@@ -505,6 +604,17 @@ fn close_from(lowest: c_int) {
     };
     for fd in lowest..max {
         // SAFETY: closing an arbitrary descriptor number is harmless in the forked child.
+        unsafe { libc::close(fd) };
+    }
+}
+
+/// Writes `bytes` to the file at `path` (a cgroup control file), best effort.
+fn write_path(path: &std::ffi::CStr, bytes: &[u8]) {
+    // SAFETY: `path` is NUL-terminated.
+    let fd = unsafe { libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC) };
+    if fd >= 0 {
+        write_all_raw(fd, bytes);
+        // SAFETY: `fd` was opened above and is closed once.
         unsafe { libc::close(fd) };
     }
 }

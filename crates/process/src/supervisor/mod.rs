@@ -19,7 +19,11 @@
 //! - this module: the API ([`Supervisor`], [`SpawnSpec`], [`ChildStdio`], [`ChildExit`],
 //!   [`SpawnError`]) and the reading of the supervisor's reports;
 //! - `spawner`: the preparation in agentsh (`ForkPlan`: the spec as plain C data) and the
-//!   spawner thread that forks supervisors and reaps them;
+//!   fork;
+//! - `thread`: the spawner thread that forks supervisors, watches every one until it is gone
+//!   and then ends what it left (its cgroup, or what agentsh adopted as subreaper), however
+//!   it died;
+//! - `blocking`: a supervisor driven without a runtime (the rc snapshot's shell);
 //! - `forked`: everything that runs after the fork — the supervisor, the child until its
 //!   `execve`, the kill sweep — under the rule written at its top (only raw system calls on
 //!   data prepared beforehand).
@@ -27,9 +31,13 @@
 //! Containment (cgroups, namespaces, Landlock, seccomp) has one place on each side: prepared
 //! in `ForkPlan::new`, entered in the marked containment stage of the supervisor (before it
 //! forks the child) and of the child (before `chdir` and `execve`), described in `forked`.
+//! The cgroup per tree (`crate::containment`) is what holds the tree when the supervisor
+//! itself is killed.
 
+mod blocking;
 mod forked;
 mod spawner;
+mod thread;
 
 use std::ffi::{OsStr, OsString};
 use std::io;
@@ -42,8 +50,10 @@ use tokio::io::unix::AsyncFd;
 use tokio::sync::oneshot;
 
 use crate::kill::EndReport;
+pub(crate) use blocking::BlockingSupervisor;
 use forked::REPORT_CHILD_EXIT;
-use spawner::{ForkPlan, Request, spawner};
+use spawner::{ForkPlan, SpawnedRaw};
+use thread::{Request, spawner};
 
 /// The lowest descriptor number a [`SpawnSpec::fds`] entry may use in the child.
 pub(crate) const MIN_EXTRA_FD: RawFd = 3;
@@ -197,6 +207,8 @@ impl ChildExit {
 /// process tree: the supervisor kills every descendant and exits.
 #[derive(Debug)]
 pub struct Supervisor {
+    /// The spawner thread's name for it; 0 once released.
+    id: u64,
     pid: i32,
     child_pid: i32,
     control: Option<OwnedFd>,
@@ -213,16 +225,24 @@ impl Supervisor {
     pub async fn spawn(spec: SpawnSpec) -> Result<Self, SpawnError> {
         let plan = ForkPlan::new(spec)?;
         let (reply, answer) = oneshot::channel();
-        spawner()?
-            .send(Request::Spawn(Box::new(plan), reply))
-            .map_err(|_| SpawnError::Setup(io::Error::other("the spawner thread is gone")))?;
-        let raw = answer
+        spawner()?.send(Request::Spawn(
+            Box::new(plan),
+            Box::new(move |result| {
+                // The caller gave up waiting: its supervisor ends (the control pipe closes
+                // with `raw`) and must still be reaped.
+                if let Err(Ok(raw)) = reply.send(result) {
+                    release(raw.id, Box::new(|()| {}));
+                }
+            }),
+        ))?;
+        let raw: SpawnedRaw = answer
             .await
             .map_err(|_| SpawnError::Setup(io::Error::other("the spawner thread is gone")))??;
         // SAFETY: the OwnedFd owns its descriptor for the whole life of the AsyncFd.
         let report = unsafe { AsyncFd::register_with_interest(raw.report, Interest::READABLE) }
             .map_err(|err| SpawnError::Setup(err.into()))?;
         Ok(Self {
+            id: raw.id,
             pid: raw.pid,
             child_pid: raw.child_pid,
             control: Some(raw.control),
@@ -301,15 +321,18 @@ impl Supervisor {
         crate::kill::kill_below(self.pid(), grace).await
     }
 
-    /// Ends the whole tree and waits until the supervisor has exited (every descendant has
-    /// been sent SIGKILL and reaped by then, unless one is stuck in the kernel).
+    /// Ends the whole tree and waits until the supervisor has exited and its tree is gone
+    /// (every descendant has been sent SIGKILL and reaped by then, unless one is stuck in the
+    /// kernel). Also when the supervisor was killed: its cgroup is killed then (or, without
+    /// cgroups, what agentsh adopted from it).
     pub async fn shutdown(mut self) {
         self.control = None;
         let (done, wait) = oneshot::channel();
-        if let Ok(spawner) = spawner()
-            && spawner.send(Request::Reap(self.pid, Some(done))).is_ok()
-        {
-            self.pid = 0;
+        let done: thread::Reply<()> = Box::new(move |()| {
+            let _ = done.send(());
+        });
+        if release(self.id, done) {
+            self.id = 0;
             let _ = wait.await;
         }
     }
@@ -317,24 +340,29 @@ impl Supervisor {
 
 impl Drop for Supervisor {
     fn drop(&mut self) {
-        // Closing the control pipe tells the supervisor to end everything and exit.
+        // Closing the control pipe tells the supervisor to end everything and exit; the
+        // spawner thread cleans up after it once it is gone, and then reaps it.
         self.control = None;
-        if self.pid > 0
-            && let Ok(spawner) = spawner()
-        {
-            let _ = spawner.send(Request::Reap(self.pid, None));
+        if self.id > 0 {
+            release(self.id, Box::new(|()| {}));
         }
     }
 }
 
-struct Records {
-    items: Vec<(i32, i32)>,
-    eof: bool,
+/// Tells the spawner thread that the supervisor `id` has no handle any more; `done` runs once
+/// it has exited and its tree is gone. False when the spawner thread is gone.
+fn release(id: u64, done: thread::Reply<()>) -> bool {
+    spawner().is_ok_and(|spawner| spawner.send(Request::Release(id, done)).is_ok())
+}
+
+pub(crate) struct Records {
+    pub(crate) items: Vec<(i32, i32)>,
+    pub(crate) eof: bool,
 }
 
 /// Reads every complete 8-byte record available (the pipe is non-blocking). `WouldBlock` when
 /// nothing was available at all.
-fn read_records(fd: impl AsFd) -> io::Result<Records> {
+pub(crate) fn read_records(fd: impl AsFd) -> io::Result<Records> {
     let mut items = Vec::new();
     let mut buf = [0u8; 8 * 16];
     loop {

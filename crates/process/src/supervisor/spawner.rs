@@ -1,25 +1,20 @@
 //! The parent side of a spawn, in agentsh: turning a [`SpawnSpec`] into a [`ForkPlan`] of
-//! plain C data, and the *spawner* thread that forks supervisors and reaps the ones that were
-//! told to exit.
+//! plain C data, and the fork itself ([`fork_supervisor`], run by the spawner thread of
+//! `thread`).
 //!
-//! Forking happens on this one long-lived thread, so `PR_SET_PDEATHSIG` — which fires when the
-//! forking *thread* exits — fires only when agentsh itself is gone. Everything the forked code
-//! in `forked` reads is prepared here first; a future containment setting of [`SpawnSpec`] is
-//! prepared in [`ForkPlan::new`] too (see the containment stage in `forked`).
+//! Everything the forked code in `forked` reads is prepared here first, containment included:
+//! [`ForkPlan::new`] creates the tree's cgroup (see `crate::containment` and the containment
+//! stage in `forked`).
 
 use std::ffi::{CString, c_char};
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
-use std::sync::OnceLock;
-use std::sync::mpsc;
-use std::time::Duration;
-
-use rustix::process::{Pid, WaitOptions};
-use tokio::sync::oneshot;
 
 use super::forked::{REPORT_CHILD_PID, Stage, supervisor_main};
+use super::thread::{next_id, set_nonblocking};
 use super::{ChildStdio, MAX_EXTRA_FD, MIN_EXTRA_FD, SpawnError, SpawnSpec};
+use crate::containment::{self, Cgroup};
 
 /// Everything the forked processes need, prepared before `fork()`.
 pub(super) struct ForkPlan {
@@ -34,6 +29,8 @@ pub(super) struct ForkPlan {
     pub(super) extras: Vec<(OwnedFd, RawFd)>,
     pub(super) controlling_terminal: bool,
     pub(super) remove_on_exit: Option<CString>,
+    /// The tree's cgroup (see `crate::containment`); the child joins it before `execve`.
+    pub(super) cgroup: Option<Cgroup>,
 }
 
 fn cstring(bytes: &[u8], program: &str, what: &'static str) -> Result<CString, SpawnError> {
@@ -44,8 +41,8 @@ fn cstring(bytes: &[u8], program: &str, what: &'static str) -> Result<CString, S
 }
 
 impl ForkPlan {
-    /// Checks `spec` and converts it to C data. Containment settings, when `SpawnSpec` gets
-    /// them, are prepared here as well (files opened, maps formatted), never after the fork.
+    /// Checks `spec` and converts it to C data. Containment is prepared here as well (the
+    /// cgroup created; later settings: files opened, maps formatted), never after the fork.
     pub(super) fn new(spec: SpawnSpec) -> Result<Self, SpawnError> {
         let program_name = spec.program.display().to_string();
         let program_path = if spec.program.is_relative() && spec.program.components().count() > 1 {
@@ -113,6 +110,7 @@ impl ForkPlan {
             extras: spec.fds,
             controlling_terminal: spec.controlling_terminal,
             remove_on_exit,
+            cgroup: containment::new_cgroup(),
         })
     }
 }
@@ -130,85 +128,15 @@ pub(super) struct ChildView<'a> {
 
 /// A forked supervisor, as the spawner hands it back.
 pub(super) struct SpawnedRaw {
+    /// Names the supervisor to the spawner thread (pids are reused, ids are not).
+    pub(super) id: u64,
     pub(super) pid: i32,
     pub(super) child_pid: i32,
     pub(super) control: OwnedFd,
     pub(super) report: OwnedFd,
 }
 
-/// What the spawner thread is asked to do.
-pub(super) enum Request {
-    /// Fork a supervisor for this plan.
-    Spawn(
-        Box<ForkPlan>,
-        oneshot::Sender<Result<SpawnedRaw, SpawnError>>,
-    ),
-    /// Reap this supervisor once it has exited (it was told to), then answer.
-    Reap(i32, Option<oneshot::Sender<()>>),
-}
-
-/// The spawner thread, started on first use.
-pub(super) fn spawner() -> Result<&'static mpsc::Sender<Request>, SpawnError> {
-    static SPAWNER: OnceLock<mpsc::Sender<Request>> = OnceLock::new();
-    if let Some(sender) = SPAWNER.get() {
-        return Ok(sender);
-    }
-    let (tx, rx) = mpsc::channel();
-    std::thread::Builder::new()
-        .name("agentsh-spawner".into())
-        .spawn(move || spawner_loop(&rx))
-        .map_err(SpawnError::Setup)?;
-    // Two first callers at once: one sender is kept, the other thread sees its channel close.
-    Ok(SPAWNER.get_or_init(|| tx))
-}
-
-/// The spawner thread: forks supervisors (so their parent-death signal is tied to a thread
-/// that lives as long as agentsh) and reaps the ones that were told to exit.
-fn spawner_loop(requests: &mpsc::Receiver<Request>) {
-    let mut pending: Vec<(i32, Option<oneshot::Sender<()>>)> = Vec::new();
-    loop {
-        let request = if pending.is_empty() {
-            match requests.recv() {
-                Ok(request) => Some(request),
-                Err(_) => return,
-            }
-        } else {
-            match requests.recv_timeout(Duration::from_millis(5)) {
-                Ok(request) => Some(request),
-                Err(mpsc::RecvTimeoutError::Timeout) => None,
-                Err(mpsc::RecvTimeoutError::Disconnected) => return,
-            }
-        };
-        match request {
-            Some(Request::Spawn(plan, reply)) => {
-                let result = fork_supervisor(&plan);
-                if let Err(Some(pid)) = result.as_ref().map_err(|(_, pid)| *pid) {
-                    pending.push((pid, None));
-                }
-                let _ = reply.send(result.map_err(|(err, _)| err));
-            }
-            Some(Request::Reap(pid, done)) => pending.push((pid, done)),
-            None => {}
-        }
-        pending.retain_mut(|(pid, done)| {
-            let running = Pid::from_raw(*pid).is_some_and(|pid| {
-                matches!(
-                    rustix::process::waitpid(Some(pid), WaitOptions::NOHANG),
-                    Ok(None)
-                )
-            });
-            if running {
-                return true;
-            }
-            if let Some(done) = done.take() {
-                let _ = done.send(());
-            }
-            false
-        });
-    }
-}
-
-fn pipe_cloexec() -> io::Result<(OwnedFd, OwnedFd)> {
+pub(super) fn pipe_cloexec() -> io::Result<(OwnedFd, OwnedFd)> {
     #[cfg(target_os = "linux")]
     let pair = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
     #[cfg(not(target_os = "linux"))]
@@ -219,12 +147,6 @@ fn pipe_cloexec() -> io::Result<(OwnedFd, OwnedFd)> {
         pair
     };
     Ok(pair)
-}
-
-fn set_nonblocking(fd: impl AsFd) -> io::Result<()> {
-    let flags = rustix::fs::fcntl_getfl(&fd)?;
-    rustix::fs::fcntl_setfl(&fd, flags | rustix::fs::OFlags::NONBLOCK)?;
-    Ok(())
 }
 
 /// Reads until EOF or `buf` is full, retrying on EINTR; returns the number of bytes read.
@@ -241,10 +163,22 @@ fn read_full_blocking(fd: impl AsFd, buf: &mut [u8]) -> io::Result<usize> {
     Ok(got)
 }
 
-/// Forks the supervisor. On error, the supervisor's pid (if it was forked) comes back too so
-/// that it can be reaped.
-pub(super) fn fork_supervisor(plan: &ForkPlan) -> Result<SpawnedRaw, (SpawnError, Option<i32>)> {
-    let setup = |err| (SpawnError::Setup(err), None);
+/// Why [`fork_supervisor`] failed.
+pub(super) struct ForkFailure {
+    pub(super) error: SpawnError,
+    /// The supervisor, when it was forked: its id, pid and report pipe (it exits by itself).
+    pub(super) forked: Option<(u64, i32, OwnedFd)>,
+    /// The child could not join the plan's cgroup.
+    pub(super) cgroup_join: bool,
+}
+
+/// Forks the supervisor.
+pub(super) fn fork_supervisor(plan: &ForkPlan) -> Result<SpawnedRaw, ForkFailure> {
+    let setup = |err| ForkFailure {
+        error: SpawnError::Setup(err),
+        forked: None,
+        cgroup_join: false,
+    };
     let (control_r, control_w) = pipe_cloexec().map_err(setup)?;
     let (report_r, report_w) = pipe_cloexec().map_err(setup)?;
     let (error_r, error_w) = pipe_cloexec().map_err(setup)?;
@@ -289,15 +223,39 @@ pub(super) fn fork_supervisor(plan: &ForkPlan) -> Result<SpawnedRaw, (SpawnError
         unsafe { supervisor_main(&view) }
     }
     drop((control_r, report_w, error_w));
+    let id = next_id();
+    match start_up(plan, &error_r, &report_r) {
+        Ok(child_pid) => Ok(SpawnedRaw {
+            id,
+            pid,
+            child_pid,
+            control: control_w,
+            report: report_r,
+        }),
+        Err((error, cgroup_join)) => Err(ForkFailure {
+            error,
+            forked: Some((id, pid, report_r)),
+            cgroup_join,
+        }),
+    }
+}
 
+/// Reads how the start-up of a forked supervisor went: the child's pid, or the error (and
+/// whether it was the child joining its cgroup).
+fn start_up(
+    plan: &ForkPlan,
+    error_r: &OwnedFd,
+    report_r: &OwnedFd,
+) -> Result<i32, (SpawnError, bool)> {
+    let setup = |err| (SpawnError::Setup(err), false);
     let mut err_buf = [0u8; 5];
-    let got = read_full_blocking(&error_r, &mut err_buf)
-        .map_err(|err| (SpawnError::Setup(err), Some(pid)))?;
+    let got = read_full_blocking(error_r, &mut err_buf).map_err(setup)?;
     if got == 5 {
         let errno = i32::from_ne_bytes([err_buf[1], err_buf[2], err_buf[3], err_buf[4]]);
         let error = io::Error::from_raw_os_error(errno);
         let program = plan.program_name.clone();
-        let err = match Stage::from_byte(err_buf[0]) {
+        let stage = Stage::from_byte(err_buf[0]);
+        let err = match stage {
             Some(Stage::ChildExec) => SpawnError::Exec { program, error },
             Some(Stage::ChildCwd) => SpawnError::Cwd {
                 program,
@@ -311,30 +269,27 @@ pub(super) fn fork_supervisor(plan: &ForkPlan) -> Result<SpawnedRaw, (SpawnError
                     Some(Stage::SupervisorFds) => "descriptor setup",
                     Some(Stage::ChildFds) => "descriptor setup of the child",
                     Some(Stage::ChildTty) => "controlling terminal",
+                    Some(Stage::ChildCgroup) => "joining the cgroup",
                     _ => "unknown step",
                 },
                 error,
             },
         };
-        return Err((err, Some(pid)));
+        return Err((err, matches!(stage, Some(Stage::ChildCgroup))));
     }
     let mut pid_record = [0u8; 8];
-    let got = read_full_blocking(&report_r, &mut pid_record)
-        .map_err(|err| (SpawnError::Setup(err), Some(pid)))?;
+    let got = read_full_blocking(report_r, &mut pid_record).map_err(setup)?;
     let kind = i32::from_ne_bytes([pid_record[0], pid_record[1], pid_record[2], pid_record[3]]);
     if got != 8 || kind != REPORT_CHILD_PID {
-        return Err((
-            SpawnError::Setup(io::Error::other("the supervisor exited during start-up")),
-            Some(pid),
-        ));
+        return Err(setup(io::Error::other(
+            "the supervisor exited during start-up",
+        )));
     }
-    let child_pid =
-        i32::from_ne_bytes([pid_record[4], pid_record[5], pid_record[6], pid_record[7]]);
-    set_nonblocking(&report_r).map_err(|err| (SpawnError::Setup(err), Some(pid)))?;
-    Ok(SpawnedRaw {
-        pid,
-        child_pid,
-        control: control_w,
-        report: report_r,
-    })
+    set_nonblocking(report_r).map_err(setup)?;
+    Ok(i32::from_ne_bytes([
+        pid_record[4],
+        pid_record[5],
+        pid_record[6],
+        pid_record[7],
+    ]))
 }

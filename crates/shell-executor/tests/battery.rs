@@ -10,10 +10,9 @@
 use std::time::{Duration, Instant};
 
 use agentsh_process::shell::ShellSpec;
-use agentsh_protocol::BashResult;
 use agentsh_shell_executor::{SessionKey, ShellExecutor};
 
-use crate::common::{executor, request, run_req, runtime, session, which};
+use crate::common::{executor, run_on, runtime, session, which};
 
 /// What a hostile line must lead to.
 #[derive(Debug, Clone, Copy)]
@@ -368,18 +367,6 @@ fn battery(shell: &str, flags: &[&str], cases: &[Case]) {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-async fn call(
-    exec: &ShellExecutor,
-    s: &SessionKey,
-    spec: &ShellSpec,
-    command: &str,
-    timeout: Duration,
-) -> BashResult {
-    let mut req = request(command, s, timeout);
-    req.shell = spec.clone();
-    run_req(exec, req).await
-}
-
 async fn check(
     exec: &ShellExecutor,
     s: &SessionKey,
@@ -389,9 +376,9 @@ async fn check(
     case: &Case,
 ) -> Result<(), String> {
     let ten = Duration::from_secs(10);
-    call(exec, s, spec, "V=kept", ten).await;
+    run_on(exec, s, spec, "V=kept", ten).await;
     let started = Instant::now();
-    let hostile = call(exec, s, spec, case.line, LINE_TIMEOUT).await;
+    let hostile = run_on(exec, s, spec, case.line, LINE_TIMEOUT).await;
     if started.elapsed() > LINE_TIMEOUT + Duration::from_secs(2) {
         return Err(format!("took {:?}", started.elapsed()));
     }
@@ -430,7 +417,7 @@ async fn check(
             false
         }
     };
-    let next = call(exec, s, spec, "echo ok; false", ten).await;
+    let next = run_on(exec, s, spec, "echo ok; false", ten).await;
     // A trap the line set still fires for the user's commands (only for them).
     let fine = if kept && case.line.contains("trap ") {
         next.summary.output.lines().any(|line| line == "ok")
@@ -440,7 +427,7 @@ async fn check(
     if !fine || next.exit_code != Some(1) {
         return Err(format!("the next call gave {next:?}"));
     }
-    let var = call(exec, s, spec, "echo \"$V\"", ten).await;
+    let var = run_on(exec, s, spec, "echo \"$V\"", ten).await;
     let want = if kept { "kept" } else { "" };
     let seen = if kept && case.line.contains("trap ") {
         var.summary.output.lines().any(|line| line == want)

@@ -51,6 +51,19 @@ pub async fn run(executor: &ShellExecutor, session: &SessionKey, command: &str) 
     run_req(executor, request(command, session, Duration::from_secs(20))).await
 }
 
+/// Runs `command` in `spec`'s shell of `session` with `timeout` (panics on an `ExecError`).
+pub async fn run_on(
+    executor: &ShellExecutor,
+    session: &SessionKey,
+    spec: &ShellSpec,
+    command: &str,
+    timeout: Duration,
+) -> BashResult {
+    let mut req = request(command, session, timeout);
+    req.shell = spec.clone();
+    run_req(executor, req).await
+}
+
 pub async fn run_req(executor: &ShellExecutor, request: ExecRequest) -> BashResult {
     let mut sink = OutputSink::new(SinkOptions::default());
     run_into(executor, request, &mut sink).await

@@ -4,12 +4,9 @@
 use std::time::{Duration, Instant};
 
 use agentsh_process::shell::ShellSpec;
-use agentsh_protocol::BashResult;
-use agentsh_shell_executor::{SessionKey, ShellExecutor};
 
 use crate::common::{
-    alive_with, executor, path_str, request, run_req, runtime, session, tempdir, unique,
-    wait_until, which,
+    alive_with, executor, path_str, run_on, runtime, session, tempdir, unique, wait_until, which,
 };
 
 fn shells() -> Vec<ShellSpec> {
@@ -18,18 +15,6 @@ fn shells() -> Vec<ShellSpec> {
         .filter_map(which)
         .map(ShellSpec::from_path)
         .collect()
-}
-
-async fn call(
-    exec: &ShellExecutor,
-    s: &SessionKey,
-    spec: &ShellSpec,
-    command: &str,
-    timeout: Duration,
-) -> BashResult {
-    let mut req = request(command, s, timeout);
-    req.shell = spec.clone();
-    run_req(exec, req).await
 }
 
 const TEN: Duration = Duration::from_secs(10);
@@ -42,7 +27,7 @@ fn forged_completion_through_the_report_fifo_is_ignored() {
             let s = session(&format!("forge-{:?}", spec.kind));
             let start = Instant::now();
             // A report for the running command, written as the loop would, then the rest.
-            let forged = call(
+            let forged = run_on(
                 &exec,
                 &s,
                 &spec,
@@ -58,7 +43,7 @@ fn forged_completion_through_the_report_fifo_is_ignored() {
             assert!(start.elapsed() >= Duration::from_secs(1), "ended early");
             assert!(!forged.session_restarted);
             // A background writer that forges the next command's report: results stay in step.
-            let late = call(
+            let late = run_on(
                 &exec,
                 &s,
                 &spec,
@@ -67,13 +52,13 @@ fn forged_completion_through_the_report_fifo_is_ignored() {
             )
             .await;
             assert_eq!(late.exit_code, Some(0));
-            let next = call(&exec, &s, &spec, "sleep 1; echo second; (exit 4)", TEN).await;
+            let next = run_on(&exec, &s, &spec, "sleep 1; echo second; (exit 4)", TEN).await;
             assert_eq!(
                 (next.summary.output.as_str(), next.exit_code),
                 ("second\n", Some(4)),
                 "{spec:?}"
             );
-            let after = call(&exec, &s, &spec, "echo $((40 + 2))", TEN).await;
+            let after = run_on(&exec, &s, &spec, "echo $((40 + 2))", TEN).await;
             assert_eq!(after.summary.output, "42\n", "{spec:?}");
         }
     });
@@ -95,17 +80,17 @@ fn rest_of_the_command_does_not_run_after_a_timeout_when_it_traps_usr1() {
             for (i, trap) in traps.iter().enumerate() {
                 let s = session(&format!("usr1-{:?}-{i}", spec.kind));
                 let marker = dir.path().join(format!("m-{:?}-{i}", spec.kind));
-                call(&exec, &s, &spec, "V=kept", TEN).await;
+                run_on(&exec, &s, &spec, "V=kept", TEN).await;
                 let command = format!("{trap}; sleep 1.2; touch {}", path_str(&marker));
                 let start = Instant::now();
-                let stopped = call(&exec, &s, &spec, &command, Duration::from_millis(400)).await;
+                let stopped = run_on(&exec, &s, &spec, &command, Duration::from_millis(400)).await;
                 assert!(stopped.timed_out, "{spec:?} {trap}: {stopped:?}");
                 assert!(start.elapsed() < Duration::from_secs(3), "liveness");
                 // Had the rest run, `touch` would have by now.
                 std::thread::sleep(Duration::from_millis(1500).saturating_sub(start.elapsed()));
                 assert!(!marker.exists(), "{spec:?} `{trap}`: the rest ran after the stop");
                 // Earlier state is kept unless the shell had to be replaced.
-                let var = call(&exec, &s, &spec, "echo \"$V\"", TEN).await;
+                let var = run_on(&exec, &s, &spec, "echo \"$V\"", TEN).await;
                 let want = if stopped.session_restarted { "\n" } else { "kept\n" };
                 let shown: Vec<&str> = var.summary.output.lines().collect();
                 assert!(shown.contains(&want.trim_end()), "{spec:?} {trap}: {var:?}");
@@ -136,17 +121,17 @@ fn shadowed_or_disabled_machinery_neither_hides_a_status_nor_hangs() {
             let spec = ShellSpec::from_path(which(shell).expect("shell"));
             let s = session(&format!("machinery-{shell}-{hostile}"));
             let start = Instant::now();
-            let first = call(&exec, &s, &spec, hostile, TEN).await;
+            let first = run_on(&exec, &s, &spec, hostile, TEN).await;
             assert!(!first.timed_out, "{shell} `{hostile}`: {first:?}");
             // The true status of later failing commands, and no hang.
             for _ in 0..2 {
-                let failed = call(&exec, &s, &spec, "echo ok; false", TEN).await;
+                let failed = run_on(&exec, &s, &spec, "echo ok; false", TEN).await;
                 assert_eq!(
                     (failed.summary.output.as_str(), failed.exit_code),
                     ("ok\n", Some(1)),
                     "{shell} `{hostile}`: {failed:?}"
                 );
-                let status = call(&exec, &s, &spec, "(exit 5)", TEN).await;
+                let status = run_on(&exec, &s, &spec, "(exit 5)", TEN).await;
                 assert_eq!(status.exit_code, Some(5), "{shell} `{hostile}`");
             }
             // Five calls, each within 2 s of its command's end.
@@ -166,28 +151,28 @@ fn agentsh_machinery_stays_out_of_the_users_view() {
         let bash = ShellSpec::from_path(which("bash").expect("bash"));
         let s = session("machinery-view");
         // An ERR trap that exits does not end the shell on a timeout's way out.
-        call(&exec, &s, &bash, "V=kept; trap 'exit 42' ERR", TEN).await;
-        let stopped = call(&exec, &s, &bash, "sleep 5", Duration::from_secs(1)).await;
+        run_on(&exec, &s, &bash, "V=kept; trap 'exit 42' ERR", TEN).await;
+        let stopped = run_on(&exec, &s, &bash, "sleep 5", Duration::from_secs(1)).await;
         assert!(
             stopped.timed_out && !stopped.session_restarted,
             "{stopped:?}"
         );
-        let kept = call(&exec, &s, &bash, "echo \"$V\"; trap - ERR", TEN).await;
+        let kept = run_on(&exec, &s, &bash, "echo \"$V\"; trap - ERR", TEN).await;
         assert_eq!(kept.summary.output, "kept\n");
         // ERR fires once for a failing command, DEBUG once per user command.
-        call(&exec, &s, &bash, "trap 'echo E' ERR", TEN).await;
-        let err = call(&exec, &s, &bash, "false", TEN).await;
+        run_on(&exec, &s, &bash, "trap 'echo E' ERR", TEN).await;
+        let err = run_on(&exec, &s, &bash, "false", TEN).await;
         assert_eq!(
             (err.summary.output.as_str(), err.exit_code),
             ("E\n", Some(1))
         );
-        call(&exec, &s, &bash, "trap - ERR; trap 'echo D' DEBUG", TEN).await;
-        let debug = call(&exec, &s, &bash, "echo x", TEN).await;
+        run_on(&exec, &s, &bash, "trap - ERR; trap 'echo D' DEBUG", TEN).await;
+        let debug = run_on(&exec, &s, &bash, "echo x", TEN).await;
         assert_eq!(debug.summary.output, "D\nx\n");
-        call(&exec, &s, &bash, "trap - DEBUG", TEN).await;
+        run_on(&exec, &s, &bash, "trap - DEBUG", TEN).await;
         // The shell's report of a process agentsh killed is not the command's output.
         let sleeper = unique("100.7");
-        let killed = call(
+        let killed = run_on(
             &exec,
             &s,
             &bash,
@@ -197,13 +182,13 @@ fn agentsh_machinery_stays_out_of_the_users_view() {
         .await;
         assert_eq!(killed.summary.output, "started\n", "{killed:?}");
         assert!(wait_until(Duration::from_secs(5), || alive_with(&sleeper).is_empty()));
-        let after = call(&exec, &s, &bash, "echo \"$V\"", TEN).await;
+        let after = run_on(&exec, &s, &bash, "echo \"$V\"", TEN).await;
         assert_eq!(after.summary.output, "kept\n");
         // Closed or limited descriptors leave no loop error in any result.
         for hostile in ["exec 14>&- 10>&- 11>&- 12>&- 13>&- 15>&-", "ulimit -n 4"] {
-            let line = call(&exec, &s, &bash, hostile, TEN).await;
+            let line = run_on(&exec, &s, &bash, hostile, TEN).await;
             assert_eq!(line.summary.output, "", "`{hostile}`");
-            let next = call(&exec, &s, &bash, "echo clean", TEN).await;
+            let next = run_on(&exec, &s, &bash, "echo clean", TEN).await;
             assert_eq!(next.summary.output, "clean\n", "after `{hostile}`");
         }
     });

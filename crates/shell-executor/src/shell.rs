@@ -603,6 +603,37 @@ fn find_gave_up_file(dir: &Path, seq: u64) -> Option<bootstrap::GaveUp> {
         .find_map(|entry| bootstrap::parse_gave_up_file(entry.file_name().as_bytes(), seq))
 }
 
+/// Whether the shell has left its command, as far as `/proc` can tell (checked while no report
+/// came): it holds neither fd 1 nor fd 2, its fd 0 is closed or the trigger FIFO (the command's
+/// is `/dev/null` unless it closed it too), and it is not waiting for a child. A command that
+/// closed all three descriptors and then loops in builtins looks the same: it is replaced.
+fn shell_left_command(shell: u32, dir: &Path) -> bool {
+    if !shell_lacks_fds(shell, &[1, 2]) {
+        return false;
+    }
+    match std::fs::read_link(format!("/proc/{shell}/fd/0")) {
+        Ok(input) if input != dir.join(TRIGGER_FIFO) => return false,
+        Ok(_) => {}
+        Err(err) if err.kind() == io::ErrorKind::NotFound => {}
+        Err(_) => return false,
+    }
+    !waits_for_a_child(shell)
+}
+
+/// Whether the process sits in `wait4` (a shell running a foreground program).
+fn waits_for_a_child(pid: u32) -> bool {
+    /// `wait4`'s number, the first field of `/proc/<pid>/syscall` while it blocks there.
+    #[cfg(target_arch = "x86_64")]
+    const WAIT4: &str = "61";
+    #[cfg(target_arch = "aarch64")]
+    const WAIT4: &str = "260";
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    return false;
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    std::fs::read_to_string(format!("/proc/{pid}/syscall"))
+        .is_ok_and(|call| call.split(' ').next() == Some(WAIT4))
+}
+
 /// Whether the shell holds none of the descriptors in `fds`. Between commands the loop keeps 0,
 /// 1 and 2 closed (it opens 0 to read a trigger and 1 to write a report, never 2), and the
 /// command's `.` sets all three: a shell without fd 2 has finished sourcing its command.

@@ -223,6 +223,16 @@ const BASH_CASES: &[Case] = &[
         AsShell,
         "fd 7 is nobody's",
     ),
+    case(
+        "exec >&- 2>&-; sleep 1.5; echo gone",
+        AsShell,
+        "a command without stdout and stderr still runs (it is waiting for sleep)",
+    ),
+    case(
+        "exec <&- >&- 2>&-; sleep 1.5",
+        AsShell,
+        "likewise without stdin",
+    ),
     // Limits.
     case(
         "ulimit -n 4",

@@ -24,7 +24,10 @@ use tokio::io::unix::AsyncFd;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::{Output, StopMethod, StopReason, Verdict, send_signal, shell_lacks_fds, stop_command};
+use super::{
+    Output, StopMethod, StopReason, Verdict, send_signal, shell_lacks_fds, shell_left_command,
+    stop_command,
+};
 use crate::bootstrap::{self, UNWOUND_FILE};
 use crate::fifo::{Fifo, read_fd};
 
@@ -39,8 +42,8 @@ const COALESCE: Duration = Duration::from_millis(1);
 const MAX_READS_PER_TICK: usize = 16;
 /// The most read from the report FIFO at once (reports are a few bytes).
 const REPORT_READ: usize = 256;
-/// While no report came, how often the shell is checked for having left its command (it holds
-/// neither fd 1 nor fd 2 then: see `bootstrap`).
+/// While no report came, how often the shell is checked for having left its command (see
+/// `shell_left_command`).
 const END_CHECK: Duration = Duration::from_millis(250);
 /// How long after it left its command the loop gets to report before it counts as wedged.
 const REPORT_GRACE: Duration = Duration::from_secs(1);
@@ -286,7 +289,7 @@ impl<'a> CommandRun<'a> {
         if self.stopped.is_some() || self.wedged_after.is_some() {
             return;
         }
-        if shell_lacks_fds(self.stop.scope.shell, &[1, 2]) {
+        if shell_left_command(self.stop.scope.shell, &self.stop.dir) {
             self.wedged_after = Some(Instant::now() + REPORT_GRACE);
         } else {
             self.next_end_check = Some(Instant::now() + END_CHECK);

@@ -99,7 +99,7 @@ fn spawn_bash_true() -> Duration {
     start.elapsed()
 }
 
-/// Medians of the subject and of `bash -c true`, sampled alternately.
+/// Medians of the subject and of its baseline, sampled alternately.
 struct Paired {
     subject: Duration,
     baseline: Duration,
@@ -112,14 +112,19 @@ impl Paired {
 }
 
 /// Times `subject` `n` times in blocks of `block` samples, each block followed by as many
-/// baseline samples.
-fn paired(n: usize, block: usize, mut subject: impl FnMut() -> Duration) -> Paired {
+/// samples of `baseline`.
+fn paired(
+    n: usize,
+    block: usize,
+    mut subject: impl FnMut() -> Duration,
+    mut baseline: impl FnMut() -> Duration,
+) -> Paired {
     let mut subjects = Vec::with_capacity(n);
     let mut baselines = Vec::with_capacity(n);
     while subjects.len() < n {
         let count = block.min(n - subjects.len());
         subjects.extend((0..count).map(|_| subject()));
-        baselines.extend((0..count).map(|_| spawn_bash_true()));
+        baselines.extend((0..count).map(|_| baseline()));
     }
     Paired {
         subject: median(&subjects),
@@ -195,7 +200,7 @@ impl RpcServer {
 
 fn rpc_round_trip(env: &Env) -> Paired {
     let mut server = RpcServer::start(env, Path::new(AGENTSH));
-    let timings = paired(RPC_CALLS, RPC_BLOCK, || server.call());
+    let timings = paired(RPC_CALLS, RPC_BLOCK, || server.call(), spawn_bash_true);
     server.stop();
     timings
 }
@@ -206,17 +211,10 @@ fn rpc_round_trip(env: &Env) -> Paired {
 fn rpc_against_baseline(env: &Env, baseline: &Path) -> Paired {
     let mut subject = RpcServer::start(env, Path::new(AGENTSH));
     let mut base = RpcServer::start(env, baseline);
-    let (mut subjects, mut baselines) = (Vec::new(), Vec::new());
-    while subjects.len() < BASELINE_CALLS {
-        subjects.extend((0..RPC_BLOCK).map(|_| subject.call()));
-        baselines.extend((0..RPC_BLOCK).map(|_| base.call()));
-    }
+    let timings = paired(BASELINE_CALLS, RPC_BLOCK, || subject.call(), || base.call());
     subject.stop();
     base.stop();
-    Paired {
-        subject: median(&subjects),
-        baseline: median(&baselines),
-    }
+    timings
 }
 
 fn exec_true(env: &Env) -> Paired {
@@ -231,7 +229,7 @@ fn exec_true(env: &Env) -> Paired {
     };
     // Warm-up: takes and caches the rc snapshot.
     run();
-    paired(EXEC_RUNS, 1, run)
+    paired(EXEC_RUNS, 1, run, spawn_bash_true)
 }
 
 /// `VmHWM` of `pid` in KiB, while it is alive.

@@ -17,5 +17,6 @@ pub use kill::{EndReport, TERM_GRACE, end_command, end_command_with, kill_tree};
 pub use supervisor::{ChildExit, ChildStdio, MAX_EXTRA_FD, SpawnError, SpawnSpec, Supervisor};
 pub use tree::{
     CommandScope, MARKER_VAR, ProcessInfo, SignalDispositions, StartMark, can_attribute,
-    command_processes, descendants, process_info, signal_dispositions,
+    command_processes, descendants, fd_target, process_info, signal_dispositions,
+    waits_for_a_child,
 };

@@ -210,6 +210,31 @@ pub fn signal_dispositions(pid: u32) -> Option<SignalDispositions> {
     SignalDispositions::parse(procfs::read_file(&path, &mut buf)?)
 }
 
+/// What descriptor `fd` of `pid` refers to (`/proc/<pid>/fd/<fd>`): `Ok(None)` when the process
+/// has no such descriptor open.
+pub fn fd_target(pid: u32, fd: u32) -> io::Result<Option<std::path::PathBuf>> {
+    match std::fs::read_link(format!("/proc/{pid}/fd/{fd}")) {
+        Ok(target) => Ok(Some(target)),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(err) => Err(err),
+    }
+}
+
+/// Whether `pid` is blocked in `wait4` (a shell running a foreground program), from
+/// `/proc/<pid>/syscall`; false where that cannot be told.
+pub fn waits_for_a_child(pid: u32) -> bool {
+    /// `wait4`'s number, the first field of `/proc/<pid>/syscall` while it blocks there.
+    #[cfg(target_arch = "x86_64")]
+    const WAIT4: &str = "61";
+    #[cfg(target_arch = "aarch64")]
+    const WAIT4: &str = "260";
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    return false;
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    std::fs::read_to_string(format!("/proc/{pid}/syscall"))
+        .is_ok_and(|call| call.split(' ').next() == Some(WAIT4))
+}
+
 #[cfg(test)]
 fn parse_stat(pid: u32, stat: &[u8]) -> Option<ProcessInfo> {
     ProcessInfo::from_stat(u64::from(pid), &Stat::parse(stat)?)
@@ -502,5 +527,25 @@ mod tests {
         assert!(!dispositions.catches(0) && !dispositions.catches(65));
         let own = signal_dispositions(std::process::id()).expect("own status");
         assert_eq!(own.ignored & own.caught, 0, "{own:?}");
+    }
+
+    #[test]
+    fn descriptors_and_waits_come_from_proc() {
+        let me = std::process::id();
+        assert!(fd_target(me, 0).expect("readable").is_some());
+        assert_eq!(fd_target(me, 1_000_000).expect("readable"), None);
+        // `; :` keeps sh from exec'ing sleep: it forks and waits.
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "sleep 1; :"])
+            .spawn()
+            .expect("sh runs");
+        let sh = child.id();
+        let waiting = (0..40).any(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            waits_for_a_child(sh)
+        });
+        let _ = child.wait();
+        assert!(waiting, "sh running sleep never showed wait4");
+        assert!(!waits_for_a_child(me));
     }
 }

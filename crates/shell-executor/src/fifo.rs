@@ -189,7 +189,7 @@ impl Fifo {
         }
     }
 
-    /// Reads whatever is buffered right now (after [`Fifo::release`]), up to `limit` bytes,
+    /// Reads whatever is buffered right now, up to `limit` bytes,
     /// passing it to `emit`. Returns true at EOF (no writer left).
     pub(crate) fn drain_now(
         &self,

@@ -13,7 +13,8 @@ use std::time::Duration;
 use agentsh_process::shell::{ShellKind, ShellSpec};
 use agentsh_process::{
     ChildExit, CommandScope, SpawnSpec, StartMark, Supervisor, TERM_GRACE, can_attribute,
-    command_processes, descendants, end_command_with, process_info, signal_dispositions,
+    command_processes, descendants, end_command_with, fd_target, process_info, signal_dispositions,
+    waits_for_a_child,
 };
 use rustix::process::{Pid, Signal};
 use tokio::io::unix::AsyncFd;
@@ -510,12 +511,9 @@ fn stop_signal_is_the_loops(shell: u32, stop: i32) -> bool {
 
 /// Sends the signal numbered `signal` to `pid`, best effort.
 fn send_raw_signal(pid: u32, signal: i32) {
-    if let Some(pid) = i32::try_from(pid).ok().and_then(Pid::from_raw) {
-        // SAFETY: `signal` is a real-time signal number agentsh itself does not use; sending it
-        // to another process has no effect on this one.
-        let signal = unsafe { Signal::from_raw_unchecked(signal) };
-        let _ = rustix::process::kill_process(pid, signal);
-    }
+    // SAFETY: `signal` is a real-time signal number agentsh itself does not use; sending it to
+    // another process has no effect on this one.
+    send_signal(pid, unsafe { Signal::from_raw_unchecked(signal) });
 }
 
 /// Where the shells' private directories go: a tmpfs when there is one (the per-command files
@@ -608,38 +606,20 @@ fn find_gave_up_file(dir: &Path, seq: u64) -> Option<bootstrap::GaveUp> {
 /// is `/dev/null` unless it closed it too), and it is not waiting for a child. A command that
 /// closed all three descriptors and then loops in builtins looks the same: it is replaced.
 fn shell_left_command(shell: u32, dir: &Path) -> bool {
-    if !shell_lacks_fds(shell, &[1, 2]) {
-        return false;
-    }
-    match std::fs::read_link(format!("/proc/{shell}/fd/0")) {
-        Ok(input) if input != dir.join(TRIGGER_FIFO) => return false,
-        Ok(_) => {}
-        Err(err) if err.kind() == io::ErrorKind::NotFound => {}
-        Err(_) => return false,
-    }
-    !waits_for_a_child(shell)
+    let input_is_the_loops = match fd_target(shell, 0) {
+        Ok(None) => true,
+        Ok(Some(input)) => input == dir.join(TRIGGER_FIFO),
+        Err(_) => false,
+    };
+    shell_lacks_fd(shell, 1)
+        && shell_lacks_fd(shell, 2)
+        && input_is_the_loops
+        && !waits_for_a_child(shell)
 }
 
-/// Whether the process sits in `wait4` (a shell running a foreground program).
-fn waits_for_a_child(pid: u32) -> bool {
-    /// `wait4`'s number, the first field of `/proc/<pid>/syscall` while it blocks there.
-    #[cfg(target_arch = "x86_64")]
-    const WAIT4: &str = "61";
-    #[cfg(target_arch = "aarch64")]
-    const WAIT4: &str = "260";
-    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-    return false;
-    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-    std::fs::read_to_string(format!("/proc/{pid}/syscall"))
-        .is_ok_and(|call| call.split(' ').next() == Some(WAIT4))
-}
-
-/// Whether the shell holds none of the descriptors in `fds`. Between commands the loop keeps 0,
-/// 1 and 2 closed (it opens 0 to read a trigger and 1 to write a report, never 2), and the
-/// command's `.` sets all three: a shell without fd 2 has finished sourcing its command.
-fn shell_lacks_fds(shell: u32, fds: &[u8]) -> bool {
-    fds.iter().all(|fd| {
-        std::fs::symlink_metadata(format!("/proc/{shell}/fd/{fd}"))
-            .is_err_and(|err| err.kind() == io::ErrorKind::NotFound)
-    })
+/// Whether the shell has no descriptor `fd` open. Between commands the loop keeps 0, 1 and 2
+/// closed (it opens 0 to read a trigger and 1 to write a report, never 2), and the command's
+/// `.` sets all three: a shell without fd 2 has finished sourcing its command.
+fn shell_lacks_fd(shell: u32, fd: u32) -> bool {
+    matches!(fd_target(shell, fd), Ok(None))
 }

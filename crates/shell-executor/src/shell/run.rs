@@ -25,7 +25,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    Output, StopMethod, StopReason, Verdict, send_signal, shell_lacks_fds, shell_left_command,
+    Output, StopMethod, StopReason, Verdict, send_signal, shell_lacks_fd, shell_left_command,
     stop_command,
 };
 use crate::bootstrap::{self, UNWOUND_FILE};
@@ -220,7 +220,12 @@ impl<'a> CommandRun<'a> {
                 // The command's processes are gone and the shell is frozen: what the FIFO
                 // holds is the whole rest of the command's output. Once the shell goes on,
                 // what it writes (its report of a killed process) is not the command's.
-                if self.drain_now().is_err() {
+                let out = &mut *self.out;
+                if self
+                    .fifo
+                    .drain_now(self.buf, usize::MAX, &mut |bytes| out.chunk(bytes))
+                {
+                    // EOF although agentsh holds a writer: the FIFO is broken.
                     return Some(CommandEnd::Replace);
                 }
                 self.resumed = true;
@@ -259,7 +264,7 @@ impl<'a> CommandRun<'a> {
                     // Only the loop reports once the shell has left the command (its fd 2 is
                     // closed; the loop writes reports on fd 1): a command that wrote a report
                     // itself (the FIFO is reachable by path) is still running, stderr open.
-                    if !shell_lacks_fds(self.stop.scope.shell, &[2]) {
+                    if !shell_lacks_fd(self.stop.scope.shell, 2) {
                         continue;
                     }
                     // A resumed stop must have been taken by the loop's trap; anything else
@@ -293,18 +298,6 @@ impl<'a> CommandRun<'a> {
             self.wedged_after = Some(Instant::now() + REPORT_GRACE);
         } else {
             self.next_end_check = Some(Instant::now() + END_CHECK);
-        }
-    }
-
-    /// Reads everything the FIFO holds now and passes it on.
-    fn drain_now(&mut self) -> io::Result<()> {
-        loop {
-            match self.fifo.read_now(self.buf) {
-                Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
-                Ok(n) => self.out.chunk(&self.buf[..n]),
-                Err(err) if err.kind() == io::ErrorKind::WouldBlock => return Ok(()),
-                Err(err) => return Err(err),
-            }
         }
     }
 

@@ -8,10 +8,9 @@
 //! background until its last writer closes, so late output never reaches a later command and
 //! the job never dies of SIGPIPE. Then it returns to the pool.
 //!
-//! A reader can leave the epoll set ([`Fifo::unpoll`]) and be read on a timer instead: a pipe
-//! in an epoll set wakes its watcher on every write, and a pipeline writes 4–8 KiB at a time, so
-//! for a command that prints a lot the wake-ups would cost more than the bytes. When to switch
-//! is the command's event loop's decision (`shell::run`: after 1 MiB, every millisecond).
+//! A pipe in an epoll set wakes its watcher on every write while the watcher waits; a reader
+//! that takes everything buffered on each wake-up (`shell::run`) is woken once per write only
+//! while it keeps up, and reads large pieces once the producer is faster.
 
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -118,17 +117,8 @@ impl Fifo {
         Ok(())
     }
 
-    /// Takes the reader out of the epoll set (see the module docs).
-    pub(crate) fn unpoll(&mut self) {
-        if let Reader::Polled(_) = self.reader
-            && let Reader::Polled(fd) = std::mem::replace(&mut self.reader, Reader::Gone)
-        {
-            self.reader = Reader::Unpolled(fd.into_inner());
-        }
-    }
-
     /// Waits until the reader is readable and reads once (`WouldBlock` clears the readiness).
-    /// Never ready while unpolled.
+    /// Never ready while not in the epoll set.
     pub(crate) async fn read_ready(&self, buf: &mut [u8]) -> io::Result<usize> {
         let Reader::Polled(fd) = &self.reader else {
             return std::future::pending().await;

@@ -150,9 +150,26 @@ fn boot_ticks() -> u64 {
     }
 }
 
+/// The last pid allocated in the caller's pid namespace. The file stays open: one `pread` per
+/// command instead of open, read and close (the value read is always the reader's namespace's).
 fn last_pid() -> Option<u32> {
+    static FILE: std::sync::OnceLock<Option<std::os::fd::OwnedFd>> = std::sync::OnceLock::new();
+    let file = FILE.get_or_init(|| {
+        rustix::fs::open(
+            "/proc/sys/kernel/ns_last_pid",
+            rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC,
+            rustix::fs::Mode::empty(),
+        )
+        .ok()
+    });
     let mut buf = [0u8; 16];
-    let text = procfs::read_file(c"/proc/sys/kernel/ns_last_pid", &mut buf)?;
+    let text = match file {
+        Some(fd) => {
+            let n = rustix::io::retry_on_intr(|| rustix::io::pread(fd, &mut buf, 0)).ok()?;
+            buf.get(..n)?
+        }
+        None => procfs::read_file(c"/proc/sys/kernel/ns_last_pid", &mut buf)?,
+    };
     std::str::from_utf8(text).ok()?.trim().parse().ok()
 }
 
@@ -418,6 +435,22 @@ mod tests {
         assert_eq!(info.state, b'S');
         assert_eq!(info.ppid, 1);
         assert_eq!(info.start_ticks, 98765);
+    }
+
+    #[test]
+    fn last_pid_read_again_from_the_open_file_sees_new_processes() {
+        let before = last_pid().expect("ns_last_pid is readable");
+        let child = std::process::Command::new("true")
+            .spawn()
+            .expect("spawn true");
+        let pid = child.id();
+        let after = last_pid().expect("ns_last_pid is readable");
+        let _ = child.wait_with_output();
+        // Pids grow until they wrap; a wrap in between is the only way this can be false.
+        assert!(
+            after >= pid && (pid > before || before > after),
+            "before {before}, child {pid}, after {after}"
+        );
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use agentsh_bash_normalize::{merge_limits, normalize};
-use agentsh_output_sink::{OutputSink, Sanitizer, TailBuffer};
+use agentsh_output_sink::{OutputSink, TailBuffer};
 use agentsh_protocol::BashResult;
 use agentsh_pty_runtime::{PtyCommand, PtyController, PtySession};
 use agentsh_shell_executor::{CancellationToken, Surface};
@@ -201,7 +201,7 @@ async fn run_piped(
     let mut live = LiveUpdates::new(session.settings().output.max_bytes);
     let cancel = session.call_token();
     let run = {
-        let mut on_chunk = |chunk: &[u8]| live.push(chunk, &mut *on_update);
+        let mut on_chunk = |text: &str| live.push(text, &mut *on_update);
         let run = session.run(
             command,
             cwd.to_path_buf(),
@@ -251,9 +251,9 @@ async fn stop_on_cancel<T>(
 /// How long the tool path waits between two live updates (≤ 20 per second).
 const UPDATE_INTERVAL: Duration = Duration::from_millis(50);
 
-/// Throttled tail snapshots for live updates (≤ 20 per second; the last one always sent).
+/// Throttled tail snapshots for live updates (≤ 20 per second; the last one always sent), of
+/// the text the sink commits (the sink's sanitiser's output: the stream is sanitised once).
 struct LiveUpdates {
-    sanitizer: Sanitizer,
     tail: TailBuffer,
     last_sent: Option<Instant>,
     unsent: bool,
@@ -262,16 +262,14 @@ struct LiveUpdates {
 impl LiveUpdates {
     fn new(limit: u64) -> Self {
         Self {
-            sanitizer: Sanitizer::new(),
             tail: TailBuffer::new(usize::try_from(limit).unwrap_or(usize::MAX)),
             last_sent: None,
             unsent: false,
         }
     }
 
-    fn push(&mut self, chunk: &[u8], on_update: &mut impl FnMut(ToolUpdate)) {
-        let tail = &mut self.tail;
-        self.sanitizer.push(chunk, |text| tail.push(text));
+    fn push(&mut self, text: &str, on_update: &mut impl FnMut(ToolUpdate)) {
+        self.tail.push(text);
         self.unsent = true;
         if self
             .last_sent
@@ -281,11 +279,9 @@ impl LiveUpdates {
         }
     }
 
+    /// After the run (the sink has committed everything): the last snapshot, unless sent.
     fn finish(&mut self, on_update: &mut impl FnMut(ToolUpdate)) {
-        let tail = &mut self.tail;
-        let before = tail.total_bytes();
-        self.sanitizer.finish(|text| tail.push(text));
-        if self.unsent || tail.total_bytes() != before {
+        if self.unsent {
             self.send(on_update);
         }
     }

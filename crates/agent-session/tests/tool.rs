@@ -426,6 +426,50 @@ async fn live_updates_arrive_and_end_with_the_last_state() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn the_last_live_update_has_the_unfinished_line_and_the_tail_of_a_flood() {
+    let world = World::new();
+    let mut updates = Vec::new();
+    world
+        .session
+        .execute_tool(
+            "live-bar",
+            &json!({"command": "printf 'a\\nprogress 10%%\\rprogress 100%%'"}),
+            ToolContext::default(),
+            |update| updates.push(update.text),
+        )
+        .await;
+    // The progress bar collapses to its last state, and the line without a newline counts.
+    assert_eq!(updates.last().map(String::as_str), Some("a\nprogress 100%"));
+
+    let mut updates = Vec::new();
+    let started = std::time::Instant::now();
+    world
+        .session
+        .execute_tool(
+            "live-flood",
+            &json!({"command": "seq 1 300000"}),
+            ToolContext::default(),
+            |update| updates.push(update.text),
+        )
+        .await;
+    let elapsed = started.elapsed();
+    let last = updates.last().expect("updates");
+    assert!(
+        last.ends_with("299999\n300000\n"),
+        "{:?}",
+        &last[last.len() - 40..]
+    );
+    assert!(last.len() <= 51_200, "{}", last.len());
+    // Throttled to one per 50 ms, plus the last one.
+    let allowed = elapsed.as_millis() / 50 + 2;
+    assert!(
+        updates.len() as u128 <= allowed,
+        "{} updates in {elapsed:?}",
+        updates.len()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn bang_commands_run_on_their_own_shell_and_are_recorded() {
     let world = World::new();
     world.run("export WHERE=tool").await;

@@ -100,6 +100,21 @@ impl OutputSink {
             .push_bytes(chunk, &mut |bytes: &[u8]| committed.commit(bytes));
     }
 
+    /// [`push`](OutputSink::push), also handing each piece of text it commits to `on_text`, in
+    /// order: a live view (e.g. a [`TailBuffer`](crate::TailBuffer)) gets the sink's own
+    /// sanitised text without sanitising the stream a second time. The unfinished line comes
+    /// with [`dump_with`](OutputSink::dump_with).
+    pub fn push_with(&mut self, chunk: &[u8], on_text: &mut dyn FnMut(&str)) {
+        if self.finished {
+            return;
+        }
+        let committed = &mut self.committed;
+        self.sanitizer.push_bytes(chunk, &mut |bytes: &[u8]| {
+            committed.commit(bytes);
+            pass_text(bytes, on_text);
+        });
+    }
+
     /// True once the head capture has seen its N complete lines (at once for N = 0); the caller
     /// then stops the command the way `head` stops a pipeline. False without a head capture.
     pub fn head_satisfied(&self) -> bool {
@@ -151,11 +166,19 @@ impl OutputSink {
     /// overflowed — and `output` is the kept tail. Calling it again reports the same stream
     /// again.
     pub fn dump(&mut self) -> OutputSummary {
+        self.dump_with(&mut |_| {})
+    }
+
+    /// [`dump`](OutputSink::dump), handing the text the end of the stream commits (the
+    /// unfinished line) to `on_text` first, as [`push_with`](OutputSink::push_with) does.
+    pub fn dump_with(&mut self, on_text: &mut dyn FnMut(&str)) -> OutputSummary {
         if !self.finished {
             self.finished = true;
             let committed = &mut self.committed;
-            self.sanitizer
-                .finish_bytes(&mut |bytes: &[u8]| committed.commit(bytes));
+            self.sanitizer.finish_bytes(&mut |bytes: &[u8]| {
+                committed.commit(bytes);
+                pass_text(bytes, on_text);
+            });
             self.committed.end_spill();
         }
         let text = self.committed.ring.to_text();
@@ -188,6 +211,13 @@ impl fmt::Debug for OutputSink {
             .field("spill", &spill)
             .field("finished", &self.finished)
             .finish_non_exhaustive()
+    }
+}
+
+/// Hands committed text (whole characters of well-formed UTF-8 by the sanitiser's rules) on.
+fn pass_text(bytes: &[u8], on_text: &mut dyn FnMut(&str)) {
+    if let Ok(text) = std::str::from_utf8(bytes) {
+        on_text(text);
     }
 }
 

@@ -99,6 +99,29 @@ proptest! {
         prop_assert_eq!(&first_record.bytes, &second_record.bytes);
     }
 
+    /// What `push_with`/`dump_with` hand on is exactly the sink's committed text: the whole
+    /// reference text in order, however the stream is cut, and the dump is the same as without
+    /// a callback.
+    #[test]
+    fn push_with_hands_on_the_reference_text(
+        bytes in stream(),
+        cuts in prop::collection::vec(any::<Index>(), 0..40),
+        max_bytes in prop_oneof![Just(0usize), 1usize..200, Just(70_000)],
+    ) {
+        let expected = sanitize(&bytes);
+        let options = || agentsh_output_sink::SinkOptions { max_bytes, ..Default::default() };
+        let mut plain = agentsh_output_sink::OutputSink::new(options());
+        let mut with = agentsh_output_sink::OutputSink::new(options());
+        let mut seen = String::new();
+        for piece in split(&bytes, &cuts) {
+            plain.push(piece);
+            with.push_with(piece, &mut |text| seen.push_str(text));
+        }
+        let summary = with.dump_with(&mut |text| seen.push_str(text));
+        prop_assert_eq!(seen.as_str(), expected.as_str());
+        prop_assert_eq!(summary, plain.dump());
+    }
+
     /// With no controls and no escapes, sanitising is `String::from_utf8_lossy`: the lossy rule
     /// is tested against std, not only against the reference.
     #[test]

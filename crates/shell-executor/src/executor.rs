@@ -16,8 +16,10 @@ use crate::error::ExecError;
 use crate::request::{ExecRequest, ExecutorConfig};
 use crate::shell::{Output, RunOutcome, ShellProcess, StopReason};
 
-/// A callback that sees every raw output chunk as it arrives.
-pub type ChunkCallback<'a> = &'a mut (dyn FnMut(&[u8]) + Send);
+/// A callback that sees the output as the sink commits it: sanitised text, in order, each
+/// piece once (the unfinished line when the command ends), so that a live view needs no
+/// sanitiser of its own.
+pub type ChunkCallback<'a> = &'a mut (dyn FnMut(&str) + Send);
 
 /// A shell environment and what it was built from.
 struct BuiltEnv {
@@ -52,16 +54,16 @@ impl Default for ShellExecutor {
     }
 }
 
-struct SinkOutput<'a, 'b> {
+struct SinkOutput<'a, 'b, 'c> {
     sink: &'a mut OutputSink,
-    on_chunk: Option<ChunkCallback<'b>>,
+    on_chunk: &'b mut Option<ChunkCallback<'c>>,
 }
 
-impl Output for SinkOutput<'_, '_> {
+impl Output for SinkOutput<'_, '_, '_> {
     fn chunk(&mut self, bytes: &[u8]) {
-        self.sink.push(bytes);
-        if let Some(on_chunk) = self.on_chunk.as_mut() {
-            on_chunk(bytes);
+        match self.on_chunk.as_mut() {
+            Some(on_chunk) => self.sink.push_with(bytes, &mut **on_chunk),
+            None => self.sink.push(bytes),
         }
     }
 
@@ -81,7 +83,7 @@ impl ShellExecutor {
     }
 
     /// Runs `request` in the shell of its key (started on first use, replaced transparently
-    /// when it died), streaming every output chunk to `sink` and `on_chunk`.
+    /// when it died), streaming every output chunk to `sink`, and the text it commits to `on_chunk`.
     ///
     /// Timeouts, aborts (`request.cancel`), non-zero exits and dead shells are results (a
     /// stopped command's [`BashResult::annotation`] says which stopped it); an error means the
@@ -114,9 +116,10 @@ impl ShellExecutor {
         close_all(evicted).await;
 
         // A call queued behind another one can be aborted while it waits: it never runs.
+        let mut on_chunk = on_chunk;
         let outcome = tokio::select! {
             mut shell = hold.slot().shell.lock() => {
-                let output = SinkOutput { sink: &mut *sink, on_chunk };
+                let output = SinkOutput { sink: &mut *sink, on_chunk: &mut on_chunk };
                 run_in(&mut shell, &request, env, output).await
             }
             () = request.cancel.cancelled() => Ok(RunOutcome::aborted()),
@@ -130,7 +133,10 @@ impl ShellExecutor {
             Some(StopReason::Head) | None => None,
         };
         Ok(BashResult {
-            summary: sink.dump(),
+            summary: match on_chunk {
+                Some(on_chunk) => sink.dump_with(on_chunk),
+                None => sink.dump(),
+            },
             annotation,
             exit_code: outcome.exit_code,
             cancelled: matches!(
@@ -204,7 +210,7 @@ async fn run_in(
     slot: &mut Option<ShellProcess>,
     request: &ExecRequest,
     env: Arc<Vec<(OsString, OsString)>>,
-    mut output: SinkOutput<'_, '_>,
+    mut output: SinkOutput<'_, '_, '_>,
 ) -> Result<RunOutcome, ExecError> {
     let alive = slot.as_mut().is_some_and(ShellProcess::is_alive);
     let same_shell = slot.as_ref().is_some_and(|s| s.spec() == &request.shell);

@@ -253,7 +253,13 @@ async fn truncated_timeout_keeps_the_notice() {
 fn listing(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
         .expect("the store exists")
-        .map(|entry| entry.expect("entry").file_name().to_string_lossy().into_owned())
+        .map(|entry| {
+            entry
+                .expect("entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
         .collect();
     names.sort();
     names
@@ -295,10 +301,7 @@ async fn an_artifact_that_cannot_be_allocated_at_overflow_is_a_warning() {
     let world = World::new();
     assert!(world.session.take_warnings().is_empty());
     let store = world.dir.path().join("artifacts");
-    let command = format!(
-        "rm -r '{0}' && : > '{0}' && seq 1 100000",
-        store.display()
-    );
+    let command = format!("rm -r '{0}' && : > '{0}' && seq 1 100000", store.display());
     let result = world.run(&command).await;
     assert!(!result.is_error, "{}", result.text());
     let truncation = &details(&result)["meta"]["truncation"];

@@ -193,8 +193,10 @@ fn an_artifact_that_cannot_be_allocated_at_overflow_is_warned_about_by_exec() {
 fn an_artifact_that_cannot_be_allocated_at_overflow_is_a_warning_event_in_rpc() {
     let env = TestEnv::new();
     let mut rpc = env.rpc();
-    rpc.send_json(&json!({"id": "t", "type": "tool_call", "toolCallId": "c", "name": "bash",
-                          "arguments": {"command": break_store_then_overflow(&env)}}));
+    rpc.send_json(
+        &json!({"id": "t", "type": "tool_call", "toolCallId": "c", "name": "bash",
+                          "arguments": {"command": break_store_then_overflow(&env)}}),
+    );
     let lines = rpc.until(LIVENESS, |line| is_response(line, "t"));
     let warnings: Vec<&Value> = lines
         .iter()

@@ -446,7 +446,13 @@ fn read_artifact_returns_lines_of_a_spilled_output() {
 fn store_listing(env: &TestEnv) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(env.artifacts_dir())
         .expect("the store exists")
-        .map(|entry| entry.expect("entry").file_name().to_string_lossy().into_owned())
+        .map(|entry| {
+            entry
+                .expect("entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
         .collect();
     names.sort();
     names
@@ -461,8 +467,10 @@ fn calls_whose_output_fits_create_no_artifact_file() {
     let mut rpc = env.rpc();
     for n in 0..5 {
         let id = format!("t{n}");
-        rpc.send_json(&json!({"id": id, "type": "tool_call", "toolCallId": id, "name": "bash",
-                              "arguments": {"command": "seq 1 10"}}));
+        rpc.send_json(
+            &json!({"id": id, "type": "tool_call", "toolCallId": id, "name": "bash",
+                              "arguments": {"command": "seq 1 10"}}),
+        );
         let data = rpc.response(&id)["data"].clone();
         assert_eq!(data["details"]["meta"].get("truncation"), None, "{data}");
     }

@@ -85,7 +85,7 @@ fn overflow_spills_the_whole_stream_and_keeps_the_tail() {
 /// opened exactly once, by the commit that overflows the tail, and never for output that fits.
 #[test]
 fn a_source_is_opened_once_at_the_first_overflow() {
-    let (source, counter, recorder) = CountingSource::new("8");
+    let (source, counter, recorder) = CountingSource::boxed("8");
     let mut sink = OutputSink::new(SinkOptions {
         max_bytes: 10,
         head_lines: None,
@@ -118,7 +118,7 @@ fn a_source_is_opened_once_at_the_first_overflow() {
 
 #[test]
 fn a_source_is_released_unopened_when_the_output_fits() {
-    let (source, counter, recorder) = CountingSource::new("8");
+    let (source, counter, recorder) = CountingSource::boxed("8");
     let mut sink = OutputSink::new(SinkOptions {
         max_bytes: 10,
         head_lines: None,

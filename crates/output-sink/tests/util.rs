@@ -124,7 +124,7 @@ pub struct CountingSource {
 
 impl CountingSource {
     /// A source of a recording spill with `id`.
-    pub fn new(id: &str) -> (Box<dyn SpillSource>, Counter, Recorder) {
+    pub fn boxed(id: &str) -> (Box<dyn SpillSource>, Counter, Recorder) {
         let (spill, recorder) = RecordingSpill::new(id, None, false);
         let (source, counter) = Self::build(Some(spill));
         (source, counter, recorder)

@@ -9,7 +9,7 @@ use agentsh_artifact_store::{
     ArtifactError, ArtifactReservation, ArtifactStore, ArtifactText, RetentionPolicy,
 };
 use agentsh_bash_interceptor::Interceptor;
-use agentsh_output_sink::{OutputSink, SinkOptions, Spill};
+use agentsh_output_sink::{OutputSink, SinkOptions, Spill, SpillSource};
 use agentsh_process::env::{TerminalKind, hardened_env};
 use agentsh_process::shell::{ShellError, ShellSpec, discover_shell, shell_prefix};
 use agentsh_process::snapshot::{default_cache_dir, snapshot_for};
@@ -365,11 +365,14 @@ impl AgentSession {
         self.inner.executor.close_session(&self.inner.id).await;
     }
 
-    /// A sink with the session's byte limit, spilling to a fresh artifact (best effort).
+    /// A sink with the session's byte limit, spilling to an artifact allocated when the output
+    /// first overflows (SPEC §4): a call whose output fits creates no file.
     pub(crate) fn new_sink(&self, head_lines: Option<u32>) -> OutputSink {
-        let spill = self
-            .allocate_artifact()
-            .map(|r| Box::new(r) as Box<dyn Spill>);
+        let spill = self.inner.store.is_ok().then(|| {
+            Box::new(ArtifactOnDemand {
+                session: self.clone(),
+            }) as Box<dyn SpillSource>
+        });
         OutputSink::new(SinkOptions {
             max_bytes: usize::try_from(self.inner.settings.output.max_bytes).unwrap_or(usize::MAX),
             head_lines,
@@ -377,7 +380,8 @@ impl AgentSession {
         })
     }
 
-    /// Allocates an artifact, best effort: a failure is a warning, the call runs.
+    /// Allocates an artifact, best effort: a failure is a warning (reported with the call's
+    /// result), the call runs and truncates without one.
     fn allocate_artifact(&self) -> Option<ArtifactReservation> {
         let store = self.inner.store.as_ref().ok()?;
         match store.allocate() {
@@ -449,6 +453,18 @@ impl AgentSession {
             snapshot: inner.snapshot.clone(),
             ..PtyCommand::new(command, cwd, timeout.duration())
         }
+    }
+}
+
+/// The spill source of one call's sink: allocates the artifact when the output first overflows.
+struct ArtifactOnDemand {
+    session: AgentSession,
+}
+
+impl SpillSource for ArtifactOnDemand {
+    fn open(self: Box<Self>) -> Option<Box<dyn Spill>> {
+        let reservation = self.session.allocate_artifact()?;
+        Some(Box::new(reservation))
     }
 }
 

@@ -249,13 +249,81 @@ async fn truncated_timeout_keeps_the_notice() {
     assert_eq!(details(&result)["timeout"], 1.5);
 }
 
+/// The names in a directory, sorted.
+fn listing(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .expect("the store exists")
+        .map(|entry| {
+            entry
+                .expect("entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    names.sort();
+    names
+}
+
+/// Regression (issue 11): every call reserved an artifact before it ran, creating and
+/// unlinking a file (and using up an id) even when its output fitted. SPEC §4: a call gets an
+/// id when its output first needs one; a call whose output fits creates no file at all.
 #[tokio::test(flavor = "multi_thread")]
-async fn no_artifact_for_output_that_fits() {
+async fn a_call_whose_output_fits_reserves_no_artifact() {
     let world = World::new();
-    world.run("seq 1 10").await;
     let store = world.dir.path().join("artifacts");
-    let files: Vec<_> = std::fs::read_dir(&store).expect("store exists").collect();
-    assert!(files.is_empty(), "unused reservations are removed");
+    assert_eq!(listing(&store), Vec::<String>::new());
+    for _ in 0..5 {
+        let result = world.run("seq 1 10").await;
+        assert_eq!(details(&result)["meta"].get("truncation"), None);
+    }
+    let bang = world
+        .session
+        .execute_bash("seq 1 10", BangOptions::default())
+        .await
+        .expect("bang runs");
+    assert_eq!(bang.summary.artifact_id, None);
+    assert_eq!(listing(&store), Vec::<String>::new());
+    // No id was used up: the first call that needs an artifact gets the store's first id.
+    let result = world.run("seq 1 100000").await;
+    assert_eq!(artifact_of(&result), "1");
+    assert_eq!(listing(&store), ["1.bash.log"]);
+    assert!(world.session.take_warnings().is_empty());
+}
+
+/// SPEC §4: an artifact that cannot be allocated when the output first overflows costs a
+/// warning, not the call: the output is still truncated, with neither `artifactId` nor
+/// `artifactError` (nothing was written, so nothing was lost). The store breaks only after the
+/// call started (the command replaces its directory with a file), so a reservation made before
+/// the call would have "saved" the output into an unlinked file instead.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_artifact_that_cannot_be_allocated_at_overflow_is_a_warning() {
+    let world = World::new();
+    assert!(world.session.take_warnings().is_empty());
+    let store = world.dir.path().join("artifacts");
+    let command = format!("rm -r '{0}' && : > '{0}' && seq 1 100000", store.display());
+    let result = world.run(&command).await;
+    assert!(!result.is_error, "{}", result.text());
+    let truncation = &details(&result)["meta"]["truncation"];
+    assert_eq!(truncation["truncatedBy"], "bytes", "{truncation}");
+    assert_eq!(truncation["totalLines"], 100_000);
+    assert_eq!(truncation.get("artifactId"), None, "{truncation}");
+    assert_eq!(truncation.get("artifactError"), None, "{truncation}");
+    assert!(
+        result
+            .text()
+            .ends_with("100000\n\n[Showing lines 91468-100000 of 100000 (50.0KB limit)]"),
+        "{}",
+        &result.text()[result.text().len().saturating_sub(200)..]
+    );
+    let artifact = format!("{}/1.bash.log", store.display());
+    assert_eq!(
+        world.session.take_warnings(),
+        [format!(
+            "cannot allocate an artifact: cannot create artifact {artifact}: Not a directory \
+             (os error 20)"
+        )]
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -137,6 +137,97 @@ fn a_full_artifact_disk_is_reported_by_rpc_tool_call_and_bash() {
     assert_eq!(status.code(), Some(0));
 }
 
+/// A command that replaces the artifact store of `env` with a plain file, then prints
+/// `seq 1 100000`: the store breaks after the call started, before its output overflows.
+fn break_store_then_overflow(env: &TestEnv) -> String {
+    format!(
+        "rm -r '{0}' && : > '{0}' && seq 1 100000",
+        env.artifacts_dir().display()
+    )
+}
+
+/// The warning of an artifact that could not be allocated in the broken store of `env`.
+fn cannot_allocate(env: &TestEnv, id: u32) -> String {
+    format!(
+        "cannot allocate an artifact: cannot create artifact {}/{id}.bash.log: Not a directory \
+         (os error 20)",
+        env.artifacts_dir().display()
+    )
+}
+
+/// Checks a tool result of `seq 1 100000` that got no artifact at all: truncated, the notice
+/// without a `Full:` part, neither `artifactId` nor `artifactError`.
+fn check_no_artifact_result(result: &Value) {
+    let text = result["content"][0]["text"].as_str().expect("text");
+    assert!(
+        text.ends_with("100000\n\n[Showing lines 91468-100000 of 100000 (50.0KB limit)]"),
+        "{}",
+        &text[text.len().saturating_sub(300)..]
+    );
+    let truncation = &result["details"]["meta"]["truncation"];
+    assert_eq!(truncation["truncatedBy"], "bytes", "{truncation}");
+    assert_eq!(truncation.get("artifactId"), None, "{truncation}");
+    assert_eq!(truncation.get("artifactError"), None, "{truncation}");
+    assert_eq!(result["isError"], false);
+}
+
+/// SPEC §4 (issue 11): the artifact is allocated when the output first overflows, best effort.
+/// When that fails the call still runs and truncates, without `artifactId` or `artifactError`,
+/// and the user gets the warning `cannot allocate an artifact: <reason>` for that call: on
+/// stderr from `exec`.
+#[test]
+fn an_artifact_that_cannot_be_allocated_at_overflow_is_warned_about_by_exec() {
+    let env = TestEnv::new();
+    let done = env.exec(&["--json", "--", &break_store_then_overflow(&env)]);
+    assert_eq!(done.code(), 0, "{done:?}");
+    check_no_artifact_result(&done.json());
+    assert_eq!(
+        done.stderr,
+        format!("agentsh: warning: {}\n", cannot_allocate(&env, 1))
+    );
+}
+
+/// The same over RPC: a `warning` event before the `tool_call`'s response, and a `bash`
+/// request's data without `artifactId` or `artifactError`.
+#[test]
+fn an_artifact_that_cannot_be_allocated_at_overflow_is_a_warning_event_in_rpc() {
+    let env = TestEnv::new();
+    let mut rpc = env.rpc();
+    rpc.send_json(
+        &json!({"id": "t", "type": "tool_call", "toolCallId": "c", "name": "bash",
+                          "arguments": {"command": break_store_then_overflow(&env)}}),
+    );
+    let lines = rpc.until(LIVENESS, |line| is_response(line, "t"));
+    let warnings: Vec<&Value> = lines
+        .iter()
+        .filter(|line| line["type"] == "warning")
+        .collect();
+    assert_eq!(
+        warnings,
+        [&json!({"type": "warning", "message": cannot_allocate(&env, 1)})],
+        "{lines:#?}"
+    );
+    let end = lines
+        .iter()
+        .find(|line| line["type"] == "tool_execution_end")
+        .expect("an end event");
+    check_no_artifact_result(&end["result"]);
+    check_no_artifact_result(&lines.last().expect("the response")["data"]);
+
+    rpc.send_json(&json!({"id": "b", "type": "bash", "command": "seq 1 100000"}));
+    let lines = rpc.until(LIVENESS, |line| is_response(line, "b"));
+    assert!(
+        lines.contains(&json!({"type": "warning", "message": cannot_allocate(&env, 2)})),
+        "{lines:#?}"
+    );
+    let data = &lines.last().expect("the response")["data"];
+    assert_eq!(data["truncated"], true);
+    assert_eq!(data.get("artifactId"), None, "{data}");
+    assert_eq!(data.get("artifactError"), None, "{data}");
+    let (status, _) = rpc.close(LIVENESS);
+    assert_eq!(status.code(), Some(0));
+}
+
 /// Regression (issue 10, class 10): what JSON allows but serde_json refuses was answered
 /// `command: "parse"` without its id. SPEC §11: a lone surrogate escape reads as U+FFFD, an
 /// out-of-range number clamps where §3 clamps (the timeout).

@@ -442,6 +442,52 @@ fn read_artifact_returns_lines_of_a_spilled_output() {
     );
 }
 
+/// The names in the artifact store of `env`, sorted.
+fn store_listing(env: &TestEnv) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(env.artifacts_dir())
+        .expect("the store exists")
+        .map(|entry| {
+            entry
+                .expect("entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    names.sort();
+    names
+}
+
+/// Regression (issue 11): every call reserved an artifact before it ran, creating and
+/// unlinking a file (and using up an id) even when its output fitted. SPEC §4: a call whose
+/// output fits creates no file; the first call that overflows gets the store's first id.
+#[test]
+fn calls_whose_output_fits_create_no_artifact_file() {
+    let env = TestEnv::new();
+    let mut rpc = env.rpc();
+    for n in 0..5 {
+        let id = format!("t{n}");
+        rpc.send_json(
+            &json!({"id": id, "type": "tool_call", "toolCallId": id, "name": "bash",
+                              "arguments": {"command": "seq 1 10"}}),
+        );
+        let data = rpc.response(&id)["data"].clone();
+        assert_eq!(data["details"]["meta"].get("truncation"), None, "{data}");
+    }
+    rpc.send(r#"{"id": "b", "type": "bash", "command": "seq 1 10"}"#);
+    assert_eq!(rpc.response("b")["data"].get("artifactId"), None);
+    assert_eq!(store_listing(&env), Vec::<String>::new());
+
+    rpc.send(r#"{"id": "big", "type": "tool_call", "toolCallId": "big", "name": "bash", "arguments": {"command": "seq 1 100000"}}"#);
+    let truncation = rpc.response("big")["data"]["details"]["meta"]["truncation"].clone();
+    assert_eq!(truncation["artifactId"], "1", "{truncation}");
+    rpc.send(r#"{"id": "big-bash", "type": "bash", "command": "seq 1 100000"}"#);
+    assert_eq!(rpc.response("big-bash")["data"]["artifactId"], "2");
+    assert_eq!(store_listing(&env), ["1.bash.log", "2.bash.log"]);
+    let (status, _) = rpc.close(LIVENESS);
+    assert_eq!(status.code(), Some(0));
+}
+
 #[test]
 fn invalid_interceptor_rules_are_warned_about_once_at_start() {
     let env = TestEnv::with_config(

@@ -12,7 +12,8 @@ const WRITE_BUFFER_BYTES: usize = 64 * 1024;
 /// An id reserved by [`ArtifactStore::allocate`](crate::ArtifactStore::allocate), with its open,
 /// locked file.
 ///
-/// It implements [`Spill`] for the output sink. While it exists its file is locked (`flock`), so
+/// It implements [`Spill`] for the output sink; agentsh allocates one only when a call's output
+/// first overflows the sink's tail (the sink's `SpillSource`). While it exists its file is locked (`flock`), so
 /// no retention pass in any process removes it. When it is dropped:
 /// - a reservation that received no bytes is removed ("a reserved file that received no spill is
 ///   removed when the call ends");

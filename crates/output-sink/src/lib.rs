@@ -14,5 +14,5 @@ pub use agentsh_protocol::OutputSummary;
 pub use reference::sanitize;
 pub use sanitizer::{MAX_HELD_LINE_BYTES, MAX_SEQUENCE_BYTES, Sanitizer};
 pub use sink::{DEFAULT_OUTPUT_MAX_BYTES, OutputSink, SinkOptions};
-pub use spill::{Spill, SpillError};
+pub use spill::{Spill, SpillError, SpillSource};
 pub use tail::TailBuffer;

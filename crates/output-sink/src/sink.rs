@@ -8,7 +8,7 @@ use agentsh_protocol::{OutputSummary, count_lines};
 use crate::head::FirstLines;
 use crate::ring::Ring;
 use crate::sanitizer::Sanitizer;
-use crate::spill::{Spill, SpillError};
+use crate::spill::{Spill, SpillError, SpillSource};
 
 /// The default byte limit of the in-memory tail (50 KB; setting `output.max_bytes`).
 pub const DEFAULT_OUTPUT_MAX_BYTES: usize = 51_200;
@@ -24,8 +24,10 @@ pub struct SinkOptions {
     pub max_bytes: usize,
     /// Capture the first N lines of the output (see [`OutputSink::head_text`]). Default none.
     pub head_lines: Option<u32>,
-    /// Where the whole output goes once the tail overflows (an artifact). Default none.
-    pub spill: Option<Box<dyn Spill>>,
+    /// Where the whole output goes once the tail overflows (an artifact): a [`SpillSource`]
+    /// asked for the [`Spill`] at the first overflow, or a ready spill (every `Spill` is a
+    /// source). Default none.
+    pub spill: Option<Box<dyn SpillSource>>,
 }
 
 impl Default for SinkOptions {
@@ -43,14 +45,15 @@ impl fmt::Debug for SinkOptions {
         f.debug_struct("SinkOptions")
             .field("max_bytes", &self.max_bytes)
             .field("head_lines", &self.head_lines)
-            .field("spill", &self.spill.as_ref().map(|spill| spill.id()))
+            .field("spill", &self.spill.is_some())
             .finish()
     }
 }
 
 /// Receives a command's raw output chunks and keeps what a result needs: the
 /// sanitised output's counts, its last `max_bytes` bytes, optionally its first N lines, and —
-/// once the tail overflows — the whole sanitised stream in a [`Spill`].
+/// once the tail overflows — the whole sanitised stream in a [`Spill`], made by its
+/// [`SpillSource`] at that moment.
 ///
 /// Memory is bounded by about `2 × max_bytes` (tail and head capture) plus a constant
 /// (the held-back line, at most 64 KiB, and a 256 KiB spill batch), whatever the output size.
@@ -162,8 +165,8 @@ impl OutputSink {
     }
 
     /// Ends the stream and reports it. The unfinished line is committed (unless a
-    /// trailing `\r` discarded it), the spill is finished — or discarded when the tail never
-    /// overflowed — and `output` is the kept tail. Calling it again reports the same stream
+    /// trailing `\r` discarded it), the spill is finished — or, when the tail never overflowed,
+    /// its source [released](SpillSource::release) — and `output` is the kept tail. Calling it again reports the same stream
     /// again.
     pub fn dump(&mut self) -> OutputSummary {
         self.dump_with(&mut |_| {})
@@ -222,10 +225,10 @@ fn pass_text(bytes: &[u8], on_text: &mut dyn FnMut(&str)) {
 }
 
 enum SpillState {
-    /// No spill given, or it is gone (finished, discarded or failed).
+    /// No spill given, or it is gone (finished, discarded, failed, or none could be made).
     None,
-    /// Given and not needed yet.
-    Waiting(Box<dyn Spill>),
+    /// Given and not needed yet: the source is opened at the first overflow.
+    Waiting(Box<dyn SpillSource>),
     /// Receiving the stream; `batch` gathers small writes.
     Open {
         spill: Box<dyn Spill>,
@@ -281,14 +284,18 @@ impl CommittedOutput {
         }
     }
 
-    /// Opens a waiting spill (at the first overflow) with everything kept so far — the whole
-    /// stream until now, all in the ring — written straight from the ring, which stays the tail.
+    /// Opens the waiting source (at the first overflow) and writes the spill everything kept so
+    /// far — the whole stream until now, all in the ring — straight from the ring, which stays
+    /// the tail. A source that yields no spill leaves the sink without one, and without error.
     fn open_spill(&mut self) {
         if !matches!(self.spill, SpillState::Waiting(_)) {
             return;
         }
-        let SpillState::Waiting(mut spill) = std::mem::replace(&mut self.spill, SpillState::None)
+        let SpillState::Waiting(source) = std::mem::replace(&mut self.spill, SpillState::None)
         else {
+            return;
+        };
+        let Some(mut spill) = source.open() else {
             return;
         };
         let (first, second) = self.ring.as_slices();
@@ -305,8 +312,8 @@ impl CommittedOutput {
             }
             Err(error) => {
                 let id = spill.id().to_owned();
-                self.spill = SpillState::Waiting(spill);
-                self.fail(SpillError::Write { id, error });
+                spill.discard();
+                self.spill_error = Some(SpillError::Write { id, error });
             }
         }
     }
@@ -315,7 +322,7 @@ impl CommittedOutput {
     fn fail(&mut self, error: SpillError) {
         match std::mem::replace(&mut self.spill, SpillState::None) {
             SpillState::None => {}
-            SpillState::Waiting(spill) => spill.discard(),
+            SpillState::Waiting(source) => source.release(),
             SpillState::Open { spill, batch } => {
                 // The failing paths have already moved the batch to the ring; stay safe anyway.
                 self.ring.push(&batch);
@@ -325,11 +332,11 @@ impl CommittedOutput {
         self.spill_error = Some(error);
     }
 
-    /// At the end of the stream: finish an open spill, discard an unused one.
+    /// At the end of the stream: finish an open spill, release an unused source.
     fn end_spill(&mut self) {
         match std::mem::replace(&mut self.spill, SpillState::None) {
             SpillState::None => {}
-            SpillState::Waiting(spill) => spill.discard(),
+            SpillState::Waiting(source) => source.release(),
             SpillState::Open {
                 mut spill,
                 mut batch,

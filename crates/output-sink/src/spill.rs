@@ -1,14 +1,88 @@
-//! The seam between the sink and where it spills the full output (an artifact file).
+//! The seams between the sink and where it spills the full output (an artifact file): a
+//! [`SpillSource`] makes the [`Spill`] when the sink first needs one.
 
 use std::{fmt, io};
+
+/// What an [`OutputSink`](crate::OutputSink) asks for a [`Spill`] once its in-memory tail first
+/// overflows: the spill is made then, not before, so a stream that fits costs nothing (agentsh
+/// reserves no artifact file for it).
+///
+/// Pass one as [`SinkOptions::spill`](crate::SinkOptions::spill). The sink calls at most one of
+/// its methods, once:
+/// - [`open`](SpillSource::open) at the first overflow, to make the spill; `None` means there is
+///   no spill for this stream (allocation failed): the sink keeps counting and keeping the tail,
+///   and its summary has neither `artifact_id` nor `artifact_error`, since nothing that was
+///   written got lost. Saying why is the source's own business (agentsh records a session
+///   warning);
+/// - [`release`](SpillSource::release) when the stream ended without overflow.
+///
+/// Every [`Spill`] is also a source that is already open: `open` hands back the spill itself and
+/// `release` [discards](Spill::discard) it, so a spill that costs nothing to make can be given
+/// directly. Must be [`Send`], since a sink may move between threads with its command.
+///
+/// ```
+/// use std::io;
+/// use agentsh_output_sink::{OutputSink, SinkOptions, Spill, SpillSource};
+///
+/// /// Keeps the spilled stream in memory.
+/// struct InMemory(Vec<u8>);
+///
+/// impl Spill for InMemory {
+///     fn id(&self) -> &str { "mem-1" }
+///     fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
+///         self.0.extend_from_slice(bytes);
+///         Ok(())
+///     }
+///     fn finish(&mut self) -> io::Result<()> { Ok(()) }
+///     fn discard(self: Box<Self>) {}
+/// }
+///
+/// /// Makes an `InMemory` spill only when the output overflows.
+/// struct OnDemand;
+///
+/// impl SpillSource for OnDemand {
+///     fn open(self: Box<Self>) -> Option<Box<dyn Spill>> {
+///         Some(Box::new(InMemory(Vec::new())))
+///     }
+/// }
+///
+/// let mut sink = OutputSink::new(SinkOptions {
+///     max_bytes: 4,
+///     spill: Some(Box::new(OnDemand)),
+///     ..SinkOptions::default()
+/// });
+/// sink.push(b"one\ntwo\n");
+/// assert_eq!(sink.dump().artifact_id.as_deref(), Some("mem-1"));
+/// ```
+pub trait SpillSource: Send {
+    /// Makes the spill, when the tail first overflows; `None` when none can be had (the stream
+    /// then goes on without one, reporting neither `artifact_id` nor `artifact_error`).
+    fn open(self: Box<Self>) -> Option<Box<dyn Spill>>;
+
+    /// Called instead of [`open`](SpillSource::open) when the stream ended without overflow.
+    /// The default does nothing beyond dropping the source.
+    fn release(self: Box<Self>) {}
+}
+
+impl<S: Spill + 'static> SpillSource for S {
+    fn open(self: Box<Self>) -> Option<Box<dyn Spill>> {
+        Some(self)
+    }
+
+    fn release(self: Box<Self>) {
+        self.discard();
+    }
+}
 
 /// Where an [`OutputSink`](crate::OutputSink) writes the entire sanitised stream once the
 /// in-memory tail overflows.
 ///
 /// Custom spills are supported: implement this trait for any destination (a file of your own, a
 /// socket, an in-memory buffer, a test double that injects failures) and pass it as
-/// [`SinkOptions::spill`](crate::SinkOptions::spill). `agentsh-artifact-store`'s
-/// `ArtifactReservation` is the implementation agentsh uses.
+/// [`SinkOptions::spill`](crate::SinkOptions::spill) — directly, when it costs nothing to make
+/// (every spill is a [`SpillSource`] that is already open), or from a [`SpillSource`] that makes
+/// it at the first overflow. `agentsh-artifact-store`'s `ArtifactReservation` is the
+/// implementation agentsh uses, reserved by a source only when a call's output overflows.
 ///
 /// What the sink does with a spill:
 /// - [`write_all`](Spill::write_all) receives the sanitised stream in order, from its first byte:
@@ -16,8 +90,8 @@ use std::{fmt, io};
 ///   at least 256 KiB (the last one may be shorter). Nothing is written unless the tail overflowed.
 /// - After a failed `write_all` or `finish`, the sink calls [`discard`](Spill::discard) and never
 ///   uses the spill again; it reports the error's text as `artifact_error` and no `artifact_id`.
-/// - When the stream ends without overflow, the sink calls `discard` without having written
-///   anything (the reservation is released).
+/// - A spill given directly whose stream ends without overflow is discarded without having
+///   been written to (the reservation is released); one from a [`SpillSource`] is never made.
 /// - Otherwise the sink calls [`finish`](Spill::finish) once and reports [`id`](Spill::id) as
 ///   `artifact_id` of the [`OutputSummary`](crate::OutputSummary).
 ///
@@ -61,7 +135,8 @@ pub trait Spill: Send {
     fn write_all(&mut self, bytes: &[u8]) -> std::io::Result<()>;
     /// Makes everything written durable and visible to readers (called once, at the end).
     fn finish(&mut self) -> std::io::Result<()>;
-    /// Deletes what was written (called after a failed write, and for an unused spill).
+    /// Deletes what was written (called after a failed write or finish, and for a spill given
+    /// directly that was never needed).
     fn discard(self: Box<Self>);
 }
 

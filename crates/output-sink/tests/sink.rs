@@ -5,7 +5,10 @@ use std::fmt::Write;
 use agentsh_output_sink::{DEFAULT_OUTPUT_MAX_BYTES, OutputSink, SinkOptions, TailBuffer};
 use agentsh_protocol::OutputSummary;
 
-use crate::util::{RecordingSpill, check_summary, expected_tail, run_sink, run_sink_with};
+use crate::util::{
+    CountingSource, RecordingSpill, SourceCounts, check_summary, expected_tail, run_sink,
+    run_sink_with,
+};
 
 /// `count` numbered lines: "line 00000\n" …, 11 bytes each.
 fn numbered_lines(count: usize) -> String {
@@ -75,6 +78,98 @@ fn overflow_spills_the_whole_stream_and_keeps_the_tail() {
         record.writes
     );
     assert!(*last > 0);
+}
+
+/// Regression (issue 11): every stream had its spill made (an artifact file reserved) before
+/// it started. SPEC §4: the spill is made when the output first needs one — the source is
+/// opened exactly once, by the commit that overflows the tail, and never for output that fits.
+#[test]
+fn a_source_is_opened_once_at_the_first_overflow() {
+    let (source, counter, recorder) = CountingSource::boxed("8");
+    let mut sink = OutputSink::new(SinkOptions {
+        max_bytes: 10,
+        head_lines: None,
+        spill: Some(source),
+    });
+    sink.push(b"012345678\n"); // 10 bytes: the tail is full, not overflowing
+    sink.push(b"unfinished"); // held back: not committed yet
+    assert_eq!(counter.get(), SourceCounts::default());
+    sink.push(b" line\n"); // commits 16 more bytes: the first overflow
+    assert_eq!(
+        counter.get(),
+        SourceCounts {
+            opened: 1,
+            released: 0
+        }
+    );
+    assert_eq!(recorder.get().bytes, b"012345678\n");
+    for _ in 0..1_000 {
+        sink.push(b"more\n");
+    }
+    let summary = sink.dump();
+    assert_eq!(counter.get().opened, 1);
+    assert_eq!(summary.artifact_id.as_deref(), Some("8"));
+    let record = recorder.get();
+    assert!(record.finished);
+    let expected = format!("012345678\nunfinished line\n{}", "more\n".repeat(1_000));
+    assert_eq!(String::from_utf8_lossy(&record.bytes), expected);
+    assert_eq!(summary.output, "more\nmore\n");
+}
+
+#[test]
+fn a_source_is_released_unopened_when_the_output_fits() {
+    let (source, counter, recorder) = CountingSource::boxed("8");
+    let mut sink = OutputSink::new(SinkOptions {
+        max_bytes: 10,
+        head_lines: None,
+        spill: Some(source),
+    });
+    sink.push(b"01234\n");
+    sink.push(b"5678"); // committed by `dump`: 10 bytes in all
+    let summary = sink.dump();
+    assert_eq!(summary.output, "01234\n5678");
+    assert_eq!(summary.artifact_id, None);
+    assert_eq!(summary.artifact_error, None);
+    assert_eq!(
+        counter.get(),
+        SourceCounts {
+            opened: 0,
+            released: 1
+        }
+    );
+    let record = recorder.get();
+    assert!(record.writes.is_empty() && !record.finished && !record.discarded);
+}
+
+/// SPEC §4: when no spill can be had at the overflow (allocation failed), the stream still
+/// truncates, and the summary has neither `artifactId` nor `artifactError`; the source is not
+/// asked again.
+#[test]
+fn a_source_without_a_spill_truncates_without_artifact_or_error() {
+    let (source, counter) = CountingSource::failing();
+    let text = numbered_lines(1_000);
+    let mut sink = OutputSink::new(SinkOptions {
+        max_bytes: 25,
+        head_lines: None,
+        spill: Some(source),
+    });
+    for chunk in text.as_bytes().chunks(7) {
+        sink.push(chunk);
+    }
+    let summary = sink.dump();
+    assert_eq!(
+        counter.get(),
+        SourceCounts {
+            opened: 1,
+            released: 0
+        }
+    );
+    assert!(summary.truncated);
+    assert_eq!(summary.output, expected_tail(&text, 25));
+    assert_eq!(summary.total_lines, 1_000);
+    assert_eq!(summary.artifact_id, None);
+    assert_eq!(summary.artifact_error, None);
+    assert!(sink.spill_error().is_none());
 }
 
 #[test]

@@ -3,7 +3,7 @@
 use std::io;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use agentsh_output_sink::{OutputSink, Sanitizer, SinkOptions, Spill};
+use agentsh_output_sink::{OutputSink, Sanitizer, SinkOptions, Spill, SpillSource};
 use agentsh_protocol::OutputSummary;
 
 /// What a [`RecordingSpill`] saw.
@@ -25,19 +25,29 @@ pub struct RecordingSpill {
 }
 
 impl RecordingSpill {
-    pub fn boxed(id: &str) -> (Box<dyn Spill>, Recorder) {
+    /// A ready spill, given to the sink directly (a spill is a source that is already open).
+    pub fn boxed(id: &str) -> (Box<dyn SpillSource>, Recorder) {
         Self::build(id, None, false)
     }
 
-    pub fn failing_after(id: &str, bytes: usize) -> (Box<dyn Spill>, Recorder) {
+    pub fn failing_after(id: &str, bytes: usize) -> (Box<dyn SpillSource>, Recorder) {
         Self::build(id, Some(bytes), false)
     }
 
-    pub fn failing_finish(id: &str) -> (Box<dyn Spill>, Recorder) {
+    pub fn failing_finish(id: &str) -> (Box<dyn SpillSource>, Recorder) {
         Self::build(id, None, true)
     }
 
-    fn build(id: &str, fail_after: Option<usize>, fail_finish: bool) -> (Box<dyn Spill>, Recorder) {
+    fn build(
+        id: &str,
+        fail_after: Option<usize>,
+        fail_finish: bool,
+    ) -> (Box<dyn SpillSource>, Recorder) {
+        let (spill, recorder) = Self::new(id, fail_after, fail_finish);
+        (Box::new(spill), recorder)
+    }
+
+    fn new(id: &str, fail_after: Option<usize>, fail_finish: bool) -> (Self, Recorder) {
         let record = Arc::new(Mutex::new(SpillRecord::default()));
         let spill = Self {
             id: id.to_owned(),
@@ -45,7 +55,7 @@ impl RecordingSpill {
             fail_after,
             fail_finish,
         };
-        (Box::new(spill), Recorder(record))
+        (spill, Recorder(record))
     }
 
     fn record(&self) -> MutexGuard<'_, SpillRecord> {
@@ -98,6 +108,67 @@ impl Recorder {
     }
 }
 
+/// How often a [`CountingSource`] was opened and released.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct SourceCounts {
+    pub opened: u32,
+    pub released: u32,
+}
+
+/// A source that makes a [`RecordingSpill`] when opened — or, like a store that cannot
+/// allocate, none — and counts how the sink used it.
+pub struct CountingSource {
+    spill: Option<RecordingSpill>,
+    counts: Arc<Mutex<SourceCounts>>,
+}
+
+impl CountingSource {
+    /// A source of a recording spill with `id`.
+    pub fn boxed(id: &str) -> (Box<dyn SpillSource>, Counter, Recorder) {
+        let (spill, recorder) = RecordingSpill::new(id, None, false);
+        let (source, counter) = Self::build(Some(spill));
+        (source, counter, recorder)
+    }
+
+    /// A source that yields no spill.
+    pub fn failing() -> (Box<dyn SpillSource>, Counter) {
+        Self::build(None)
+    }
+
+    fn build(spill: Option<RecordingSpill>) -> (Box<dyn SpillSource>, Counter) {
+        let counts = Arc::new(Mutex::new(SourceCounts::default()));
+        let source = Self {
+            spill,
+            counts: Arc::clone(&counts),
+        };
+        (Box::new(source), Counter(counts))
+    }
+
+    fn counts(&self) -> MutexGuard<'_, SourceCounts> {
+        self.counts.lock().expect("source counts lock")
+    }
+}
+
+impl SpillSource for CountingSource {
+    fn open(self: Box<Self>) -> Option<Box<dyn Spill>> {
+        self.counts().opened += 1;
+        self.spill.map(|spill| Box::new(spill) as Box<dyn Spill>)
+    }
+
+    fn release(self: Box<Self>) {
+        self.counts().released += 1;
+    }
+}
+
+/// The test's handle on a [`CountingSource`]'s counts.
+pub struct Counter(Arc<Mutex<SourceCounts>>);
+
+impl Counter {
+    pub fn get(&self) -> SourceCounts {
+        *self.0.lock().expect("source counts lock")
+    }
+}
+
 /// Runs `chunks` through a sink with a recording spill (id `42`).
 pub fn run_sink(
     chunks: &[&[u8]],
@@ -109,7 +180,7 @@ pub fn run_sink(
 
 /// Runs `chunks` through a sink with the given spill (a [`RecordingSpill`] constructor's result).
 pub fn run_sink_with(
-    (spill, recorder): (Box<dyn Spill>, Recorder),
+    (spill, recorder): (Box<dyn SpillSource>, Recorder),
     chunks: &[&[u8]],
     max_bytes: usize,
     head_lines: Option<u32>,

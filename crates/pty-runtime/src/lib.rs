@@ -9,7 +9,7 @@ mod session;
 mod terminal;
 mod ui;
 
-pub use agentsh_output_sink::{OutputSink, SinkOptions, Spill};
+pub use agentsh_output_sink::{OutputSink, SinkOptions, Spill, SpillSource};
 pub use agentsh_process::SpawnError;
 pub use agentsh_process::shell::{ShellKind, ShellSpec};
 pub use agentsh_protocol::{BashResult, OutputSummary};

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use agentsh_bench_support::{Row, mb_per_s, median, time_each};
 use agentsh_shell_executor::{
     BashResult, ExecRequest, ExecutorConfig, OutputSink, SessionKey, ShellExecutor, ShellSpec,
-    SinkOptions, Spill, Surface,
+    SinkOptions, Spill, SpillSource, Surface,
 };
 
 const BENCH: &str = "shell-executor";
@@ -87,10 +87,10 @@ impl Bench {
             self.session.clone(),
         );
         request.shell = self.shell.clone();
-        let spill: Option<Box<dyn Spill>> = (output == Output::Spilled).then(|| {
+        let spill: Option<Box<dyn SpillSource>> = (output == Output::Spilled).then(|| {
             let path = self.dir.path().join("spill.log");
             let file = std::fs::File::create(&path).expect("spill file");
-            Box::new(FileSpill { path, file }) as Box<dyn Spill>
+            Box::new(FileSpill { path, file }) as Box<dyn SpillSource>
         });
         let mut sink = OutputSink::new(SinkOptions {
             spill,

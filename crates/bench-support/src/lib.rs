@@ -14,12 +14,41 @@
 #![deny(missing_docs)]
 
 use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
 /// Environment variable naming the JSON-lines file rows are appended to.
 pub const REPORT_ENV: &str = "AGENTSH_BENCH_REPORT";
+
+/// Environment variable that, when set, shrinks every benchmark's sizes (for a smoke run).
+pub const QUICK_ENV: &str = "AGENTSH_BENCH_QUICK";
+
+/// Whether [`QUICK_ENV`] asks for a smoke run.
+pub fn quick() -> bool {
+    std::env::var_os(QUICK_ENV).is_some()
+}
+
+/// The filter of `cargo bench -- FILTER` (`cargo xtask bench FILTER`): a group of rows runs only
+/// when its name contains it. Flags cargo passes (`--bench`) are not a filter.
+#[derive(Debug, Clone, Default)]
+pub struct Filter(Option<String>);
+
+impl Filter {
+    /// The first argument of this process that is not a flag.
+    pub fn from_args() -> Self {
+        Self(std::env::args().skip(1).find(|arg| !arg.starts_with('-')))
+    }
+
+    /// Whether the group named `group` runs.
+    pub fn wants(&self, group: &str) -> bool {
+        self.0
+            .as_deref()
+            .is_none_or(|filter| group.contains(filter))
+    }
+}
 
 /// One line of the benchmark table: a figure, optionally with its same-run baseline and goal.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -141,6 +170,27 @@ pub fn median(samples: &[Duration]) -> Duration {
         .unwrap_or_default()
 }
 
+/// One run of `shell -c '<command> | cat > <file>'`, timed: the floor for any runtime that
+/// captures a command's output through a pipe into a file. Asserts that `file` got `bytes` bytes,
+/// then removes it.
+pub fn pipe_floor(shell: &Path, command: &str, file: &Path, bytes: u64) -> Duration {
+    let target = file.to_str().expect("a UTF-8 bench path");
+    assert!(!target.contains('\''), "no quote in {target}");
+    let script = format!("{command} | cat > '{target}'");
+    let start = Instant::now();
+    let status = Command::new(shell)
+        .args(["-c", &script])
+        .stdin(Stdio::null())
+        .status()
+        .expect("the shell runs");
+    let elapsed = start.elapsed();
+    assert!(status.success(), "{script}: {status}");
+    let written = std::fs::metadata(file).map_or(0, |m| m.len());
+    assert_eq!(written, bytes, "{script} wrote {written} bytes");
+    let _ = std::fs::remove_file(file);
+    elapsed
+}
+
 /// Throughput in MB/s (10^6 bytes per second) of `bytes` moved in `elapsed`.
 pub fn mb_per_s(bytes: u64, elapsed: Duration) -> f64 {
     bytes as f64 / 1e6 / elapsed.as_secs_f64().max(f64::MIN_POSITIVE)
@@ -156,6 +206,24 @@ mod tests {
         assert_eq!(median(&[ms(5), ms(1), ms(3)]), ms(3));
         assert_eq!(median(&[ms(4), ms(1), ms(3), ms(2)]), ms(2));
         assert_eq!(median(&[]), Duration::ZERO);
+    }
+
+    #[test]
+    fn a_filter_picks_groups_by_substring() {
+        assert!(Filter::default().wants("throughput"));
+        let filter = Filter(Some("through".into()));
+        assert!(filter.wants("throughput"));
+        assert!(!filter.wants("cpu"));
+    }
+
+    #[test]
+    fn pipe_floor_writes_and_removes_the_file() {
+        let dir = std::env::temp_dir().join(format!("bench-support-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        let file = dir.join("floor.out");
+        pipe_floor(Path::new("sh"), "printf abc", &file, 3);
+        assert!(!file.exists(), "the floor's file is removed");
+        std::fs::remove_dir(&dir).expect("rmdir");
     }
 
     #[test]

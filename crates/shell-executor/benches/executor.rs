@@ -219,7 +219,12 @@ fn main() {
     let quick = quick();
     let filter = Filter::from_args();
     let bench = Bench {
-        runtime: agentsh_test_support::runtime(),
+        // The runtime agentsh itself runs on (`agentsh` builds a current-thread runtime): a
+        // multi-thread one adds a cross-thread wake-up to every read.
+        runtime: tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a tokio runtime"),
         executor: ShellExecutor::new(ExecutorConfig::default()),
         session: SessionKey::new("bench", Surface::Tool),
         shell: bash(),

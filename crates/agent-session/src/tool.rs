@@ -10,7 +10,7 @@ use agentsh_bash_normalize::{merge_limits, normalize};
 use agentsh_output_sink::{OutputSink, TailBuffer};
 use agentsh_protocol::BashResult;
 use agentsh_pty_runtime::{PtyCommand, PtyController, PtySession};
-use agentsh_shell_executor::{CancellationToken, Surface};
+use agentsh_shell_executor::{CancellationToken, ChunkCallback, Surface};
 use serde_json::Value;
 
 use crate::args::BashArgs;
@@ -34,6 +34,9 @@ pub struct ToolContext {
     /// `bash.virtual_terminal = "on"` (and `AGENTSH_NO_PTY`/`PI_NO_PTY` not `1`), tool calls
     /// then run on a PTY. Print, RPC and MCP contexts leave it `None`.
     pub pty_host: Option<Arc<dyn PtyHost>>,
+    /// Nobody shows live updates (print mode): none are made, and the output is not copied
+    /// into a tail for them. Default `false`: updates are made.
+    pub skip_live_updates: bool,
 }
 
 impl fmt::Debug for ToolContext {
@@ -42,6 +45,7 @@ impl fmt::Debug for ToolContext {
             .field("tool_names", &self.tool_names)
             .field("cancelled", &self.cancel.is_cancelled())
             .field("pty_host", &self.pty_host.is_some())
+            .field("skip_live_updates", &self.skip_live_updates)
             .finish()
     }
 }
@@ -202,6 +206,7 @@ async fn run_piped(
     let cancel = session.call_token();
     let run = {
         let mut on_chunk = |text: &str| live.push(text, &mut *on_update);
+        let on_chunk: Option<ChunkCallback<'_>> = (!ctx.skip_live_updates).then_some(&mut on_chunk);
         let run = session.run(
             command,
             cwd.to_path_buf(),
@@ -209,7 +214,7 @@ async fn run_piped(
             Surface::Tool,
             cancel.clone(),
             sink,
-            Some(&mut on_chunk),
+            on_chunk,
         );
         stop_on_cancel(run, &ctx.cancel, || cancel.cancel()).await
     };

@@ -538,6 +538,31 @@ async fn the_last_live_update_has_the_unfinished_line_and_the_tail_of_a_flood() 
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_context_that_skips_live_updates_gets_none_and_the_same_result() {
+    let world = World::new();
+    let mut updates = 0;
+    let outcome = world
+        .session
+        .execute_tool(
+            "quiet",
+            &json!({"command": "seq 1 100000; printf end"}),
+            ToolContext {
+                skip_live_updates: true,
+                ..ToolContext::default()
+            },
+            |_| updates += 1,
+        )
+        .await;
+    assert_eq!(updates, 0);
+    let text = outcome.result().text();
+    assert!(
+        text.contains("99999\n100000\nend"),
+        "{}",
+        &text[text.len() - 60..]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn bang_commands_run_on_their_own_shell_and_are_recorded() {
     let world = World::new();
     world.run("export WHERE=tool").await;

@@ -60,6 +60,8 @@ pub fn run(args: ExecArgs) -> ExitCode {
             tool_names: args.tools,
             cancel: cancel.clone(),
             pty_host: None,
+            // The result is printed once, at the end.
+            skip_live_updates: true,
         };
         let call = session.execute_tool(CALL_ID, &tool_args, context, |_| {});
         tokio::pin!(call);

@@ -255,6 +255,7 @@ impl Server {
                 tool_names,
                 cancel,
                 pty_host: None,
+                skip_live_updates: false,
             };
             let updates = output.clone();
             let (update_id, update_name) = (tool_call_id.clone(), tool_name.clone());

@@ -155,7 +155,7 @@ impl<'a> CommandRun<'a> {
         // Both live across wake-ups: creating a timer entry or a cancel waiter anew for every
         // piece of output would cost more than reading it.
         let mut due = self.next_due();
-        let timer = tokio::time::sleep_until(due);
+        let timer = tokio::time::sleep_until(due.unwrap_or_else(Instant::now));
         tokio::pin!(timer);
         let cancelled = cancel.cancelled();
         tokio::pin!(cancelled);
@@ -164,7 +164,7 @@ impl<'a> CommandRun<'a> {
                 // Stopping comes first: see the module docs.
                 biased;
                 verdict = poll_stopper(&mut self.stopper) => self.on_stop_decided(verdict),
-                () = &mut timer => self.on_timer(),
+                () = &mut timer, if due.is_some() => self.on_timer(),
                 () = &mut cancelled, if self.stopped.is_none() => {
                     self.begin_stop(StopReason::Abort);
                     None
@@ -200,13 +200,15 @@ impl<'a> CommandRun<'a> {
             let next = self.next_due();
             if next != due {
                 due = next;
-                timer.as_mut().reset(due);
+                if let Some(at) = due {
+                    timer.as_mut().reset(at);
+                }
             }
         }
     }
 
-    /// The earliest instant a timed event is due (far in the future when none is).
-    fn next_due(&self) -> Instant {
+    /// The earliest instant a timed event is due, if any is.
+    fn next_due(&self) -> Option<Instant> {
         let deadline = self.stopped.is_none().then_some(self.deadline);
         [
             deadline,
@@ -217,7 +219,6 @@ impl<'a> CommandRun<'a> {
         .into_iter()
         .flatten()
         .min()
-        .unwrap_or_else(far_future)
     }
 
     /// The timer fired: handles every timed event that is due, the most final first.
@@ -389,9 +390,4 @@ async fn poll_stopper(stopper: &mut Option<StopFuture>) -> Verdict {
         Some(future) => future.await,
         None => std::future::pending().await,
     }
-}
-
-/// An instant no timed event reaches (tokio's own "far future": about 30 years).
-fn far_future() -> Instant {
-    Instant::now() + Duration::from_secs(86400 * 365 * 30)
 }

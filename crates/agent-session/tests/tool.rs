@@ -251,18 +251,7 @@ async fn truncated_timeout_keeps_the_notice() {
 
 /// The names in a directory, sorted.
 fn listing(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .expect("the store exists")
-        .map(|entry| {
-            entry
-                .expect("entry")
-                .file_name()
-                .to_string_lossy()
-                .into_owned()
-        })
-        .collect();
-    names.sort();
-    names
+    agentsh_test_support::sorted_names(dir)
 }
 
 /// Regression (issue 11): every call reserved an artifact before it ran, creating and

@@ -9,7 +9,7 @@
 //!   `yes <79 x> | head -c 200000000` (80-byte lines), each through `agentsh rpc` (one warm
 //!   server, a `bash` request; the response must report every byte and an artifact holding them)
 //!   and through `agentsh exec -- <command>` (the whole process, its artifact checked the same
-//!   way), vs the pipe floor `bash -c '<command> | cat > file'`: best of 3 rounds, each round one
+//!   way), vs the pipe floor `bash -c '<command> | cat > file'`: best of 5 rounds, each round one
 //!   floor, one RPC and one exec run; the ratio is MB/s ÷ the floor's MB/s (goal ≥ 0.8×).
 //!   The RPC server's peak RSS after those calls is a row too (goal ≤ 20 MiB).
 //! - `CPU per warm true call`: user + system time from `getrusage(RUSAGE_CHILDREN)` around whole
@@ -60,7 +60,7 @@ const ONE_GIB: u64 = 1 << 30;
 /// Size of each throughput shape (issue 11: 200 MB).
 const SHAPE_BYTES: u64 = 200_000_000;
 /// Alternating rounds of the throughput rows (best of each).
-const ROUNDS: usize = 3;
+const ROUNDS: usize = 5;
 /// `timeout` of a big `bash` request, in seconds: far beyond any run.
 const BIG_TIMEOUT_S: u64 = 3600;
 /// `true` calls of a server whose CPU per call is measured (after its warm-up).
@@ -146,6 +146,23 @@ struct Paired {
 impl Paired {
     fn ratio(&self) -> f64 {
         self.subject.as_secs_f64() / self.baseline.as_secs_f64()
+    }
+
+    /// Reports the subject's median in ms against the baseline (`baseline` names it; its median
+    /// follows), met when the ratio is at most `most`.
+    fn report(&self, metric: String, baseline: &str, decimals: usize, most: f64) {
+        let ratio = self.ratio();
+        Row::new(BENCH, metric)
+            .value(self.subject.as_secs_f64() * 1e3, "ms")
+            .ratio(
+                ratio,
+                format!(
+                    "{baseline}, {:.decimals$} ms",
+                    self.baseline.as_secs_f64() * 1e3
+                ),
+            )
+            .goal(format!("≤ {most:.2}×"), ratio <= most)
+            .report();
     }
 }
 
@@ -638,44 +655,23 @@ fn main() {
     let env = Env::new();
 
     if filter.wants("rpc round trip") {
-        let rpc = rpc_round_trip(&env);
-        let ratio = rpc.ratio();
-        Row::new(
-            BENCH,
+        rpc_round_trip(&env).report(
             format!("rpc bash `true` round trip (median of {RPC_CALLS})"),
-        )
-        .value(rpc.subject.as_secs_f64() * 1e3, "ms")
-        .ratio(
-            ratio,
-            format!(
-                "spawning bash -c true, {:.2} ms",
-                rpc.baseline.as_secs_f64() * 1e3
-            ),
-        )
-        .goal("≤ 0.25×", ratio <= 0.25)
-        .report();
+            "spawning bash -c true",
+            2,
+            0.25,
+        );
     }
 
     match &baseline {
         Some(baseline) if filter.wants("rpc baseline") => {
             let calls = sizes.baseline_calls;
-            let pair = rpc_against_baseline(&env, baseline, calls);
-            let ratio = pair.ratio();
-            Row::new(
-                BENCH,
+            rpc_against_baseline(&env, baseline, calls).report(
                 format!("rpc `true` round trip vs the baseline build (median of {calls})"),
-            )
-            .value(pair.subject.as_secs_f64() * 1e3, "ms")
-            .ratio(
-                ratio,
-                format!(
-                    "{}, {:.3} ms",
-                    baseline.display(),
-                    pair.baseline.as_secs_f64() * 1e3
-                ),
-            )
-            .goal("≤ 1.10×", ratio <= 1.10)
-            .report();
+                &baseline.display().to_string(),
+                3,
+                1.10,
+            );
         }
         Some(_) => {}
         None => eprintln!(
@@ -684,22 +680,12 @@ fn main() {
     }
 
     if filter.wants("exec true") {
-        let exec = exec_true(&env);
-        let ratio = exec.ratio();
-        Row::new(
-            BENCH,
+        exec_true(&env).report(
             format!("agentsh exec -- true (median of {EXEC_RUNS})"),
-        )
-        .value(exec.subject.as_secs_f64() * 1e3, "ms")
-        .ratio(
-            ratio,
-            format!(
-                "spawning bash -c true, {:.2} ms",
-                exec.baseline.as_secs_f64() * 1e3
-            ),
-        )
-        .goal("≤ 3×", ratio <= 3.0)
-        .report();
+            "spawning bash -c true",
+            2,
+            3.0,
+        );
     }
 
     if filter.wants("throughput") {

@@ -54,15 +54,8 @@ fn limit_file_size(command: &mut Command) -> &mut Command {
 
 /// The files left in the artifact store: none may be a (partial) artifact.
 fn assert_no_artifact_left(env: &TestEnv) {
-    let left: Vec<String> = std::fs::read_dir(env.artifacts_dir())
-        .expect("the store exists")
-        .map(|entry| {
-            entry
-                .expect("entry")
-                .file_name()
-                .to_string_lossy()
-                .into_owned()
-        })
+    let left: Vec<String> = agentsh_test_support::sorted_names(&env.artifacts_dir())
+        .into_iter()
         .filter(|name| name.ends_with(".bash.log"))
         .collect();
     assert_eq!(left, Vec::<String>::new(), "partial artifacts left");

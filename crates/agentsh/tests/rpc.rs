@@ -444,18 +444,7 @@ fn read_artifact_returns_lines_of_a_spilled_output() {
 
 /// The names in the artifact store of `env`, sorted.
 fn store_listing(env: &TestEnv) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(env.artifacts_dir())
-        .expect("the store exists")
-        .map(|entry| {
-            entry
-                .expect("entry")
-                .file_name()
-                .to_string_lossy()
-                .into_owned()
-        })
-        .collect();
-    names.sort();
-    names
+    agentsh_test_support::sorted_names(&env.artifacts_dir())
 }
 
 /// Regression (issue 11): every call reserved an artifact before it ran, creating and

@@ -60,16 +60,5 @@ pub fn artifact_path(store: &ArtifactStore, id: u64) -> PathBuf {
 
 /// Every name in `dir`, sorted.
 pub fn names(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = fs::read_dir(dir)
-        .expect("read_dir")
-        .map(|entry| {
-            entry
-                .expect("entry")
-                .file_name()
-                .to_string_lossy()
-                .into_owned()
-        })
-        .collect();
-    names.sort();
-    names
+    agentsh_test_support::sorted_names(dir)
 }

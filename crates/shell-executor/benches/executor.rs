@@ -4,7 +4,7 @@
 //!   `bash -c true` (fork/exec/wait) — goals ≤ 0.25× and ≤ 1.3×;
 //! - throughput of `head -c 1 GiB /dev/zero | tr '\0' a` through executor + sink + spill to a
 //!   file vs the pipe floor `bash -c '<same pipeline> | cat > file'` (one pipe into a file, what
-//!   any capturing runtime must at least do), best of 3 alternating rounds — goal ≥ 0.85×;
+//!   any capturing runtime must at least do), best of 5 alternating rounds — goal ≥ 0.85×;
 //! - peak RSS of this process after a 1 MiB run and after the 1 GiB runs — goal: within 2 MiB.
 //!
 //! `AGENTSH_BENCH_QUICK=1` shrinks the sizes (for a smoke run). A filter argument
@@ -24,7 +24,7 @@ use agentsh_shell_executor::{
 
 const BENCH: &str = "shell-executor";
 /// Alternating rounds of the throughput rows (best of each).
-const ROUNDS: usize = 3;
+const ROUNDS: usize = 5;
 
 /// Spill to a plain file (the sink already writes in 256 KiB batches).
 struct FileSpill {

@@ -7,6 +7,8 @@
 //!   it tests to find the survivors.
 //! - [`runtime`] — the tokio runtime the async tests run on.
 //! - [`which`] — a program on `PATH` (the `bash` a test pins its shell to).
+//! - [`sorted_names`] — the names in a directory, sorted (what a store or private directory
+//!   holds after a call).
 //! - [`rerun_with_env`] — runs one test again in a copy of its test binary with an environment
 //!   variable set (a process-wide mode, such as containment without cgroups, that must not
 //!   leak into the other tests of the binary).
@@ -127,6 +129,22 @@ fn is_zombie(pid: u32) -> bool {
         stat.rsplit_once(')')
             .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
     })
+}
+
+/// The names of the entries of `dir`, sorted. Panics (a test failure) when `dir` cannot be read.
+pub fn sorted_names(dir: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap_or_else(|err| panic!("{}: {err}", dir.display()))
+        .map(|entry| {
+            entry
+                .expect("a directory entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    names.sort();
+    names
 }
 
 #[cfg(test)]

@@ -61,6 +61,22 @@ impl World {
             .await
     }
 
+    /// A call of `command`, with the text of every live update it sent.
+    async fn call_with_updates(
+        &self,
+        command: &str,
+        ctx: ToolContext,
+    ) -> (ToolOutcome, Vec<String>) {
+        let mut updates = Vec::new();
+        let outcome = self
+            .session
+            .execute_tool("call-1", &json!({ "command": command }), ctx, |update| {
+                updates.push(update.text);
+            })
+            .await;
+        (outcome, updates)
+    }
+
     async fn run(&self, command: &str) -> ToolResult {
         self.call(json!({ "command": command })).await.into_result()
     }
@@ -462,14 +478,10 @@ async fn timeouts_are_clamped_and_strings_rejected() {
 #[tokio::test(flavor = "multi_thread")]
 async fn live_updates_arrive_and_end_with_the_last_state() {
     let world = World::new();
-    let mut updates = Vec::new();
-    let outcome = world
-        .session
-        .execute_tool(
-            "live",
-            &json!({"command": "for i in 1 2 3; do echo line$i; sleep 0.2; done"}),
+    let (outcome, updates) = world
+        .call_with_updates(
+            "for i in 1 2 3; do echo line$i; sleep 0.2; done",
             ToolContext::default(),
-            |update| updates.push(update.text),
         )
         .await;
     assert_eq!(outcome.result().text(), "line1\nline2\nline3");
@@ -485,29 +497,18 @@ async fn live_updates_arrive_and_end_with_the_last_state() {
 #[tokio::test(flavor = "multi_thread")]
 async fn the_last_live_update_has_the_unfinished_line_and_the_tail_of_a_flood() {
     let world = World::new();
-    let mut updates = Vec::new();
-    world
-        .session
-        .execute_tool(
-            "live-bar",
-            &json!({"command": "printf 'a\\nprogress 10%%\\rprogress 100%%'"}),
+    let (_, updates) = world
+        .call_with_updates(
+            "printf 'a\\nprogress 10%%\\rprogress 100%%'",
             ToolContext::default(),
-            |update| updates.push(update.text),
         )
         .await;
     // The progress bar collapses to its last state, and the line without a newline counts.
     assert_eq!(updates.last().map(String::as_str), Some("a\nprogress 100%"));
 
-    let mut updates = Vec::new();
     let started = std::time::Instant::now();
-    world
-        .session
-        .execute_tool(
-            "live-flood",
-            &json!({"command": "seq 1 300000"}),
-            ToolContext::default(),
-            |update| updates.push(update.text),
-        )
+    let (_, updates) = world
+        .call_with_updates("seq 1 300000", ToolContext::default())
         .await;
     let elapsed = started.elapsed();
     let last = updates.last().expect("updates");
@@ -529,20 +530,16 @@ async fn the_last_live_update_has_the_unfinished_line_and_the_tail_of_a_flood() 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_context_that_skips_live_updates_gets_none_and_the_same_result() {
     let world = World::new();
-    let mut updates = 0;
-    let outcome = world
-        .session
-        .execute_tool(
-            "quiet",
-            &json!({"command": "seq 1 100000; printf end"}),
+    let (outcome, updates) = world
+        .call_with_updates(
+            "seq 1 100000; printf end",
             ToolContext {
                 skip_live_updates: true,
                 ..ToolContext::default()
             },
-            |_| updates += 1,
         )
         .await;
-    assert_eq!(updates, 0);
+    assert_eq!(updates.len(), 0);
     let text = outcome.result().text();
     assert!(
         text.contains("99999\n100000\nend"),

@@ -42,7 +42,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use agentsh_bench_support::{Filter, Row, mb_per_s, median, pipe_floor, quick};
+use agentsh_bench_support::{Filter, Row, mb_per_s, median, pipe_floor, quick, vm_hwm_kib};
 use serde_json::Value;
 
 const AGENTSH: &str = env!("CARGO_BIN_EXE_agentsh");
@@ -273,7 +273,7 @@ impl RpcServer {
 
     /// Peak resident memory of the server so far (`VmHWM`), in MiB.
     fn peak_rss_mib(&self) -> f64 {
-        vm_hwm_kib(self.child.id()).expect("the server is alive") as f64 / 1024.0
+        vm_hwm_kib(Some(self.child.id())).expect("the server is alive") as f64 / 1024.0
     }
 
     fn stop(self) {
@@ -606,16 +606,6 @@ fn cpu_rows(env: &Env, sizes: &Sizes, baseline: Option<&Path>) {
     .report();
 }
 
-/// `VmHWM` of `pid` in KiB, while it is alive.
-fn vm_hwm_kib(pid: u32) -> Option<u64> {
-    let status =
-        std::fs::read_to_string(Path::new("/proc").join(pid.to_string()).join("status")).ok()?;
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))
-        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
-}
-
 /// Peak RSS (MiB) and wall time of `agentsh exec -- <command>`, its output read and dropped;
 /// the command prints `bytes`, which its artifact must hold.
 fn exec_peak_rss(env: &Env, command: &str, bytes: u64) -> (f64, Duration) {
@@ -633,7 +623,7 @@ fn exec_peak_rss(env: &Env, command: &str, bytes: u64) -> (f64, Duration) {
     });
     let mut peak_kib = 0;
     while child.try_wait().expect("wait").is_none() {
-        if let Some(kib) = vm_hwm_kib(child.id()) {
+        if let Some(kib) = vm_hwm_kib(Some(child.id())) {
             peak_kib = peak_kib.max(kib);
         }
         std::thread::sleep(Duration::from_millis(5));

@@ -191,6 +191,20 @@ pub fn pipe_floor(shell: &Path, command: &str, file: &Path, bytes: u64) -> Durat
     elapsed
 }
 
+/// Peak resident memory (`VmHWM` of `/proc/<pid>/status`) in KiB, of `pid` or, for `None`, of
+/// this process; `None` once the process is gone.
+pub fn vm_hwm_kib(pid: Option<u32>) -> Option<u64> {
+    let path = match pid {
+        Some(pid) => format!("/proc/{pid}/status"),
+        None => "/proc/self/status".to_owned(),
+    };
+    std::fs::read_to_string(path)
+        .ok()?
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+}
+
 /// Throughput in MB/s (10^6 bytes per second) of `bytes` moved in `elapsed`.
 pub fn mb_per_s(bytes: u64, elapsed: Duration) -> f64 {
     bytes as f64 / 1e6 / elapsed.as_secs_f64().max(f64::MIN_POSITIVE)
@@ -224,6 +238,13 @@ mod tests {
         pipe_floor(Path::new("sh"), "printf abc", &file, 3);
         assert!(!file.exists(), "the floor's file is removed");
         std::fs::remove_dir(&dir).expect("rmdir");
+    }
+
+    #[test]
+    fn peak_memory_of_this_process_is_read() {
+        assert!(vm_hwm_kib(None).is_some_and(|kib| kib > 0));
+        assert!(vm_hwm_kib(Some(std::process::id())).is_some_and(|kib| kib > 0));
+        assert_eq!(vm_hwm_kib(Some(u32::MAX)), None);
     }
 
     #[test]

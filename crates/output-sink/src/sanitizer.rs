@@ -592,7 +592,7 @@ fn plain_run_end(bytes: &[u8], start: usize) -> usize {
 }
 
 /// Hands committed bytes (always well-formed UTF-8) to `on_text` as `&str` without a copy.
-fn as_text(bytes: &[u8], on_text: &mut impl FnMut(&str)) {
+pub(crate) fn as_text(bytes: &[u8], on_text: &mut (impl FnMut(&str) + ?Sized)) {
     match std::str::from_utf8(bytes) {
         Ok(text) => on_text(text),
         // Not reached: the sanitiser commits whole characters only. Stay total anyway.

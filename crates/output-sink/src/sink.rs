@@ -7,7 +7,7 @@ use agentsh_protocol::{OutputSummary, count_lines};
 
 use crate::head::FirstLines;
 use crate::ring::Ring;
-use crate::sanitizer::Sanitizer;
+use crate::sanitizer::{Sanitizer, as_text};
 use crate::spill::{Spill, SpillError, SpillSource};
 
 /// The default byte limit of the in-memory tail (50 KB; setting `output.max_bytes`).
@@ -95,12 +95,7 @@ impl OutputSink {
     /// Sanitises the next raw chunk; counts it, keeps its tail, spills and captures the head.
     /// Chunks pushed after [`OutputSink::dump`] are ignored: the stream has ended.
     pub fn push(&mut self, chunk: &[u8]) {
-        if self.finished {
-            return;
-        }
-        let committed = &mut self.committed;
-        self.sanitizer
-            .push_bytes(chunk, &mut |bytes: &[u8]| committed.commit(bytes));
+        self.push_then(chunk, |_| {});
     }
 
     /// [`push`](OutputSink::push), also handing each piece of text it commits to `on_text`, in
@@ -108,13 +103,18 @@ impl OutputSink {
     /// sanitised text without sanitising the stream a second time. The unfinished line comes
     /// with [`dump_with`](OutputSink::dump_with).
     pub fn push_with(&mut self, chunk: &[u8], on_text: &mut dyn FnMut(&str)) {
+        self.push_then(chunk, |bytes| as_text(bytes, on_text));
+    }
+
+    /// Sanitises `chunk`, commits each piece, then hands it to `then`.
+    fn push_then(&mut self, chunk: &[u8], mut then: impl FnMut(&[u8])) {
         if self.finished {
             return;
         }
         let committed = &mut self.committed;
         self.sanitizer.push_bytes(chunk, &mut |bytes: &[u8]| {
             committed.commit(bytes);
-            pass_text(bytes, on_text);
+            then(bytes);
         });
     }
 
@@ -180,7 +180,7 @@ impl OutputSink {
             let committed = &mut self.committed;
             self.sanitizer.finish_bytes(&mut |bytes: &[u8]| {
                 committed.commit(bytes);
-                pass_text(bytes, on_text);
+                as_text(bytes, on_text);
             });
             self.committed.end_spill();
         }
@@ -214,13 +214,6 @@ impl fmt::Debug for OutputSink {
             .field("spill", &spill)
             .field("finished", &self.finished)
             .finish_non_exhaustive()
-    }
-}
-
-/// Hands committed text (whole characters of well-formed UTF-8 by the sanitiser's rules) on.
-fn pass_text(bytes: &[u8], on_text: &mut dyn FnMut(&str)) {
-    if let Ok(text) = std::str::from_utf8(bytes) {
-        on_text(text);
     }
 }
 

@@ -54,6 +54,14 @@ impl Home {
     }
 }
 
+/// Writes `rc` as the `.bashrc` of `home` and takes a snapshot of it (cache under `home`).
+fn snapshot_with_bashrc(home: &Path, rc: &str) {
+    fs::write(home.join(".bashrc"), rc).expect("write .bashrc");
+    snapshot_for(&bash(), home, &home.join("cache"), &shell_env())
+        .expect("the snapshot runs")
+        .expect("bash gives a snapshot");
+}
+
 fn shell_env() -> Vec<(OsString, OsString)> {
     hardened_env(std::env::vars_os(), &BTreeMap::new(), TerminalKind::Pipe)
 }
@@ -208,15 +216,7 @@ fn rc_daemons_do_not_survive_the_snapshot_child() {
     } else {
         eprintln!("no ssh-agent on PATH: only the setsid daemons are tested");
     }
-    fs::write(home.path().join(".bashrc"), rc).unwrap();
-    snapshot_for(
-        &bash(),
-        home.path(),
-        &home.path().join("cache"),
-        &shell_env(),
-    )
-    .unwrap()
-    .unwrap();
+    snapshot_with_bashrc(home.path(), &rc);
     let agents = || {
         let sock = sock.display().to_string();
         agentsh_test_support::alive_with_arg(&sock)
@@ -247,22 +247,13 @@ fn rc_runs_in_a_session_of_its_own_without_a_terminal_and_with_stdin_on_dev_null
     // Fields 4, 6 and 7 of /proc/PID/stat: parent, session id and controlling terminal (0:
     // none). The shell runs under a supervisor like every shell: the session is the
     // supervisor's, not agentsh's.
-    fs::write(
-        home.path().join(".bashrc"),
+    snapshot_with_bashrc(
+        home.path(),
         r#"read -r -a stat < /proc/$$/stat
 printf '%s\n' "pid=$$" "ppid=${stat[3]}" "sid=${stat[5]}" "tty_nr=${stat[6]}" "stdin=$(readlink /proc/$$/fd/0)" > "$HOME/.whoami"
 if { : </dev/tty; } 2>/dev/null; then echo "dev_tty=opened"; else echo "dev_tty=failed"; fi >> "$HOME/.whoami"
 "#,
-    )
-    .unwrap();
-    snapshot_for(
-        &bash(),
-        home.path(),
-        &home.path().join("cache"),
-        &shell_env(),
-    )
-    .unwrap()
-    .unwrap();
+    );
     let text = fs::read_to_string(home.path().join(".whoami")).unwrap();
     let values: BTreeMap<&str, &str> = text.lines().filter_map(|l| l.split_once('=')).collect();
     assert_eq!(

@@ -16,7 +16,9 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use agentsh_bench_support::{Filter, Row, mb_per_s, median, pipe_floor, quick, time_each};
+use agentsh_bench_support::{
+    Filter, Row, mb_per_s, median, pipe_floor, quick, time_each, vm_hwm_kib,
+};
 use agentsh_shell_executor::{
     BashResult, ExecRequest, ExecutorConfig, OutputSink, SessionKey, ShellExecutor, ShellSpec,
     SinkOptions, Spill, SpillSource, Surface,
@@ -52,18 +54,6 @@ impl Spill for FileSpill {
 
 fn bash() -> ShellSpec {
     ShellSpec::from_path(agentsh_test_support::which("bash").expect("bash on PATH"))
-}
-
-fn vm_hwm_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|status| {
-            status
-                .lines()
-                .find_map(|l| l.strip_prefix("VmHWM:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        })
-        .unwrap_or(0)
 }
 
 struct Bench {
@@ -179,14 +169,14 @@ fn executor_run(bench: &Bench, bytes: u64) -> Duration {
 
 fn throughput(bench: &Bench, bytes: u64) {
     executor_run(bench, 1 << 20);
-    let hwm_small = vm_hwm_kib();
+    let hwm_small = vm_hwm_kib(None).unwrap_or(0);
     // Alternating rounds, best of each: load from elsewhere hits both alike.
     let (mut baseline, mut ours) = (Duration::MAX, Duration::MAX);
     for _ in 0..ROUNDS {
         baseline = baseline.min(floor_run(bench, bytes));
         ours = ours.min(executor_run(bench, bytes));
     }
-    let hwm_large = vm_hwm_kib();
+    let hwm_large = vm_hwm_kib(None).unwrap_or(0);
 
     let base_rate = mb_per_s(bytes, baseline);
     let rate = mb_per_s(bytes, ours);

@@ -8,10 +8,11 @@
 //! Output is read as it comes: when the FIFO is readable, everything it holds is read at once
 //! (up to [`READ_BUDGET`] per wake-up, so other events are not held up), so a producer faster
 //! than agentsh is read in large pieces and one slower than agentsh costs one wake-up per write.
-//! The loop's own cost per wake-up stays small: its timers are one [`Sleep`](tokio::time::Sleep) set to the earliest
-//! of them and moved only when that changes, and the cancel future lives across wake-ups. (An
-//! earlier design read bulk output on a 1 ms timer instead; the timer fired every 2–5 ms on a
-//! busy machine, the 1 MiB FIFO filled in between and the producer stalled: 0.5× of pipe speed.)
+//! The loop's own cost per wake-up stays small: its timers are one
+//! [`Sleep`](tokio::time::Sleep) set to the earliest of them and moved only when that changes,
+//! and the cancel future lives across wake-ups. (An earlier design read bulk output on a 1 ms
+//! timer instead; the timer fired every 2–5 ms on a busy machine, the 1 MiB FIFO filled in
+//! between and the producer stalled: 0.5× of pipe speed.)
 
 use std::future::Future;
 use std::io;
@@ -209,9 +210,8 @@ impl<'a> CommandRun<'a> {
 
     /// The earliest instant a timed event is due, if any is.
     fn next_due(&self) -> Option<Instant> {
-        let deadline = self.stopped.is_none().then_some(self.deadline);
         [
-            deadline,
+            self.live_deadline(),
             self.grace_until,
             self.next_end_check,
             self.wedged_after,
@@ -221,6 +221,11 @@ impl<'a> CommandRun<'a> {
         .min()
     }
 
+    /// The start-up limit or the timeout, until the command is being stopped.
+    fn live_deadline(&self) -> Option<Instant> {
+        self.stopped.is_none().then_some(self.deadline)
+    }
+
     /// The timer fired: handles every timed event that is due, the most final first.
     fn on_timer(&mut self) -> Option<CommandEnd> {
         let now = Instant::now();
@@ -228,8 +233,7 @@ impl<'a> CommandRun<'a> {
         if due(self.grace_until) {
             return Some(CommandEnd::Replace);
         }
-        if self.stopped.is_none()
-            && self.deadline <= now
+        if due(self.live_deadline())
             && let Some(end) = self.on_deadline()
         {
             return Some(end);

@@ -19,10 +19,13 @@
 //!    closed before, so undoing the redirections only closes them again: no saved copy the
 //!    command could close or reach, and no error of the loop's own (`Bad file descriptor`) can
 //!    land in the output, whatever the command does to descriptors 0–255;
-//! 3. takes the status (`$?`, the first thing it does), repairs itself (below), saves and
-//!    clears the user's `DEBUG` and `ERR` traps, writes `<seq> <status>` to the report FIFO,
-//!    and only then re-installs its stop trap and resets `errexit` (so agentsh gets the result
-//!    while the loop finishes).
+//! 3. takes the status (`$?`, the first thing it does), repairs itself (below), writes the
+//!    user's `DEBUG` and `ERR` traps (`trap -p`) to the report FIFO and clears them, writes
+//!    `<seq> <status>` there, and only then re-installs its stop trap and resets `errexit` (so
+//!    agentsh gets the result while the loop finishes). agentsh parses the traps quote by quote
+//!    ([`next_report_item`]), so no trap text can pass for a status line. (Each of the three is
+//!    a simple command of its own: a user's `DEBUG` trap runs before each with stdout closed, and
+//!    inside a redirected group it would write into the report.)
 //!
 //! agentsh accepts a report only when the shell holds no fd 2 (`/proc/<pid>/fd/2`: see
 //! `shell::run`): while the command runs its stderr is open, and the loop itself never opens
@@ -45,9 +48,9 @@
 //! After each command the loop removes functions named `builtin` and `enable` (the only user
 //! functions it deletes: every other builtin it calls goes through `builtin`) and re-enables
 //! the builtins it uses (a user's `enable -n printf` lasts for that command). The user's
-//! `DEBUG`/`ERR` traps are written to [`PRE_FILE`]; agentsh puts
-//! `{ builtin . <dir>/pre; } 2>/dev/null;` in front of the next command when that file is not
-//! empty, on the command's first line (line numbers stay as typed), so those traps fire for the
+//! `DEBUG`/`ERR` traps come with the report; agentsh writes them to [`PRE_FILE`] when they
+//! changed and puts `{ builtin . <dir>/pre; } 2>/dev/null;` in front of the next command while
+//! there are any, on the command's first line (line numbers stay as typed), so those traps fire for the
 //! user's commands — a `DEBUG` trap set before a sourced file would not — and never for the
 //! loop's. What cannot be repaired (`enable -n enable`, a read-only function `builtin`, `builtin`
 //! and `unset` both shadowed) ends or wedges the loop: the shell is replaced. (POSIX mode would
@@ -73,7 +76,7 @@
 //! | `__ash_marker` | the running command's marker, `<tag>.<seq>` (bash) |
 //! | `__ash_started` | `1` once the command's redirections were made (it ran) |
 //! | `__ash_status` | the command's exit status, reported after it |
-//! | `__ash_bail` | set when the loop cannot go on: the shell exits |
+//! | `__ash_bail` | set when the loop cannot go on: the shell exits (sh, zsh) |
 //! | `__ash_stop_marker` | the marker of the command to stop, read from [`STOP_FILE`] (bash) |
 //! | `__ash_unwind_armed` | `1` while the unwinding `DEBUG` trap is installed (bash) |
 //! | `__ash_extdebug_off` | `1` when `extdebug` was off before a stop turned it on (bash) |
@@ -113,7 +116,7 @@ pub(crate) const STOP_FILE: &str = "stop";
 pub(crate) const TRIGGER_FIFO: &str = "trigger";
 /// FIFO the loop writes its reports to.
 pub(crate) const REPORT_FIFO: &str = "report";
-/// File the loop writes the user's `DEBUG`/`ERR` traps to (bash).
+/// File agentsh writes the user's `DEBUG`/`ERR` traps to, as the loop reported them (bash).
 pub(crate) const PRE_FILE: &str = "pre";
 /// Prefix of the file the stop trap creates when it armed the unwind: `unwound.<seq>` (bash).
 pub(crate) const UNWOUND_FILE: &str = "unwound";
@@ -133,7 +136,7 @@ pub(crate) fn stop_signal(tag: &str) -> i32 {
 /// does not show it.
 pub(crate) const PRE_PREFIX: &str = r#"{ builtin . "$__ash_private_dir/pre"; } 2>/dev/null;"#;
 
-const BASH_LOOP: &str = r#"__ash_private_dir=$1 __ash_snapshot=$2 __ash_marker_tag=$3 __ash_stop_marker= __ash_unwind_armed= __ash_extdebug_off= __ash_status=0 __ash_seq=0 __ash_fifo_id= __ash_header_changed= __ash_cwd=/ __ash_marker= __ash_started= __ash_bail=
+const BASH_LOOP: &str = r#"__ash_private_dir=$1 __ash_snapshot=$2 __ash_marker_tag=$3 __ash_stop_marker= __ash_unwind_armed= __ash_extdebug_off= __ash_status=0 __ash_seq=0 __ash_fifo_id= __ash_header_changed= __ash_cwd=/ __ash_marker= __ash_started=
 builtin set --
 __ash_unwind_trap='{ if [[ -n ${__ash_stop_marker-} && ${__ash_stop_marker} == "${__ash_marker-}" && -n ${BASH_SOURCE[0]+x}${FUNCNAME[0]+x} ]]; then builtin return 2; fi; } 2>/dev/null'
 __ash_stop_trap='{ IFS= builtin read -r __ash_stop_marker 0<"$__ash_private_dir/stop"; if [[ $__ash_stop_marker == "$__ash_marker" && -z $__ash_unwind_armed ]]; then unset -f builtin; builtin trap -p DEBUG ERR RETURN 1>|"$__ash_private_dir/stoptraps"; builtin trap - ERR RETURN; builtin set +e; if [[ :$BASHOPTS: != *:extdebug:* ]]; then __ash_extdebug_off=1; builtin shopt -s extdebug; fi; __ash_unwind_armed=1; builtin trap -- "$__ash_unwind_trap" DEBUG; { :; } 1>|"$__ash_private_dir/unwound.$__ash_seq"; fi; } 0</dev/null 1>/dev/null 2>&1'
@@ -143,49 +146,48 @@ if [[ -n $__ash_snapshot ]]; then
   builtin . "$__ash_snapshot" 0</dev/null 1>/dev/null 2>&1
   __ash_snapshot=
 fi
-while [[ -z $__ash_bail ]]; do
+while :; do
   unset -f builtin enable
-  if enable builtin enable . printf read cd trap set shopt export readonly; then
-    if [[ -n $__ash_unwind_armed ]]; then
-      builtin trap - DEBUG
-      if [[ -n $__ash_extdebug_off ]]; then builtin shopt -u extdebug; fi
-      __ash_unwind_armed= __ash_extdebug_off=
-      builtin . "$__ash_private_dir/stoptraps"
-    fi
-    builtin trap -p DEBUG ERR 1>|"$__ash_private_dir/pre"
-    builtin trap - DEBUG ERR
-    builtin printf '%s %s\n' "$__ash_seq" "$__ash_status" 1>|"$__ash_private_dir/report" || __ash_bail=1
-  else
-    __ash_bail=1
-  fi
-  if [[ -z $__ash_bail ]]; then
-    builtin trap -- "$__ash_stop_trap" STOPSIG
-    builtin set +e
-    IFS=' ' builtin read -r __ash_seq __ash_fifo_id __ash_header_changed 0<"$__ash_private_dir/trigger" || __ash_bail=1
-  else
+  if ! enable builtin enable . printf read cd trap set shopt export readonly; then
     { :; } 1>|"$__ash_private_dir/gaveup.$__ash_seq.$__ash_status"
+    break
   fi
-  if [[ -z $__ash_bail ]]; then
-    if [[ $__ash_header_changed == 1 ]]; then
-      builtin . "$__ash_private_dir/header"
+  if [[ -n $__ash_unwind_armed ]]; then
+    builtin trap - DEBUG
+    if [[ -n $__ash_extdebug_off ]]; then builtin shopt -u extdebug; fi
+    __ash_unwind_armed= __ash_extdebug_off=
+    builtin . "$__ash_private_dir/stoptraps"
+  fi
+  builtin trap -p DEBUG ERR 1>|"$__ash_private_dir/report"
+  builtin trap - DEBUG ERR
+  if ! builtin printf '%s %s\n' "$__ash_seq" "$__ash_status" 1>|"$__ash_private_dir/report"; then
+    { :; } 1>|"$__ash_private_dir/gaveup.$__ash_seq.$__ash_status"
+    break
+  fi
+  builtin trap -- "$__ash_stop_trap" STOPSIG
+  builtin set +e
+  if ! IFS=' ' builtin read -r __ash_seq __ash_fifo_id __ash_header_changed 0<"$__ash_private_dir/trigger"; then
+    { :; } 1>|"$__ash_private_dir/gaveup.$__ash_seq.$__ash_status"
+    break
+  fi
+  if [[ $__ash_header_changed == 1 ]]; then
+    builtin . "$__ash_private_dir/header"
+  fi
+  __ash_marker=$__ash_marker_tag.$__ash_seq __ash_started=
+  builtin export AGENTSH_CMD="$__ash_marker"
+  if [[ ${__ash_stop_marker-} == "$__ash_marker" ]]; then
+    __ash_status=130
+    { :; } 1>|"$__ash_private_dir/unwound.$__ash_seq"
+  elif builtin cd -- "$__ash_cwd"; then
+    builtin . "$__ash_private_dir/command" 0</dev/null 1>|"$__ash_private_dir/out$__ash_fifo_id" 2>&$((__ash_started=1))
+    __ash_status=$?
+    if [[ -z $__ash_started ]]; then
+      { :; } 1>|"$__ash_private_dir/gaveup.$__ash_seq."
+      break
     fi
-    __ash_marker=$__ash_marker_tag.$__ash_seq
-    builtin export AGENTSH_CMD="$__ash_marker"
-    __ash_started=
-    if [[ ${__ash_stop_marker-} == "$__ash_marker" ]]; then
-      __ash_status=130
-      { :; } 1>|"$__ash_private_dir/unwound.$__ash_seq"
-    elif builtin cd -- "$__ash_cwd"; then
-      builtin . "$__ash_private_dir/command" 0</dev/null 1>|"$__ash_private_dir/out$__ash_fifo_id" 2>&$((__ash_started=1))
-      __ash_status=$?
-      if [[ -z $__ash_started ]]; then
-        __ash_bail=1
-        { :; } 1>|"$__ash_private_dir/gaveup.$__ash_seq."
-      fi
-    else
-      builtin cd -- "$__ash_cwd" 2>|"$__ash_private_dir/out$__ash_fifo_id"
-      __ash_status=1
-    fi
+  else
+    builtin cd -- "$__ash_cwd" 2>|"$__ash_private_dir/out$__ash_fifo_id"
+    __ash_status=1
   fi
 done
 "#;
@@ -356,6 +358,93 @@ pub(crate) fn trigger(seq: u64, fifo: u64, header: HeaderState) -> String {
 /// The loop's one-time ready report, `0 0` (commands are numbered from 1).
 pub(crate) const READY: (u64, i32) = (0, 0);
 
+/// The most a report item (a trap line, a status line) may take; past it the channel is not
+/// the loop's (a command writing endlessly into the report FIFO), and the shell is replaced.
+pub(crate) const MAX_REPORT_ITEM: usize = 1 << 20;
+
+/// One item on the loop's report channel, at the start of the bytes received.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ReportItem {
+    /// A saved user trap, `trap -- '<text>' DEBUG|ERR` and its newline: this many bytes.
+    Trap(usize),
+    /// `trap -- - DEBUG|ERR` (POSIX mode's line for a trap that is not set): this many bytes.
+    Unset(usize),
+    /// `<seq> <status>`, newline included in `len`.
+    Status {
+        /// The command's number (0: the ready report).
+        seq: u64,
+        /// Its exit status.
+        status: i32,
+        /// Bytes taken, newline included.
+        len: usize,
+    },
+}
+
+/// The bytes are not what the loop writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct NotTheLoops;
+
+/// Parses the next item of the report channel: `Ok(None)` while it is incomplete. A trap's
+/// text is taken as bash's `trap -p` quotes it (`'…'` pieces joined by `\'`, raw bytes and
+/// newlines inside), so a trap cannot end early or pass for a status line.
+pub(crate) fn next_report_item(buf: &[u8]) -> Result<Option<ReportItem>, NotTheLoops> {
+    const TRAP: &[u8] = b"trap -- '";
+    const NAMES: [&[u8]; 2] = [b" DEBUG\n", b" ERR\n"];
+    const JOIN: &[u8] = b"\\''";
+    if buf.is_empty() {
+        return Ok(None);
+    }
+    if !buf[0].is_ascii_digit() {
+        // POSIX mode lists a trap that is not set as `trap -- - DEBUG`.
+        for unset in [&b"trap -- - DEBUG\n"[..], b"trap -- - ERR\n"] {
+            if buf.starts_with(unset) {
+                return Ok(Some(ReportItem::Unset(unset.len())));
+            }
+            if unset.starts_with(buf) {
+                return Ok(None);
+            }
+        }
+        if !buf.starts_with(TRAP) {
+            return if TRAP.starts_with(buf) {
+                Ok(None)
+            } else {
+                Err(NotTheLoops)
+            };
+        }
+        let mut at = TRAP.len();
+        loop {
+            // Inside a quoted piece: it ends at the next quote.
+            let Some(quote) = buf[at..].iter().position(|&b| b == b'\'') else {
+                return Ok(None);
+            };
+            at += quote + 1;
+            let rest = &buf[at..];
+            if rest.starts_with(JOIN) {
+                at += JOIN.len();
+                continue;
+            }
+            if let Some(name) = NAMES.iter().find(|name| rest.starts_with(name)) {
+                return Ok(Some(ReportItem::Trap(at + name.len())));
+            }
+            let could_grow = JOIN.starts_with(rest) || NAMES.iter().any(|n| n.starts_with(rest));
+            return if could_grow {
+                Ok(None)
+            } else {
+                Err(NotTheLoops)
+            };
+        }
+    }
+    let Some(end) = buf.iter().position(|&b| b == b'\n') else {
+        return Ok(None);
+    };
+    let (seq, status) = parse_report(&buf[..end]).ok_or(NotTheLoops)?;
+    Ok(Some(ReportItem::Status {
+        seq,
+        status,
+        len: end + 1,
+    }))
+}
+
 /// Parses the loop's report `<seq> <status>` (without the newline).
 pub(crate) fn parse_report(line: &[u8]) -> Option<(u64, i32)> {
     let line = std::str::from_utf8(line).ok()?;
@@ -402,7 +491,6 @@ mod tests {
             assert!(script.contains(&format!("\"$__ash_private_dir/{GAVE_UP_FILE}.")));
         }
         assert!(BASH_LOOP.contains(&format!("\"$__ash_private_dir/{STOP_FILE}\"")));
-        assert!(BASH_LOOP.contains(&format!("\"$__ash_private_dir/{PRE_FILE}\"")));
         assert!(BASH_LOOP.contains(&format!("\"$__ash_private_dir/{UNWOUND_FILE}.")));
         assert!(PRE_PREFIX.contains(&format!("/{PRE_FILE}\"")));
     }
@@ -415,6 +503,84 @@ mod tests {
         assert_eq!(parse_report(b"x 1"), None);
         assert_eq!(parse_report(b"3 1 2"), None);
         assert_eq!(trigger(7, 2, HeaderState::Changed), "7 2 1\n");
+    }
+
+    #[test]
+    fn report_items_frame_traps_quote_by_quote() {
+        use ReportItem::{Status, Trap};
+        let trap = b"trap -- 'echo '\\''x'\\''\n5 0\n' DEBUG\n";
+        assert_eq!(next_report_item(trap), Ok(Some(Trap(trap.len()))));
+        let mut both = trap.to_vec();
+        both.extend_from_slice(b"7 1\n");
+        assert_eq!(next_report_item(&both), Ok(Some(Trap(trap.len()))));
+        assert_eq!(
+            next_report_item(&both[trap.len()..]),
+            Ok(Some(Status {
+                seq: 7,
+                status: 1,
+                len: 4
+            }))
+        );
+        assert_eq!(next_report_item(b"trap -- '' ERR\n"), Ok(Some(Trap(15))));
+        // Every proper prefix is incomplete, never an error or an item.
+        for cut in 0..trap.len() {
+            assert_eq!(next_report_item(&trap[..cut]), Ok(None), "cut at {cut}");
+        }
+        assert_eq!(next_report_item(b"12 0"), Ok(None));
+        assert_eq!(
+            next_report_item(b"trap -- - ERR\n"),
+            Ok(Some(ReportItem::Unset(14)))
+        );
+        assert_eq!(next_report_item(b"trap -- - ER"), Ok(None));
+        for junk in [
+            &b"x 1\n"[..],
+            b"trap 'x' DEBUG\n",
+            b"trap -- 'x' EXIT\n",
+            b"trap -- 'x'y",
+            b"3 1 2\n",
+        ] {
+            assert_eq!(next_report_item(junk), Err(NotTheLoops), "{junk:?}");
+        }
+    }
+
+    #[test]
+    fn report_items_match_what_bash_prints() {
+        let text = ": 'it''s' \"$x\"\n\u{1} y";
+        for mode in ["", "set -o posix; "] {
+            let script = format!(
+                "{mode}trap -p DEBUG ERR; trap \"$1\" DEBUG; trap false ERR; trap -p DEBUG ERR; \
+                 trap - DEBUG ERR; echo 4 0"
+            );
+            let out = std::process::Command::new("bash")
+                .arg("-c")
+                .arg(script)
+                .arg("bash")
+                .arg(text)
+                .output()
+                .expect("bash runs");
+            let mut rest = &out.stdout[..];
+            let (mut traps, mut unset) = (Vec::new(), 0);
+            loop {
+                match next_report_item(rest) {
+                    Ok(Some(ReportItem::Trap(len))) => {
+                        traps.push(String::from_utf8_lossy(&rest[..len]).into_owned());
+                        rest = &rest[len..];
+                    }
+                    Ok(Some(ReportItem::Unset(len))) => {
+                        unset += 1;
+                        rest = &rest[len..];
+                    }
+                    Ok(Some(ReportItem::Status { seq, status, len })) => {
+                        assert_eq!((seq, status, len), (4, 0, rest.len()));
+                        break;
+                    }
+                    other => panic!("{other:?} at {:?}", String::from_utf8_lossy(rest)),
+                }
+            }
+            assert_eq!(traps.len(), 2, "{mode}");
+            assert_eq!(unset, if mode.is_empty() { 0 } else { 2 });
+            assert!(traps[1] == "trap -- 'false' ERR\n", "{traps:?}");
+        }
     }
 
     #[test]

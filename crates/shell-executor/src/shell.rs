@@ -10,7 +10,7 @@ use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use agentsh_process::shell::{ShellKind, ShellSpec};
+use agentsh_process::shell::ShellSpec;
 use agentsh_process::{
     ChildExit, CommandScope, SpawnSpec, StartMark, Supervisor, TERM_GRACE, can_attribute,
     command_processes, descendants, end_command_with, fd_target, process_info, signal_dispositions,
@@ -132,6 +132,9 @@ pub(crate) struct ShellProcess {
     seq: u64,
     /// The working directory the header file holds.
     header_cwd: Option<PathBuf>,
+    /// The user's `DEBUG`/`ERR` traps as the loop last reported them (`trap -p` lines, bash),
+    /// also in [`PRE_FILE`] while not empty.
+    traps: Vec<u8>,
     /// A command was started and its `run` did not finish (the caller dropped the future): the
     /// shell is in an unknown state and must not be used again.
     in_flight: bool,
@@ -180,6 +183,7 @@ impl ShellProcess {
             tag,
             seq: 0,
             header_cwd: None,
+            traps: Vec::new(),
             in_flight: false,
             ready: false,
             started: Instant::now(),
@@ -265,7 +269,7 @@ impl ShellProcess {
             self.header_cwd = Some(cwd.to_path_buf());
             HeaderState::Changed
         };
-        write_command(dir, self.spec.kind, command)?;
+        write_command(dir, !self.traps.is_empty(), command)?;
         let stop = StopPlan {
             scope: CommandScope {
                 supervisor: supervisor_pid,
@@ -313,7 +317,11 @@ impl ShellProcess {
             run.until_end(supervisor, reports, cancel).await
         };
         let (stopped, shell_ready, resumed) = (run.stopped, run.shell_ready, run.resumed);
+        let traps = run.saved_traps.take();
         drop(run);
+        if let Some(traps) = traps {
+            self.keep_traps(traps)?;
+        }
         // From here on the supervisor is either kept or shut down through `replace`, which ends
         // the tree even if this future is dropped (and may reap the supervisor: no pid to signal).
         kill_on_drop.armed = false;
@@ -324,6 +332,24 @@ impl ShellProcess {
             resumed,
         };
         self.finish(ended, fifo, out).await
+    }
+
+    /// Records the user traps the loop saved, in [`PRE_FILE`] for the next command when they
+    /// changed.
+    fn keep_traps(&mut self, traps: Vec<u8>) -> io::Result<()> {
+        if traps != self.traps {
+            let pre = self.dir.path().join(PRE_FILE);
+            if traps.is_empty() {
+                match std::fs::remove_file(pre) {
+                    Err(err) if err.kind() != io::ErrorKind::NotFound => return Err(err),
+                    _ => {}
+                }
+            } else {
+                write_private(&pre, &traps)?;
+            }
+            self.traps = traps;
+        }
+        Ok(())
     }
 
     /// After the wait for a command ended: takes the rest of its output, keeps or replaces the
@@ -581,10 +607,8 @@ fn write_all(fd: impl AsFd, mut bytes: &[u8]) -> io::Result<()> {
 
 /// Writes the command file: the text as given, behind [`PRE_PREFIX`] when the loop saved user
 /// traps to restore for it (bash).
-fn write_command(dir: &Path, kind: ShellKind, command: &str) -> io::Result<()> {
-    let restore = kind == ShellKind::Bash
-        && std::fs::metadata(dir.join(PRE_FILE)).is_ok_and(|pre| pre.len() > 0);
-    if restore {
+fn write_command(dir: &Path, restore_traps: bool, command: &str) -> io::Result<()> {
+    if restore_traps {
         let mut text = Vec::with_capacity(PRE_PREFIX.len() + command.len());
         text.extend_from_slice(PRE_PREFIX.as_bytes());
         text.extend_from_slice(command.as_bytes());

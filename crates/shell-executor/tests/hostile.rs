@@ -65,6 +65,65 @@ fn forged_completion_through_the_report_fifo_is_ignored() {
 }
 
 #[test]
+fn forged_traps_through_the_report_fifo_are_not_installed() {
+    // The loop sends the user's DEBUG/ERR traps ahead of its report; the same lines written by
+    // the command itself (while it runs) must not become the session's traps.
+    runtime().block_on(async {
+        let exec = executor();
+        let s = session("forge-traps");
+        let bash = ShellSpec::from_path(which("bash").expect("bash"));
+        let forged = run_on(
+            &exec,
+            &s,
+            &bash,
+            r#"printf "trap -- 'echo HACKED' DEBUG\n%s 0\n" "$__ash_seq" >"$__ash_private_dir/report"; echo ran"#,
+            TEN,
+        )
+        .await;
+        assert_eq!(
+            (forged.summary.output.as_str(), forged.exit_code),
+            ("ran\n", Some(0))
+        );
+        let next = run_on(&exec, &s, &bash, "echo clean", TEN).await;
+        assert_eq!(next.summary.output, "clean\n");
+        assert!(!next.session_restarted);
+        // The user's own trap still comes through the loop and fires for the next command.
+        let set = run_on(&exec, &s, &bash, "trap 'echo T' DEBUG", TEN).await;
+        assert_eq!(set.exit_code, Some(0));
+        let traced = run_on(&exec, &s, &bash, "echo x", TEN).await;
+        assert_eq!(traced.summary.output, "T\nx\n");
+        let cleared = run_on(&exec, &s, &bash, "trap - DEBUG; echo y", TEN).await;
+        assert_eq!(cleared.summary.output, "T\ny\n");
+        let after = run_on(&exec, &s, &bash, "echo z", TEN).await;
+        assert_eq!(after.summary.output, "z\n");
+    });
+}
+
+#[test]
+fn endless_writes_into_the_report_fifo_replace_the_shell() {
+    // A trap line that never ends would grow agentsh's buffer without bound: past its limit the
+    // shell is replaced, and the session goes on.
+    runtime().block_on(async {
+        let exec = executor();
+        let s = session("endless-report");
+        let bash = ShellSpec::from_path(which("bash").expect("bash"));
+        let start = Instant::now();
+        let flood = run_on(
+            &exec,
+            &s,
+            &bash,
+            r#"{ printf "trap -- '"; head -c 3000000 /dev/zero | tr '\0' x; } >"$__ash_private_dir/report"; sleep 30"#,
+            TEN,
+        )
+        .await;
+        assert!(flood.session_restarted, "{flood:?}");
+        assert!(start.elapsed() < TEN, "waited for the timeout");
+        let next = run_on(&exec, &s, &bash, "echo $((40 + 2))", TEN).await;
+        assert_eq!(next.summary.output, "42\n");
+    });
+}
+
+#[test]
 fn rest_of_the_command_does_not_run_after_a_timeout_when_it_traps_usr1() {
     runtime().block_on(async {
         let exec = executor();

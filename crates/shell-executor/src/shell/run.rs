@@ -31,7 +31,7 @@ use super::{
     Output, StopMethod, StopReason, Verdict, send_signal, shell_lacks_fd, shell_left_command,
     stop_command,
 };
-use crate::bootstrap::{self, UNWOUND_FILE};
+use crate::bootstrap::{self, ReportItem, UNWOUND_FILE};
 use crate::fifo::{Fifo, read_fd};
 
 /// How long a stopped command's shell gets to come back (report a status) after the
@@ -108,6 +108,10 @@ pub(super) struct CommandRun<'a> {
     wedged_after: Option<Instant>,
     /// A stop let the frozen shell go on after the command's output was taken.
     pub(super) resumed: bool,
+    /// Trap lines received since the last status line.
+    pending_traps: Vec<u8>,
+    /// The user traps the loop saved with the report it was accepted for (see `bootstrap`).
+    pub(super) saved_traps: Option<Vec<u8>>,
 }
 
 impl<'a> CommandRun<'a> {
@@ -143,6 +147,8 @@ impl<'a> CommandRun<'a> {
             next_end_check: shell_ready.then_some(now + END_CHECK),
             wedged_after: None,
             resumed: false,
+            pending_traps: Vec::new(),
+            saved_traps: None,
         }
     }
 
@@ -286,22 +292,45 @@ impl<'a> CommandRun<'a> {
     fn on_report_bytes(&mut self, n: usize) -> Option<CommandEnd> {
         self.report.extend_from_slice(&self.buf[..n]);
         // One read can hold the ready line and the command's report.
-        while let Some(end) = self.report.iter().position(|&b| b == b'\n') {
-            let line: Vec<u8> = self.report.drain(..=end).collect();
-            match bootstrap::parse_report(&line[..end]) {
-                Some(bootstrap::READY) if !self.shell_ready => {
+        loop {
+            let item = match bootstrap::next_report_item(self.report) {
+                Ok(Some(item)) => item,
+                Ok(None) if self.report.len() <= bootstrap::MAX_REPORT_ITEM => return None,
+                // Anything else on the loop's own channel: the shell's state is unknown.
+                Ok(None) | Err(_) => return Some(CommandEnd::Replace),
+            };
+            let (done, status) = match item {
+                ReportItem::Trap(len) => {
+                    self.pending_traps.extend(self.report.drain(..len));
+                    continue;
+                }
+                ReportItem::Unset(len) => {
+                    self.report.drain(..len);
+                    continue;
+                }
+                ReportItem::Status { seq, status, len } => {
+                    self.report.drain(..len);
+                    (seq, status)
+                }
+            };
+            match (done, status) {
+                bootstrap::READY if !self.shell_ready => {
                     let now = Instant::now();
                     self.shell_ready = true;
                     self.deadline = now + self.timeout;
                     self.next_end_check = Some(now + END_CHECK);
+                    self.saved_traps = Some(std::mem::take(&mut self.pending_traps));
                 }
-                Some((done, status)) if done == self.seq && self.shell_ready => {
+                (done, status) if done == self.seq && self.shell_ready => {
                     // Only the loop reports once the shell has left the command (its fd 2 is
                     // closed; the loop writes reports on fd 1): a command that wrote a report
                     // itself (the FIFO is reachable by path) is still running, stderr open.
                     if !shell_lacks_fd(self.stop.scope.shell, 2) {
+                        // What came with it is the command's too.
+                        self.pending_traps.clear();
                         continue;
                     }
+                    self.saved_traps = Some(std::mem::take(&mut self.pending_traps));
                     // A resumed stop must have been taken by the loop's trap; anything else
                     // (a command that re-trapped the stop signal) may have run on.
                     if self.resumed
@@ -319,7 +348,6 @@ impl<'a> CommandRun<'a> {
                 _ => return Some(CommandEnd::Replace),
             }
         }
-        None
     }
 
     /// Checks whether the shell left its command; once it has, the loop has [`REPORT_GRACE`]

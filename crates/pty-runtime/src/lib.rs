@@ -10,8 +10,8 @@ mod terminal;
 mod ui;
 
 pub use agentsh_output_sink::{OutputSink, SinkOptions, Spill, SpillSource};
-pub use agentsh_process::SpawnError;
 pub use agentsh_process::shell::{ShellKind, ShellSpec};
+pub use agentsh_process::{InputWait, SpawnError};
 pub use agentsh_protocol::{BashResult, OutputSummary};
 pub use error::PtyError;
 pub use keys::{KILL_KEY_ALTERNATE_SCREEN, KeyAction, KeyModes, classify_keys, normalize_keys};

@@ -244,8 +244,8 @@ impl PtyController {
     /// `/proc` cannot tell.
     ///
     /// A synchronous `/proc` scan (one `stat` read per process on the system, a few more per
-    /// foreground thread; well under a millisecond on a quiet machine): ask when the output
-    /// has been quiet for a while, not on every chunk.
+    /// foreground thread: some microseconds per process): ask when the output has been quiet
+    /// for a while, not on every chunk.
     pub fn input_wait(&self) -> InputWait {
         if self.has_exited() {
             return InputWait::NotWaiting;

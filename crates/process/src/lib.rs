@@ -4,6 +4,7 @@
 mod containment;
 pub mod env;
 mod id;
+mod input_wait;
 mod kill;
 mod procfs;
 pub mod shell;
@@ -13,6 +14,7 @@ mod tree;
 
 pub use containment::{Containment, NO_CGROUP_VAR, containment};
 pub use id::random_hex;
+pub use input_wait::{InputWait, input_wait};
 pub use kill::{EndReport, TERM_GRACE, end_command, end_command_with, kill_tree};
 pub use supervisor::{ChildExit, ChildStdio, MAX_EXTRA_FD, SpawnError, SpawnSpec, Supervisor};
 pub use tree::{

@@ -57,9 +57,26 @@ impl<'a> Stat<'a> {
         self.number(1)
     }
 
+    /// The process group id.
+    pub(crate) fn pgrp(&self) -> Option<u64> {
+        self.number(2)
+    }
+
     /// The session id.
     pub(crate) fn session(&self) -> Option<u64> {
         self.number(3)
+    }
+
+    /// The controlling terminal (`tty_nr`, the kernel's encoding of its device number; 0 for
+    /// none).
+    pub(crate) fn tty_nr(&self) -> Option<u64> {
+        self.number(4)
+    }
+
+    /// The foreground process group of the controlling terminal (`tpgid`); `None` without a
+    /// controlling terminal (the kernel writes -1).
+    pub(crate) fn tpgid(&self) -> Option<u64> {
+        self.number(5)
     }
 
     /// The start time in clock ticks since boot.
@@ -90,7 +107,7 @@ pub(crate) fn read_file<'a>(path: &CStr, buf: &'a mut [u8]) -> Option<&'a [u8]> 
 }
 
 /// Writes `/proc/<pid><leaf>` into `buf` (`leaf` such as `/stat`, without the NUL).
-fn proc_path<'a>(pid: u64, leaf: &[u8], buf: &'a mut [u8; 48]) -> Option<&'a CStr> {
+pub(crate) fn proc_path<'a>(pid: u64, leaf: &[u8], buf: &'a mut [u8; 48]) -> Option<&'a CStr> {
     let mut digits = [0u8; 20];
     let digits = format_decimal(pid, &mut digits);
     let mut len = 0;
@@ -367,7 +384,10 @@ mod tests {
         let stat =
             Stat::parse(b"9 (x y) S 1 5 6 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 98765 1000 10\n")
                 .expect("parses");
+        assert_eq!(stat.pgrp(), Some(5));
         assert_eq!(stat.session(), Some(6));
+        assert_eq!(stat.tty_nr(), Some(0));
+        assert_eq!(stat.tpgid(), None, "-1: no controlling terminal");
         assert_eq!(stat.start_ticks(), Some(98765));
         assert!(is_exited_state(b'Z') && !is_exited_state(b'S'));
     }

@@ -27,6 +27,10 @@
 //!
 //! [`classify_keys`] adds the kill key: Esc outside the alternate screen, Ctrl+] on it (where
 //! Esc belongs to the program: vim, less, htop).
+//!
+//! [`key_sequence`] gives the same bytes for key *names* (`Enter`, `Up`, `Ctrl+C`, …: what a
+//! model sends with `job_input`, SPEC §13), and [`typed_text`] types text with each `\n` as
+//! Enter.
 
 /// `ESC`.
 const ESC: u8 = 0x1b;
@@ -101,6 +105,100 @@ pub fn classify_keys(input: &[u8], modes: KeyModes) -> KeyAction {
     } else {
         KeyAction::Forward(scan.out)
     }
+}
+
+/// The key names [`key_sequence`] accepts (case-insensitive), as its error lists them.
+pub const KEY_NAMES: &str = "Enter, Tab, Esc, Up, Down, Left, Right, Home, End, PageUp, \
+                             PageDown, Backspace, Delete, Ctrl+<letter>";
+
+/// A key name [`key_sequence`] does not know. Its `Display` names it and lists the names
+/// accepted: `unknown key "Foo" (keys: Enter, Tab, …)`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown key {name:?} (keys: {KEY_NAMES})")]
+pub struct UnknownKey {
+    /// The name as given.
+    pub name: String,
+}
+
+/// The bytes of named keys, one after the other, as a program on an `xterm-256color` PTY in
+/// `modes` expects them (the table of the module docs): `Enter` `\r`, `Tab` `\t`, `Esc`
+/// `0x1b`, `Up`/`Down`/`Right`/`Left`/`Home`/`End` `ESC O x` in application-cursor mode else
+/// `ESC [ x`, `PageUp` `ESC [ 5 ~`, `PageDown` `ESC [ 6 ~`, `Backspace` `0x7f`, `Delete`
+/// `ESC [ 3 ~`, `Ctrl+<letter>` its control code. Names are case-insensitive, surrounding
+/// blanks ignored. The first unknown name is an error and nothing is returned for the others.
+/// Esc is a key here, never the kill key of [`classify_keys`].
+///
+/// ```
+/// use agentsh_pty_runtime::{KeyModes, key_sequence};
+/// let less = KeyModes { alternate_screen: true, application_cursor: true };
+/// assert_eq!(key_sequence(&["Down", "ctrl+C"], less).unwrap(), b"\x1bOB\x03");
+/// assert_eq!(key_sequence(&["up", "Enter"], KeyModes::default()).unwrap(), b"\x1b[A\r");
+/// let err = key_sequence(&["Enter", "Foo"], less).unwrap_err();
+/// assert!(err.to_string().starts_with(r#"unknown key "Foo" (keys: Enter, Tab, Esc, "#));
+/// ```
+pub fn key_sequence<S: AsRef<str>>(names: &[S], modes: KeyModes) -> Result<Vec<u8>, UnknownKey> {
+    let mut out = Vec::with_capacity(names.len() * 3);
+    for name in names {
+        let name = name.as_ref();
+        let key = named_key(name.trim(), modes.application_cursor).ok_or_else(|| UnknownKey {
+            name: name.to_owned(),
+        })?;
+        out.extend_from_slice(&key);
+    }
+    Ok(out)
+}
+
+/// Text typed as is, each `\n` sent as Enter (`\r`), as a terminal's keyboard sends it.
+///
+/// ```
+/// assert_eq!(agentsh_pty_runtime::typed_text("bob\nyes\n"), b"bob\ryes\r");
+/// ```
+pub fn typed_text(text: &str) -> Vec<u8> {
+    text.bytes()
+        .map(|b| if b == b'\n' { b'\r' } else { b })
+        .collect()
+}
+
+/// The bytes of one key name (already trimmed).
+fn named_key(name: &str, app_cursor: bool) -> Option<Vec<u8>> {
+    let is = |known: &str| name.eq_ignore_ascii_case(known);
+    let bytes = if is("Enter") {
+        vec![b'\r']
+    } else if is("Tab") {
+        vec![b'\t']
+    } else if is("Esc") {
+        vec![ESC]
+    } else if is("Backspace") {
+        vec![0x7f]
+    } else if is("Up") {
+        cursor_key(b'A', 0, app_cursor)
+    } else if is("Down") {
+        cursor_key(b'B', 0, app_cursor)
+    } else if is("Right") {
+        cursor_key(b'C', 0, app_cursor)
+    } else if is("Left") {
+        cursor_key(b'D', 0, app_cursor)
+    } else if is("Home") {
+        cursor_key(b'H', 0, app_cursor)
+    } else if is("End") {
+        cursor_key(b'F', 0, app_cursor)
+    } else if is("PageUp") {
+        tilde_key(5, 0)
+    } else if is("PageDown") {
+        tilde_key(6, 0)
+    } else if is("Delete") {
+        tilde_key(3, 0)
+    } else {
+        let (ctrl, letter) = name.split_at_checked(5)?;
+        if !ctrl.eq_ignore_ascii_case("Ctrl+") {
+            return None;
+        }
+        match letter.as_bytes() {
+            &[letter] if letter.is_ascii_alphabetic() => vec![letter & 0x1f],
+            _ => return None,
+        }
+    };
+    Some(bytes)
 }
 
 struct Scan {

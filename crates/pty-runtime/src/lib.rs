@@ -10,11 +10,14 @@ mod terminal;
 mod ui;
 
 pub use agentsh_output_sink::{OutputSink, SinkOptions, Spill, SpillSource};
-pub use agentsh_process::SpawnError;
 pub use agentsh_process::shell::{ShellKind, ShellSpec};
+pub use agentsh_process::{InputWait, SpawnError};
 pub use agentsh_protocol::{BashResult, OutputSummary};
 pub use error::PtyError;
-pub use keys::{KILL_KEY_ALTERNATE_SCREEN, KeyAction, KeyModes, classify_keys, normalize_keys};
+pub use keys::{
+    KEY_NAMES, KILL_KEY_ALTERNATE_SCREEN, KeyAction, KeyModes, UnknownKey, classify_keys,
+    key_sequence, normalize_keys, typed_text,
+};
 pub use session::{PTY_ERROR_PREFIX, PtyCommand, PtyController, PtySession};
 pub use terminal::{
     DEFAULT_COLS, DEFAULT_ROWS, MAX_COLS, MAX_ROWS, MIN_COLS, MIN_ROWS, SCROLLBACK_LINES, Terminal,

@@ -20,14 +20,14 @@ use std::ffi::OsString;
 use std::io;
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use agentsh_output_sink::{OutputSink, SinkOptions};
 use agentsh_process::env::{TerminalKind, hardened_env};
 use agentsh_process::shell::{FALLBACK_SHELL, ShellSpec, apply_prefix, discover_shell};
-use agentsh_process::{ChildExit, ChildStdio, SpawnSpec, Supervisor, TERM_GRACE};
+use agentsh_process::{ChildExit, ChildStdio, InputWait, SpawnSpec, Supervisor, TERM_GRACE};
 use agentsh_protocol::{BashResult, CANCELLED_ANNOTATION, timeout_annotation};
 use tokio::io::Interest;
 use tokio::io::unix::AsyncFd;
@@ -168,6 +168,16 @@ pub struct PtyController {
     terminal: Terminal,
     exited: Arc<AtomicBool>,
     updates: watch::Receiver<u64>,
+    /// Set once the shell has started.
+    shell: Arc<OnceLock<ShellOnTerminal>>,
+}
+
+/// The started shell and the terminal it runs on.
+#[derive(Debug, Clone, Copy)]
+struct ShellOnTerminal {
+    pid: u32,
+    /// `st_rdev` of the PTY's slave side.
+    terminal: u64,
 }
 
 impl PtyController {
@@ -220,6 +230,37 @@ impl PtyController {
     pub fn has_exited(&self) -> bool {
         self.exited.load(Ordering::SeqCst)
     }
+
+    /// The process id of the shell the command runs in, once it has started (`None` before,
+    /// and when it could not be started).
+    pub fn shell_pid(&self) -> Option<u32> {
+        self.shell.get().map(|shell| shell.pid)
+    }
+
+    /// Whether a process of the terminal's foreground process group waits for input from
+    /// it, as the kernel shows it in `/proc` (SPEC §13 `waiting_for_input`; see
+    /// [`agentsh_process::input_wait`] for what counts). [`InputWait::NotWaiting`] once the
+    /// command has exited, [`InputWait::Unknown`] before its shell has started or where
+    /// `/proc` cannot tell.
+    ///
+    /// A synchronous `/proc` scan (one `stat` read per process on the system, a few more per
+    /// foreground thread: some microseconds per process): ask when the output has been quiet
+    /// for a while, not on every chunk.
+    pub fn input_wait(&self) -> InputWait {
+        if self.has_exited() {
+            return InputWait::NotWaiting;
+        }
+        let Some(shell) = self.shell.get() else {
+            return InputWait::Unknown;
+        };
+        let answer = agentsh_process::input_wait(shell.pid, Some(shell.terminal));
+        // The shell may have exited (and its pid gone to another process) meanwhile.
+        if self.has_exited() {
+            InputWait::NotWaiting
+        } else {
+            answer
+        }
+    }
 }
 
 /// One command running on a pseudo-terminal.
@@ -245,7 +286,9 @@ impl PtySession {
         let (control, requests) = mpsc::unbounded_channel();
         let (updates_tx, updates) = watch::channel(0);
         let exited = Arc::new(AtomicBool::new(false));
+        let shell = Arc::new(OnceLock::new());
         let driver = Driver {
+            shell: Arc::clone(&shell),
             terminal: terminal.clone(),
             sink,
             updates: updates_tx,
@@ -261,6 +304,7 @@ impl PtySession {
                 terminal,
                 exited,
                 updates,
+                shell,
             },
             task: Some(task),
         }
@@ -300,6 +344,11 @@ impl PtySession {
     /// See [`PtyController::updates`].
     pub fn updates(&self) -> watch::Receiver<u64> {
         self.controller.updates()
+    }
+
+    /// See [`PtyController::input_wait`].
+    pub fn input_wait(&self) -> InputWait {
+        self.controller.input_wait()
     }
 
     /// Waits for the command to end (exit, timeout, kill) and returns its result; its process
@@ -373,6 +422,7 @@ struct Driver {
     sink: OutputSink,
     updates: watch::Sender<u64>,
     exited: Arc<AtomicBool>,
+    shell: Arc<OnceLock<ShellOnTerminal>>,
     requests: mpsc::UnboundedReceiver<Control>,
     /// The last byte passed to the sink (to start the error line on a line of its own).
     last_byte: u8,
@@ -404,8 +454,15 @@ impl Driver {
     ) -> Result<(AsyncFd<OwnedFd>, Supervisor), PtyError> {
         let pair = pty::open(size).map_err(PtyError::Open)?;
         let spec = command.spawn_spec(&pair.slave).map_err(PtyError::Open)?;
+        let terminal = rustix::fs::fstat(&pair.slave)
+            .map_err(|err| PtyError::Open(err.into()))?
+            .st_rdev;
         drop(pair.slave);
         let supervisor = Supervisor::spawn(spec).await.map_err(PtyError::Spawn)?;
+        let _ = self.shell.set(ShellOnTerminal {
+            pid: supervisor.child_pid(),
+            terminal,
+        });
         // SAFETY: the OwnedFd owns its descriptor for the whole life of the AsyncFd.
         let master = unsafe {
             AsyncFd::register_with_interest(pair.master, Interest::READABLE | Interest::WRITABLE)

@@ -1,7 +1,9 @@
 //! Key normalisation: every mapping with hand-written bytes, the kill key, and
 //! properties over arbitrary input.
 
-use agentsh_pty_runtime::{KeyAction, KeyModes, classify_keys, normalize_keys};
+use agentsh_pty_runtime::{
+    KeyAction, KeyModes, UnknownKey, classify_keys, key_sequence, normalize_keys, typed_text,
+};
 use proptest::prelude::*;
 
 /// `(input, application cursor mode, expected bytes)`.
@@ -226,6 +228,112 @@ fn kill_key_outside_and_on_the_alternate_screen() {
         classify_keys(b"\x1b[1;1:1A", vim),
         KeyAction::Forward(b"\x1bOA".to_vec())
     );
+}
+
+fn modes(application_cursor: bool) -> KeyModes {
+    KeyModes {
+        alternate_screen: false,
+        application_cursor,
+    }
+}
+
+#[test]
+fn key_names_give_their_bytes() {
+    // (name, application-cursor mode on, off)
+    let cases: &[(&str, &[u8], &[u8])] = &[
+        ("Enter", b"\r", b"\r"),
+        ("Tab", b"\t", b"\t"),
+        ("Esc", b"\x1b", b"\x1b"),
+        ("Up", b"\x1bOA", b"\x1b[A"),
+        ("Down", b"\x1bOB", b"\x1b[B"),
+        ("Right", b"\x1bOC", b"\x1b[C"),
+        ("Left", b"\x1bOD", b"\x1b[D"),
+        ("Home", b"\x1bOH", b"\x1b[H"),
+        ("End", b"\x1bOF", b"\x1b[F"),
+        ("PageUp", b"\x1b[5~", b"\x1b[5~"),
+        ("PageDown", b"\x1b[6~", b"\x1b[6~"),
+        ("Backspace", b"\x7f", b"\x7f"),
+        ("Delete", b"\x1b[3~", b"\x1b[3~"),
+        ("Ctrl+A", b"\x01", b"\x01"),
+        ("Ctrl+c", b"\x03", b"\x03"),
+        ("Ctrl+D", b"\x04", b"\x04"),
+        ("Ctrl+Z", b"\x1a", b"\x1a"),
+        // Case-insensitive, blanks around ignored.
+        ("enter", b"\r", b"\r"),
+        ("PAGEDOWN", b"\x1b[6~", b"\x1b[6~"),
+        ("ctrl+z", b"\x1a", b"\x1a"),
+        ("CTRL+L", b"\x0c", b"\x0c"),
+        (" up ", b"\x1bOA", b"\x1b[A"),
+    ];
+    for &(name, on, off) in cases {
+        assert_eq!(
+            key_sequence(&[name], modes(true)).as_deref(),
+            Ok(on),
+            "{name}"
+        );
+        assert_eq!(
+            key_sequence(&[name], modes(false)).as_deref(),
+            Ok(off),
+            "{name}"
+        );
+    }
+    // The alternate screen changes nothing here: Esc is a key, not the kill key.
+    let vim = KeyModes {
+        alternate_screen: true,
+        application_cursor: false,
+    };
+    assert_eq!(key_sequence(&["Esc"], vim).as_deref(), Ok(&b"\x1b"[..]));
+}
+
+#[test]
+fn key_names_follow_each_other_in_order() {
+    let names = vec!["Down".to_owned(), "Down".to_owned(), "Enter".to_owned()];
+    assert_eq!(
+        key_sequence(&names, modes(false)).as_deref(),
+        Ok(&b"\x1b[B\x1b[B\r"[..])
+    );
+    let none: &[&str] = &[];
+    assert_eq!(key_sequence(none, modes(true)).as_deref(), Ok(&b""[..]));
+}
+
+#[test]
+fn an_unknown_key_name_is_an_error_naming_it() {
+    for name in [
+        "Foo",
+        "",
+        "Ctrl+",
+        "Ctrl+1",
+        "Ctrl+AB",
+        "Ctrl-C",
+        "Ctrl+Ä",
+        "F1",
+        "Escape",
+        "Up\u{301}",
+    ] {
+        let err = key_sequence(&["Enter", name, "Tab"], modes(false)).expect_err(name);
+        assert_eq!(
+            err,
+            UnknownKey {
+                name: name.to_owned()
+            }
+        );
+    }
+    assert_eq!(
+        UnknownKey {
+            name: "Foo".to_owned()
+        }
+        .to_string(),
+        "unknown key \"Foo\" (keys: Enter, Tab, Esc, Up, Down, Left, Right, Home, End, PageUp, \
+         PageDown, Backspace, Delete, Ctrl+<letter>)"
+    );
+}
+
+#[test]
+fn typed_text_sends_newlines_as_enter() {
+    assert_eq!(typed_text("bob\n"), b"bob\r");
+    assert_eq!(typed_text("a\nb\n\nc"), b"a\rb\r\rc");
+    assert_eq!(typed_text("tab\there é\r"), "tab\there é\r".as_bytes());
+    assert_eq!(typed_text(""), b"");
 }
 
 /// Complete key sequences (not the lone Esc, which combines with what follows as Alt+key).

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use agentsh_output_sink::{OutputSink, SinkOptions};
 use agentsh_process::shell::ShellSpec;
-use agentsh_pty_runtime::{KeyAction, PtySession, TerminalSize};
+use agentsh_pty_runtime::{KeyAction, PtySession, TerminalSize, key_sequence};
 
 use crate::util::{PROCESSES, alive_with_arg, command, open_fds, run, runtime, sink, wait_until};
 
@@ -121,6 +121,30 @@ fn arrows_follow_the_programs_application_cursor_mode() {
         let out = result.summary.output;
         assert_eq!(count(&out, " 1b 4f 41\n"), 2, "{out:?}");
         assert_eq!(count(&out, " 1b 5b 41\n"), 1, "{out:?}");
+        assert_eq!(result.exit_code, Some(0));
+    });
+}
+
+#[test]
+fn named_keys_follow_the_programs_application_cursor_mode() {
+    run(async {
+        let script = r#"printf '\033[?1h'; printf 'READY\n'
+            IFS= read -r line; printf '%s' "$line" | od -An -tx1"#;
+        let session = PtySession::start(command(script), sink());
+        let terminal = session.terminal().clone();
+        wait_until("application-cursor mode", || {
+            terminal.contents().contains("READY") && terminal.application_cursor()
+        })
+        .await;
+        let keys = key_sequence(&["Up", "Enter"], terminal.key_modes()).expect("known keys");
+        assert_eq!(keys, b"\x1bOA\r");
+        assert!(session.write_input(&keys));
+        let result = session.wait().await;
+        assert!(
+            result.summary.output.ends_with("\n 1b 4f 41\n"),
+            "{:?}",
+            result.summary.output
+        );
         assert_eq!(result.exit_code, Some(0));
     });
 }

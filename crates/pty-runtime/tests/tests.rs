@@ -1,6 +1,7 @@
 //! Integration tests of `agentsh-pty-runtime`, one binary (modules below): real PTYs, real
 //! shells and programs, no mocks.
 
+mod input_wait;
 mod keys;
 mod session;
 mod terminal;

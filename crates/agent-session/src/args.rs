@@ -547,8 +547,11 @@ mod tests {
                 ("command", &json!("string")),
                 ("cwd", &json!("string")),
                 ("head", &json!("integer")),
+                ("pty", &json!("boolean")),
+                ("run_in_background", &json!("boolean")),
                 ("tail", &json!("integer")),
                 ("timeout", &json!("number")),
+                ("yield_after", &json!("number")),
             ]
         );
         for (name, property) in properties {
@@ -565,8 +568,11 @@ mod tests {
     #[test]
     fn schema_properties_are_the_parsed_arguments() {
         // Every property the schema offers is accepted by the parser, with the type it states.
-        let args = parse(&json!({"command": "c", "timeout": 2, "cwd": "d", "head": 3, "tail": 4}))
-            .unwrap();
+        let args = parse(&json!({
+            "command": "c", "timeout": 2, "cwd": "d", "head": 3, "tail": 4,
+            "run_in_background": true, "pty": true, "yield_after": 1
+        }))
+        .unwrap();
         let echoed = serde_json::to_value(&args).unwrap();
         let schema = BashArgs::json_schema();
         let mut names: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();

@@ -4,5 +4,6 @@ mod containment;
 mod exec;
 mod faults;
 mod golden;
+mod mcp;
 mod rpc;
 mod util;

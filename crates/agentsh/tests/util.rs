@@ -68,7 +68,13 @@ impl TestEnv {
 
     /// `agentsh <args…>` with a clean environment pointing into this one, run in `work/`.
     pub fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(AGENTSH);
+        self.program(AGENTSH, args)
+    }
+
+    /// `<program> <args…>` with the environment of [`TestEnv::command`] (e.g. an MCP client that
+    /// starts agentsh itself).
+    pub fn program(&self, program: impl AsRef<std::ffi::OsStr>, args: &[&str]) -> Command {
+        let mut command = Command::new(program);
         command
             .args(args)
             .env_clear()

@@ -19,6 +19,9 @@
 //!   adds up into this process's children. A row checks that: a 100,000-iteration bash loop run
 //!   through the server must cost at least 0.5× what the same loop costs under `bash -c` (about
 //!   1× when counted; agentsh's own share alone would be near 0×).
+//! - `mcp bash round trip`: median time of an MCP `tools/call` of `bash` `true` through
+//!   `agentsh mcp` (raw JSON-RPC lines after the handshake, no SDK in the timing), 500 calls
+//!   alternating in blocks of 50 with the `agentsh rpc` `true` round trip above (goal ≤ 1.2×).
 //! - peak resident memory (`VmHWM`, polled from `/proc/<pid>/status`) of `agentsh exec` while the
 //!   command prints 1 GiB on one line and 200 MB of 80-byte lines (goal ≤ 20 MiB each).
 //!
@@ -35,12 +38,16 @@
 //! Every run uses a private HOME/XDG tree and artifact store in a temp dir.
 //! `AGENTSH_BENCH_QUICK=1` shrinks the sizes and counts (for a smoke run). A filter argument
 //! (`cargo xtask bench FILTER`) runs only the groups whose name contains it: `rpc round trip`,
-//! `rpc baseline`, `exec true`, `throughput`, `cpu`, `rss`.
+//! `rpc baseline`, `exec true`, `throughput`, `cpu`, `rss`, `mcp`.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+// Not `benches/mcp.rs`: cargo would take that for a bench target of its own.
+#[path = "agentsh/mcp.rs"]
+mod mcp;
 
 use agentsh_bench_support::{Filter, Row, mb_per_s, median, pipe_floor, quick, vm_hwm_kib};
 use serde_json::Value;
@@ -650,6 +657,15 @@ fn main() {
             "spawning bash -c true",
             2,
             0.25,
+        );
+    }
+
+    if filter.wants("mcp") {
+        mcp::round_trip(&env).report(
+            format!("mcp bash `true` round trip, raw JSON-RPC (median of {RPC_CALLS})"),
+            "the agentsh rpc `true` round trip",
+            2,
+            1.2,
         );
     }
 

@@ -79,11 +79,11 @@ def alive_with_marker():
     return found
 
 
-async def wait_until(condition, what, limit=LIVENESS):
-    """Polls `condition` until it holds; fails after `limit` seconds."""
+async def wait_until(condition, what, show=lambda: None, limit=LIVENESS):
+    """Polls `condition` until it holds; fails after `limit` seconds, with what `show` returns."""
     deadline = time.monotonic() + limit
     while not condition():
-        check(time.monotonic() < deadline, f"not within {limit} s: {what}")
+        check(time.monotonic() < deadline, f"not within {limit} s: {what}", show())
         await anyio.sleep(0.02)
 
 
@@ -197,6 +197,13 @@ async def expect_mcp_error(what, awaitable):
     raise CheckFailed(f"{what}: a JSON-RPC error expected, got a result: {dump(result)}")
 
 
+def leaves(err):
+    """The exceptions inside (nested) exception groups of task groups, or `err` itself."""
+    if isinstance(err, BaseExceptionGroup):
+        return [leaf for inner in err.exceptions for leaf in leaves(inner)]
+    return [err]
+
+
 def run(scenarios):
     name = sys.argv[1] if len(sys.argv) > 1 else ""
     if name not in scenarios:
@@ -209,8 +216,10 @@ def run(scenarios):
 
     try:
         anyio.run(main)
-    except BaseException:  # noqa: BLE001 - every failure is reported the same way
-        traceback.print_exc()
+    except BaseException as err:  # noqa: BLE001 - every failure is reported the same way
+        for leaf in leaves(err):
+            traceback.print_exception(leaf)
+        print(f"scenario {name}: FAILED: {'; '.join(str(leaf).splitlines()[0] for leaf in leaves(err))}")
         sys.exit(1)
     print(f"scenario {name}: passed")
 

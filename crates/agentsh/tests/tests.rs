@@ -4,5 +4,6 @@ mod containment;
 mod exec;
 mod faults;
 mod golden;
+mod jobs;
 mod rpc;
 mod util;

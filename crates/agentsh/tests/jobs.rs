@@ -50,15 +50,26 @@ impl Session {
 
     /// The result of tool `name` called with `arguments` (answered within [`LIVENESS`]).
     pub fn call(&mut self, name: &str, arguments: Value) -> Value {
+        let id = self.send(name, arguments);
+        self.answer(&id)
+    }
+
+    /// Sends a call of tool `name` with `arguments` without waiting: its request id.
+    pub fn send(&mut self, name: &str, arguments: Value) -> String {
         self.calls += 1;
         let id = format!("call-{}", self.calls);
         let mut request = json!({"id": id, "type": "tool_call", "toolCallId": id, "name": name});
         request["arguments"] = arguments;
         self.rpc.send_json(&request);
-        let response = self.rpc.response(&id);
+        id
+    }
+
+    /// The result of the call sent as `id`, answered within [`LIVENESS`].
+    pub fn answer(&mut self, id: &str) -> Value {
+        let response = self.rpc.response(id);
         assert_eq!(
             response["success"], true,
-            "{request}: a tool call is answered with a result: {response}"
+            "a tool call is answered with a result: {response}"
         );
         response["data"].clone()
     }
@@ -352,6 +363,45 @@ fn a_yielded_command_goes_on_as_a_job_and_the_next_call_gets_a_new_shell() {
 }
 
 #[test]
+fn wait_and_until_return_as_soon_as_their_condition_holds() {
+    let env = TestEnv::new();
+    let (first, second) = (env.root().join("first"), env.root().join("second"));
+    let mut session = Session::start(&env);
+    let (id, _) = session.background(
+        &format!(
+            "until [ -e {first} ]; do sleep 0.1; done; echo one; \
+             until [ -e {second} ]; do echo tick; sleep 0.1; done; echo READY; sleep 300",
+            first = first.display(),
+            second = second.display()
+        ),
+        Value::Null,
+    );
+    // `wait` returns with the first new output, long before its 300 s.
+    let call = session.send("job_output", json!({"jobId": id, "wait": 300}));
+    std::fs::write(&first, "").expect("open the first gate");
+    let out = session.answer(&call);
+    assert_state(&out, &id, "running");
+    assert!(body(&out).starts_with("one"), "{out}");
+
+    // `until` returns at the first matching line, not at the first output.
+    let call = session.send(
+        "job_output",
+        json!({"jobId": id, "until": "^READY$", "wait": 300}),
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    std::fs::write(&second, "").expect("open the second gate");
+    let out = session.answer(&call);
+    let shown = body(&out);
+    assert!(shown.contains("tick"), "{out}");
+    assert!(shown.lines().any(|line| line == "READY"), "{out}");
+
+    // A line one `job_output` returned is not found again.
+    let again = session.output(&id, json!({"until": "^READY$", "wait": 1}));
+    assert!(!body(&again).contains("READY"), "{again}");
+    session.call("job_kill", json!({"jobId": id}));
+}
+
+#[test]
 fn a_command_that_ends_before_its_yield_is_an_ordinary_result() {
     let env = TestEnv::new();
     let mut session = Session::start(&env);
@@ -443,7 +493,7 @@ fn exec_has_no_job_arguments_and_refuses_them() {
     let env = TestEnv::new();
     let help = crate::util::finish(env.command(&["exec", "--help"]));
     assert_eq!(help.code(), 0, "{help:?}");
-    for word in ["background", "pty", "yield"] {
+    for word in ["background", "--pty", "yield"] {
         assert!(
             !help.stdout.to_lowercase().contains(word),
             "exec --help mentions {word}: {}",

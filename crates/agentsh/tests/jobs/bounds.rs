@@ -40,7 +40,7 @@ fn listed(session: &mut Session, id: &str) -> String {
         .to_owned()
 }
 
-/// Parses `[Showing lines A-B of T (50.0KB limit). Full: artifact://ID]` from `text`.
+/// Parses `[Showing lines A-B of T (50.0KB limit). Full: artifact://ID…]` from `text`.
 fn notice(text: &str) -> (u64, u64, u64, String) {
     let line = text
         .lines()
@@ -52,12 +52,14 @@ fn notice(text: &str) -> (u64, u64, u64, String) {
         .and_then(|(first, rest)| {
             let (last, rest) = rest.split_once(" of ")?;
             let (total, rest) = rest.split_once(" (50.0KB limit). Full: artifact://")?;
-            let id = rest.strip_suffix(']')?;
+            // What the log's cap adds to the notice is not fixed by the SPEC.
+            let id: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            (!id.is_empty() && rest.ends_with(']')).then_some(())?;
             Some((
                 first.parse().ok()?,
                 last.parse().ok()?,
                 total.parse().ok()?,
-                id.to_owned(),
+                id,
             ))
         });
     parsed.unwrap_or_else(|| panic!("a §9 notice: {line:?}"))

@@ -54,6 +54,16 @@ pub struct BashArgs {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "u32")]
     pub tail: Option<u32>,
+    /// Start the command as a background job and return after 1 second with its output so far (for servers, watchers, long builds). Read it with job_output, stop it with job_kill. It runs in a new shell: variables and functions from earlier calls are not there.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub run_in_background: bool,
+    /// With run_in_background: run the job on a terminal (120x40), so prompts, REPLs and full-screen programs work; answer them with job_input.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pty: bool,
+    /// Return after this many seconds if the command is still running, with its output so far; it goes on as a background job. 0 turns this off for the call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "f64")]
+    pub yield_after: Option<f64>,
 }
 
 /// Why a `bash` call's arguments cannot be used. Every text names the argument at fault.
@@ -96,12 +106,32 @@ impl BashArgs {
                 argument: err.path().to_string(),
                 reason: err.into_inner().to_string(),
             })?;
+        let run_in_background = raw.run_in_background.unwrap_or(false);
+        let pty = raw.pty.unwrap_or(false);
+        if pty && !run_in_background {
+            return Err(ArgsError::Invalid {
+                argument: "pty".to_owned(),
+                reason: "needs `run_in_background: true` (a terminal is for background jobs)"
+                    .to_owned(),
+            });
+        }
+        if let Some(seconds) = raw.yield_after
+            && seconds < 0.0
+        {
+            return Err(ArgsError::Invalid {
+                argument: "yield_after".to_owned(),
+                reason: format!("must be a number of seconds, 0 or more, got {seconds}"),
+            });
+        }
         Ok(Self {
             command: raw.command.ok_or(ArgsError::MissingCommand)?,
             timeout: raw.timeout,
             cwd: raw.cwd,
             head: raw.head,
             tail: raw.tail,
+            run_in_background,
+            pty,
+            yield_after: raw.yield_after,
         })
     }
 
@@ -146,10 +176,27 @@ struct RawArgs {
     head: Option<u32>,
     #[serde(default, deserialize_with = "line_count")]
     tail: Option<u32>,
+    #[serde(default, deserialize_with = "flag")]
+    run_in_background: Option<bool>,
+    #[serde(default, deserialize_with = "flag")]
+    pty: Option<bool>,
+    #[serde(default, deserialize_with = "seconds")]
+    yield_after: Option<f64>,
+}
+
+/// A boolean argument; `null` is absent.
+pub(crate) fn flag<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<bool>, D::Error> {
+    deserializer.deserialize_any(ArgVisitor {
+        expected: "a boolean",
+        accept: |given| match given {
+            Given::Bool(b) => Ok(b),
+            _ => Err(Rejection::WrongType),
+        },
+    })
 }
 
 /// A string argument; `null` is absent.
-fn text<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<String>, D::Error> {
+pub(crate) fn text<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<String>, D::Error> {
     deserializer.deserialize_any(ArgVisitor {
         expected: "a string",
         accept: |given| match given {
@@ -161,7 +208,7 @@ fn text<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<String>, D:
 
 /// A number of seconds, any JSON number (clamping comes later); `null` is absent. NaN, which
 /// JSON cannot carry but another deserializer could, is refused rather than clamped.
-fn seconds<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<f64>, D::Error> {
+pub(crate) fn seconds<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<f64>, D::Error> {
     deserializer.deserialize_any(ArgVisitor {
         expected: "a number of seconds",
         accept: |given| match given {
@@ -171,14 +218,16 @@ fn seconds<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<f64>, D:
                 "must be a number of seconds, got NaN".to_owned(),
             )),
             Given::Float(f) => Ok(f),
-            Given::Str(_) => Err(Rejection::WrongType),
+            Given::Str(_) | Given::Bool(_) => Err(Rejection::WrongType),
         },
     })
 }
 
 /// A line count: a whole number from 0 to `u32::MAX` (`5.0` counts: models write it); `null`
 /// is absent.
-fn line_count<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<u32>, D::Error> {
+pub(crate) fn line_count<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<u32>, D::Error> {
     fn bad(got: impl fmt::Display) -> Rejection {
         Rejection::BadValue(format!(
             "must be a whole number of lines from 0 to {}, got {got}",
@@ -198,7 +247,7 @@ fn line_count<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<u32>,
                 Err(bad(serde_json::Number::from_f64(f)
                     .map_or_else(|| f.to_string(), |n| n.to_string())))
             }
-            Given::Str(_) => Err(Rejection::WrongType),
+            Given::Str(_) | Given::Bool(_) => Err(Rejection::WrongType),
         },
     })
 }
@@ -209,6 +258,7 @@ enum Given<'a> {
     UInt(u64),
     Float(f64),
     Str(&'a str),
+    Bool(bool),
 }
 
 /// Why a field reader refused a value.
@@ -236,6 +286,7 @@ impl<T> ArgVisitor<T> {
         let got = match given {
             Given::Int(_) | Given::UInt(_) | Given::Float(_) => "a number",
             Given::Str(_) => "a string",
+            Given::Bool(_) => "a boolean",
         };
         match (self.accept)(given) {
             Ok(value) => Ok(Some(value)),
@@ -264,8 +315,8 @@ impl<'de, T> Visitor<'de> for ArgVisitor<T> {
         deserializer.deserialize_any(self)
     }
 
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-        Err(self.wrong_type("a boolean"))
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
+        self.check(Given::Bool(v))
     }
 
     fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
@@ -313,6 +364,9 @@ mod tests {
                 cwd: Some("@src".into()),
                 head: Some(5),
                 tail: Some(2),
+                run_in_background: false,
+                pty: false,
+                yield_after: None,
             })
         );
         assert_eq!(
@@ -323,6 +377,9 @@ mod tests {
                 cwd: None,
                 head: None,
                 tail: None,
+                run_in_background: false,
+                pty: false,
+                yield_after: None,
             })
         );
     }
@@ -490,8 +547,11 @@ mod tests {
                 ("command", &json!("string")),
                 ("cwd", &json!("string")),
                 ("head", &json!("integer")),
+                ("pty", &json!("boolean")),
+                ("run_in_background", &json!("boolean")),
                 ("tail", &json!("integer")),
                 ("timeout", &json!("number")),
+                ("yield_after", &json!("number")),
             ]
         );
         for (name, property) in properties {
@@ -508,8 +568,11 @@ mod tests {
     #[test]
     fn schema_properties_are_the_parsed_arguments() {
         // Every property the schema offers is accepted by the parser, with the type it states.
-        let args = parse(&json!({"command": "c", "timeout": 2, "cwd": "d", "head": 3, "tail": 4}))
-            .unwrap();
+        let args = parse(&json!({
+            "command": "c", "timeout": 2, "cwd": "d", "head": 3, "tail": 4,
+            "run_in_background": true, "pty": true, "yield_after": 1
+        }))
+        .unwrap();
         let echoed = serde_json::to_value(&args).unwrap();
         let schema = BashArgs::json_schema();
         let mut names: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();

@@ -11,6 +11,7 @@
 
 mod args;
 mod cwd;
+mod jobs;
 mod pty_selection;
 mod result;
 mod session;
@@ -25,11 +26,12 @@ pub use agentsh_artifact_store::{ArtifactError, ArtifactStore, ArtifactText};
 pub use agentsh_bash_interceptor::{Interception, Rule};
 pub use agentsh_bash_normalize::Limits;
 pub use agentsh_process::shell::ShellError;
-pub use agentsh_protocol::{BashResult, InterceptionDetails, OutputSummary};
+pub use agentsh_protocol::{BashResult, InterceptionDetails, JobDetails, JobState, OutputSummary};
 pub use agentsh_pty_runtime::{KeyAction, PtyController, Terminal, TerminalSize};
 pub use agentsh_shell_executor::{CancellationToken, ExecError, ExecutorConfig, ShellExecutor};
 pub use args::{ArgsError, BashArgs};
 pub use cwd::{CwdError, check_cwd, resolve_cwd};
+pub use jobs::tools::JOB_TOOLS;
 pub use pty_selection::{COMPAT_NO_PTY_ENV, HostUi, NO_PTY_ENV, use_pty};
 pub use result::{
     BANG_CANCELLED, FinishedRun, HeadCapture, ShownRange, ToolContent, ToolDetails, ToolMeta,
@@ -40,9 +42,10 @@ pub use serde_json::{Value, json};
 pub use session::{AgentSession, BangOptions, SessionError, SessionOptions};
 pub use settings::{
     ArtifactSettings, BashSettings, CONFIG_ENV, ConfigError, ConfigPath,
-    DEFAULT_ARTIFACTS_MAX_AGE_DAYS, DEFAULT_ARTIFACTS_MAX_BYTES, DEFAULT_MAX_SHELLS,
-    DEFAULT_OUTPUT_MAX_BYTES, DEFAULT_SHELL_IDLE_MINUTES, InterceptorSettings, OutputSettings,
-    Settings, VirtualTerminal, config_path,
+    DEFAULT_ARTIFACTS_MAX_AGE_DAYS, DEFAULT_ARTIFACTS_MAX_BYTES, DEFAULT_JOBS_MAX_LOG_BYTES,
+    DEFAULT_JOBS_MAX_RUNNING, DEFAULT_MAX_SHELLS, DEFAULT_OUTPUT_MAX_BYTES,
+    DEFAULT_SHELL_IDLE_MINUTES, InterceptorSettings, JobSettings, OutputSettings, Settings,
+    VirtualTerminal, config_path,
 };
 pub use timeout::Timeout;
 pub use tool::{BashTool, PtyHost, ToolContext, ToolUpdate};

@@ -33,8 +33,8 @@ use std::path::Path;
 use agentsh_bash_interceptor::Interception;
 use agentsh_bash_normalize::{Limits, apply_head_tail, count_lines};
 use agentsh_protocol::{
-    BashResult, COMMAND_ABORTED, FullOutput, InterceptionDetails, MISSING_EXIT_STATUS, NO_OUTPUT,
-    annotation_line, exit_code_text, truncation_notice,
+    BashResult, COMMAND_ABORTED, FullOutput, InterceptionDetails, JobDetails, MISSING_EXIT_STATUS,
+    NO_OUTPUT, annotation_line, exit_code_text, truncation_notice,
 };
 use serde::{Deserialize, Serialize};
 
@@ -110,6 +110,10 @@ pub struct ToolDetails {
     /// Why the command was blocked, for a blocked command.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interception: Option<InterceptionDetails>,
+    /// The background job the result is about (SPEC §13): a call that left one running, or a
+    /// job tool's answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job: Option<JobDetails>,
 }
 
 impl ToolDetails {
@@ -124,6 +128,7 @@ impl ToolDetails {
             timeout,
             meta: None,
             interception: None,
+            job: None,
         }
     }
 }
@@ -330,6 +335,7 @@ pub fn build_tool_result(run: &FinishedRun<'_>) -> ToolOutcome {
             truncation: Some(truncation),
         }),
         interception: None,
+        job: None,
     };
     let tool_result = ToolResult::new(text, details, is_error);
     if aborted {

@@ -21,6 +21,7 @@ use agentsh_shell_executor::{
 };
 
 use crate::cwd::{CwdError, check_cwd};
+use crate::jobs::Jobs;
 use crate::result::bang_context_text;
 use crate::settings::Settings;
 use crate::timeout::Timeout;
@@ -131,6 +132,7 @@ struct Inner {
     bang: Mutex<Option<CancellationToken>>,
     context: Mutex<Vec<String>>,
     warnings: Mutex<Warnings>,
+    jobs: Jobs,
 }
 
 #[derive(Default)]
@@ -246,6 +248,7 @@ impl AgentSession {
                 bang: Mutex::new(None),
                 context: Mutex::new(Vec::new()),
                 warnings: Mutex::new(Warnings::default()),
+                jobs: Jobs::default(),
             }),
         };
         for warning in warnings {
@@ -359,9 +362,11 @@ impl AgentSession {
         Ok(store.read(id_or_url, offset, limit)?)
     }
 
-    /// Ends every running command of the session (whole process trees) and closes its shells.
+    /// Ends every running command and background job of the session (whole process trees) and
+    /// closes its shells; returns once they are gone.
     pub async fn shutdown(&self) {
         self.inner.shutdown.cancel();
+        self.inner.jobs.shutdown().await;
         self.inner.executor.close_session(&self.inner.id).await;
     }
 
@@ -382,7 +387,7 @@ impl AgentSession {
 
     /// Allocates an artifact, best effort: a failure is a warning (reported with the call's
     /// result), the call runs and truncates without one.
-    fn allocate_artifact(&self) -> Option<ArtifactReservation> {
+    pub(crate) fn allocate_artifact(&self) -> Option<ArtifactReservation> {
         let store = self.inner.store.as_ref().ok()?;
         match store.allocate() {
             Ok(reservation) => Some(reservation),
@@ -405,10 +410,24 @@ impl AgentSession {
         sink: &mut OutputSink,
         on_chunk: Option<ChunkCallback<'_>>,
     ) -> Result<BashResult, SessionError> {
+        let request = self.exec_request(command, &cwd, timeout, surface, cancel);
+        Ok(self.inner.executor.execute(request, sink, on_chunk).await?)
+    }
+
+    /// The request that runs `command` with the session's shell, environment, prefix, snapshot
+    /// and limits.
+    pub(crate) fn exec_request(
+        &self,
+        command: &str,
+        cwd: &Path,
+        timeout: Timeout,
+        surface: Surface,
+        cancel: CancellationToken,
+    ) -> ExecRequest {
         let inner = &self.inner;
-        let request = ExecRequest {
+        ExecRequest {
             command: command.to_owned(),
-            cwd,
+            cwd: cwd.to_path_buf(),
             timeout: timeout.duration(),
             session: SessionKey::new(inner.id.clone(), surface),
             shell: inner.shell.clone(),
@@ -420,8 +439,17 @@ impl AgentSession {
                 max_shells: inner.settings.bash.max_shells,
                 idle_timeout: inner.settings.bash.shell_idle_timeout(),
             },
-        };
-        Ok(inner.executor.execute(request, sink, on_chunk).await?)
+        }
+    }
+
+    /// The shell executor.
+    pub(crate) fn executor(&self) -> &ShellExecutor {
+        &self.inner.executor
+    }
+
+    /// The session's background jobs.
+    pub(crate) fn jobs(&self) -> &Jobs {
+        &self.inner.jobs
     }
 
     // The crate-internal API of the tool path (tool.rs): what a tool call needs of its session,

@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use crate::args::BashArgs;
 use crate::cwd::check_cwd;
+use crate::jobs::tools::JobCall;
 use crate::pty_selection::{HostUi, use_pty};
 use crate::result::{
     FinishedRun, HeadCapture, ToolDetails, ToolOutcome, ToolResult, blocked_result,
@@ -37,6 +38,9 @@ pub struct ToolContext {
     /// Nobody shows live updates (print mode): none are made, and the output is not copied
     /// into a tail for them. Default `false`: updates are made.
     pub skip_live_updates: bool,
+    /// Nothing outlives the call here (print mode, SPEC §13): `run_in_background` is an argument
+    /// error and no call yields. Default `false`: jobs are available.
+    pub no_jobs: bool,
 }
 
 impl fmt::Debug for ToolContext {
@@ -46,6 +50,7 @@ impl fmt::Debug for ToolContext {
             .field("cancelled", &self.cancel.is_cancelled())
             .field("pty_host", &self.pty_host.is_some())
             .field("skip_live_updates", &self.skip_live_updates)
+            .field("no_jobs", &self.no_jobs)
             .finish()
     }
 }
@@ -141,6 +146,42 @@ impl BashTool {
             Ok(cwd) => cwd,
             Err(err) => return ToolOutcome::Finished(cwd_error_result(&err, timeout)),
         };
+
+        let job_call = JobCall {
+            session,
+            command: &normalized.command,
+            cwd: &cwd,
+            timeout: args
+                .timeout
+                .map(|seconds| Timeout::from_request(Some(seconds), default_timeout)),
+            shown_timeout: timeout,
+            limits,
+        };
+        if args.run_in_background {
+            if ctx.no_jobs {
+                return ToolOutcome::Finished(not_run_result(
+                    "argument `run_in_background`: background jobs are not available here (they \
+                     need a session that outlives the call: rpc, mcp or the interactive mode)"
+                        .to_owned(),
+                    &cwd,
+                    timeout,
+                ));
+            }
+            return job_call.start_background(args.pty).await;
+        }
+        let yield_after = match args.yield_after {
+            Some(seconds) if seconds <= 0.0 => None,
+            Some(seconds) => Some(seconds),
+            None => settings.bash.yield_after,
+        };
+        if let Some(seconds) = yield_after
+            && !ctx.no_jobs
+            && ctx.pty_host.is_none()
+        {
+            return job_call
+                .run_or_yield(Duration::from_secs_f64(seconds), &ctx.cancel)
+                .await;
+        }
 
         tracing::debug!(call_id, command = %normalized.command, ?limits, "bash tool call");
         let mut sink = session.new_sink(limits.head);

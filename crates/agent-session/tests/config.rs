@@ -69,7 +69,7 @@ fn each_broken_fixture_names_file_key_and_reason() {
     let cases: &[(&str, &str)] = &[
         (
             "unknown-key.toml",
-            "bash.max_shell: unknown field `max_shell`, expected one of `virtual_terminal`, `shell`, `prefix`, `default_timeout`, `max_shells`, `shell_idle_minutes`, `env`",
+            "bash.max_shell: unknown field `max_shell`, expected one of `virtual_terminal`, `shell`, `prefix`, `default_timeout`, `max_shells`, `shell_idle_minutes`, `yield_after`, `env`",
         ),
         (
             "unknown-rule-key.toml",

@@ -535,6 +535,7 @@ async fn a_context_that_skips_live_updates_gets_none_and_the_same_result() {
             "seq 1 100000; printf end",
             ToolContext {
                 skip_live_updates: true,
+                no_jobs: false,
                 ..ToolContext::default()
             },
         )

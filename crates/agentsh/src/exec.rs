@@ -62,6 +62,7 @@ pub fn run(args: ExecArgs) -> ExitCode {
             pty_host: None,
             // The result is printed once, at the end.
             skip_live_updates: true,
+            no_jobs: true,
         };
         let call = session.execute_tool(CALL_ID, &tool_args, context, |_| {});
         tokio::pin!(call);

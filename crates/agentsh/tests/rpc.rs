@@ -211,7 +211,7 @@ fn tool_call_errors_are_results_and_protocol_errors_are_failures() {
     assert_eq!(
         rpc.next(LIVENESS),
         json!({"id": "x", "type": "response", "command": "tool_call", "success": false,
-               "error": "Unknown tool `read`: the only tool is `bash`"})
+               "error": "Unknown tool `read`: the tools are `bash`, `job_output`, `job_input`, `job_kill` and `job_list`"})
     );
     rpc.send(r#"{"id": "y", "type": "abort", "toolCallId": "nope"}"#);
     assert_eq!(

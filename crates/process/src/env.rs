@@ -73,7 +73,27 @@ pub enum TerminalKind {
     Pipe,
     /// The PTY runtime: a pseudo-terminal. `TERM=xterm-256color`.
     Pty,
+    /// A PTY job (SPEC §13): a pseudo-terminal that exists to answer prompts. `TERM=xterm-256color`,
+    /// and none of the [`PROMPT_SUPPRESSORS`], inherited or hardened (the user's `bash.env` still
+    /// sets what it names).
+    PtyJob,
 }
+
+/// The variables that make programs skip their questions; a PTY job's environment has none of
+/// them (SPEC §13).
+pub const PROMPT_SUPPRESSORS: &[&str] = &[
+    "CI",
+    "npm_config_yes",
+    "DEBIAN_FRONTEND",
+    "PIP_NO_INPUT",
+    "TF_INPUT",
+    "GH_PROMPT_DISABLED",
+    "COMPOSER_NO_INTERACTION",
+    "CLOUDSDK_CORE_DISABLE_PROMPTS",
+    "GIT_TERMINAL_PROMPT",
+    "SSH_ASKPASS",
+    "GPG_TTY",
+];
 
 impl TerminalKind {
     /// The terminal-dependent variables, `(name, value)`, injected on top of [`HARDENED_ENV`]
@@ -81,7 +101,7 @@ impl TerminalKind {
     pub fn vars(self) -> &'static [(&'static str, &'static str)] {
         match self {
             Self::Pipe => PIPE_VARS,
-            Self::Pty => PTY_VARS,
+            Self::Pty | Self::PtyJob => PTY_VARS,
         }
     }
 }
@@ -104,7 +124,16 @@ where
 {
     let mut env: BTreeMap<OsString, OsString> = base.into_iter().collect();
     env.remove(OsStr::new(MARKER_VAR));
+    let answers_prompts = terminal == TerminalKind::PtyJob;
+    if answers_prompts {
+        for name in PROMPT_SUPPRESSORS {
+            env.remove(OsStr::new(name));
+        }
+    }
     for &(name, value) in HARDENED_ENV.iter().chain(terminal.vars()) {
+        if answers_prompts && PROMPT_SUPPRESSORS.contains(&name) {
+            continue;
+        }
         if !user_env.contains_key(name) {
             env.insert(name.into(), value.into());
         }

@@ -230,3 +230,34 @@ fn env_cache_key_renders_sorted_nul_terminated_pairs() {
     assert!(key.starts_with(b"AWS_PAGER=\0BAT_PAGER=cat\0"));
     assert!(key.ends_with(b"npm_config_yes=true\0zz=z\0"));
 }
+
+#[test]
+fn pty_jobs_get_no_prompt_suppressors_inherited_or_hardened() {
+    use agentsh_process::env::PROMPT_SUPPRESSORS;
+    let base: Vec<(OsString, OsString)> = vec![
+        ("CI".into(), "true".into()),
+        ("DEBIAN_FRONTEND".into(), "noninteractive".into()),
+        ("HOME".into(), "/home/u".into()),
+    ];
+    let mut user = BTreeMap::new();
+    user.insert("TF_INPUT".to_owned(), "0".to_owned());
+    let job = as_map(&hardened_env(base.clone(), &user, TerminalKind::PtyJob));
+    for name in PROMPT_SUPPRESSORS {
+        if *name == "TF_INPUT" {
+            // What the user's `bash.env` names is theirs.
+            assert_eq!(job.get(*name).map(String::as_str), Some("0"));
+        } else {
+            assert!(
+                !job.contains_key(*name),
+                "{name} in a PTY job's environment"
+            );
+        }
+    }
+    assert_eq!(job.get("TERM").map(String::as_str), Some("xterm-256color"));
+    assert_eq!(job.get("PAGER").map(String::as_str), Some("cat"));
+    assert_eq!(job.get("HOME").map(String::as_str), Some("/home/u"));
+    // An ordinary PTY run keeps them.
+    let pty = as_map(&hardened_env(base, &user, TerminalKind::Pty));
+    assert_eq!(pty.get("CI").map(String::as_str), Some("1"));
+    assert!(pty.contains_key("GIT_TERMINAL_PROMPT"));
+}

@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 #![deny(missing_docs)]
 
+mod job;
 mod lines;
 mod result;
 mod text;
@@ -10,6 +11,11 @@ mod json;
 #[cfg(feature = "serde")]
 pub use json::json_kind;
 
+pub use job::{
+    JobDetails, JobState, NEXT_CALL_NEW_SHELL, NO_JOBS, NO_NEW_OUTPUT, job_has_ended_text,
+    job_has_no_terminal_text, job_started_line, job_state_line, no_such_job_text,
+    too_many_jobs_text,
+};
 pub use lines::count_lines;
 
 pub use result::{BashResult, InterceptionDetails, OutputSummary};

@@ -18,7 +18,7 @@ pub use keys::{
     KEY_NAMES, KILL_KEY_ALTERNATE_SCREEN, KeyAction, KeyModes, UnknownKey, classify_keys,
     key_sequence, normalize_keys, typed_text,
 };
-pub use session::{PTY_ERROR_PREFIX, PtyCommand, PtyController, PtySession};
+pub use session::{PTY_ERROR_PREFIX, PtyCommand, PtyController, PtySession, TextCallback};
 pub use terminal::{
     DEFAULT_COLS, DEFAULT_ROWS, MAX_COLS, MAX_ROWS, MIN_COLS, MIN_ROWS, SCROLLBACK_LINES, Terminal,
     TerminalSize,

@@ -87,6 +87,9 @@ pub struct PtyCommand {
     pub size: TerminalSize,
     /// Lines of scrollback of the headless terminal.
     pub scrollback: usize,
+    /// A job's terminal (SPEC §13): the environment keeps none of the variables that make
+    /// programs skip their questions (`CI`, `npm_config_yes`, …). Default `false`.
+    pub answers_prompts: bool,
 }
 
 impl PtyCommand {
@@ -107,6 +110,7 @@ impl PtyCommand {
             snapshot: None,
             size: TerminalSize::default(),
             scrollback: SCROLLBACK_LINES,
+            answers_prompts: false,
         }
     }
 
@@ -140,7 +144,12 @@ impl PtyCommand {
             .unwrap_or_else(|| std::env::vars_os().collect())
             .into_iter()
             .filter(|(name, _)| !SIZE_VARS.iter().any(|v| name == v));
-        spec.env = hardened_env(base, &self.env, TerminalKind::Pty);
+        let terminal = if self.answers_prompts {
+            TerminalKind::PtyJob
+        } else {
+            TerminalKind::Pty
+        };
+        spec.env = hardened_env(base, &self.env, terminal);
         spec.cwd.clone_from(&self.cwd);
         spec.stdio = [
             ChildStdio::Fd(slave.try_clone()?),
@@ -281,6 +290,17 @@ impl PtySession {
     ///
     /// Must be called within a tokio runtime.
     pub fn start(command: PtyCommand, sink: OutputSink) -> Self {
+        Self::start_inner(command, sink, None)
+    }
+
+    /// Like [`PtySession::start`], also handing `on_text` the sanitised text the sink commits,
+    /// in order (the unfinished last line when the command ends): a job's reader sees the same
+    /// stream without sanitising it twice.
+    pub fn start_with_text(command: PtyCommand, sink: OutputSink, on_text: TextCallback) -> Self {
+        Self::start_inner(command, sink, Some(on_text))
+    }
+
+    fn start_inner(command: PtyCommand, sink: OutputSink, on_text: Option<TextCallback>) -> Self {
         let size = TerminalSize::clamped(command.size.cols, command.size.rows);
         let terminal = Terminal::with_scrollback(size, command.scrollback);
         let (control, requests) = mpsc::unbounded_channel();
@@ -296,6 +316,7 @@ impl PtySession {
             requests,
             last_byte: b'\n',
             input: VecDeque::new(),
+            on_text,
         };
         let task = tokio::spawn(driver.run(command, size));
         Self {
@@ -428,7 +449,12 @@ struct Driver {
     last_byte: u8,
     /// Input not yet written to the master.
     input: VecDeque<u8>,
+    /// Gets the text the sink commits (see [`PtySession::start_with_text`]).
+    on_text: Option<TextCallback>,
 }
+
+/// Receives the sanitised text a session's sink commits, in order.
+pub type TextCallback = Box<dyn FnMut(&str) + Send>;
 
 impl Driver {
     async fn run(mut self, command: PtyCommand, size: TerminalSize) -> (BashResult, OutputSink) {
@@ -590,7 +616,10 @@ impl Driver {
     }
 
     fn output(&mut self, bytes: &[u8]) {
-        self.sink.push(bytes);
+        match self.on_text.as_mut() {
+            Some(on_text) => self.sink.push_with(bytes, &mut **on_text),
+            None => self.sink.push(bytes),
+        }
         self.terminal.process(bytes);
         if let Some(&last) = bytes.last() {
             self.last_byte = last;
@@ -626,8 +655,12 @@ impl Driver {
         };
         self.updates
             .send_modify(|tick| *tick = tick.wrapping_add(1));
+        let summary = match self.on_text.as_mut() {
+            Some(on_text) => self.sink.dump_with(&mut **on_text),
+            None => self.sink.dump(),
+        };
         let result = BashResult {
-            summary: self.sink.dump(),
+            summary,
             annotation,
             exit_code,
             cancelled: matches!(stop, Some(Stop::Timeout | Stop::Killed)),

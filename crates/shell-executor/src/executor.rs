@@ -34,7 +34,7 @@ struct BuiltEnv {
 /// Dropping the executor ends every shell and its process tree.
 pub struct ShellExecutor {
     config: ExecutorConfig,
-    cache: Arc<ShellCache>,
+    pub(crate) cache: Arc<ShellCache>,
     /// The last environment built, with its inputs: every call of a session asks for the same
     /// one, and hardening and keying it cost more than checking that nothing changed.
     last_env: Mutex<Option<BuiltEnv>>,
@@ -169,14 +169,17 @@ impl ShellExecutor {
     }
 
     /// Ends a call's hold on its slot, then closes what the limits no longer allow.
-    async fn release(&self, hold: SlotUse, request: &ExecRequest) {
+    pub(crate) async fn release(&self, hold: SlotUse, request: &ExecRequest) {
         drop(hold);
         let evicted = self.cache.trim(&request.session.session_id, request.limits);
         close_all(evicted).await;
     }
 
     /// The shell environment of `request` and its cache key.
-    fn environment(&self, request: &ExecRequest) -> (Arc<Vec<(OsString, OsString)>>, Vec<u8>) {
+    pub(crate) fn environment(
+        &self,
+        request: &ExecRequest,
+    ) -> (Arc<Vec<(OsString, OsString)>>, Vec<u8>) {
         let base: Vec<(OsString, OsString)> = match &self.config.base_env {
             Some(base) => base.clone(),
             None => std::env::vars_os().collect(),

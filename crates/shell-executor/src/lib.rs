@@ -6,6 +6,7 @@ mod cache;
 mod error;
 mod executor;
 mod fifo;
+mod job;
 mod request;
 mod shell;
 #[cfg(test)]
@@ -17,6 +18,7 @@ pub use agentsh_process::shell::{ShellKind, ShellSpec};
 pub use agentsh_protocol::{BashResult, OutputSummary};
 pub use error::ExecError;
 pub use executor::{ChunkCallback, ShellExecutor};
+pub use job::{JobChunks, JobExit, JobProgress, JobRun, Yielded};
 pub use request::{
     DEFAULT_IDLE_MINUTES, DEFAULT_MAX_SHELLS, DEFAULT_MAX_TOTAL_SHELLS, ExecRequest,
     ExecutorConfig, SessionKey, ShellLimits, Surface,

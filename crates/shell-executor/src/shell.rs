@@ -39,6 +39,8 @@ const BUSY_PROBE: Duration = Duration::from_millis(20);
 /// sanitised and copied into the spill batch: 256 KiB reads ran 10–15 % slower end to end
 /// (measured against the pipe floor, both output shapes of the throughput bench).
 const READ_CHUNK: usize = 64 * 1024;
+/// How often a job whose command returned is checked for processes it left behind.
+const LEFTOVER_CHECK: Duration = Duration::from_millis(250);
 /// At most this much is read from a FIFO after its shell died or was replaced.
 const DRAIN_LIMIT: usize = 4 << 20;
 
@@ -140,6 +142,11 @@ pub(crate) struct ShellProcess {
     in_flight: bool,
     /// The loop reported ready (see `bootstrap`).
     ready: bool,
+    /// A job's shell: after a command's report its output FIFO is kept for what the processes
+    /// it left behind write ([`follow_leftovers`](Self::follow_leftovers)).
+    job: bool,
+    /// The output FIFO of the last command, kept for a job.
+    kept: Option<Fifo>,
     /// When the shell was started (its [`STARTUP_LIMIT`] counts from here).
     started: Instant,
     buf: Vec<u8>,
@@ -186,6 +193,8 @@ impl ShellProcess {
             traps: Vec::new(),
             in_flight: false,
             ready: false,
+            job: false,
+            kept: None,
             started: Instant::now(),
             buf: vec![0; READ_CHUNK],
             dir,
@@ -225,6 +234,42 @@ impl ShellProcess {
     #[cfg(test)]
     pub(crate) fn shell_pid(&self) -> Option<u32> {
         self.supervisor.as_ref().map(Supervisor::child_pid)
+    }
+
+    /// Makes this a job's shell: its commands' output FIFOs are kept after their reports.
+    pub(crate) fn for_job(&mut self) {
+        self.job = true;
+    }
+
+    /// After a job's command returned: passes on what the processes it left behind write to its
+    /// output, until none of them holds the output any more and none is left, or `cancel`.
+    pub(crate) async fn follow_leftovers(
+        &mut self,
+        cancel: &CancellationToken,
+        out: &mut dyn Output,
+    ) {
+        let mut fifo = self.kept.take();
+        if let Some(fifo) = fifo.as_mut() {
+            fifo.release();
+        }
+        let mut check = tokio::time::interval(LEFTOVER_CHECK);
+        loop {
+            if fifo.is_none() && !self.has_background_jobs() {
+                return;
+            }
+            let Self { buf, .. } = self;
+            tokio::select! {
+                biased;
+                () = cancel.cancelled() => return,
+                read = read_kept(fifo.as_ref(), buf) => match read {
+                    Ok(0) => fifo = None,
+                    Ok(n) => out.chunk(&buf[..n]),
+                    Err(err) if err.kind() == io::ErrorKind::WouldBlock => {}
+                    Err(_) => fifo = None,
+                },
+                _ = check.tick() => {}
+            }
+        }
     }
 
     /// Ends the shell and its whole process tree, and waits until they are gone.
@@ -377,7 +422,11 @@ impl ShellProcess {
                 } else {
                     fifo.take_buffered(pending, &mut self.buf, &mut |bytes| out.chunk(bytes));
                 }
-                self.fifos.give_back(fifo);
+                if self.job && stopped.is_none() {
+                    self.kept = Some(fifo);
+                } else {
+                    self.fifos.give_back(fifo);
+                }
                 if stopped.is_some() {
                     let unwound = format!("{UNWOUND_FILE}.{}", self.seq);
                     let _ = std::fs::remove_file(self.dir.path().join(unwound));
@@ -448,6 +497,14 @@ impl ShellProcess {
     fn drain_after_end(&mut self, fifo: &mut Fifo, out: &mut dyn Output) {
         fifo.release();
         fifo.drain_now(&mut self.buf, DRAIN_LIMIT, &mut |bytes| out.chunk(bytes));
+    }
+}
+
+/// Reads once from a kept FIFO when it is readable; never ready without one.
+async fn read_kept(fifo: Option<&Fifo>, buf: &mut [u8]) -> io::Result<usize> {
+    match fifo {
+        Some(fifo) => fifo.read_ready(buf).await,
+        None => std::future::pending().await,
     }
 }
 

@@ -76,7 +76,8 @@ fn forged_traps_through_the_report_fifo_are_not_installed() {
             &exec,
             &s,
             &bash,
-            r#"printf "trap -- 'echo HACKED' DEBUG\n%s 0\n" "$__ash_seq" >"$__ash_private_dir/report"; echo ran"#,
+            // Still running (stderr open) when agentsh reads it: a forgery to skip.
+            r#"printf "trap -- 'echo HACKED' DEBUG\n%s 0\n" "$__ash_seq" >"$__ash_private_dir/report"; sleep 1; echo ran"#,
             TEN,
         )
         .await;

@@ -15,7 +15,8 @@ use toml::de::DeTable;
 use super::key_path::{Location, display_key, line_column, locate};
 use super::types::{
     ArtifactSettings, BashSettings, DEFAULT_ARTIFACTS_MAX_AGE_DAYS, DEFAULT_ARTIFACTS_MAX_BYTES,
-    DEFAULT_OUTPUT_MAX_BYTES, InterceptorSettings, OutputSettings, Settings, VirtualTerminal,
+    DEFAULT_JOBS_MAX_LOG_BYTES, DEFAULT_JOBS_MAX_RUNNING, DEFAULT_OUTPUT_MAX_BYTES,
+    InterceptorSettings, JobSettings, OutputSettings, Settings, VirtualTerminal,
 };
 use crate::timeout::Timeout;
 
@@ -211,6 +212,7 @@ struct RawSettings {
     bash_interceptor: RawInterceptor,
     artifacts: RawArtifacts,
     output: RawOutput,
+    jobs: RawJobs,
 }
 
 #[derive(Deserialize, Default)]
@@ -222,6 +224,7 @@ struct RawBash {
     default_timeout: Option<Number>,
     max_shells: Option<Integer>,
     shell_idle_minutes: Option<Integer>,
+    yield_after: Option<Number>,
     env: BTreeMap<String, String>,
 }
 
@@ -244,6 +247,13 @@ struct RawArtifacts {
 #[serde(deny_unknown_fields, default, expecting = "a table")]
 struct RawOutput {
     max_bytes: Option<Integer>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields, default, expecting = "a table")]
+struct RawJobs {
+    max_running: Option<Integer>,
+    max_log_bytes: Option<Integer>,
 }
 
 /// A TOML integer of any size (so an out-of-range one is a bad value, not a type error).
@@ -341,6 +351,16 @@ impl RawSettings {
                     None => DEFAULT_OUTPUT_MAX_BYTES,
                 },
             },
+            jobs: JobSettings {
+                max_running: match self.jobs.max_running {
+                    Some(v) => ranged("jobs.max_running", v, 1, i128::from(u32::MAX))?,
+                    None => DEFAULT_JOBS_MAX_RUNNING,
+                },
+                max_log_bytes: match self.jobs.max_log_bytes {
+                    Some(v) => ranged("jobs.max_log_bytes", v, 0, i128::from(u64::MAX))?,
+                    None => DEFAULT_JOBS_MAX_LOG_BYTES,
+                },
+            },
         })
     }
 }
@@ -408,6 +428,19 @@ impl RawBash {
                 // A bound that keeps minutes × 60 in seconds from overflowing anywhere.
                 Some(v) => ranged("bash.shell_idle_minutes", v, 1, i128::from(u32::MAX))?,
                 None => defaults.shell_idle_minutes,
+            },
+            yield_after: match self.yield_after {
+                None => None,
+                Some(Number(seconds)) if seconds.is_finite() && seconds >= 0.0 => {
+                    // 0 = never, as for the argument.
+                    (seconds > 0.0).then_some(seconds)
+                }
+                Some(Number(seconds)) => {
+                    return Err(invalid(
+                        "bash.yield_after",
+                        format!("must be a number of seconds, 0 or more, got {seconds}"),
+                    ));
+                }
             },
             env: self.env,
         })

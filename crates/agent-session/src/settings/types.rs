@@ -33,6 +33,8 @@ pub struct Settings {
     pub artifacts: ArtifactSettings,
     /// `[output]`: the in-memory output bound.
     pub output: OutputSettings,
+    /// `[jobs]`: background jobs (SPEC §13).
+    pub jobs: JobSettings,
 }
 
 /// `[bash]`.
@@ -56,6 +58,9 @@ pub struct BashSettings {
     /// defaults agentsh sets so that commands never wait for a user (`PAGER=cat`,
     /// `GIT_TERMINAL_PROMPT=0`, `CI=1`, …).
     pub env: BTreeMap<String, String>,
+    /// `yield_after`: seconds after which a tool call still running returns with the output so
+    /// far and goes on as a background job (SPEC §13). Default: never.
+    pub yield_after: Option<f64>,
 }
 
 impl Default for BashSettings {
@@ -68,6 +73,7 @@ impl Default for BashSettings {
             max_shells: DEFAULT_MAX_SHELLS,
             shell_idle_minutes: DEFAULT_SHELL_IDLE_MINUTES,
             env: BTreeMap::new(),
+            yield_after: None,
         }
     }
 }
@@ -155,6 +161,30 @@ impl Default for OutputSettings {
     fn default() -> Self {
         Self {
             max_bytes: DEFAULT_OUTPUT_MAX_BYTES,
+        }
+    }
+}
+
+/// Default of `jobs.max_running`: running background jobs per session.
+pub const DEFAULT_JOBS_MAX_RUNNING: usize = 16;
+/// Default of `jobs.max_log_bytes`: a job's log artifact stops growing here (256 MiB).
+pub const DEFAULT_JOBS_MAX_LOG_BYTES: u64 = 256 << 20;
+
+/// `[jobs]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobSettings {
+    /// `max_running`: background jobs one session may run at once. Default 16.
+    pub max_running: usize,
+    /// `max_log_bytes`: the most a job's log artifact holds; past it the log stops growing (the
+    /// in-memory tail goes on). Default 256 MiB.
+    pub max_log_bytes: u64,
+}
+
+impl Default for JobSettings {
+    fn default() -> Self {
+        Self {
+            max_running: DEFAULT_JOBS_MAX_RUNNING,
+            max_log_bytes: DEFAULT_JOBS_MAX_LOG_BYTES,
         }
     }
 }

@@ -28,7 +28,9 @@ pub enum RpcError {
     #[error("{0}")]
     Field(FieldError),
     /// A `tool_call` names a tool that does not exist.
-    #[error("Unknown tool `{0}`: the only tool is `{BASH_TOOL}`")]
+    #[error(
+        "Unknown tool `{0}`: the tools are `{BASH_TOOL}`, `job_output`, `job_input`, `job_kill` and `job_list`"
+    )]
     UnknownTool(String),
     /// A `tool_call` reuses the `toolCallId` of a call still running or queued.
     #[error("A tool call with toolCallId `{0}` is already running")]

@@ -5,7 +5,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use agentsh_agent_session::{
-    AgentSession, BangOptions, SessionError, ToolContext, ToolOutcome, ToolUpdate,
+    AgentSession, BangOptions, JOB_TOOLS, SessionError, ToolContext, ToolDetails, ToolOutcome,
+    ToolResult, ToolUpdate,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -214,7 +215,7 @@ impl Server {
         tool_names: Vec<String>,
     ) {
         const NAME: &str = "tool_call";
-        if tool_name != BASH_TOOL {
+        if tool_name != BASH_TOOL && !JOB_TOOLS.contains(&tool_name.as_str()) {
             self.output.send(&Message::failure(
                 id,
                 NAME,
@@ -256,6 +257,7 @@ impl Server {
                 cancel,
                 pty_host: None,
                 skip_live_updates: false,
+                no_jobs: false,
             };
             let updates = output.clone();
             let (update_id, update_name) = (tool_call_id.clone(), tool_name.clone());
@@ -266,9 +268,30 @@ impl Server {
                     partial_result: PartialResult::text(update.text),
                 });
             };
-            let outcome = session
-                .execute_tool(&tool_call_id, &arguments, context, on_update)
-                .await;
+            let outcome = if tool_name == BASH_TOOL {
+                session
+                    .execute_tool(&tool_call_id, &arguments, context, on_update)
+                    .await
+            } else {
+                let job_tool = session.execute_job_tool(&tool_name, &arguments);
+                tokio::pin!(job_tool);
+                // An abort ends a waiting job tool at once (the job itself goes on).
+                let answered = tokio::select! {
+                    answered = &mut job_tool => answered,
+                    () = context.cancel.cancelled() => None,
+                };
+                match answered {
+                    Some(outcome) => outcome,
+                    None => ToolOutcome::Aborted(ToolResult::new(
+                        "Command aborted".to_owned(),
+                        ToolDetails::not_run(
+                            session.cwd(),
+                            session.settings().bash.default_timeout,
+                        ),
+                        true,
+                    )),
+                }
+            };
             // Unregistered before the end event: once a client has seen it, the id is free.
             drop(registered);
             // An aborted call is answered like any other result (`success: true`, the abort

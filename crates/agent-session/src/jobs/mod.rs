@@ -1,0 +1,455 @@
+//! A session's background jobs (SPEC §13): the table, one job's output and state, and starting
+//! one (`run_in_background`, a yielded call, a PTY job). The tools that read and drive them are
+//! in `tools`.
+//!
+//! A job's output goes through its own [`OutputSink`] with a zero-byte tail: every committed
+//! byte goes straight to the job's log artifact (reserved when the job starts, capped at
+//! `jobs.max_log_bytes`), and the sink hands the same text to the job's [`JobLog`], which keeps
+//! the bounded tail and the reading positions the tools use. So agentsh's memory per job is the
+//! log's tail plus the sink's spill batch, whatever the job prints.
+
+mod args;
+mod log;
+mod spill;
+pub(crate) mod tools;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use agentsh_output_sink::{OutputSink, SinkOptions};
+use agentsh_protocol::{JobDetails, JobState};
+use agentsh_pty_runtime::{InputWait, PtyController, PtySession};
+use agentsh_shell_executor::{JobExit, JobProgress, JobRun};
+use tokio::sync::watch;
+
+use self::log::{JobLog, LogFile};
+use self::spill::CappedLog;
+use crate::timeout::Timeout;
+
+/// How long a PTY job's output must have been quiet before `/proc` is asked whether it waits
+/// for input (SPEC §13).
+const QUIET_FOR_INPUT: Duration = Duration::from_millis(300);
+/// Finished jobs listed until the session ends: the last this many.
+const FINISHED_KEPT: usize = 100;
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The output side of a job, shared by its task and its tools.
+pub(crate) struct JobOutput {
+    sink: OutputSink,
+    pub(crate) log: JobLog,
+    /// When the last text came.
+    last_text: Instant,
+}
+
+/// How a job is driven.
+enum Control {
+    Piped(JobRun),
+    Pty(PtyController),
+}
+
+/// One job.
+pub(crate) struct Job {
+    pub(crate) id: String,
+    pub(crate) command: String,
+    pub(crate) cwd: PathBuf,
+    pub(crate) timeout: Timeout,
+    pub(crate) pty: bool,
+    started: Instant,
+    pub(crate) output: Arc<Mutex<JobOutput>>,
+    /// Bumped on new text and on every change of progress: what waiting tools watch.
+    changes: watch::Receiver<u64>,
+    progress: watch::Receiver<JobProgress>,
+    /// Set once the log stopped growing at `jobs.max_log_bytes`.
+    capped: Arc<AtomicBool>,
+    pub(crate) max_log_bytes: u64,
+    control: Control,
+    /// When it ended (for `job_list`'s run time).
+    ended_at: Mutex<Option<Instant>>,
+    /// Set by the first answer about the job (its starting result).
+    pub(crate) answered: AtomicBool,
+}
+
+impl Job {
+    /// Where the job is now. A PTY job whose output has been quiet for 300 ms is asked in
+    /// `/proc` whether its program waits for input.
+    pub(crate) fn state(&self) -> (JobState, Option<i32>) {
+        match *self.progress.borrow() {
+            JobProgress::Running => {
+                if let Control::Pty(controller) = &self.control {
+                    let quiet = lock(&self.output).last_text.elapsed() >= QUIET_FOR_INPUT;
+                    if quiet && controller.input_wait() == InputWait::Waiting {
+                        return (JobState::WaitingForInput, None);
+                    }
+                }
+                (JobState::Running, None)
+            }
+            JobProgress::Returned(exit) | JobProgress::Ended(exit) => exit_state(exit),
+        }
+    }
+
+    /// `details.job`.
+    pub(crate) fn details(&self) -> JobDetails {
+        let (state, exit_code) = self.state();
+        JobDetails {
+            id: self.id.clone(),
+            state,
+            exit_code,
+            pty: self.pty,
+        }
+    }
+
+    /// Whether the job holds a shell (or terminal) still: its command or what it left runs.
+    pub(crate) fn is_live(&self) -> bool {
+        !matches!(*self.progress.borrow(), JobProgress::Ended(_))
+    }
+
+    /// Whether the log stopped growing at its cap.
+    pub(crate) fn log_capped(&self) -> bool {
+        self.capped.load(Ordering::SeqCst)
+    }
+
+    /// Kills the job (whole tree, shell or terminal); returns at once.
+    pub(crate) fn kill(&self) {
+        match &self.control {
+            Control::Piped(run) => run.kill(),
+            Control::Pty(controller) => controller.kill(),
+        }
+    }
+
+    /// The terminal of a PTY job.
+    pub(crate) fn terminal(&self) -> Option<&PtyController> {
+        match &self.control {
+            Control::Pty(controller) => Some(controller),
+            Control::Piped(_) => None,
+        }
+    }
+
+    /// A receiver of the job's changes (new text, progress).
+    pub(crate) fn changes(&self) -> watch::Receiver<u64> {
+        self.changes.clone()
+    }
+
+    /// Waits until the job has ended (its processes gone).
+    pub(crate) async fn ended(&self) {
+        let mut progress = self.progress.clone();
+        while !matches!(*progress.borrow_and_update(), JobProgress::Ended(_)) {
+            if progress.changed().await.is_err() {
+                return;
+            }
+        }
+    }
+
+    /// How long it has run (until it ended).
+    pub(crate) fn run_time(&self) -> Duration {
+        match *lock(&self.ended_at) {
+            Some(ended) => ended.duration_since(self.started),
+            None => self.started.elapsed(),
+        }
+    }
+}
+
+/// The state a command's end gives.
+fn exit_state(exit: JobExit) -> (JobState, Option<i32>) {
+    if exit.killed || exit.timed_out {
+        (JobState::Killed, None)
+    } else {
+        (JobState::Exited, exit.exit_code)
+    }
+}
+
+/// A job being set up: its output side, before its command starts.
+pub(crate) struct NewJob {
+    pub(crate) output: Arc<Mutex<JobOutput>>,
+    changes_tx: Arc<watch::Sender<u64>>,
+    changes: watch::Receiver<u64>,
+    capped: Arc<AtomicBool>,
+    max_log_bytes: u64,
+}
+
+impl NewJob {
+    /// An output side whose log is `log` (reserved now: SPEC §4), or none when no artifact could
+    /// be had.
+    pub(crate) fn new(
+        log: Option<agentsh_artifact_store::ArtifactReservation>,
+        max_log_bytes: u64,
+    ) -> Self {
+        let capped = Arc::new(AtomicBool::new(false));
+        let mut job_log = JobLog::new();
+        let spill = log.map(|reservation| {
+            job_log.artifact = Some(LogFile {
+                id: reservation.id().to_owned(),
+                path: reservation.path().to_path_buf(),
+            });
+            Box::new(CappedLog::new(
+                reservation,
+                max_log_bytes,
+                Arc::clone(&capped),
+            )) as Box<dyn agentsh_output_sink::SpillSource>
+        });
+        let sink = OutputSink::new(SinkOptions {
+            // Every committed byte goes to the log at once; the job's own tail is in `JobLog`.
+            max_bytes: 0,
+            head_lines: None,
+            spill,
+        });
+        let (changes_tx, changes) = watch::channel(0);
+        Self {
+            output: Arc::new(Mutex::new(JobOutput {
+                sink,
+                log: job_log,
+                last_text: Instant::now(),
+            })),
+            changes_tx: Arc::new(changes_tx),
+            changes,
+            capped,
+            max_log_bytes,
+        }
+    }
+
+    /// Where the job's raw chunks go (the piped runtime).
+    pub(crate) fn chunks(&self) -> agentsh_shell_executor::JobChunks {
+        let output = Arc::clone(&self.output);
+        let changes = Arc::clone(&self.changes_tx);
+        Box::new(move |bytes| {
+            {
+                let mut output = lock(&output);
+                let JobOutput {
+                    sink,
+                    log,
+                    last_text,
+                } = &mut *output;
+                let mut got = false;
+                sink.push_with(bytes, &mut |text| {
+                    log.push(text);
+                    got = true;
+                });
+                if got {
+                    *last_text = Instant::now();
+                }
+            }
+            changes.send_modify(|n| *n = n.wrapping_add(1));
+        })
+    }
+
+    /// Where the job's committed text goes (the PTY runtime, whose sink is its own).
+    pub(crate) fn texts(&self) -> agentsh_pty_runtime::TextCallback {
+        let output = Arc::clone(&self.output);
+        let changes = Arc::clone(&self.changes_tx);
+        Box::new(move |text| {
+            {
+                let mut output = lock(&output);
+                output.log.push(text);
+                output.last_text = Instant::now();
+            }
+            changes.send_modify(|n| *n = n.wrapping_add(1));
+        })
+    }
+
+    /// A sink for a PTY job: the log artifact as spill, no tail of its own (`texts` keeps it).
+    pub(crate) fn take_sink(&self) -> OutputSink {
+        std::mem::replace(
+            &mut lock(&self.output).sink,
+            OutputSink::new(SinkOptions::default()),
+        )
+    }
+
+    /// The finished job, driven by a piped run.
+    pub(crate) fn piped(self, meta: JobMeta, run: JobRun) -> Arc<Job> {
+        let progress = run.watch();
+        self.finish(meta, progress, Control::Piped(run))
+    }
+
+    /// The finished job, driven by a PTY session.
+    pub(crate) fn on_pty(self, meta: JobMeta, session: PtySession) -> Arc<Job> {
+        let controller = session.controller();
+        let (progress_tx, progress) = watch::channel(JobProgress::Running);
+        let texts = Arc::clone(&self.changes_tx);
+        tokio::spawn(async move {
+            let result = session.wait().await;
+            let exit = JobExit {
+                exit_code: result.exit_code,
+                timed_out: result.timed_out,
+                killed: result.cancelled && !result.timed_out,
+                shell_restarted: false,
+            };
+            let _ = progress_tx.send(JobProgress::Ended(exit));
+            texts.send_modify(|n| *n = n.wrapping_add(1));
+        });
+        self.finish(meta, progress, Control::Pty(controller))
+    }
+
+    fn finish(
+        self,
+        meta: JobMeta,
+        progress: watch::Receiver<JobProgress>,
+        control: Control,
+    ) -> Arc<Job> {
+        let job = Arc::new(Job {
+            id: meta.id,
+            command: meta.command,
+            cwd: meta.cwd,
+            timeout: meta.timeout,
+            pty: meta.pty,
+            started: Instant::now(),
+            output: self.output,
+            changes: self.changes,
+            progress,
+            capped: self.capped,
+            max_log_bytes: self.max_log_bytes,
+            control,
+            ended_at: Mutex::new(None),
+            answered: AtomicBool::new(false),
+        });
+        // Watches the job's progress: wakes its waiters, and once it ended, finishes its sink
+        // (the last line, the log file) and notes when.
+        let watched = Arc::downgrade(&job);
+        let mut progress = job.progress.clone();
+        let changes = self.changes_tx;
+        tokio::spawn(async move {
+            loop {
+                let ended = matches!(*progress.borrow_and_update(), JobProgress::Ended(_));
+                changes.send_modify(|n| *n = n.wrapping_add(1));
+                if ended || progress.changed().await.is_err() {
+                    break;
+                }
+            }
+            if let Some(job) = watched.upgrade() {
+                *lock(&job.ended_at) = Some(Instant::now());
+                let mut output = lock(&job.output);
+                let JobOutput { sink, log, .. } = &mut *output;
+                sink.dump_with(&mut |text| log.push(text));
+                drop(output);
+                changes.send_modify(|n| *n = n.wrapping_add(1));
+            }
+        });
+        job
+    }
+}
+
+/// What a job is, apart from how it runs.
+pub(crate) struct JobMeta {
+    pub(crate) id: String,
+    pub(crate) command: String,
+    pub(crate) cwd: PathBuf,
+    pub(crate) timeout: Timeout,
+    pub(crate) pty: bool,
+}
+
+/// A session's jobs: ids from 1, the running ones bounded, the finished ones kept (the last
+/// [`FINISHED_KEPT`]).
+#[derive(Default)]
+pub(crate) struct Jobs {
+    table: Mutex<Table>,
+}
+
+#[derive(Default)]
+struct Table {
+    last_id: u64,
+    jobs: BTreeMap<u64, Arc<Job>>,
+    /// Ids handed out whose job is still being started.
+    starting: usize,
+}
+
+/// A place for one more job, taken before it starts: dropped unused, it is given back (and no
+/// id is spent on it).
+pub(crate) struct Slot<'a> {
+    jobs: &'a Jobs,
+    used: bool,
+}
+
+impl Slot<'_> {
+    /// The job takes its place: `make` gets its id.
+    pub(crate) fn fill(mut self, make: impl FnOnce(String) -> Arc<Job>) -> Arc<Job> {
+        let id = {
+            let mut table = lock(&self.jobs.table);
+            table.last_id += 1;
+            table.last_id
+        };
+        let job = make(id.to_string());
+        let mut table = lock(&self.jobs.table);
+        table.starting -= 1;
+        table.jobs.insert(id, Arc::clone(&job));
+        table.trim();
+        self.used = true;
+        job
+    }
+}
+
+impl Drop for Slot<'_> {
+    fn drop(&mut self) {
+        if !self.used {
+            lock(&self.jobs.table).starting -= 1;
+        }
+    }
+}
+
+impl Table {
+    fn running(&self) -> usize {
+        self.jobs.values().filter(|job| job.is_live()).count() + self.starting
+    }
+
+    /// Forgets the oldest finished jobs past [`FINISHED_KEPT`].
+    fn trim(&mut self) {
+        let finished: Vec<u64> = self
+            .jobs
+            .iter()
+            .filter(|(_, job)| !job.is_live())
+            .map(|(&id, _)| id)
+            .collect();
+        for id in finished
+            .iter()
+            .take(finished.len().saturating_sub(FINISHED_KEPT))
+        {
+            self.jobs.remove(id);
+        }
+    }
+}
+
+impl Jobs {
+    /// A place for a new job, unless `max_running` jobs run: then the number running.
+    pub(crate) fn reserve(&self, max_running: usize) -> Result<Slot<'_>, usize> {
+        let mut table = lock(&self.table);
+        let running = table.running();
+        if running >= max_running {
+            return Err(running);
+        }
+        table.starting += 1;
+        Ok(Slot {
+            jobs: self,
+            used: false,
+        })
+    }
+
+    /// The job with this id.
+    pub(crate) fn get(&self, id: &str) -> Option<Arc<Job>> {
+        let id: u64 = id.parse().ok()?;
+        lock(&self.table).jobs.get(&id).cloned()
+    }
+
+    /// Every job, oldest first.
+    pub(crate) fn all(&self) -> Vec<Arc<Job>> {
+        lock(&self.table).jobs.values().cloned().collect()
+    }
+
+    /// The ids, for an error about an unknown one.
+    pub(crate) fn ids(&self) -> Vec<String> {
+        lock(&self.table).jobs.keys().map(u64::to_string).collect()
+    }
+
+    /// Kills every job and waits until all have ended.
+    pub(crate) async fn shutdown(&self) {
+        let jobs = self.all();
+        for job in &jobs {
+            job.kill();
+        }
+        for job in &jobs {
+            job.ended().await;
+        }
+    }
+}

@@ -1,0 +1,520 @@
+//! Starting jobs from a `bash` call, and the job tools (SPEC §13): `job_output`, `job_input`,
+//! `job_kill`, `job_list`. Every answer is a [`ToolResult`]: text, a blank line, the job's state
+//! line; `details.job`. Argument errors and unknown ids are results with `isError: true`.
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use agentsh_bash_normalize::Limits;
+use agentsh_protocol::{
+    BashResult, CANCELLED_ANNOTATION, JobState, NEXT_CALL_NEW_SHELL, NO_JOBS, NO_NEW_OUTPUT,
+    format_size, job_has_ended_text, job_has_no_terminal_text, job_started_line, job_state_line,
+    no_such_job_text, timeout_annotation, too_many_jobs_text,
+};
+use agentsh_pty_runtime::{PtySession, key_sequence, typed_text};
+use agentsh_shell_executor::{CancellationToken, JobExit, Surface, Yielded};
+use regex::Regex;
+use serde_json::Value;
+use tokio::time::Instant;
+
+use super::args::{InputArgs, KillArgs, OutputArgs, parse_list};
+use super::{Job, JobMeta, NewJob, lock};
+use crate::result::{FinishedRun, ToolDetails, ToolOutcome, ToolResult, build_tool_result};
+use crate::session::AgentSession;
+use crate::timeout::Timeout;
+
+/// The names of the job tools.
+pub const JOB_TOOLS: [&str; 4] = ["job_output", "job_input", "job_kill", "job_list"];
+
+/// How long a `run_in_background` call waits for its job before it answers.
+const START_WAIT: Duration = Duration::from_secs(1);
+/// `job_input` answers once the output has been quiet this long (or its `wait` ran out).
+const SETTLE: Duration = Duration::from_millis(200);
+/// How long `job_kill` waits for the job's tree to be gone before it answers anyway.
+const KILL_WAIT: Duration = Duration::from_secs(10);
+/// A job started without a `timeout` runs until it is killed or its session ends.
+const NO_TIMEOUT: Duration = Duration::from_secs(365 * 24 * 3600);
+/// How often a waiting tool looks again when nothing woke it (a PTY job's input wait is only
+/// visible in `/proc`).
+const RECHECK: Duration = Duration::from_millis(100);
+
+/// A tool error: the text, `isError`, no job.
+fn tool_error(text: String, cwd: &Path, timeout: Timeout) -> ToolOutcome {
+    ToolOutcome::Finished(ToolResult::new(
+        text,
+        ToolDetails::not_run(cwd, timeout),
+        true,
+    ))
+}
+
+/// What a `bash` call that starts or may become a job needs.
+pub(crate) struct JobCall<'a> {
+    pub(crate) session: &'a AgentSession,
+    pub(crate) command: &'a str,
+    pub(crate) cwd: &'a Path,
+    /// The call's own timeout, when it gave one.
+    pub(crate) timeout: Option<Timeout>,
+    /// The clamped timeout (the argument's or the default), for `details`.
+    pub(crate) shown_timeout: Timeout,
+    pub(crate) limits: Limits,
+}
+
+impl JobCall<'_> {
+    fn max_bytes(&self) -> u64 {
+        self.session.settings().output.max_bytes
+    }
+
+    fn new_job(&self) -> NewJob {
+        NewJob::new(
+            self.session.allocate_artifact(),
+            self.session.settings().jobs.max_log_bytes,
+        )
+    }
+
+    fn meta(&self, id: String, pty: bool) -> JobMeta {
+        JobMeta {
+            id,
+            command: self.command.to_owned(),
+            cwd: self.cwd.to_path_buf(),
+            timeout: self.shown_timeout,
+            pty,
+        }
+    }
+
+    /// `run_in_background`: a job in a new shell (or on a terminal), answered once it exited or
+    /// a second has passed.
+    pub(crate) async fn start_background(&self, pty: bool) -> ToolOutcome {
+        let session = self.session;
+        let jobs = session.jobs();
+        let slot = match jobs.reserve(session.settings().jobs.max_running) {
+            Ok(slot) => slot,
+            Err(running) => {
+                return tool_error(too_many_jobs_text(running), self.cwd, self.shown_timeout);
+            }
+        };
+        let new = self.new_job();
+        let run_time = self.timeout.map_or(NO_TIMEOUT, Timeout::duration);
+        let job = if pty {
+            let mut command = session.pty_command(self.command, self.cwd, self.shown_timeout);
+            command.timeout = run_time;
+            command.answers_prompts = true;
+            let running = PtySession::start_with_text(command, new.take_sink(), new.texts());
+            slot.fill(|id| new.on_pty(self.meta(id, true), running))
+        } else {
+            let mut request = session.exec_request(
+                self.command,
+                self.cwd,
+                self.shown_timeout,
+                Surface::Tool,
+                session.call_token(),
+            );
+            request.timeout = run_time;
+            match session.executor().start_job(request, new.chunks()).await {
+                Ok(run) => slot.fill(|id| new.piped(self.meta(id, false), run)),
+                Err(err) => {
+                    return tool_error(
+                        format!("cannot run the command: {err}"),
+                        self.cwd,
+                        self.shown_timeout,
+                    );
+                }
+            }
+        };
+        wait_for(&job, START_WAIT, |job| job.state().0.is_over()).await;
+        self.answer(&job, false)
+    }
+
+    /// A foreground call with `yield_after`: an ordinary result when it ends in time, else the
+    /// yield result, the command going on as a job. `cancel` aborts it until it yields.
+    pub(crate) async fn run_or_yield(
+        &self,
+        yield_after: Duration,
+        cancel: &CancellationToken,
+    ) -> ToolOutcome {
+        let session = self.session;
+        let jobs = session.jobs();
+        let slot = jobs.reserve(session.settings().jobs.max_running).ok();
+        let new = self.new_job();
+        let token = session.call_token();
+        let request = session.exec_request(
+            self.command,
+            self.cwd,
+            self.shown_timeout,
+            Surface::Tool,
+            token.clone(),
+        );
+        // With no room for one more job the call cannot yield: it runs to its end.
+        let yield_after = if slot.is_some() {
+            yield_after
+        } else {
+            NO_TIMEOUT
+        };
+        let run = session
+            .executor()
+            .execute_or_yield(request, new.chunks(), yield_after);
+        tokio::pin!(run);
+        let yielded = tokio::select! {
+            done = &mut run => done,
+            () = cancel.cancelled() => {
+                token.cancel();
+                run.await
+            }
+        };
+        match yielded {
+            Ok(Yielded::Job(run)) => {
+                let Some(slot) = slot else {
+                    // Not reachable: without a slot the call never yields. End it cleanly.
+                    run.kill();
+                    return tool_error(
+                        "cannot keep the command as a job".into(),
+                        self.cwd,
+                        self.shown_timeout,
+                    );
+                };
+                let job = slot.fill(|id| new.piped(self.meta(id, false), run));
+                self.answer(&job, true)
+            }
+            Ok(Yielded::Finished(exit)) => self.finished_in_time(&new, exit, cancel.is_cancelled()),
+            Err(err) => tool_error(
+                format!("cannot run the command: {err}"),
+                self.cwd,
+                self.shown_timeout,
+            ),
+        }
+    }
+
+    /// The ordinary result of a yielding call that ended in time (its log file goes when the
+    /// output fit: the call made no job).
+    fn finished_in_time(&self, new: &NewJob, exit: JobExit, aborted: bool) -> ToolOutcome {
+        let mut output = lock(&new.output);
+        let super::JobOutput { sink, log, .. } = &mut *output;
+        sink.dump_with(&mut |text| log.push(text));
+        let text = log.take_new(self.max_bytes(), false);
+        let mut summary = text.summary;
+        if !summary.truncated {
+            if let Some(file) = &log.artifact {
+                let _ = std::fs::remove_file(&file.path);
+            }
+            summary.artifact_id = None;
+        }
+        drop(output);
+        let annotation = if exit.timed_out {
+            Some(timeout_annotation(self.shown_timeout.seconds()))
+        } else if exit.killed {
+            Some(CANCELLED_ANNOTATION.to_owned())
+        } else {
+            None
+        };
+        let result = BashResult {
+            summary,
+            annotation,
+            exit_code: exit.exit_code,
+            cancelled: exit.killed || exit.timed_out,
+            timed_out: exit.timed_out,
+            session_restarted: exit.shell_restarted,
+        };
+        build_tool_result(&FinishedRun {
+            result: &result,
+            head_capture: None,
+            limits: self.limits,
+            max_bytes: self.max_bytes(),
+            aborted,
+            cwd: self.cwd,
+            timeout: self.shown_timeout,
+        })
+    }
+
+    /// The result of a call that made a job: the output so far as §9 builds it, then the job
+    /// line (and, after a yield, the new-shell line) — or, when the job already ended, its end.
+    fn answer(&self, job: &Job, yielded: bool) -> ToolOutcome {
+        let (state, exit_code) = job.state();
+        let mut outcome = job_text(job, self.max_bytes(), self.limits, false, state, exit_code);
+        let result = match &mut outcome {
+            ToolOutcome::Finished(result) | ToolOutcome::Aborted(result) => result,
+        };
+        let mut text = match job.terminal() {
+            Some(terminal) => screen_text(job, terminal),
+            None => result.text(),
+        };
+        text.push_str("\n\n");
+        if state.is_over() {
+            // It ended within its first second: say how, as a job tool would.
+            text.push_str(&job_state_line(&job.id, state, exit_code));
+        } else {
+            text.push_str(&job_started_line(&job.id));
+            if yielded {
+                text.push('\n');
+                text.push_str(NEXT_CALL_NEW_SHELL);
+            }
+        }
+        let is_error = state.is_over() && exit_code != Some(0);
+        *result = ToolResult::new(text, result.details.clone(), is_error);
+        outcome
+    }
+}
+
+/// The text of what no result showed of `job`, as §9 builds a body (with the notice when over
+/// `max_bytes`); for an ended job with the §9 outcome line. Marks it shown.
+fn job_text(
+    job: &Job,
+    max_bytes: u64,
+    limits: Limits,
+    returned_by_output: bool,
+    state: JobState,
+    exit_code: Option<i32>,
+) -> ToolOutcome {
+    let new = lock(&job.output)
+        .log
+        .take_new(max_bytes, returned_by_output);
+    let empty = new.empty;
+    let ended = state.is_over();
+    let result = BashResult {
+        summary: new.summary,
+        annotation: None,
+        // No outcome line: the state line after the text says how the job is.
+        exit_code: Some(0),
+        cancelled: false,
+        timed_out: false,
+        session_restarted: false,
+    };
+    let mut outcome = build_tool_result(&FinishedRun {
+        result: &result,
+        head_capture: None,
+        limits,
+        max_bytes,
+        aborted: false,
+        cwd: &job.cwd,
+        timeout: job.timeout,
+    });
+    let result = match &mut outcome {
+        ToolOutcome::Finished(result) | ToolOutcome::Aborted(result) => result,
+    };
+    let mut text = result.text();
+    // A job tool's answer (not the result that started the job) says what is new.
+    if returned_by_output_or_tool(returned_by_output, job)
+        && empty
+        && let Some(rest) = text.strip_prefix(agentsh_protocol::NO_OUTPUT)
+    {
+        text = format!("{NO_NEW_OUTPUT}{rest}");
+    }
+    if job.log_capped() {
+        let _ = write!(
+            text,
+            "\n\n[The log stopped growing at {} (jobs.max_log_bytes): later output is only in this tail.]",
+            format_size(job.max_log_bytes)
+        );
+    }
+    result.details.exit_code = if ended { exit_code } else { None };
+    result.details.job = Some(job.details());
+    *result = ToolResult::new(text, result.details.clone(), false);
+    outcome
+}
+
+/// Whether this text answers a job tool: every answer after the one that started the job.
+fn returned_by_output_or_tool(returned_by_output: bool, job: &Job) -> bool {
+    returned_by_output || job.answered.swap(true, std::sync::atomic::Ordering::SeqCst)
+}
+
+/// Waits until `done(job)`, the job's end, or `limit`; wakes on every change of the job and
+/// every [`RECHECK`].
+async fn wait_for(job: &Job, limit: Duration, done: impl Fn(&Job) -> bool) {
+    let deadline = Instant::now() + limit;
+    let mut changes = job.changes();
+    loop {
+        if done(job) || !job.is_live() {
+            return;
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return;
+        }
+        let step = (deadline - now).min(RECHECK);
+        let _ = tokio::time::timeout(step, changes.changed()).await;
+    }
+}
+
+impl AgentSession {
+    /// Runs one of the job tools by name (`job_output`, `job_input`, `job_kill`, `job_list`);
+    /// `None` for any other name.
+    pub async fn execute_job_tool(&self, name: &str, args: &Value) -> Option<ToolOutcome> {
+        let cwd = self.cwd().to_path_buf();
+        let timeout = self.settings().bash.default_timeout;
+        let error = |text: String| tool_error(text, &cwd, timeout);
+        Some(match name {
+            "job_output" => match OutputArgs::parse(args) {
+                Ok(args) => self.job_output(&args).await.unwrap_or_else(error),
+                Err(text) => error(text),
+            },
+            "job_input" => match InputArgs::parse(args) {
+                Ok(args) => self.job_input(&args).await.unwrap_or_else(error),
+                Err(text) => error(text),
+            },
+            "job_kill" => match KillArgs::parse(args) {
+                Ok(args) => self.job_kill(&args).await.unwrap_or_else(error),
+                Err(text) => error(text),
+            },
+            "job_list" => match parse_list(args) {
+                Ok(()) => self.job_list(),
+                Err(text) => error(text),
+            },
+            _ => return None,
+        })
+    }
+
+    fn find_job(&self, id: &str) -> Result<Arc<Job>, String> {
+        self.jobs()
+            .get(id)
+            .ok_or_else(|| no_such_job_text(id, &self.jobs().ids()))
+    }
+
+    async fn job_output(&self, args: &OutputArgs) -> Result<ToolOutcome, String> {
+        let job = self.find_job(&args.job_id)?;
+        let limit = Duration::from_secs_f64(args.wait);
+        match &args.until {
+            Some(pattern) => {
+                wait_for(&job, limit, |job| matches_until(job, pattern)).await;
+            }
+            None if args.wait > 0.0 => {
+                let seen = lock(&job.output).log.total_bytes();
+                wait_for(&job, limit, |job| {
+                    lock(&job.output).log.total_bytes() > seen
+                        || job.state().0 == JobState::WaitingForInput
+                })
+                .await;
+            }
+            None => {}
+        }
+        let limits = Limits {
+            head: args.head,
+            tail: args.tail,
+        };
+        Ok(self.job_answer(&job, limits, true))
+    }
+
+    async fn job_input(&self, args: &InputArgs) -> Result<ToolOutcome, String> {
+        let job = self.find_job(&args.job_id)?;
+        let Some(terminal) = job.terminal() else {
+            return Err(job_has_no_terminal_text(&job.id));
+        };
+        if !job.is_live() || job.state().0.is_over() {
+            return Err(job_has_ended_text(&job.id));
+        }
+        let keys = key_sequence(&args.keys, terminal.terminal().key_modes())
+            .map_err(|err| err.to_string())?;
+        let mut bytes = args.text.as_deref().map(typed_text).unwrap_or_default();
+        bytes.extend_from_slice(&keys);
+        if !terminal.write_input(&bytes) {
+            return Err(job_has_ended_text(&job.id));
+        }
+        // Until the output settles: no new text for SETTLE, at most `wait`.
+        let deadline = Instant::now() + Duration::from_secs_f64(args.wait);
+        let mut changes = job.changes();
+        loop {
+            let now = Instant::now();
+            if now >= deadline || !job.is_live() {
+                break;
+            }
+            let step = (deadline - now).min(SETTLE);
+            if tokio::time::timeout(step, changes.changed()).await.is_err() {
+                break;
+            }
+        }
+        Ok(self.job_answer(&job, Limits::default(), false))
+    }
+
+    async fn job_kill(&self, args: &KillArgs) -> Result<ToolOutcome, String> {
+        let job = self.find_job(&args.job_id)?;
+        job.kill();
+        let _ = tokio::time::timeout(KILL_WAIT, job.ended()).await;
+        Ok(self.job_answer(&job, Limits::default(), true))
+    }
+
+    fn job_list(&self) -> ToolOutcome {
+        let jobs = self.jobs().all();
+        let text = if jobs.is_empty() {
+            NO_JOBS.to_owned()
+        } else {
+            jobs.iter()
+                .map(|job| {
+                    let (state, code) = job.state();
+                    let state = match (state, code) {
+                        (JobState::Exited, Some(code)) => format!("exited with code {code}"),
+                        (state, _) => state.to_string(),
+                    };
+                    format!(
+                        "job {} · {state} · {} · {} · $ {}",
+                        job.id,
+                        run_time_text(job.run_time()),
+                        format_size(lock(&job.output).log.total_bytes()),
+                        job.command
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        ToolOutcome::Finished(ToolResult::new(
+            text,
+            ToolDetails::not_run(self.cwd(), self.settings().bash.default_timeout),
+            false,
+        ))
+    }
+
+    /// A job tool's answer: the new output (a PTY job's screen), then the state line.
+    fn job_answer(&self, job: &Job, limits: Limits, returned_by_output: bool) -> ToolOutcome {
+        let (state, exit_code) = job.state();
+        let max_bytes = self.settings().output.max_bytes;
+        let mut outcome = job_text(job, max_bytes, limits, returned_by_output, state, exit_code);
+        let result = match &mut outcome {
+            ToolOutcome::Finished(result) | ToolOutcome::Aborted(result) => result,
+        };
+        let body = match job.terminal() {
+            Some(terminal) => screen_text(job, terminal),
+            None => result.text(),
+        };
+        let text = format!("{body}\n\n{}", job_state_line(&job.id, state, exit_code));
+        *result = ToolResult::new(text, result.details.clone(), false);
+        outcome
+    }
+}
+
+/// Whether a line no `job_output` returned matches `pattern`.
+fn matches_until(job: &Job, pattern: &Regex) -> bool {
+    lock(&job.output).log.has_match(pattern)
+}
+
+/// A PTY job's screen, headed `[screen COLSxROWS, cursor row R col C (1-based); full log:
+/// artifact://ID]`, trailing blank rows dropped.
+fn screen_text(job: &Job, terminal: &agentsh_pty_runtime::PtyController) -> String {
+    let screen = terminal.terminal();
+    let size = screen.size();
+    let (row, col) = screen.cursor();
+    let mut rows = screen.rows();
+    while rows.last().is_some_and(|row| row.trim().is_empty()) {
+        rows.pop();
+    }
+    let log = lock(&job.output)
+        .log
+        .artifact
+        .as_ref()
+        .map_or_else(|| "none".to_owned(), |log| format!("artifact://{}", log.id));
+    format!(
+        "[screen {}x{}, cursor row {} col {} (1-based); full log: {log}]\n{}",
+        size.cols,
+        size.rows,
+        row + 1,
+        col + 1,
+        rows.join("\n")
+    )
+}
+
+/// A run time for `job_list`: `12s`, `3m 04s`, `1h 02m`.
+fn run_time_text(run: Duration) -> String {
+    let secs = run.as_secs();
+    match secs {
+        0..60 => format!("{secs}s"),
+        60..3600 => format!("{}m {:02}s", secs / 60, secs % 60),
+        _ => format!("{}h {:02}m", secs / 3600, secs / 60 % 60),
+    }
+}

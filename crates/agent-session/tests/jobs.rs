@@ -1,0 +1,316 @@
+//! Background jobs through the library (SPEC §13): what a crate user gets from `AgentSession`
+//! without the binary, on real shells and processes.
+
+use std::time::{Duration, Instant};
+
+use agentsh_agent_session::{
+    AgentSession, JobState, SessionOptions, Settings, ToolContext, ToolResult,
+};
+use agentsh_test_support::alive_containing;
+use serde_json::{Value, json};
+use tempfile::TempDir;
+
+struct World {
+    _dir: TempDir,
+    session: AgentSession,
+}
+
+impl World {
+    fn new(extra_toml: &str) -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let (home, work) = (dir.path().join("home"), dir.path().join("work"));
+        std::fs::create_dir_all(&home).expect("home");
+        std::fs::create_dir_all(&work).expect("work");
+        let toml = format!(
+            "[artifacts]\ndir = \"{}\"\n{extra_toml}",
+            dir.path().join("artifacts").display()
+        );
+        let settings = Settings::from_toml(&toml, &dir.path().join("config.toml"), Some(&home))
+            .expect("valid test config");
+        let session = AgentSession::new(SessionOptions {
+            settings,
+            cwd: work,
+            home: Some(home),
+            ..SessionOptions::default()
+        })
+        .expect("session starts");
+        Self { _dir: dir, session }
+    }
+
+    async fn bash(&self, args: Value) -> ToolResult {
+        self.session
+            .execute_tool("call", &args, ToolContext::default(), |_| {})
+            .await
+            .into_result()
+    }
+
+    async fn tool(&self, name: &str, args: Value) -> ToolResult {
+        self.session
+            .execute_job_tool(name, &args)
+            .await
+            .expect("a job tool")
+            .into_result()
+    }
+}
+
+fn marker(base: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!("{base}-{}-{nanos}", std::process::id())
+}
+
+fn state(result: &ToolResult) -> Option<JobState> {
+    result.details.job.as_ref().map(|job| job.state)
+}
+
+/// Polls until no process carries `marker` (a liveness bound, not a timing).
+fn gone_within(marker: &str, limit: Duration) -> bool {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        if alive_containing(marker).is_empty() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    false
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_background_job_is_read_waited_for_and_killed_with_what_it_left() {
+    let world = World::new("");
+    let mark = marker("bgjob");
+    let command = format!(
+        "echo started; (exec -a {mark}-child sleep 300) & setsid bash -c 'exec -a {mark}-setsid sleep 300' & sleep 0.3; echo Listening on 1234; exec -a {mark}-main sleep 300"
+    );
+    let started = world
+        .bash(json!({"command": command, "run_in_background": true}))
+        .await;
+    let text = started.text();
+    assert!(!started.is_error, "{text}");
+    assert_eq!(started.details.exit_code, None);
+    assert_eq!(state(&started), Some(JobState::Running));
+    assert!(text.starts_with("started\n"), "{text}");
+    assert!(
+        text.ends_with(
+            "\n\n[Running in the background as job 1. Read it with job_output, stop it with job_kill.]"
+        ),
+        "{text}"
+    );
+    // The line was in the starting result: `until` finds it at once.
+    let begun = Instant::now();
+    let found = world
+        .tool(
+            "job_output",
+            json!({"jobId": "1", "until": "^Listening on"}),
+        )
+        .await;
+    assert!(begun.elapsed() < Duration::from_secs(10), "until waited");
+    assert!(
+        found.text().ends_with("\n\n[job 1: running]"),
+        "{}",
+        found.text()
+    );
+    // Nothing matches any more: `until` waits for `wait`, then answers with the state.
+    let none = world
+        .tool(
+            "job_output",
+            json!({"jobId": 1, "until": "^Listening on", "wait": 0.3}),
+        )
+        .await;
+    assert_eq!(none.text(), "(no new output)\n\n[job 1: running]");
+    let killed = world.tool("job_kill", json!({"jobId": 1})).await;
+    assert_eq!(state(&killed), Some(JobState::Killed));
+    assert!(
+        killed.text().ends_with("[job 1: killed]"),
+        "{}",
+        killed.text()
+    );
+    assert!(
+        gone_within(&mark, Duration::from_secs(5)),
+        "left: {:?}",
+        alive_containing(&mark)
+    );
+    let list = world.tool("job_list", json!({})).await;
+    assert!(
+        list.text().starts_with("job 1 · killed · "),
+        "{}",
+        list.text()
+    );
+    assert!(
+        list.text().ends_with(&format!("$ {command}")),
+        "{}",
+        list.text()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_yielded_call_goes_on_as_a_job_and_the_next_call_gets_a_new_shell() {
+    let world = World::new("");
+    let set = world.bash(json!({"command": "V=kept; echo set"})).await;
+    assert_eq!(set.text(), "set");
+    let yielded = world
+        .bash(json!({"command": "echo first; sleep 2; echo done", "yield_after": 1}))
+        .await;
+    let text = yielded.text();
+    assert!(!yielded.is_error, "{text}");
+    assert_eq!(yielded.details.exit_code, None);
+    assert_eq!(
+        text,
+        "first\n\n[Running in the background as job 1. Read it with job_output, stop it with job_kill.]\n[The next command runs in a new shell: variables and functions from earlier calls are gone.]"
+    );
+    let begun = Instant::now();
+    let next = world.bash(json!({"command": "echo \"V=$V\""})).await;
+    assert_eq!(next.text(), "V=");
+    assert!(
+        begun.elapsed() < Duration::from_secs(1),
+        "the next call waited for the job"
+    );
+    let done = world
+        .tool("job_output", json!({"jobId": "1", "wait": 5}))
+        .await;
+    let done = if state(&done) == Some(JobState::Exited) {
+        done
+    } else {
+        world
+            .tool("job_output", json!({"jobId": "1", "wait": 5}))
+            .await
+    };
+    assert!(done.text().starts_with("done\n"), "{}", done.text());
+    assert!(
+        done.text().ends_with("[job 1: exited with code 0]"),
+        "{}",
+        done.text()
+    );
+    assert_eq!(
+        done.details.job.as_ref().and_then(|job| job.exit_code),
+        Some(0)
+    );
+    // A call that ends in time is an ordinary call, and makes no job.
+    let quick = world
+        .bash(json!({"command": "false", "yield_after": 5}))
+        .await;
+    assert!(quick.is_error);
+    assert_eq!(quick.text(), "(no output)\n\nCommand exited with code 1");
+    assert!(quick.details.job.is_none());
+    let list = world.tool("job_list", json!({})).await;
+    assert_eq!(list.text().lines().count(), 1, "{}", list.text());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bounds_and_unknown_ids_are_tool_errors() {
+    let world = World::new("[jobs]\nmax_running = 2\n");
+    let none = world.tool("job_list", json!({})).await;
+    assert_eq!(none.text(), "(no jobs)");
+    let unknown = world.tool("job_output", json!({"jobId": 9})).await;
+    assert!(unknown.is_error);
+    assert_eq!(unknown.text(), "No job 9. Jobs: none");
+    for _ in 0..2 {
+        let job = world
+            .bash(json!({"command": "sleep 300", "run_in_background": true}))
+            .await;
+        assert_eq!(state(&job), Some(JobState::Running));
+    }
+    let third = world
+        .bash(json!({"command": "sleep 300", "run_in_background": true}))
+        .await;
+    assert!(third.is_error);
+    assert_eq!(
+        third.text(),
+        "Too many background jobs (2 running): stop one with job_kill first"
+    );
+    // Running jobs do not hold the session's shell.
+    let foreground = world.bash(json!({"command": "echo ok"})).await;
+    assert_eq!(foreground.text(), "ok");
+    let unknown = world.tool("job_kill", json!({"jobId": "5"})).await;
+    assert_eq!(unknown.text(), "No job 5. Jobs: 1, 2");
+    let input = world
+        .tool("job_input", json!({"jobId": 1, "text": "x"}))
+        .await;
+    assert!(input.is_error);
+    assert_eq!(
+        input.text(),
+        "Job 1 has no terminal: start it with pty: true to send input"
+    );
+    let pty_alone = world.bash(json!({"command": "true", "pty": true})).await;
+    assert!(pty_alone.is_error);
+    assert!(
+        pty_alone.text().starts_with("argument `pty` "),
+        "{}",
+        pty_alone.text()
+    );
+    let bad_until = world
+        .tool("job_output", json!({"jobId": 1, "until": "("}))
+        .await;
+    assert!(
+        bad_until
+            .text()
+            .starts_with("argument `until` is not a valid regex")
+    );
+    world.session.shutdown().await;
+    let list = world.tool("job_list", json!({})).await;
+    assert!(
+        list.text()
+            .lines()
+            .all(|line| line.contains(" · killed · ")),
+        "{}",
+        list.text()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_pty_job_waits_for_input_and_takes_it() {
+    let world = World::new("");
+    let started = world
+        .bash(json!({"command": "read -p 'Name? ' n; echo \"hi $n\"", "run_in_background": true, "pty": true}))
+        .await;
+    assert!(
+        started
+            .text()
+            .starts_with("[screen 120x40, cursor row 1 col 7 (1-based); full log: artifact://"),
+        "{}",
+        started.text()
+    );
+    let mut waiting = None;
+    for _ in 0..50 {
+        let out = world
+            .tool("job_output", json!({"jobId": 1, "wait": 0.5}))
+            .await;
+        if state(&out) == Some(JobState::WaitingForInput) {
+            waiting = Some(out);
+            break;
+        }
+    }
+    let waiting = waiting.expect("waiting for input within the bound");
+    assert!(waiting.text().ends_with("[job 1: waiting for input]"));
+    let unknown = world
+        .tool("job_input", json!({"jobId": 1, "keys": ["Nope"]}))
+        .await;
+    assert!(unknown.is_error);
+    assert!(unknown.text().contains("\"Nope\""), "{}", unknown.text());
+    let answered = world
+        .tool("job_input", json!({"jobId": 1, "text": "Bob\n", "wait": 5}))
+        .await;
+    assert!(answered.text().contains("hi Bob"), "{}", answered.text());
+    let ended = world
+        .tool("job_output", json!({"jobId": 1, "wait": 5}))
+        .await;
+    assert!(
+        ended.text().ends_with("[job 1: exited with code 0]"),
+        "{}",
+        ended.text()
+    );
+    let late = world
+        .tool("job_input", json!({"jobId": 1, "text": "x"}))
+        .await;
+    assert_eq!(late.text(), "Job 1 has ended");
+    // A PTY job answers prompts: none of the variables that suppress them.
+    let env = world
+        .bash(json!({"command": "echo \"CI=${CI-unset} TERM=$TERM\"", "run_in_background": true, "pty": true}))
+        .await;
+    assert!(
+        env.text().contains("CI=unset TERM=xterm-256color"),
+        "{}",
+        env.text()
+    );
+}

@@ -1,0 +1,148 @@
+//! Background jobs as plain data (SPEC §13): a job's state, its `details.job`, and the texts
+//! its tools answer with.
+
+use std::fmt;
+
+/// Where a background job is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
+pub enum JobState {
+    /// The command runs.
+    Running,
+    /// A PTY job's program waits for input on its terminal (as `/proc` tells).
+    WaitingForInput,
+    /// The command itself returned; `exitCode` is its status.
+    Exited,
+    /// It was stopped: `job_kill`, its timeout, or the end of its session.
+    Killed,
+}
+
+impl JobState {
+    /// Whether the command has returned or was stopped.
+    pub fn is_over(self) -> bool {
+        matches!(self, Self::Exited | Self::Killed)
+    }
+}
+
+impl fmt::Display for JobState {
+    /// The state as job lines write it: `running`, `waiting for input`, `exited`, `killed`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Running => "running",
+            Self::WaitingForInput => "waiting for input",
+            Self::Exited => "exited",
+            Self::Killed => "killed",
+        })
+    }
+}
+
+/// `details.job` of a result about a job.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
+pub struct JobDetails {
+    /// The job's id within its session: `"1"` first.
+    pub id: String,
+    /// Where it is.
+    pub state: JobState,
+    /// Its command's exit status, once it exited.
+    pub exit_code: Option<i32>,
+    /// Whether it runs on a terminal.
+    pub pty: bool,
+}
+
+/// The line a result ends with when its call left a job running:
+/// `[Running in the background as job N. Read it with job_output, stop it with job_kill.]`.
+pub fn job_started_line(id: &str) -> String {
+    format!(
+        "[Running in the background as job {id}. Read it with job_output, stop it with job_kill.]"
+    )
+}
+
+/// The second line of a yield result: the session's next call runs in a new shell.
+pub const NEXT_CALL_NEW_SHELL: &str =
+    "[The next command runs in a new shell: variables and functions from earlier calls are gone.]";
+
+/// What `job_output` shows when no earlier result missed anything.
+pub const NO_NEW_OUTPUT: &str = "(no new output)";
+
+/// What `job_list` shows without jobs.
+pub const NO_JOBS: &str = "(no jobs)";
+
+/// The state line every job tool ends with: `[job N: running]`, `[job N: waiting for input]`,
+/// `[job N: exited with code C]`, `[job N: killed]`.
+pub fn job_state_line(id: &str, state: JobState, exit_code: Option<i32>) -> String {
+    match (state, exit_code) {
+        (JobState::Exited, Some(code)) => format!("[job {id}: exited with code {code}]"),
+        (state, _) => format!("[job {id}: {state}]"),
+    }
+}
+
+/// A tool's answer to an id no job has: `No job N. Jobs: 1, 2` (`none` without jobs).
+pub fn no_such_job_text(id: &str, ids: &[String]) -> String {
+    let ids = if ids.is_empty() {
+        "none".to_owned()
+    } else {
+        ids.join(", ")
+    };
+    format!("No job {id}. Jobs: {ids}")
+}
+
+/// The error of one job too many.
+pub fn too_many_jobs_text(running: usize) -> String {
+    format!("Too many background jobs ({running} running): stop one with job_kill first")
+}
+
+/// `job_input` to a job without a terminal.
+pub fn job_has_no_terminal_text(id: &str) -> String {
+    format!("Job {id} has no terminal: start it with pty: true to send input")
+}
+
+/// `job_input` to a job that has ended.
+pub fn job_has_ended_text(id: &str) -> String {
+    format!("Job {id} has ended")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn texts_are_the_specs() {
+        assert_eq!(
+            job_started_line("3"),
+            "[Running in the background as job 3. Read it with job_output, stop it with job_kill.]"
+        );
+        assert_eq!(
+            job_state_line("1", JobState::Running, None),
+            "[job 1: running]"
+        );
+        assert_eq!(
+            job_state_line("1", JobState::WaitingForInput, None),
+            "[job 1: waiting for input]"
+        );
+        assert_eq!(
+            job_state_line("2", JobState::Exited, Some(3)),
+            "[job 2: exited with code 3]"
+        );
+        assert_eq!(
+            job_state_line("2", JobState::Killed, None),
+            "[job 2: killed]"
+        );
+        assert_eq!(no_such_job_text("9", &[]), "No job 9. Jobs: none");
+        assert_eq!(
+            no_such_job_text("9", &["1".into(), "2".into()]),
+            "No job 9. Jobs: 1, 2"
+        );
+        assert_eq!(
+            too_many_jobs_text(16),
+            "Too many background jobs (16 running): stop one with job_kill first"
+        );
+        assert_eq!(
+            job_has_no_terminal_text("4"),
+            "Job 4 has no terminal: start it with pty: true to send input"
+        );
+        assert_eq!(job_has_ended_text("4"), "Job 4 has ended");
+    }
+}

@@ -128,6 +128,7 @@ fn a_job_printing_a_gib_stays_small_and_its_log_is_capped_byte_exact() {
         std::thread::sleep(Duration::from_millis(200));
     }
     let peak = agentsh_bench_support::vm_hwm_kib(Some(session.rpc.pid())).expect("agentsh runs");
+    eprintln!("agentsh peak RSS after the 1 GiB job: {peak} KiB");
     assert!(
         peak <= PEAK_RSS_MIB * 1024,
         "agentsh's peak RSS {peak} KiB > {PEAK_RSS_MIB} MiB"
@@ -152,8 +153,10 @@ fn a_job_printing_a_gib_stays_small_and_its_log_is_capped_byte_exact() {
         shown.lines().next().is_some_and(|line| line == a),
         "whole lines of the tail first: {shown:?}"
     );
+    // The wording is free; it must name the cap (the word, or the setting).
+    let lower = shown.to_lowercase();
     assert!(
-        shown.to_lowercase().contains("capped"),
+        lower.contains("capped") || lower.contains("jobs.max_log_bytes"),
         "the notice says the log was capped: {shown:?}"
     );
     assert_eq!(log, artifact_id(shown));

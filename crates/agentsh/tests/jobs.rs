@@ -451,6 +451,39 @@ fn a_job_runs_in_a_new_shell_in_the_calls_cwd() {
 }
 
 #[test]
+fn job_shells_do_not_count_toward_max_shells() {
+    let env = TestEnv::with_config("[bash]\nmax_shells = 1\n");
+    let mut session = Session::start(&env);
+    session.bash(json!({"command": "KEPT=yes"}));
+    let marker = unique_marker();
+    for _ in 0..3 {
+        session.background(&marked_sleeper(&marker), Value::Null);
+    }
+    // The one cached shell is still the session's, with its state.
+    let kept = session.bash(json!({"command": "echo \"${KEPT-gone}\""}));
+    assert_eq!(text(&kept), "yes", "{kept}");
+    let (status, _) = session.rpc.close(LIVENESS);
+    assert_eq!(status.code(), Some(0));
+    assert_no_survivor(&marker);
+}
+
+#[test]
+fn a_yielded_commands_shell_is_not_handed_back_when_it_ends() {
+    let env = TestEnv::new();
+    let mut session = Session::start(&env);
+    let yielded = session.bash(json!({
+        "command": "sleep 2; YIELDED=set; echo end",
+        "yield_after": 1,
+    }));
+    let id = job(&yielded)["id"].as_str().expect("a job id").to_owned();
+    session.await_state(&id, "exited");
+    for _ in 0..3 {
+        let next = session.bash(json!({"command": "echo \"${YIELDED-unset}\""}));
+        assert_eq!(text(&next), "unset", "{next}");
+    }
+}
+
+#[test]
 fn job_argument_errors_are_tool_errors_naming_the_argument() {
     let env = TestEnv::new();
     let mut session = Session::start(&env);

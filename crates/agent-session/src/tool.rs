@@ -174,12 +174,18 @@ impl BashTool {
             Some(seconds) => Some(seconds),
             None => settings.bash.yield_after,
         };
+        // A call with a head limit never yields: it stops as `| head` stops a pipeline.
         if let Some(seconds) = yield_after
             && !ctx.no_jobs
             && ctx.pty_host.is_none()
+            && limits.head.is_none()
         {
             return job_call
-                .run_or_yield(Duration::from_secs_f64(seconds), &ctx.cancel)
+                .run_or_yield(
+                    Duration::from_secs_f64(seconds),
+                    &ctx.cancel,
+                    &mut on_update,
+                )
                 .await;
         }
 

@@ -166,21 +166,22 @@ async fn a_yielded_call_goes_on_as_a_job_and_the_next_call_gets_a_new_shell() {
         begun.elapsed() < Duration::from_secs(1),
         "the next call waited for the job"
     );
-    let done = world
+    // `wait` returns on new output or the end: `done` comes first, the end may come with it.
+    let mut seen = String::new();
+    let mut done = world
         .tool("job_output", json!({"jobId": "1", "wait": 5}))
         .await;
-    let done = if state(&done) == Some(JobState::Exited) {
-        done
-    } else {
-        world
+    seen.push_str(&done.text());
+    if state(&done) != Some(JobState::Exited) {
+        done = world
             .tool("job_output", json!({"jobId": "1", "wait": 5}))
-            .await
-    };
-    assert!(done.text().starts_with("done\n"), "{}", done.text());
+            .await;
+        seen.push_str(&done.text());
+    }
+    assert!(seen.starts_with("done\n"), "{seen}");
     assert!(
         done.text().ends_with("[job 1: exited with code 0]"),
-        "{}",
-        done.text()
+        "{seen}"
     );
     assert_eq!(
         done.details.job.as_ref().and_then(|job| job.exit_code),
@@ -313,4 +314,72 @@ async fn a_pty_job_waits_for_input_and_takes_it() {
         "{}",
         env.text()
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn input_a_program_does_not_read_is_an_error_saying_how_much_went_in() {
+    let world = World::new("");
+    let started = world
+        .bash(json!({"command": "stty -icanon; sleep 30", "run_in_background": true, "pty": true}))
+        .await;
+    assert_eq!(
+        state(&started),
+        Some(JobState::Running),
+        "{}",
+        started.text()
+    );
+    let text = "x".repeat(1 << 20);
+    let begun = Instant::now();
+    let stuck = world
+        .tool("job_input", json!({"jobId": 1, "text": text}))
+        .await;
+    assert!(stuck.is_error, "{}", stuck.text());
+    assert!(
+        stuck.text().starts_with("Only ")
+            && stuck
+                .text()
+                .contains(" of 1048576 bytes of input went in within 5 s"),
+        "{}",
+        stuck.text()
+    );
+    assert!(begun.elapsed() < Duration::from_secs(20), "job_input hung");
+    let killed = world.tool("job_kill", json!({"jobId": 1})).await;
+    assert!(
+        killed.text().ends_with("[job 1: killed]"),
+        "{}",
+        killed.text()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn yield_capable_calls_update_live_and_head_limits_still_stop_them() {
+    let world = World::new("[bash]\nyield_after = 5\n");
+    let mut updates = Vec::new();
+    let result = world
+        .session
+        .execute_tool(
+            "call",
+            &json!({"command": "echo a; sleep 0.3; echo b"}),
+            ToolContext::default(),
+            |update| updates.push(update.text),
+        )
+        .await
+        .into_result();
+    assert_eq!(result.text(), "a\nb");
+    assert!(result.details.job.is_none());
+    assert_eq!(
+        updates.last().map(String::as_str),
+        Some("a\nb\n"),
+        "{updates:?}"
+    );
+    // `| head` stops the producer as in a foreground call: no yield, no job.
+    let begun = Instant::now();
+    let head = world.bash(json!({"command": "yes | head -n 3"})).await;
+    assert_eq!(head.text(), "y\ny\ny");
+    assert!(
+        begun.elapsed() < Duration::from_secs(5),
+        "the head limit did not stop it"
+    );
+    let list = world.tool("job_list", json!({})).await;
+    assert_eq!(list.text(), "(no jobs)");
 }

@@ -20,7 +20,7 @@ use std::ffi::OsString;
 use std::io;
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -179,6 +179,8 @@ pub struct PtyController {
     updates: watch::Receiver<u64>,
     /// Set once the shell has started.
     shell: Arc<OnceLock<ShellOnTerminal>>,
+    /// Bytes of input sent and not yet written to the terminal.
+    pending: Arc<AtomicUsize>,
 }
 
 /// The started shell and the terminal it runs on.
@@ -193,8 +195,28 @@ impl PtyController {
     /// Writes bytes to the program as typed input, unchanged. Returns false (and drops the
     /// bytes) when the command has already exited.
     pub fn write_input(&self, bytes: &[u8]) -> bool {
-        !self.has_exited()
-            && (bytes.is_empty() || self.control.send(Control::Input(bytes.to_vec())).is_ok())
+        if self.has_exited() {
+            return false;
+        }
+        if bytes.is_empty() {
+            return true;
+        }
+        self.pending.fetch_add(bytes.len(), Ordering::SeqCst);
+        let sent = self.control.send(Control::Input(bytes.to_vec())).is_ok();
+        if !sent {
+            self.pending.fetch_sub(bytes.len(), Ordering::SeqCst);
+        }
+        sent
+    }
+
+    /// Bytes of input sent with [`write_input`](Self::write_input) (and terminal replies) that
+    /// the program's terminal has not taken yet: 0 once everything went in. Input waits while
+    /// the program does not read and the terminal's buffer is full.
+    pub fn input_pending(&self) -> usize {
+        if self.has_exited() {
+            return 0;
+        }
+        self.pending.load(Ordering::SeqCst)
     }
 
     /// Handles keyboard input from the host terminal: normalises it for the
@@ -307,7 +329,9 @@ impl PtySession {
         let (updates_tx, updates) = watch::channel(0);
         let exited = Arc::new(AtomicBool::new(false));
         let shell = Arc::new(OnceLock::new());
+        let pending = Arc::new(AtomicUsize::new(0));
         let driver = Driver {
+            pending: Arc::clone(&pending),
             shell: Arc::clone(&shell),
             terminal: terminal.clone(),
             sink,
@@ -326,6 +350,7 @@ impl PtySession {
                 exited,
                 updates,
                 shell,
+                pending,
             },
             task: Some(task),
         }
@@ -451,6 +476,8 @@ struct Driver {
     input: VecDeque<u8>,
     /// Gets the text the sink commits (see [`PtySession::start_with_text`]).
     on_text: Option<TextCallback>,
+    /// Shared with the controllers: bytes in `input` and on their way to it.
+    pending: Arc<AtomicUsize>,
 }
 
 /// Receives the sanitised text a session's sink commits, in order.
@@ -530,11 +557,13 @@ impl Driver {
                 () = tokio::time::sleep_until(deadline) => break Ending::Stopped(Stop::Timeout),
                 guard = master.writable(), if !self.input.is_empty() => {
                     if let Ok(mut guard) = guard {
+                        let before = self.input.len();
                         let written = guard.try_io(|fd| write_some(fd.get_ref(), &mut self.input));
                         if let Ok(Err(_)) = written {
                             // The slave is gone (or the input cannot be written): drop it.
                             self.input.clear();
                         }
+                        self.pending.fetch_sub(before - self.input.len(), Ordering::SeqCst);
                     }
                 }
                 ready = master.readable(), if !closed => {
@@ -551,6 +580,7 @@ impl Driver {
         };
         self.exited.store(true, Ordering::SeqCst);
         self.input.clear();
+        self.pending.store(0, Ordering::SeqCst);
 
         // After the end a read error is kept (the first one) and ends the reading.
         let mut read_rest = |driver: &mut Self, ready: io::Result<_>| match ready
@@ -626,6 +656,7 @@ impl Driver {
         }
         let replies = self.terminal.take_replies();
         if !replies.is_empty() && !self.exited.load(Ordering::SeqCst) {
+            self.pending.fetch_add(replies.len(), Ordering::SeqCst);
             self.input.extend(replies);
         }
         self.updates

@@ -113,6 +113,16 @@ impl JobLog {
         }
     }
 
+    /// The last at most `max_bytes` of the text (for live updates), from a character boundary.
+    pub(crate) fn tail_text(&self, max_bytes: u64) -> String {
+        let snapshot = self.tail.snapshot();
+        let mut cut = snapshot.len().saturating_sub(to_index(max_bytes));
+        while !snapshot.is_char_boundary(cut) {
+            cut += 1;
+        }
+        snapshot[cut..].to_owned()
+    }
+
     /// Whether a complete line from the `until` position on matches `pattern`. Lines that left
     /// the in-memory tail are read from the log file.
     pub(crate) fn has_match(&self, pattern: &Regex) -> bool {

@@ -24,6 +24,7 @@ use super::{Job, JobMeta, NewJob, lock};
 use crate::result::{FinishedRun, ToolDetails, ToolOutcome, ToolResult, build_tool_result};
 use crate::session::AgentSession;
 use crate::timeout::Timeout;
+use crate::tool::ToolUpdate;
 
 /// The names of the job tools.
 pub const JOB_TOOLS: [&str; 4] = ["job_output", "job_input", "job_kill", "job_list"];
@@ -32,6 +33,12 @@ pub const JOB_TOOLS: [&str; 4] = ["job_output", "job_input", "job_kill", "job_li
 const START_WAIT: Duration = Duration::from_secs(1);
 /// `job_input` answers once the output has been quiet this long (or its `wait` ran out).
 const SETTLE: Duration = Duration::from_millis(200);
+/// How often a yield-capable call sends a live update (≤ 20 a second, as the tool path).
+const UPDATE_INTERVAL: Duration = Duration::from_millis(50);
+/// How long `job_input` lets the terminal take its input before it says how much went in.
+const INPUT_LIMIT: Duration = Duration::from_secs(5);
+/// How often `job_input` looks whether its input went in.
+const INPUT_POLL: Duration = Duration::from_millis(10);
 /// How long `job_kill` waits for the job's tree to be gone before it answers anyway.
 const KILL_WAIT: Duration = Duration::from_secs(10);
 /// A job started without a `timeout` runs until it is killed or its session ends.
@@ -132,6 +139,7 @@ impl JobCall<'_> {
         &self,
         yield_after: Duration,
         cancel: &CancellationToken,
+        on_update: &mut (impl FnMut(ToolUpdate) + Send),
     ) -> ToolOutcome {
         let session = self.session;
         let jobs = session.jobs();
@@ -155,11 +163,28 @@ impl JobCall<'_> {
             .executor()
             .execute_or_yield(request, new.chunks(), yield_after);
         tokio::pin!(run);
-        let yielded = tokio::select! {
-            done = &mut run => done,
-            () = cancel.cancelled() => {
-                token.cancel();
-                run.await
+        // Live updates while it runs in the foreground: the tail of its text, at most 20 a
+        // second, when it changed.
+        let mut ticks = tokio::time::interval(UPDATE_INTERVAL);
+        let mut sent = 0;
+        let mut aborted = false;
+        let yielded = loop {
+            tokio::select! {
+                done = &mut run => break done,
+                () = cancel.cancelled(), if !aborted => {
+                    aborted = true;
+                    token.cancel();
+                }
+                _ = ticks.tick() => {
+                    let output = lock(&new.output);
+                    let total = output.log.total_bytes();
+                    if total != sent {
+                        sent = total;
+                        let text = output.log.tail_text(self.max_bytes());
+                        drop(output);
+                        on_update(ToolUpdate { text });
+                    }
+                }
             }
         };
         match yielded {
@@ -176,7 +201,20 @@ impl JobCall<'_> {
                 let job = slot.fill(|id| new.piped(self.meta(id, false), run));
                 self.answer(&job, true)
             }
-            Ok(Yielded::Finished(exit)) => self.finished_in_time(&new, exit, cancel.is_cancelled()),
+            Ok(Yielded::Finished(exit)) => {
+                {
+                    let mut output = lock(&new.output);
+                    let super::JobOutput { sink, log, .. } = &mut *output;
+                    sink.dump_with(&mut |text| log.push(text));
+                    // The last state is always sent.
+                    if log.total_bytes() != sent {
+                        let text = log.tail_text(self.max_bytes());
+                        drop(output);
+                        on_update(ToolUpdate { text });
+                    }
+                }
+                self.finished_in_time(&new, exit, cancel.is_cancelled())
+            }
             Err(err) => tool_error(
                 format!("cannot run the command: {err}"),
                 self.cwd,
@@ -185,12 +223,11 @@ impl JobCall<'_> {
         }
     }
 
-    /// The ordinary result of a yielding call that ended in time (its log file goes when the
-    /// output fit: the call made no job).
+    /// The ordinary result of a yielding call that ended in time, its sink dumped (its log file
+    /// goes when the output fit: the call made no job).
     fn finished_in_time(&self, new: &NewJob, exit: JobExit, aborted: bool) -> ToolOutcome {
         let mut output = lock(&new.output);
-        let super::JobOutput { sink, log, .. } = &mut *output;
-        sink.dump_with(&mut |text| log.push(text));
+        let log = &mut output.log;
         let text = log.take_new(self.max_bytes(), false);
         let mut summary = text.summary;
         if !summary.truncated {
@@ -407,6 +444,19 @@ impl AgentSession {
         bytes.extend_from_slice(&keys);
         if !terminal.write_input(&bytes) {
             return Err(job_has_ended_text(&job.id));
+        }
+        // Long input goes in as the terminal takes it: as long as the program reads.
+        let typing_until = Instant::now() + INPUT_LIMIT;
+        while terminal.input_pending() > 0 && job.is_live() {
+            if Instant::now() >= typing_until {
+                let went_in = bytes.len().saturating_sub(terminal.input_pending());
+                return Err(format!(
+                    "Only {went_in} of {} bytes of input went in within {} s: the program is not reading its terminal (the rest is still queued)",
+                    bytes.len(),
+                    INPUT_LIMIT.as_secs()
+                ));
+            }
+            tokio::time::sleep(INPUT_POLL).await;
         }
         // Until the output settles: no new text for SETTLE, at most `wait`.
         let deadline = Instant::now() + Duration::from_secs_f64(args.wait);

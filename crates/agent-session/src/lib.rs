@@ -31,6 +31,7 @@ pub use agentsh_pty_runtime::{KeyAction, PtyController, Terminal, TerminalSize};
 pub use agentsh_shell_executor::{CancellationToken, ExecError, ExecutorConfig, ShellExecutor};
 pub use args::{ArgsError, BashArgs};
 pub use cwd::{CwdError, check_cwd, resolve_cwd};
+pub use jobs::job_tool_specs;
 pub use jobs::tools::JOB_TOOLS;
 pub use pty_selection::{COMPAT_NO_PTY_ENV, HostUi, NO_PTY_ENV, use_pty};
 pub use result::{
@@ -43,9 +44,9 @@ pub use session::{AgentSession, BangOptions, SessionError, SessionOptions};
 pub use settings::{
     ArtifactSettings, BashSettings, CONFIG_ENV, ConfigError, ConfigPath,
     DEFAULT_ARTIFACTS_MAX_AGE_DAYS, DEFAULT_ARTIFACTS_MAX_BYTES, DEFAULT_JOBS_MAX_LOG_BYTES,
-    DEFAULT_JOBS_MAX_RUNNING, DEFAULT_MAX_SHELLS, DEFAULT_OUTPUT_MAX_BYTES,
-    DEFAULT_SHELL_IDLE_MINUTES, InterceptorSettings, JobSettings, OutputSettings, Settings,
-    VirtualTerminal, config_path,
+    DEFAULT_JOBS_MAX_RUNNING, DEFAULT_MAX_SHELLS, DEFAULT_MCP_YIELD_AFTER,
+    DEFAULT_OUTPUT_MAX_BYTES, DEFAULT_SHELL_IDLE_MINUTES, InterceptorSettings, JobSettings,
+    McpSettings, OutputSettings, Settings, VirtualTerminal, config_path,
 };
 pub use timeout::Timeout;
 pub use tool::{BashTool, PtyHost, ToolContext, ToolUpdate};

@@ -133,6 +133,8 @@ struct Inner {
     context: Mutex<Vec<String>>,
     warnings: Mutex<Warnings>,
     jobs: Jobs,
+    /// The artifacts this session reserved, oldest first.
+    artifact_ids: Mutex<Vec<String>>,
 }
 
 #[derive(Default)]
@@ -249,6 +251,7 @@ impl AgentSession {
                 context: Mutex::new(Vec::new()),
                 warnings: Mutex::new(Warnings::default()),
                 jobs: Jobs::default(),
+                artifact_ids: Mutex::new(Vec::new()),
             }),
         };
         for warning in warnings {
@@ -362,6 +365,20 @@ impl AgentSession {
         Ok(store.read(id_or_url, offset, limit)?)
     }
 
+    /// The ids of the artifacts this session wrote that still exist, newest first, at most
+    /// `limit` (MCP lists them as resources).
+    pub fn artifact_ids(&self, limit: usize) -> Vec<String> {
+        let Some(store) = self.artifacts() else {
+            return Vec::new();
+        };
+        let ids = lock(&self.inner.artifact_ids).clone();
+        ids.into_iter()
+            .rev()
+            .filter(|id| store.resolve(id).is_ok())
+            .take(limit)
+            .collect()
+    }
+
     /// Ends every running command and background job of the session (whole process trees) and
     /// closes its shells; returns once they are gone.
     pub async fn shutdown(&self) {
@@ -390,7 +407,10 @@ impl AgentSession {
     pub(crate) fn allocate_artifact(&self) -> Option<ArtifactReservation> {
         let store = self.inner.store.as_ref().ok()?;
         match store.allocate() {
-            Ok(reservation) => Some(reservation),
+            Ok(reservation) => {
+                lock(&self.inner.artifact_ids).push(reservation.id().to_owned());
+                Some(reservation)
+            }
             Err(err) => {
                 self.warn(format!("cannot allocate an artifact: {err}"));
                 None

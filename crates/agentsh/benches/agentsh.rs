@@ -19,11 +19,15 @@
 //!   adds up into this process's children. A row checks that: a 100,000-iteration bash loop run
 //!   through the server must cost at least 0.5× what the same loop costs under `bash -c` (about
 //!   1× when counted; agentsh's own share alone would be near 0×).
-//! - `mcp bash round trip`: median time of an MCP `tools/call` of `bash` `true` through
-//!   `agentsh mcp` (raw JSON-RPC lines after the handshake, no SDK in the timing), 500 calls
-//!   alternating in blocks of 50 with the `agentsh rpc` `true` round trip above (goal ≤ 1.2×).
+//! - `mcp bash round trip` (in `agentsh/mcp.rs`): median time of an MCP `tools/call` of `bash`
+//!   `true` through `agentsh mcp` (raw JSON-RPC lines after the handshake, no SDK in the
+//!   timing), 500 calls alternating in blocks of 50 with the `agentsh rpc` `true` round trip
+//!   above (goal ≤ 1.2×).
 //! - peak resident memory (`VmHWM`, polled from `/proc/<pid>/status`) of `agentsh exec` while the
 //!   command prints 1 GiB on one line and 200 MB of 80-byte lines (goal ≤ 20 MiB each).
+//! - `jobs` (issue 12, in `agentsh/jobs.rs`): `run_in_background` of `true` to its result, a
+//!   `job_output` round trip on an idle job, and a foreground `true` tool call with 10 jobs
+//!   running vs without (goal ≤ 1.05×).
 //!
 //! Subject and baseline samples alternate (one `exec` then one `bash -c true`; a block of 50 RPC
 //! calls then 50 spawns, so the RPC figure is the steady state of a warm server), so a machine
@@ -38,14 +42,16 @@
 //! Every run uses a private HOME/XDG tree and artifact store in a temp dir.
 //! `AGENTSH_BENCH_QUICK=1` shrinks the sizes and counts (for a smoke run). A filter argument
 //! (`cargo xtask bench FILTER`) runs only the groups whose name contains it: `rpc round trip`,
-//! `rpc baseline`, `exec true`, `throughput`, `cpu`, `rss`, `mcp`.
+//! `rpc baseline`, `exec true`, `throughput`, `cpu`, `rss`, `jobs`, `mcp`.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-// Not `benches/mcp.rs`: cargo would take that for a bench target of its own.
+// Not `benches/jobs.rs` or `benches/mcp.rs`: cargo would take those for bench targets of their own.
+#[path = "agentsh/jobs.rs"]
+mod jobs;
 #[path = "agentsh/mcp.rs"]
 mod mcp;
 
@@ -333,6 +339,7 @@ struct Sizes {
     shape_bytes: u64,
     rss_bytes: u64,
     baseline_calls: usize,
+    job_calls: usize,
     cpu_calls: usize,
     cpu_rounds: usize,
 }
@@ -344,6 +351,7 @@ impl Sizes {
                 shape_bytes: SHAPE_BYTES / 10,
                 rss_bytes: 64 << 20,
                 baseline_calls: BASELINE_CALLS / 10,
+                job_calls: RPC_CALLS / 10,
                 cpu_calls: CPU_CALLS / 10,
                 cpu_rounds: 1,
             }
@@ -352,6 +360,7 @@ impl Sizes {
                 shape_bytes: SHAPE_BYTES,
                 rss_bytes: ONE_GIB,
                 baseline_calls: BASELINE_CALLS,
+                job_calls: RPC_CALLS,
                 cpu_calls: CPU_CALLS,
                 cpu_rounds: CPU_ROUNDS,
             }
@@ -702,6 +711,10 @@ fn main() {
 
     if filter.wants("cpu") {
         cpu_rows(&env, &sizes, baseline.as_deref());
+    }
+
+    if filter.wants("jobs") {
+        jobs::rows(&env, sizes.job_calls);
     }
 
     if filter.wants("rss") {

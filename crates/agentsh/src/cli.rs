@@ -33,6 +33,26 @@ pub enum Mode {
     /// 129 after SIGINT / SIGTERM / SIGHUP, each time after ending every running command and
     /// every shell's process tree.
     Rpc(RpcArgs),
+    /// MCP mode: an MCP server on stdio (tools bash, job_output, job_input, job_kill, job_list;
+    /// artifacts as resources).
+    ///
+    /// One session per connection; ends with exit status 0 when stdin is closed, after ending
+    /// every job and every shell's process tree.
+    Mcp(McpArgs),
+}
+
+/// `agentsh mcp`.
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// Configuration file (default: `$AGENTSH_CONFIG`, else `$XDG_CONFIG_HOME/agentsh/config.toml`).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// The session's working directory (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// The client's other tools, which blocked commands may suggest.
+    #[arg(long, value_name = "a,b", value_delimiter = ',')]
+    pub tools: Vec<String>,
 }
 
 /// `agentsh exec`.

@@ -165,7 +165,7 @@ mod tests {
         let cli = Cli::try_parse_from(["agentsh", "exec"].iter().chain(words)).expect("valid");
         match cli.mode {
             Mode::Exec(args) => args,
-            Mode::Rpc(_) => panic!("expected exec"),
+            Mode::Rpc(_) | Mode::Mcp(_) => panic!("expected exec"),
         }
     }
 

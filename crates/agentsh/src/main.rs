@@ -14,6 +14,7 @@
 mod cli;
 mod config;
 mod exec;
+mod mcp;
 mod rpc;
 mod signals;
 
@@ -34,6 +35,7 @@ fn main() -> ExitCode {
     match cli.mode {
         Mode::Exec(args) => exec::run(args),
         Mode::Rpc(args) => rpc::run(&args),
+        Mode::Mcp(args) => mcp::run(&args),
     }
 }
 

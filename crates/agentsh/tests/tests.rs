@@ -4,6 +4,7 @@ mod containment;
 mod exec;
 mod faults;
 mod golden;
+mod jobs;
 mod mcp;
 mod rpc;
 mod util;

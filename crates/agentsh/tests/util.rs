@@ -202,6 +202,12 @@ pub fn marked_sleep(marker: &str) -> String {
     format!("sh -c 'sleep 100; : {marker}'")
 }
 
+/// A command whose one process sleeps 300 s with `marker` as its `argv[0]` (bash `exec -a`):
+/// the sleeping process itself is found by the marker, wherever it moved (`setsid`, `nohup`).
+pub fn marked_sleeper(marker: &str) -> String {
+    format!("bash -c 'exec -a {marker} sleep 300'")
+}
+
 /// Pids of live (not zombie) processes whose command line contains `marker`.
 pub fn processes_with(marker: &str) -> Vec<u32> {
     agentsh_test_support::alive_containing(marker)
@@ -347,7 +353,12 @@ impl Rpc {
 
     /// Lines until the response with `id`; returns that response (other lines are dropped).
     pub fn response(&self, id: &str) -> Value {
-        let lines = self.until(LIVENESS, |line| is_response(line, id));
+        self.response_within(id, LIVENESS)
+    }
+
+    /// Lines until the response with `id`, within `limit`; returns that response.
+    pub fn response_within(&self, id: &str, limit: Duration) -> Value {
+        let lines = self.until(limit, |line| is_response(line, id));
         lines.last().cloned().expect("at least the response")
     }
 

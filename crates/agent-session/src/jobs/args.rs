@@ -183,6 +183,60 @@ pub(crate) fn parse_list(value: &Value) -> Result<(), String> {
     object("job_list", value).map(drop)
 }
 
+/// The job tools as a model is offered them: `(name, description, JSON schema of the arguments)`,
+/// for the same arguments the parsers above read.
+pub fn job_tool_specs() -> Vec<(&'static str, &'static str, Value)> {
+    let job_id = serde_json::json!({
+        "type": ["string", "integer"],
+        "description": "The job's id, as the result that started it said (\"1\" first)."
+    });
+    vec![
+        (
+            "job_output",
+            "Read a background job's output that no earlier result showed ((no new output) when none), then its state. wait blocks until new output or the job's end (seconds, 0-300); until (a regex) returns as soon as a complete line matches that no earlier job_output returned (lines the starting result showed count), waiting 30 s by default. Over 50 KB of new output shows its tail and points at the job's log artifact. For a terminal (pty) job the text is the current screen.",
+            serde_json::json!({
+                "type": "object",
+                "properties": {
+                    "jobId": job_id,
+                    "wait": {"type": "number", "description": "Seconds to wait for new output or the job's end, 0-300. Default 0, or 30 with until."},
+                    "until": {"type": "string", "description": "A regex: return as soon as a new complete line matches it."},
+                    "head": {"type": "integer", "minimum": 0, "description": "Show only the first N lines of the new output."},
+                    "tail": {"type": "integer", "minimum": 0, "description": "Show only the last N lines of the new output."}
+                },
+                "required": ["jobId"]
+            }),
+        ),
+        (
+            "job_input",
+            "Type into a terminal (pty) job: text as is (each \\n is Enter), then keys by name (Enter, Tab, Esc, Up, Down, Left, Right, Home, End, PageUp, PageDown, Backspace, Delete, Ctrl+<letter>). Then waits until the output settles (200 ms quiet, at most wait seconds, default 2) and answers with the screen.",
+            serde_json::json!({
+                "type": "object",
+                "properties": {
+                    "jobId": job_id,
+                    "text": {"type": "string", "description": "Text to type; each \\n is sent as Enter."},
+                    "keys": {"type": "array", "items": {"type": "string"}, "description": "Key names to press after the text, e.g. [\"Esc\"] or [\"Ctrl+C\"]."},
+                    "wait": {"type": "number", "description": "Longest wait for the output to settle, in seconds. Default 2."}
+                },
+                "required": ["jobId"]
+            }),
+        ),
+        (
+            "job_kill",
+            "Stop a background job: its whole process tree (and what it left running) ends, as a timeout ends a command. Answers with its last output.",
+            serde_json::json!({
+                "type": "object",
+                "properties": {"jobId": job_id},
+                "required": ["jobId"]
+            }),
+        ),
+        (
+            "job_list",
+            "List this session's background jobs: id, state, run time, output size and command.",
+            serde_json::json!({"type": "object", "properties": {}}),
+        ),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;

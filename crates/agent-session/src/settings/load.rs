@@ -15,8 +15,9 @@ use toml::de::DeTable;
 use super::key_path::{Location, display_key, line_column, locate};
 use super::types::{
     ArtifactSettings, BashSettings, DEFAULT_ARTIFACTS_MAX_AGE_DAYS, DEFAULT_ARTIFACTS_MAX_BYTES,
-    DEFAULT_JOBS_MAX_LOG_BYTES, DEFAULT_JOBS_MAX_RUNNING, DEFAULT_OUTPUT_MAX_BYTES,
-    InterceptorSettings, JobSettings, OutputSettings, Settings, VirtualTerminal,
+    DEFAULT_JOBS_MAX_LOG_BYTES, DEFAULT_JOBS_MAX_RUNNING, DEFAULT_MCP_YIELD_AFTER,
+    DEFAULT_OUTPUT_MAX_BYTES, InterceptorSettings, JobSettings, McpSettings, OutputSettings,
+    Settings, VirtualTerminal,
 };
 use crate::timeout::Timeout;
 
@@ -213,6 +214,7 @@ struct RawSettings {
     artifacts: RawArtifacts,
     output: RawOutput,
     jobs: RawJobs,
+    mcp: RawMcp,
 }
 
 #[derive(Deserialize, Default)]
@@ -247,6 +249,12 @@ struct RawArtifacts {
 #[serde(deny_unknown_fields, default, expecting = "a table")]
 struct RawOutput {
     max_bytes: Option<Integer>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields, default, expecting = "a table")]
+struct RawMcp {
+    yield_after: Option<Number>,
 }
 
 #[derive(Deserialize, Default)]
@@ -361,6 +369,12 @@ impl RawSettings {
                     None => DEFAULT_JOBS_MAX_LOG_BYTES,
                 },
             },
+            mcp: McpSettings {
+                yield_after: match self.mcp.yield_after {
+                    None => Some(DEFAULT_MCP_YIELD_AFTER),
+                    Some(value) => yield_seconds("mcp.yield_after", value)?,
+                },
+            },
         })
     }
 }
@@ -431,16 +445,7 @@ impl RawBash {
             },
             yield_after: match self.yield_after {
                 None => None,
-                Some(Number(seconds)) if seconds.is_finite() && seconds >= 0.0 => {
-                    // 0 = never, as for the argument.
-                    (seconds > 0.0).then_some(seconds)
-                }
-                Some(Number(seconds)) => {
-                    return Err(invalid(
-                        "bash.yield_after",
-                        format!("must be a number of seconds, 0 or more, got {seconds}"),
-                    ));
-                }
+                Some(value) => yield_seconds("bash.yield_after", value)?,
             },
             env: self.env,
         })
@@ -464,6 +469,18 @@ impl RawArtifacts {
                 None => DEFAULT_ARTIFACTS_MAX_AGE_DAYS,
             },
         })
+    }
+}
+
+/// A `yield_after` key: seconds, 0 or more; 0 = never.
+fn yield_seconds(key: &str, Number(seconds): Number) -> Result<Option<f64>, Invalid> {
+    if seconds.is_finite() && seconds >= 0.0 {
+        Ok((seconds > 0.0).then_some(seconds))
+    } else {
+        Err(invalid(
+            key,
+            format!("must be a number of seconds, 0 or more, got {seconds}"),
+        ))
     }
 }
 

@@ -212,7 +212,7 @@ fn unknown_keys_name_the_key() {
         ),
         (
             "[outptu]\nmax_bytes = 1",
-            "outptu: unknown field `outptu`, expected one of `bash`, `bash_interceptor`, `artifacts`, `output`, `jobs`",
+            "outptu: unknown field `outptu`, expected one of `bash`, `bash_interceptor`, `artifacts`, `output`, `jobs`, `mcp`",
         ),
         (
             "output.max_byte = 1",

@@ -35,6 +35,8 @@ pub struct Settings {
     pub output: OutputSettings,
     /// `[jobs]`: background jobs (SPEC §13).
     pub jobs: JobSettings,
+    /// `[mcp]`: the MCP server (SPEC §14).
+    pub mcp: McpSettings,
 }
 
 /// `[bash]`.
@@ -185,6 +187,26 @@ impl Default for JobSettings {
         Self {
             max_running: DEFAULT_JOBS_MAX_RUNNING,
             max_log_bytes: DEFAULT_JOBS_MAX_LOG_BYTES,
+        }
+    }
+}
+
+/// Default of `mcp.yield_after`: below common clients' 60 s request limits (SPEC §13).
+pub const DEFAULT_MCP_YIELD_AFTER: f64 = 45.0;
+
+/// `[mcp]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct McpSettings {
+    /// `yield_after`: seconds after which an MCP `bash` call still running returns and goes on
+    /// as a job; it wins over `bash.yield_after` in MCP mode. `None` (set as 0): never.
+    /// Default 45.
+    pub yield_after: Option<f64>,
+}
+
+impl Default for McpSettings {
+    fn default() -> Self {
+        Self {
+            yield_after: Some(DEFAULT_MCP_YIELD_AFTER),
         }
     }
 }

@@ -117,7 +117,7 @@ pub fn run(args: &RpcArgs) -> ExitCode {
 
 /// The session's working directory: `--cwd DIR` (must be a directory; made absolute), else the
 /// current directory.
-fn session_cwd(flag: Option<&Path>) -> Result<PathBuf, String> {
+pub(crate) fn session_cwd(flag: Option<&Path>) -> Result<PathBuf, String> {
     let current = std::env::current_dir()
         .map_err(|err| format!("cannot read the current directory: {err}"))?;
     let Some(dir) = flag else {

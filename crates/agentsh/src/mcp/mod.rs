@@ -1,0 +1,81 @@
+//! MCP mode (SPEC §14): `agentsh mcp` serves the bash tool, the job tools and the session's
+//! artifacts to an MCP client on stdio, through the official Rust SDK (`rmcp`).
+//!
+//! One session per connection. `yield_after` defaults to `mcp.yield_after` (45 s) here, below
+//! common clients' request limits. End of input ends every job and shell and exits 0; SIGINT,
+//! SIGTERM and SIGHUP do the same with 130, 143 and 129.
+
+mod server;
+
+use std::process::ExitCode;
+
+use agentsh_agent_session::{AgentSession, SessionOptions};
+use rmcp::ServiceExt;
+
+use crate::cli::McpArgs;
+use crate::config::load_settings;
+use crate::rpc::session_cwd;
+use crate::signals::Signals;
+use crate::{print_error, runtime, usage_error};
+
+/// Runs `agentsh mcp` until stdin ends.
+pub fn run(args: &McpArgs) -> ExitCode {
+    let mut settings = match load_settings(args.config.as_deref()) {
+        Ok(settings) => settings,
+        Err(err) => return usage_error(&err),
+    };
+    // `mcp.yield_after` wins over `bash.yield_after` here (SPEC §13).
+    settings.bash.yield_after = settings.mcp.yield_after;
+    let cwd = match session_cwd(args.cwd.as_deref()) {
+        Ok(cwd) => cwd,
+        Err(message) => return usage_error(&message),
+    };
+    let runtime = match runtime() {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            print_error(&format_args!("cannot start the async runtime: {err}"));
+            return ExitCode::FAILURE;
+        }
+    };
+    let _context = runtime.enter();
+    let mut signals = match Signals::install() {
+        Ok(signals) => signals,
+        Err(err) => {
+            print_error(&format_args!("cannot handle signals: {err}"));
+            return ExitCode::FAILURE;
+        }
+    };
+    let session = match AgentSession::new(SessionOptions {
+        settings,
+        cwd,
+        ..SessionOptions::default()
+    }) {
+        Ok(session) => session,
+        Err(err) => return usage_error(&err),
+    };
+    let handler = server::McpServer::new(session.clone(), args.tools.clone());
+    let signalled = runtime.block_on(async {
+        let service = match handler.serve(rmcp::transport::stdio()).await {
+            Ok(service) => service,
+            Err(err) => {
+                // The client went away (or spoke no MCP) before the handshake ended.
+                tracing::warn!("MCP initialisation failed: {err}");
+                session.shutdown().await;
+                return None;
+            }
+        };
+        let cancel = service.cancellation_token();
+        let signalled = tokio::select! {
+            _ = service.waiting() => None,
+            code = signals.recv() => {
+                cancel.cancel();
+                Some(code)
+            }
+        };
+        session.shutdown().await;
+        signalled
+    });
+    // A blocking stdin read cannot be cancelled: do not wait for it.
+    runtime.shutdown_background();
+    signalled.map_or(ExitCode::SUCCESS, ExitCode::from)
+}

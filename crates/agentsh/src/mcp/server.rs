@@ -1,0 +1,453 @@
+//! The MCP handler: tools, their results and progress, cancellation, artifacts as resources,
+//! warnings as logging notifications (SPEC §14).
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use agentsh_agent_session::{
+    AgentSession, BashArgs, CancellationToken, JOB_TOOLS, ToolContext, ToolResult, ToolUpdate,
+    job_tool_specs,
+};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    JsonObject, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ResourceTemplate,
+    ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler};
+use serde_json::{Value, json};
+
+/// The most of an artifact `resources/read` returns whole (SPEC §14).
+const WHOLE_READ_LIMIT: u64 = 8 << 20;
+/// Resources listed: the session's newest artifacts.
+const LISTED_ARTIFACTS: usize = 100;
+/// Progress messages: the tail of the output, at most this many bytes ...
+const PROGRESS_TAIL: usize = 2048;
+/// ... at most one per this interval ...
+const PROGRESS_INTERVAL: Duration = Duration::from_secs(1);
+/// ... and a heartbeat this often while the command is silent.
+const HEARTBEAT: Duration = Duration::from_secs(15);
+
+/// What the server tells a client about its tools.
+const INSTRUCTIONS: &str = "agentsh runs shell commands for you. `bash` runs a command in a persistent shell: variables, functions and aliases persist between calls; the working directory is the project's unless you pass `cwd`. stdout and stderr are merged; output over 50 KB is cut to its end and kept whole as an `artifact://ID` resource (read it by line range). Use `head`/`tail` arguments instead of piping into head/tail, so the exit code stays the command's. Long-running or interactive programs (servers, watchers, REPLs, prompts): start them with `run_in_background` (and `pty: true` for a terminal), read them with `job_output` (`until` waits for a line), answer prompts with `job_input`, stop them with `job_kill`. A call still running after `yield_after` seconds (45 by default) returns with its output so far and goes on as a job.";
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// One connection's server: its session and the client's other tool names.
+#[derive(Clone)]
+pub struct McpServer {
+    session: AgentSession,
+    tool_names: Arc<Vec<String>>,
+}
+
+impl McpServer {
+    pub fn new(session: AgentSession, tool_names: Vec<String>) -> Self {
+        Self {
+            session,
+            tool_names: Arc::new(tool_names),
+        }
+    }
+
+    /// Warnings not yet reported, as logging notifications (SPEC §14). Logging is deprecated by
+    /// a later MCP revision (SEP-2577), but the clients of the versions agentsh negotiates show it.
+    #[allow(deprecated)]
+    async fn send_warnings(&self, peer: &Peer<RoleServer>) {
+        for warning in self.session.take_warnings() {
+            let _ = peer
+                .notify_logging_message(
+                    rmcp::model::LoggingMessageNotificationParam::new(
+                        rmcp::model::LoggingLevel::Warning,
+                        json!(warning),
+                    )
+                    .with_logger("agentsh"),
+                )
+                .await;
+        }
+    }
+
+    async fn run_tool(
+        &self,
+        name: &str,
+        arguments: &Value,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<ToolResult, McpError> {
+        if name == "bash" {
+            let progress = context
+                .meta
+                .get_progress_token()
+                .map(|token| Arc::new(Mutex::new(Progress::new(token, context.peer.clone()))));
+            let cancel = CancellationToken::new();
+            let ctx = ToolContext {
+                tool_names: self.tool_names.as_ref().clone(),
+                cancel: cancel.clone(),
+                pty_host: None,
+                skip_live_updates: progress.is_none(),
+                no_jobs: false,
+            };
+            let updates = progress.clone();
+            let on_update = move |update: ToolUpdate| {
+                if let Some(progress) = &updates {
+                    lock(progress).update(&update.text);
+                }
+            };
+            let call = self.session.execute_tool("mcp", arguments, ctx, on_update);
+            tokio::pin!(call);
+            let mut heartbeat = tokio::time::interval(HEARTBEAT);
+            heartbeat.tick().await;
+            let mut cancelled = false;
+            let outcome = loop {
+                tokio::select! {
+                    outcome = &mut call => break outcome,
+                    // The client cancelled: the tree is ended; no response is sent.
+                    () = context.ct.cancelled(), if !cancelled => {
+                        cancelled = true;
+                        cancel.cancel();
+                    }
+                    _ = heartbeat.tick() => {
+                        if let Some(progress) = &progress {
+                            lock(progress).heartbeat();
+                        }
+                    }
+                }
+            };
+            return Ok(outcome.into_result());
+        }
+        let job_tool = self.session.execute_job_tool(name, arguments);
+        tokio::pin!(job_tool);
+        tokio::select! {
+            outcome = &mut job_tool => match outcome {
+                Some(outcome) => Ok(outcome.into_result()),
+                None => Err(unknown_tool(name)),
+            },
+            () = context.ct.cancelled() => Err(McpError::internal_error("cancelled", None)),
+        }
+    }
+}
+
+fn unknown_tool(name: &str) -> McpError {
+    McpError::invalid_params(
+        format!(
+            "Unknown tool `{name}`: the tools are `bash`, `job_output`, `job_input`, `job_kill` and `job_list`"
+        ),
+        None,
+    )
+}
+
+/// Progress notifications of one call: a strictly increasing counter, the output's tail.
+struct Progress {
+    token: ProgressToken,
+    peer: Peer<RoleServer>,
+    counter: f64,
+    last_sent: Option<Instant>,
+    /// The latest tail not sent yet (throttled).
+    pending: Option<String>,
+    last_text: String,
+}
+
+impl Progress {
+    fn new(token: ProgressToken, peer: Peer<RoleServer>) -> Self {
+        Self {
+            token,
+            peer,
+            counter: 0.0,
+            last_sent: None,
+            pending: None,
+            last_text: String::new(),
+        }
+    }
+
+    fn update(&mut self, text: &str) {
+        let tail = tail_of(text, PROGRESS_TAIL).to_owned();
+        if self
+            .last_sent
+            .is_some_and(|sent| sent.elapsed() < PROGRESS_INTERVAL)
+        {
+            self.pending = Some(tail);
+            return;
+        }
+        self.send(tail);
+    }
+
+    /// Every [`HEARTBEAT`]: what is pending, or the last text again.
+    fn heartbeat(&mut self) {
+        let text = self
+            .pending
+            .take()
+            .unwrap_or_else(|| self.last_text.clone());
+        self.send(text);
+    }
+
+    fn send(&mut self, message: String) {
+        self.counter += 1.0;
+        self.last_sent = Some(Instant::now());
+        self.pending = None;
+        self.last_text.clone_from(&message);
+        let param =
+            ProgressNotificationParam::new(self.token.clone(), self.counter).with_message(message);
+        let peer = self.peer.clone();
+        tokio::spawn(async move {
+            let _ = peer.notify_progress(param).await;
+        });
+    }
+}
+
+/// The last at most `max` bytes of `text`, from a character boundary.
+fn tail_of(text: &str, max: usize) -> &str {
+    let mut cut = text.len().saturating_sub(max);
+    while !text.is_char_boundary(cut) {
+        cut += 1;
+    }
+    &text[cut..]
+}
+
+/// A §9 result as MCP returns it: the text as content, and as `structuredContent.text` next to
+/// the details.
+fn to_mcp(result: &ToolResult) -> CallToolResult {
+    let text = result.text();
+    let mut structured = match serde_json::to_value(&result.details) {
+        Ok(Value::Object(details)) => details,
+        _ => serde_json::Map::new(),
+    };
+    structured.insert("text".to_owned(), Value::String(text.clone()));
+    let mut out = if result.is_error {
+        CallToolResult::error(vec![ContentBlock::text(text)])
+    } else {
+        CallToolResult::success(vec![ContentBlock::text(text)])
+    };
+    out.structured_content = Some(Value::Object(structured));
+    out
+}
+
+/// The `outputSchema` of every tool: the text, and the details beside it.
+fn output_schema() -> Arc<JsonObject> {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "text": {"type": "string", "description": "The result text, as in content."}
+        },
+        "required": ["text"],
+        "additionalProperties": true
+    });
+    Arc::new(as_object(schema))
+}
+
+fn as_object(value: Value) -> JsonObject {
+    match value {
+        Value::Object(object) => object,
+        _ => JsonObject::new(),
+    }
+}
+
+fn tools() -> Vec<Tool> {
+    let bash = BashArgs::json_schema();
+    let bash_description = bash
+        .get("description")
+        .and_then(Value::as_str)
+        .unwrap_or("Run a shell command.")
+        .to_owned();
+    let mut tools = vec![
+        Tool::new("bash", bash_description, Arc::new(as_object(bash)))
+            .with_raw_output_schema(output_schema()),
+    ];
+    for (name, description, schema) in job_tool_specs() {
+        tools.push(
+            Tool::new(name, description, Arc::new(as_object(schema)))
+                .with_raw_output_schema(output_schema()),
+        );
+    }
+    tools
+}
+
+/// `artifact://ID` or `artifact://ID?offset=N&limit=M`.
+fn parse_uri(uri: &str) -> Result<(&str, Option<u64>, Option<u64>), McpError> {
+    let (base, query) = uri.split_once('?').unwrap_or((uri, ""));
+    let (mut offset, mut limit) = (None, None);
+    for pair in query.split('&').filter(|pair| !pair.is_empty()) {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        let number = value.parse::<u64>().map_err(|_| {
+            McpError::invalid_params(
+                format!("{key} must be a whole number of lines, got {value:?} in {uri}"),
+                None,
+            )
+        })?;
+        match key {
+            "offset" => offset = Some(number),
+            "limit" => limit = Some(number),
+            _ => {
+                return Err(McpError::invalid_params(
+                    format!("unknown parameter {key:?} in {uri} (offset, limit)"),
+                    None,
+                ));
+            }
+        }
+    }
+    Ok((base, offset, limit))
+}
+
+impl ServerHandler for McpServer {
+    // `enable_logging`: see `send_warnings`.
+    #[allow(deprecated)]
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .enable_logging()
+                .build(),
+        )
+        .with_server_info(Implementation::new("agentsh", env!("CARGO_PKG_VERSION")))
+        .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(tools()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let name = request.name.as_ref();
+        if name != "bash" && !JOB_TOOLS.contains(&name) {
+            return Err(unknown_tool(name));
+        }
+        let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
+        let result = self.run_tool(name, &arguments, &context).await;
+        self.send_warnings(&context.peer).await;
+        Ok(to_mcp(&result?).into())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let store = self.session.artifacts();
+        let resources = self
+            .session
+            .artifact_ids(LISTED_ARTIFACTS)
+            .into_iter()
+            .map(|id| {
+                let size = store
+                    .and_then(|store| store.resolve(&id).ok())
+                    .and_then(|path| std::fs::metadata(path).ok())
+                    .map(|meta| meta.len());
+                let resource = Resource::new(format!("artifact://{id}"), format!("artifact {id}"))
+                    .with_mime_type("text/plain")
+                    .with_description("Full output of a command or job log");
+                match size {
+                    Some(size) => resource.with_size(size),
+                    None => resource,
+                }
+            })
+            .collect();
+        Ok(ListResourcesResult::with_all_items(resources))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        Ok(ListResourceTemplatesResult::with_all_items(vec![
+            ResourceTemplate::new(
+                "artifact://{id}?offset={offset}&limit={limit}",
+                "artifact lines",
+            )
+            .with_mime_type("text/plain")
+            .with_description(
+                "Lines of an artifact: offset = first line (1-based), limit = how many",
+            ),
+        ]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let uri = request.uri.as_str();
+        let (base, offset, limit) = parse_uri(uri)?;
+        let store = self.session.artifacts().ok_or_else(|| {
+            McpError::internal_error("artifacts are unavailable in this session", None)
+        })?;
+        let path = store
+            .resolve(base)
+            .map_err(|err| McpError::resource_not_found(err.to_string(), None))?;
+        if offset.is_none() && limit.is_none() {
+            let size = std::fs::metadata(&path).map_or(0, |meta| meta.len());
+            if size > WHOLE_READ_LIMIT {
+                return Err(McpError::invalid_params(
+                    format!(
+                        "{base} is {size} bytes, more than the 8 MiB read whole: read it by range, {base}?offset=1&limit=1000"
+                    ),
+                    None,
+                ));
+            }
+        }
+        let session = self.session.clone();
+        let id = base.to_owned();
+        let text = tokio::task::spawn_blocking(move || session.read_artifact(&id, offset, limit))
+            .await
+            .map_err(|err| McpError::internal_error(err.to_string(), None))?
+            .map_err(|err| McpError::resource_not_found(err.to_string(), None))?;
+        Ok(ReadResourceResult::new(vec![
+            ResourceContents::text(text.text, uri).with_mime_type("text/plain"),
+        ])
+        .into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uris_take_a_line_range() {
+        assert_eq!(
+            parse_uri("artifact://7").ok(),
+            Some(("artifact://7", None, None))
+        );
+        assert_eq!(
+            parse_uri("artifact://7?offset=2&limit=3").ok(),
+            Some(("artifact://7", Some(2), Some(3)))
+        );
+        assert!(parse_uri("artifact://7?offset=x").is_err());
+        assert!(parse_uri("artifact://7?from=1").is_err());
+    }
+
+    #[test]
+    fn tails_are_bounded_at_character_boundaries() {
+        assert_eq!(tail_of("abcdef", 3), "def");
+        assert_eq!(tail_of("é", 1), "");
+        assert_eq!(tail_of("ab", 10), "ab");
+    }
+
+    #[test]
+    fn every_tool_has_a_schema_and_an_output_schema() {
+        let tools = tools();
+        let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_ref()).collect();
+        assert_eq!(
+            names,
+            ["bash", "job_output", "job_input", "job_kill", "job_list"]
+        );
+        for tool in &tools {
+            assert_eq!(
+                tool.input_schema.get("type"),
+                Some(&json!("object")),
+                "{}",
+                tool.name
+            );
+            assert!(tool.output_schema.is_some());
+        }
+    }
+}

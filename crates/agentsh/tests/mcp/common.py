@@ -225,6 +225,8 @@ def run(scenarios):
 
 
 __all__ = [
+    "BIN",
+    "CONFIG",
     "LIVENESS",
     "MARKER",
     "WORK",

@@ -56,13 +56,14 @@ async def progress():
         async def on_progress(progress, total, message):
             updates.append((progress, message))
 
+        # 20 KB at once first: a message is the tail, at most 2 KB of it.
         result = await client.call(
             "bash",
-            {"command": "for i in 1 2 3 4; do echo line $i; sleep 1; done"},
+            {"command": "seq 5000; for i in 1 2 3 4; do echo line $i; sleep 1; done"},
             progress_callback=on_progress,
         )
         check_eq(result.isError, False, "isError")
-        check_eq(text_of(result), "line 1\nline 2\nline 3\nline 4", "text")
+        check(text_of(result).endswith("5000\nline 1\nline 2\nline 3\nline 4"), "text", text_of(result)[-200:])
         with_output = [(p, m) for p, m in updates if m and "line" in m]
         check(len(with_output) >= 2, "at least two progress messages with output", updates)
         counters = [p for p, _ in updates]

@@ -1,8 +1,14 @@
 """MCP scenarios of artifacts as resources (SPEC §14, errors §4)."""
 
+import json
+import subprocess
+
 from pydantic import AnyUrl
 
 from common import (
+    BIN,
+    CONFIG,
+    LIVENESS,
     check,
     check_eq,
     connect,
@@ -40,12 +46,18 @@ async def read(client, uri):
 
 
 async def list_and_read():
+    # An artifact of another process in the same store: readable, but not this session's.
+    other = subprocess.run(
+        [BIN, "exec", "--config", CONFIG, "--json", "--", "seq 100000"], capture_output=True, text=True, timeout=LIVENESS
+    )
+    check_eq(other.returncode, 0, f"agentsh exec ({other.stderr})")
+    other = json.loads(other.stdout)["details"]["meta"]["truncation"]["artifactId"]
     async with connect() as client:
         first = await artifact_of(client, "seq 100000")
         second = await artifact_of(client, "seq 2 100001")
         listed = (await client.session.list_resources()).resources
         uris = [str(resource.uri) for resource in listed]
-        check_eq(uris[:2], [f"artifact://{second}", f"artifact://{first}"], "listed newest first")
+        check_eq(uris, [f"artifact://{second}", f"artifact://{first}"], "the session's artifacts, newest first")
         check(all(r.mimeType == "text/plain" for r in listed), "listed as text/plain", [dump(r) for r in listed])
         templates = (await client.session.list_resource_templates()).resourceTemplates
         check(TEMPLATE in [t.uriTemplate for t in templates], "the range template", [dump(t) for t in templates])
@@ -55,6 +67,7 @@ async def list_and_read():
         check_eq(await read(client, f"artifact://{first}?offset=2&limit=3"), "2\n3\n4\n", "lines 2-4")
         check_eq(await read(client, f"artifact://{second}?offset=99999"), "100000\n100001\n", "to the end")
         check_eq(await read(client, f"artifact://{second}?limit=2"), "2\n3\n", "from the start")
+        check_eq(await read(client, f"artifact://{other}?offset=100000"), "100000\n", "another process's artifact")
 
 
 async def big_artifact():

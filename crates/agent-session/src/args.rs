@@ -33,7 +33,7 @@ use thiserror::Error;
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[schemars(
     title = "bash",
-    description = "Run a shell command in a persistent shell: variables and functions persist between calls, the working directory does not. stdout and stderr are merged; long output is cut to its end, and the full output is kept as an artifact."
+    description = "Run a shell command in a persistent shell: variables, functions and aliases persist between calls; the working directory does not (each call starts in the project directory, or in `cwd`). stdout and stderr are merged. Output over 50 KB is cut to its end, and the full output is kept as an artifact (artifact://ID, readable by line range). Use the head/tail arguments rather than piping into head/tail: the exit code stays the command's. Commands never wait for a pager, editor or prompt. For servers, watchers and long builds use run_in_background (and pty for prompts, REPLs and full-screen programs), then job_output, job_input and job_kill; a background job runs in a new shell without the variables and functions of earlier calls. A call still running after yield_after seconds returns with its output so far and goes on as a job."
 )]
 pub struct BashArgs {
     /// The shell command to run.

@@ -6,6 +6,7 @@
 //! SIGTERM and SIGHUP do the same with 130, 143 and 129.
 
 mod server;
+mod transport;
 
 use std::process::ExitCode;
 
@@ -17,6 +18,9 @@ use crate::config::load_settings;
 use crate::rpc::session_cwd;
 use crate::signals::Signals;
 use crate::{print_error, runtime, usage_error};
+
+/// How long the last answers get to reach stdout when the server ends.
+const WRITER_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Runs `agentsh mcp` until stdin ends.
 pub fn run(args: &McpArgs) -> ExitCode {
@@ -55,12 +59,15 @@ pub fn run(args: &McpArgs) -> ExitCode {
     };
     let handler = server::McpServer::new(session.clone(), args.tools.clone());
     let signalled = runtime.block_on(async {
-        let service = match handler.serve(rmcp::transport::stdio()).await {
+        let (transport, writer) =
+            transport::LineTransport::new(tokio::io::stdin(), tokio::io::stdout());
+        let service = match handler.serve(transport).await {
             Ok(service) => service,
             Err(err) => {
                 // The client went away (or spoke no MCP) before the handshake ended.
                 tracing::warn!("MCP initialisation failed: {err}");
                 session.shutdown().await;
+                let _ = tokio::time::timeout(WRITER_GRACE, writer).await;
                 return None;
             }
         };
@@ -73,6 +80,8 @@ pub fn run(args: &McpArgs) -> ExitCode {
             }
         };
         session.shutdown().await;
+        // The transport is gone with the service: the writer flushes what is queued and ends.
+        let _ = tokio::time::timeout(WRITER_GRACE, writer).await;
         signalled
     });
     // A blocking stdin read cannot be cancelled: do not wait for it.

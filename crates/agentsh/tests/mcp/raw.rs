@@ -35,6 +35,17 @@ fn until_answer(rpc: &Rpc, id: &Value) -> Vec<Value> {
     rpc.until(LIVENESS, |line| is_answer(line, id))
 }
 
+/// Every line until the answers to all of `ids` came (requests may be answered in any order).
+fn until_answers(rpc: &Rpc, ids: &[Value]) -> Vec<Value> {
+    let mut lines = Vec::new();
+    for id in ids {
+        if !lines.iter().any(|line| is_answer(line, id)) {
+            lines.extend(until_answer(rpc, id));
+        }
+    }
+    lines
+}
+
 fn initialize_request(rpc: &mut Rpc) {
     request(
         rpc,
@@ -137,7 +148,7 @@ fn garbage_and_bad_requests_in_a_session_get_errors_and_the_session_goes_on() {
         &json!({"name": "bash", "arguments": {"command": "echo ok"}}),
     );
     request(&mut rpc, &json!(9), "ping", &json!({}));
-    let lines = until_answer(&rpc, &json!(9));
+    let lines = until_answers(&rpc, &[5, 6, 7, 8, 9].map(|id| json!(id)));
 
     assert_eq!(
         anonymous_errors(&lines).len(),

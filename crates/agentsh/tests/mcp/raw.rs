@@ -226,3 +226,37 @@ fn end_of_input_with_jobs_and_a_call_running_leaves_nothing_and_exits_0() {
     assert_eq!(status.code(), Some(0), "exit status at end of input");
     assert_no_survivor(&marker);
 }
+
+#[test]
+fn end_of_input_ends_a_running_call_instead_of_waiting_for_it() {
+    // Closing the client stops its work (SPEC §14; RPC does the same, §11): a command that would
+    // create a file after 3 s never gets there.
+    let env = TestEnv::new();
+    let mut rpc = start(&env);
+    initialize(&mut rpc);
+    let marker = unique_marker();
+    let done = env.work_dir().join("done");
+    let command = format!(
+        "{}; touch '{}'",
+        marked_sleeper(&marker).replace("300", "3"),
+        done.display()
+    );
+    request(
+        &mut rpc,
+        &json!(2),
+        "tools/call",
+        &json!({"name": "bash", "arguments": {"command": command}}),
+    );
+    let deadline = Instant::now() + LIVENESS;
+    while processes_with(&marker).is_empty() {
+        assert!(Instant::now() < deadline, "the command did not start");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let (status, _) = rpc.close(LIVENESS);
+    assert_eq!(status.code(), Some(0), "exit status at end of input");
+    assert_no_survivor(&marker);
+    assert!(
+        !done.exists(),
+        "the call ran to its end after end of input instead of being ended"
+    );
+}

@@ -297,7 +297,6 @@ fn requests_written_in_pieces_are_read_whole() {
             .expect("the answer");
         assert_eq!(answer["result"]["isError"], false, "call {id}: {answer}");
     }
-    drop(write_in_pieces);
     rpc.put_stdin(stdin);
     let (status, _) = rpc.close(LIVENESS);
     assert_eq!(status.code(), Some(0));

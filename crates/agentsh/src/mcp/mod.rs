@@ -57,10 +57,15 @@ pub fn run(args: &McpArgs) -> ExitCode {
         Ok(session) => session,
         Err(err) => return usage_error(&err),
     };
-    let handler = server::McpServer::new(session.clone(), args.tools.clone());
+    // Cancelled at end of input: what still runs is ended, not waited for (rmcp would let
+    // an in-flight call run on for its drain time).
+    let ended = tokio_util::sync::CancellationToken::new();
+    let handler = server::McpServer::new(session.clone(), args.tools.clone(), ended.clone());
     let signalled = runtime.block_on(async {
-        let (transport, writer) =
-            transport::LineTransport::new(tokio::io::stdin(), tokio::io::stdout());
+        // Non-blocking pipes when the client gave pipes (as MCP clients do): no thread hop
+        // per message.
+        let (stdin, stdout) = rmcp::transport::stdio_pipes();
+        let (transport, writer) = transport::LineTransport::new(stdin, stdout, ended);
         let service = match handler.serve(transport).await {
             Ok(service) => service,
             Err(err) => {

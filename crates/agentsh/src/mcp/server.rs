@@ -42,13 +42,16 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 pub struct McpServer {
     session: AgentSession,
     tool_names: Arc<Vec<String>>,
+    /// Cancelled at end of input: running calls are ended.
+    ended: CancellationToken,
 }
 
 impl McpServer {
-    pub fn new(session: AgentSession, tool_names: Vec<String>) -> Self {
+    pub fn new(session: AgentSession, tool_names: Vec<String>, ended: CancellationToken) -> Self {
         Self {
             session,
             tool_names: Arc::new(tool_names),
+            ended,
         }
     }
 
@@ -102,8 +105,13 @@ impl McpServer {
             let outcome = loop {
                 tokio::select! {
                     outcome = &mut call => break outcome,
-                    // The client cancelled: the tree is ended; no response is sent.
+                    // The client cancelled (no response is sent) or went away: the tree is
+                    // ended.
                     () = context.ct.cancelled(), if !cancelled => {
+                        cancelled = true;
+                        cancel.cancel();
+                    }
+                    () = self.ended.cancelled(), if !cancelled => {
                         cancelled = true;
                         cancel.cancel();
                     }
@@ -124,6 +132,7 @@ impl McpServer {
                 None => Err(unknown_tool(name)),
             },
             () = context.ct.cancelled() => Err(McpError::internal_error("cancelled", None)),
+            () = self.ended.cancelled() => Err(McpError::internal_error("end of input", None)),
         }
     }
 }

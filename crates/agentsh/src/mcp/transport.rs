@@ -22,6 +22,7 @@ use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
 
 /// The longest input line taken (the same bound as RPC mode's).
 const MAX_LINE: usize = 32 << 20;
@@ -31,13 +32,19 @@ const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 pub struct LineTransport<R> {
     reader: BufReader<R>,
     out: mpsc::UnboundedSender<Vec<u8>>,
+    /// The line read so far. Kept across calls: rmcp drops a pending `receive` when it has
+    /// something else to do, and what it read of a line must still be there next time.
     line: Vec<u8>,
+    /// Bytes of the current line past [`MAX_LINE`] (then `line` stays empty).
+    too_long: usize,
+    /// Cancelled at end of input: the server ends what is still running.
+    ended: CancellationToken,
 }
 
 impl<R: AsyncRead + Unpin + Send> LineTransport<R> {
     /// The transport, and the writer task that owns `writer` (it ends, flushed, once the
     /// transport is dropped).
-    pub fn new<W>(reader: R, writer: W) -> (Self, JoinHandle<()>)
+    pub fn new<W>(reader: R, writer: W, ended: CancellationToken) -> (Self, JoinHandle<()>)
     where
         W: AsyncWrite + Unpin + Send + 'static,
     {
@@ -56,6 +63,8 @@ impl<R: AsyncRead + Unpin + Send> LineTransport<R> {
                 reader: BufReader::new(reader),
                 out,
                 line: Vec::new(),
+                too_long: 0,
+                ended,
             },
             task,
         )
@@ -82,11 +91,10 @@ impl<R: AsyncRead + Unpin + Send> LineTransport<R> {
         }
     }
 
-    /// Reads the next line into `self.line` (without its newline); `false` at end of input. A
-    /// line over [`MAX_LINE`] is read to its end and reported as too long.
+    /// Reads until the end of the current line into `self.line` (without its newline); `None`
+    /// at end of input. `Err(length)` for a line over [`MAX_LINE`], read to its end. Cancel-safe:
+    /// `fill_buf` gives up nothing when dropped, and what was taken stays in `self`.
     async fn next_line(&mut self) -> Option<Result<(), usize>> {
-        self.line.clear();
-        let mut too_long = 0;
         loop {
             let available = match self.reader.fill_buf().await {
                 Ok(bytes) => bytes,
@@ -95,18 +103,17 @@ impl<R: AsyncRead + Unpin + Send> LineTransport<R> {
             };
             if available.is_empty() {
                 // End of input; a last line without a newline still counts.
-                return (!self.line.is_empty() || too_long > 0).then_some(if too_long > 0 {
-                    Err(too_long)
-                } else {
-                    Ok(())
-                });
+                if self.line.is_empty() && self.too_long == 0 {
+                    return None;
+                }
+                return Some(self.finished_line());
             }
             let (piece, done) = match memchr::memchr(b'\n', available) {
                 Some(end) => (&available[..end], Some(end + 1)),
                 None => (available, None),
             };
-            if too_long > 0 || self.line.len() + piece.len() > MAX_LINE {
-                too_long += self.line.len() + piece.len();
+            if self.too_long > 0 || self.line.len() + piece.len() > MAX_LINE {
+                self.too_long += self.line.len() + piece.len();
                 self.line.clear();
             } else {
                 self.line.extend_from_slice(piece);
@@ -114,8 +121,16 @@ impl<R: AsyncRead + Unpin + Send> LineTransport<R> {
             let consumed = done.unwrap_or(available.len());
             self.reader.consume(consumed);
             if done.is_some() {
-                return Some(if too_long > 0 { Err(too_long) } else { Ok(()) });
+                return Some(self.finished_line());
             }
+        }
+    }
+
+    /// The line just ended: `Err(length)` when it was too long (and forgotten).
+    fn finished_line(&mut self) -> Result<(), usize> {
+        match std::mem::take(&mut self.too_long) {
+            0 => Ok(()),
+            length => Err(length),
         }
     }
 }
@@ -146,13 +161,19 @@ impl<R: AsyncRead + Unpin + Send + 'static> Transport<RoleServer> for LineTransp
 
     async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
         loop {
-            if let Err(length) = self.next_line().await? {
+            let Some(read) = self.next_line().await else {
+                self.ended.cancel();
+                return None;
+            };
+            // Taken at once: the next line starts empty, whenever the next call comes.
+            let taken = std::mem::take(&mut self.line);
+            if let Err(length) = read {
                 self.parse_error(&format!(
                     "Parse error: a line of {length} bytes, over the {MAX_LINE}-byte limit"
                 ));
                 continue;
             }
-            let mut line = self.line.as_slice();
+            let mut line = taken.as_slice();
             line = line.strip_suffix(b"\r").unwrap_or(line);
             line = line.strip_prefix(UTF8_BOM).unwrap_or(line);
             if line.iter().all(u8::is_ascii_whitespace) {
@@ -190,7 +211,7 @@ mod tests {
         let (writer, mut out) = tokio::io::duplex(1 << 16);
         feed.write_all(input).await.expect("feed");
         drop(feed);
-        let (mut transport, task) = LineTransport::new(reader, writer);
+        let (mut transport, task) = LineTransport::new(reader, writer, CancellationToken::new());
         let mut messages = Vec::new();
         while let Some(message) = transport.receive().await {
             messages.push(message);

@@ -8,6 +8,7 @@
 
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use agentsh_output_sink::TailBuffer;
 use agentsh_protocol::{OutputSummary, count_lines};
@@ -26,11 +27,12 @@ pub(crate) struct JobLog {
     shown: u64,
     /// Where `until` starts looking: after the lines the last `job_output` returned.
     until_from: u64,
-    /// The log artifact, once reserved.
-    pub(crate) artifact: Option<LogFile>,
+    /// The log artifact, once reserved (shared with the spill that reserves it on overflow).
+    pub(crate) artifact: Arc<Mutex<Option<LogFile>>>,
 }
 
 /// The job's log artifact.
+#[derive(Clone)]
 pub(crate) struct LogFile {
     pub(crate) id: String,
     pub(crate) path: PathBuf,
@@ -52,8 +54,16 @@ impl JobLog {
             ends_with_newline: false,
             shown: 0,
             until_from: 0,
-            artifact: None,
+            artifact: Arc::default(),
         }
+    }
+
+    /// The log artifact, once reserved.
+    pub(crate) fn artifact_file(&self) -> Option<LogFile> {
+        self.artifact
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 
     /// Takes a piece of committed text.
@@ -106,7 +116,7 @@ impl JobLog {
                 total_bytes: total,
                 output_lines: count_lines(text),
                 output_bytes: text.len() as u64,
-                artifact_id: self.artifact.as_ref().map(|log| log.id.clone()),
+                artifact_id: self.artifact_file().map(|log| log.id),
                 artifact_error: None,
             },
             empty: new_bytes == 0,
@@ -130,7 +140,7 @@ impl JobLog {
         let snapshot = self.tail.snapshot();
         let kept_from = total - snapshot.len() as u64;
         if self.until_from < kept_from
-            && let Some(log) = &self.artifact
+            && let Some(log) = self.artifact_file()
             && file_has_match(&log.path, self.until_from, kept_from, pattern)
         {
             return true;

@@ -174,28 +174,44 @@ pub(crate) struct NewJob {
 }
 
 impl NewJob {
-    /// An output side whose log is `log` (reserved now: SPEC §4), or none when no artifact could
-    /// be had.
-    pub(crate) fn new(
-        log: Option<agentsh_artifact_store::ArtifactReservation>,
-        max_log_bytes: u64,
-    ) -> Self {
+    /// An output side whose log comes from `log`.
+    pub(crate) fn new(log: LogSource, max_log_bytes: u64) -> Self {
         let capped = Arc::new(AtomicBool::new(false));
-        let mut job_log = JobLog::new();
-        let spill = log.map(|reservation| {
-            job_log.artifact = Some(LogFile {
-                id: reservation.id().to_owned(),
-                path: reservation.path().to_path_buf(),
-            });
-            Box::new(CappedLog::new(
-                reservation,
-                max_log_bytes,
-                Arc::clone(&capped),
-            )) as Box<dyn agentsh_output_sink::SpillSource>
-        });
+        let job_log = JobLog::new();
+        let (max_bytes, spill) = match log {
+            LogSource::Reserved(reservation) => {
+                let spill = reservation.map(|reservation| {
+                    *lock(&job_log.artifact) = Some(LogFile {
+                        id: reservation.id().to_owned(),
+                        path: reservation.path().to_path_buf(),
+                    });
+                    Box::new(CappedLog::new(
+                        reservation,
+                        max_log_bytes,
+                        Arc::clone(&capped),
+                    )) as Box<dyn agentsh_output_sink::SpillSource>
+                });
+                // Every committed byte goes to the log at once; the job's own tail is in `JobLog`.
+                (0, spill)
+            }
+            LogSource::OnOverflow {
+                session,
+                tail_bytes,
+            } => {
+                let spill = Box::new(LazyLog {
+                    session,
+                    max_log_bytes,
+                    capped: Arc::clone(&capped),
+                    file: Arc::clone(&job_log.artifact),
+                }) as Box<dyn agentsh_output_sink::SpillSource>;
+                (
+                    usize::try_from(tail_bytes).unwrap_or(usize::MAX),
+                    Some(spill),
+                )
+            }
+        };
         let sink = OutputSink::new(SinkOptions {
-            // Every committed byte goes to the log at once; the job's own tail is in `JobLog`.
-            max_bytes: 0,
+            max_bytes,
             head_lines: None,
             spill,
         });
@@ -330,6 +346,36 @@ impl NewJob {
             }
         });
         job
+    }
+}
+
+/// Where a job's log artifact comes from.
+pub(crate) enum LogSource {
+    /// Reserved when the job started (`None`: no artifact could be had).
+    Reserved(Option<agentsh_artifact_store::ArtifactReservation>),
+    /// Reserved by the session when the output first overflows a tail of `tail_bytes`.
+    OnOverflow {
+        session: crate::session::AgentSession,
+        tail_bytes: u64,
+    },
+}
+
+/// The spill source of a call that may become a job: reserves the log at the first overflow.
+struct LazyLog {
+    session: crate::session::AgentSession,
+    max_log_bytes: u64,
+    capped: Arc<AtomicBool>,
+    file: Arc<Mutex<Option<LogFile>>>,
+}
+
+impl agentsh_output_sink::SpillSource for LazyLog {
+    fn open(self: Box<Self>) -> Option<Box<dyn agentsh_output_sink::Spill>> {
+        let reservation = self.session.allocate_artifact()?;
+        *lock(&self.file) = Some(LogFile {
+            id: reservation.id().to_owned(),
+            path: reservation.path().to_path_buf(),
+        });
+        Box::new(CappedLog::new(reservation, self.max_log_bytes, self.capped)).open()
     }
 }
 

@@ -20,7 +20,7 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use super::args::{InputArgs, KillArgs, OutputArgs, parse_list};
-use super::{Job, JobMeta, NewJob, lock};
+use super::{Job, JobMeta, LogSource, NewJob, lock};
 use crate::result::{FinishedRun, ToolDetails, ToolOutcome, ToolResult, build_tool_result};
 use crate::session::AgentSession;
 use crate::timeout::Timeout;
@@ -73,9 +73,23 @@ impl JobCall<'_> {
         self.session.settings().output.max_bytes
     }
 
+    /// A job's output side with its log reserved now (`run_in_background`: SPEC §4).
     fn new_job(&self) -> NewJob {
         NewJob::new(
-            self.session.allocate_artifact(),
+            LogSource::Reserved(self.session.allocate_artifact()),
+            self.session.settings().jobs.max_log_bytes,
+        )
+    }
+
+    /// The output side of a call that may become a job: like a foreground call's, its log is
+    /// reserved only when the output first overflows the tail (a call that ends in time and
+    /// fits creates no file), and from then on holds the whole stream.
+    fn maybe_job(&self) -> NewJob {
+        NewJob::new(
+            LogSource::OnOverflow {
+                session: self.session.clone(),
+                tail_bytes: self.max_bytes(),
+            },
             self.session.settings().jobs.max_log_bytes,
         )
     }
@@ -144,7 +158,7 @@ impl JobCall<'_> {
         let session = self.session;
         let jobs = session.jobs();
         let slot = jobs.reserve(session.settings().jobs.max_running).ok();
-        let new = self.new_job();
+        let new = self.maybe_job();
         let token = session.call_token();
         let request = session.exec_request(
             self.command,
@@ -165,7 +179,7 @@ impl JobCall<'_> {
         tokio::pin!(run);
         // Live updates while it runs in the foreground: the tail of its text, at most 20 a
         // second, when it changed.
-        let mut ticks = tokio::time::interval(UPDATE_INTERVAL);
+        let mut ticks = tokio::time::interval_at(Instant::now() + UPDATE_INTERVAL, UPDATE_INTERVAL);
         let mut sent = 0;
         let mut aborted = false;
         let yielded = loop {
@@ -229,13 +243,7 @@ impl JobCall<'_> {
         let mut output = lock(&new.output);
         let log = &mut output.log;
         let text = log.take_new(self.max_bytes(), false);
-        let mut summary = text.summary;
-        if !summary.truncated {
-            if let Some(file) = &log.artifact {
-                let _ = std::fs::remove_file(&file.path);
-            }
-            summary.artifact_id = None;
-        }
+        let summary = text.summary;
         drop(output);
         let annotation = if exit.timed_out {
             Some(timeout_annotation(self.shown_timeout.seconds()))
@@ -546,8 +554,7 @@ fn screen_text(job: &Job, terminal: &agentsh_pty_runtime::PtyController) -> Stri
     }
     let log = lock(&job.output)
         .log
-        .artifact
-        .as_ref()
+        .artifact_file()
         .map_or_else(|| "none".to_owned(), |log| format!("artifact://{}", log.id));
     format!(
         "[screen {}x{}, cursor row {} col {} (1-based); full log: {log}]\n{}",

@@ -99,8 +99,10 @@ impl McpServer {
             };
             let call = self.session.execute_tool("mcp", arguments, ctx, on_update);
             tokio::pin!(call);
-            let mut heartbeat = tokio::time::interval(HEARTBEAT);
-            heartbeat.tick().await;
+            // First due one period from now: a tick due "now" would still wait for the timer
+            // driver's next turn, a millisecond on every call.
+            let mut heartbeat =
+                tokio::time::interval_at(tokio::time::Instant::now() + HEARTBEAT, HEARTBEAT);
             let mut cancelled = false;
             let outcome = loop {
                 tokio::select! {

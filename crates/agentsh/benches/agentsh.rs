@@ -676,6 +676,12 @@ fn main() {
             2,
             1.2,
         );
+        mcp::round_trip_vs_tool_call(&env).report(
+            format!("mcp bash `true` round trip vs rpc tool_call bash (median of {RPC_CALLS})"),
+            "the same tool over agentsh rpc",
+            2,
+            1.2,
+        );
     }
 
     match &baseline {

@@ -50,7 +50,7 @@ impl RpcServer {
     }
 
     /// A foreground `true` tool call, timed (its result must be a success).
-    fn tool_true(&mut self) -> Duration {
+    pub(crate) fn tool_true(&mut self) -> Duration {
         let (result, elapsed) = self.tool_call("bash", &json!({"command": "true"}));
         assert_eq!(result["isError"], false, "{result}");
         elapsed

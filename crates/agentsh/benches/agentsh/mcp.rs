@@ -110,3 +110,14 @@ pub(crate) fn round_trip(env: &Env) -> Paired {
     rpc.stop();
     timings
 }
+
+/// The MCP `bash` round trip against the same tool over RPC (`tool_call`, the same work: the
+/// tool path with normalisation, interception and the §9 result).
+pub(crate) fn round_trip_vs_tool_call(env: &Env) -> Paired {
+    let mut mcp = McpServer::start(env);
+    let mut rpc = RpcServer::start(env, Path::new(AGENTSH));
+    let timings = paired(RPC_CALLS, RPC_BLOCK, || mcp.call(), || rpc.tool_true());
+    mcp.stop();
+    rpc.stop();
+    timings
+}

@@ -3,9 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use agentsh_agent_session::{
-    AgentSession, JobState, SessionOptions, Settings, ToolContext, ToolResult,
-};
+use agentsh_agent_session::{AgentSession, JobState, ToolContext, ToolResult};
 use agentsh_test_support::alive_containing;
 use serde_json::{Value, json};
 use tempfile::TempDir;
@@ -17,23 +15,7 @@ struct World {
 
 impl World {
     fn new(extra_toml: &str) -> Self {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let (home, work) = (dir.path().join("home"), dir.path().join("work"));
-        std::fs::create_dir_all(&home).expect("home");
-        std::fs::create_dir_all(&work).expect("work");
-        let toml = format!(
-            "[artifacts]\ndir = \"{}\"\n{extra_toml}",
-            dir.path().join("artifacts").display()
-        );
-        let settings = Settings::from_toml(&toml, &dir.path().join("config.toml"), Some(&home))
-            .expect("valid test config");
-        let session = AgentSession::new(SessionOptions {
-            settings,
-            cwd: work,
-            home: Some(home),
-            ..SessionOptions::default()
-        })
-        .expect("session starts");
+        let (dir, session) = crate::world::temp_session(extra_toml);
         Self { _dir: dir, session }
     }
 

@@ -4,3 +4,4 @@ mod config;
 mod jobs;
 mod session;
 mod tool;
+mod world;

@@ -7,8 +7,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use agentsh_agent_session::{
-    AgentSession, BangOptions, CancellationToken, SessionError, SessionOptions, Settings,
-    ToolContext, ToolOutcome, ToolResult,
+    AgentSession, BangOptions, CancellationToken, SessionError, ToolContext, ToolOutcome,
+    ToolResult,
 };
 use serde_json::{Value, json};
 use tempfile::TempDir;
@@ -25,25 +25,7 @@ impl World {
     }
 
     fn with_config(extra_toml: &str) -> Self {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let home = dir.path().join("home");
-        let work = dir.path().join("work");
-        std::fs::create_dir_all(&home).expect("home");
-        std::fs::create_dir_all(work.join("sub")).expect("work");
-        std::fs::write(work.join("file.txt"), "x\n").expect("file");
-        let toml = format!(
-            "[artifacts]\ndir = \"{}\"\n{extra_toml}",
-            dir.path().join("artifacts").display()
-        );
-        let settings = Settings::from_toml(&toml, &dir.path().join("config.toml"), Some(&home))
-            .expect("valid test config");
-        let session = AgentSession::new(SessionOptions {
-            settings,
-            cwd: work,
-            home: Some(home),
-            ..SessionOptions::default()
-        })
-        .expect("session starts");
+        let (dir, session) = crate::world::temp_session(extra_toml);
         Self { dir, session }
     }
 

@@ -46,7 +46,7 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
 // Not `benches/jobs.rs` or `benches/mcp.rs`: cargo would take those for bench targets of their own.
@@ -209,17 +209,22 @@ struct RpcServer {
     calls: usize,
 }
 
+/// Spawns `command` with piped stdin and stdout: the child and both pipes.
+fn spawn_piped(mut command: Command) -> (Child, ChildStdin, BufReader<ChildStdout>) {
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|err| panic!("{command:?}: {err}"));
+    let stdin = child.stdin.take().expect("stdin");
+    let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    (child, stdin, stdout)
+}
+
 impl RpcServer {
     /// Starts `binary rpc` and warms it up (the first call starts the shell).
     fn start(env: &Env, binary: &Path) -> Self {
-        let mut child = env
-            .binary(binary, &["rpc"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("agentsh rpc");
-        let stdin = child.stdin.take().expect("stdin");
-        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        let (child, stdin, stdout) = spawn_piped(env.binary(binary, &["rpc"]));
         let mut server = Self {
             child,
             stdin,
@@ -266,6 +271,12 @@ impl RpcServer {
             "command": command,
             "timeout": BIG_TIMEOUT_S,
         });
+        self.request_data(&request)
+    }
+
+    /// Sends `request` and reads up to its response (events come first), timed; returns the
+    /// response's `data` (the response must be a success).
+    fn request_data(&mut self, request: &Value) -> (Value, Duration) {
         let start = Instant::now();
         writeln!(self.stdin, "{request}").expect("write");
         self.stdin.flush().expect("flush");
@@ -275,10 +286,11 @@ impl RpcServer {
                 self.stdout.read_line(&mut self.line).expect("read") > 0,
                 "agentsh rpc ended"
             );
-            if self.line.contains(r#""type":"response""#) {
+            // Events come first; the response line starts with its type.
+            if self.line.starts_with(r#"{"type":"response""#) {
                 let elapsed = start.elapsed();
                 let mut response: Value = serde_json::from_str(&self.line).expect("a JSON line");
-                assert_eq!(response["success"], true, "{command}: {response}");
+                assert_eq!(response["success"], true, "{request}: {response}");
                 return (response["data"].take(), elapsed);
             }
         }

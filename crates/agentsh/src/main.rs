@@ -69,6 +69,28 @@ fn usage_error(message: &dyn std::fmt::Display) -> ExitCode {
     ExitCode::from(EXIT_USAGE)
 }
 
+/// What RPC and MCP mode start from: the settings (`--config`), the session's working
+/// directory (`--cwd`) and the runtime; or the exit status of what went wrong, reported.
+fn server_start(
+    config: Option<&std::path::Path>,
+    cwd: Option<&std::path::Path>,
+) -> Result<
+    (
+        agentsh_agent_session::Settings,
+        std::path::PathBuf,
+        tokio::runtime::Runtime,
+    ),
+    ExitCode,
+> {
+    let settings = config::load_settings(config).map_err(|err| usage_error(&err))?;
+    let cwd = rpc::session_cwd(cwd).map_err(|message| usage_error(&message))?;
+    let runtime = runtime().map_err(|err| {
+        print_error(&format_args!("cannot start the async runtime: {err}"));
+        ExitCode::FAILURE
+    })?;
+    Ok((settings, cwd, runtime))
+}
+
 /// The tokio runtime of either mode, or the error to report: one thread. Commands, requests
 /// and responses are all waits on I/O; one thread serves them without waking other workers for
 /// every task (an RPC `true` round trip measured 3.3 context switches instead of 9, 0.46 ms

@@ -97,23 +97,7 @@ impl ShellExecutor {
         sink: &mut OutputSink,
         on_chunk: Option<ChunkCallback<'_>>,
     ) -> Result<BashResult, ExecError> {
-        if request.command.contains('\0') {
-            return Err(ExecError::NulInCommand);
-        }
-        if request.cwd.as_os_str().as_encoded_bytes().contains(&0) {
-            return Err(ExecError::NulInCwd(request.cwd.display().to_string()));
-        }
-        self.cache.start_sweeper();
-        let (env, env_key) = self.environment(&request);
-        let key = ShellKey {
-            shell: request.shell.path.clone(),
-            prefix: request.prefix.clone(),
-            snapshot: request.snapshot.clone(),
-            env: env_key,
-            session: request.session.clone(),
-        };
-        let (hold, evicted) = self.cache.acquire(key, request.limits);
-        close_all(evicted).await;
+        let (hold, env) = self.hold_slot(&request).await?;
 
         // A call queued behind another one can be aborted while it waits: it never runs.
         let mut on_chunk = on_chunk;
@@ -168,6 +152,27 @@ impl ShellExecutor {
         close_all(evicted).await;
     }
 
+    /// Checks `request`, then takes a hold on the slot of its shell (closing what the limits
+    /// no longer allow to make room); also returns the shell's environment.
+    pub(crate) async fn hold_slot(
+        &self,
+        request: &ExecRequest,
+    ) -> Result<(SlotUse, Arc<Vec<(OsString, OsString)>>), ExecError> {
+        check_request(request)?;
+        self.cache.start_sweeper();
+        let (env, env_key) = self.environment(request);
+        let key = ShellKey {
+            shell: request.shell.path.clone(),
+            prefix: request.prefix.clone(),
+            snapshot: request.snapshot.clone(),
+            env: env_key,
+            session: request.session.clone(),
+        };
+        let (hold, evicted) = self.cache.acquire(key, request.limits);
+        close_all(evicted).await;
+        Ok((hold, env))
+    }
+
     /// Ends a call's hold on its slot, then closes what the limits no longer allow.
     pub(crate) async fn release(&self, hold: SlotUse, request: &ExecRequest) {
         drop(hold);
@@ -205,6 +210,17 @@ impl ShellExecutor {
         });
         (env, key)
     }
+}
+
+/// Refuses what no shell can be given: a NUL in the command or the cwd.
+pub(crate) fn check_request(request: &ExecRequest) -> Result<(), ExecError> {
+    if request.command.contains('\0') {
+        return Err(ExecError::NulInCommand);
+    }
+    if request.cwd.as_os_str().as_encoded_bytes().contains(&0) {
+        return Err(ExecError::NulInCwd(request.cwd.display().to_string()));
+    }
+    Ok(())
 }
 
 /// Runs `request` on the slot's shell, starting one first when there is none, it died, or it

@@ -15,9 +15,8 @@ use agentsh_process::shell::apply_prefix;
 use tokio::sync::{oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
-use crate::cache::{ShellKey, close_all};
 use crate::error::ExecError;
-use crate::executor::ShellExecutor;
+use crate::executor::{ShellExecutor, check_request};
 use crate::request::ExecRequest;
 use crate::shell::{Output, RunOutcome, ShellProcess, StopReason};
 
@@ -185,18 +184,7 @@ impl ShellExecutor {
         output: JobChunks,
         yield_after: Duration,
     ) -> Result<Yielded, ExecError> {
-        check_request(&request)?;
-        self.cache.start_sweeper();
-        let (env, env_key) = self.environment(&request);
-        let key = ShellKey {
-            shell: request.shell.path.clone(),
-            prefix: request.prefix.clone(),
-            snapshot: request.snapshot.clone(),
-            env: env_key,
-            session: request.session.clone(),
-        };
-        let (hold, evicted) = self.cache.acquire(key, request.limits);
-        close_all(evicted).await;
+        let (hold, env) = self.hold_slot(&request).await?;
         let outcome = async {
             let mut slot = tokio::select! {
                 slot = hold.slot().shell.lock() => slot,
@@ -299,17 +287,6 @@ enum TaskNext {
     HandedBack,
     Dropped(ShellProcess, Result<RunOutcome, ExecError>),
     Job(ShellProcess, Result<RunOutcome, ExecError>),
-}
-
-/// Refuses what no shell can be given (the same checks as [`ShellExecutor::execute`]).
-fn check_request(request: &ExecRequest) -> Result<(), ExecError> {
-    if request.command.contains('\0') {
-        return Err(ExecError::NulInCommand);
-    }
-    if request.cwd.as_os_str().as_encoded_bytes().contains(&0) {
-        return Err(ExecError::NulInCwd(request.cwd.display().to_string()));
-    }
-    Ok(())
 }
 
 /// Runs the request's command (prefix applied) in `shell`.

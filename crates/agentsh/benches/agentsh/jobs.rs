@@ -7,9 +7,8 @@
 //! - a foreground `true` tool call on a server with 10 `sleep 300` jobs running vs one without
 //!   jobs, sampled alternately in blocks (goal ≤ 1.05×: jobs cost calls nothing).
 
-use std::io::{BufRead, Write};
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use agentsh_bench_support::{Row, median};
 use serde_json::{Value, json};
@@ -30,23 +29,7 @@ impl RpcServer {
         let request = json!({
             "id": id, "type": "tool_call", "toolCallId": id, "name": name, "arguments": arguments,
         });
-        let start = Instant::now();
-        writeln!(self.stdin, "{request}").expect("write");
-        self.stdin.flush().expect("flush");
-        loop {
-            self.line.clear();
-            assert!(
-                self.stdout.read_line(&mut self.line).expect("read") > 0,
-                "agentsh rpc ended"
-            );
-            // Events come first; the response line starts with its type.
-            if self.line.starts_with(r#"{"type":"response""#) {
-                let elapsed = start.elapsed();
-                let mut response: Value = serde_json::from_str(&self.line).expect("a JSON line");
-                assert_eq!(response["success"], true, "{request}: {response}");
-                return (response["data"].take(), elapsed);
-            }
-        }
+        self.request_data(&request)
     }
 
     /// A foreground `true` tool call, timed (its result must be a success).

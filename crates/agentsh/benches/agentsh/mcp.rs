@@ -4,12 +4,14 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{Child, ChildStdin, ChildStdout, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::{AGENTSH, Env, Paired, RPC_BLOCK, RPC_CALLS, RpcServer, WARM_UP_CALLS, paired};
+use super::{
+    AGENTSH, Env, Paired, RPC_BLOCK, RPC_CALLS, RpcServer, WARM_UP_CALLS, paired, spawn_piped,
+};
 
 /// An `agentsh mcp` server after the handshake, answering `tools/call` requests one at a time.
 struct McpServer {
@@ -24,14 +26,7 @@ impl McpServer {
     /// Starts `agentsh mcp`, initializes the session and warms it up (the first call starts the
     /// shell).
     fn start(env: &Env) -> Self {
-        let mut child = env
-            .agentsh(&["mcp"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("agentsh mcp");
-        let stdin = child.stdin.take().expect("stdin");
-        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        let (child, stdin, stdout) = spawn_piped(env.agentsh(&["mcp"]));
         let mut server = Self {
             child,
             stdin,

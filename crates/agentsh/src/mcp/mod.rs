@@ -14,33 +14,21 @@ use agentsh_agent_session::{AgentSession, SessionOptions};
 use rmcp::ServiceExt;
 
 use crate::cli::McpArgs;
-use crate::config::load_settings;
-use crate::rpc::session_cwd;
 use crate::signals::Signals;
-use crate::{print_error, runtime, usage_error};
+use crate::{print_error, usage_error};
 
 /// How long the last answers get to reach stdout when the server ends.
 const WRITER_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Runs `agentsh mcp` until stdin ends.
 pub fn run(args: &McpArgs) -> ExitCode {
-    let mut settings = match load_settings(args.config.as_deref()) {
-        Ok(settings) => settings,
-        Err(err) => return usage_error(&err),
-    };
+    let (mut settings, cwd, runtime) =
+        match crate::server_start(args.config.as_deref(), args.cwd.as_deref()) {
+            Ok(started) => started,
+            Err(code) => return code,
+        };
     // `mcp.yield_after` wins over `bash.yield_after` here (SPEC §13).
     settings.bash.yield_after = settings.mcp.yield_after;
-    let cwd = match session_cwd(args.cwd.as_deref()) {
-        Ok(cwd) => cwd,
-        Err(message) => return usage_error(&message),
-    };
-    let runtime = match runtime() {
-        Ok(runtime) => runtime,
-        Err(err) => {
-            print_error(&format_args!("cannot start the async runtime: {err}"));
-            return ExitCode::FAILURE;
-        }
-    };
     let _context = runtime.enter();
     let mut signals = match Signals::install() {
         Ok(signals) => signals,

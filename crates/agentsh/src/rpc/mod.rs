@@ -34,9 +34,8 @@ use agentsh_agent_session::{AgentSession, SessionOptions};
 use tokio::sync::mpsc;
 
 use crate::cli::RpcArgs;
-use crate::config::load_settings;
 use crate::signals::Signals;
-use crate::{print_error, runtime, usage_error};
+use crate::{print_error, usage_error};
 
 /// Parsed requests waiting for the dispatcher; the reader waits when this many are queued.
 const REQUEST_QUEUE: usize = 64;
@@ -46,21 +45,11 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 
 /// Runs `agentsh rpc` until stdin ends.
 pub fn run(args: &RpcArgs) -> ExitCode {
-    let settings = match load_settings(args.config.as_deref()) {
-        Ok(settings) => settings,
-        Err(err) => return usage_error(&err),
-    };
-    let cwd = match session_cwd(args.cwd.as_deref()) {
-        Ok(cwd) => cwd,
-        Err(message) => return usage_error(&message),
-    };
-    let runtime = match runtime() {
-        Ok(runtime) => runtime,
-        Err(err) => {
-            print_error(&format_args!("cannot start the async runtime: {err}"));
-            return ExitCode::FAILURE;
-        }
-    };
+    let (settings, cwd, runtime) =
+        match crate::server_start(args.config.as_deref(), args.cwd.as_deref()) {
+            Ok(started) => started,
+            Err(code) => return code,
+        };
     let (signals, session) = {
         let _context = runtime.enter();
         // Caught before anything runs: from here on a signal shuts the server down cleanly.

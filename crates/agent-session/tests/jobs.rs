@@ -365,3 +365,29 @@ async fn yield_capable_calls_update_live_and_head_limits_still_stop_them() {
     let list = world.tool("job_list", json!({})).await;
     assert_eq!(list.text(), "(no jobs)");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_session_lists_its_own_artifacts_newest_first_up_to_a_limit() {
+    let world = World::new("");
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        let result = world.bash(json!({"command": "seq 100000"})).await;
+        let id = result
+            .details
+            .meta
+            .as_ref()
+            .and_then(|meta| meta.truncation.as_ref())
+            .and_then(|truncation| truncation.artifact_id.clone())
+            .expect("an artifact");
+        ids.push(id);
+    }
+    // A call whose output fits reserves nothing, so lists nothing.
+    let small = world.bash(json!({"command": "echo small"})).await;
+    assert_eq!(small.text(), "small");
+    ids.reverse();
+    assert_eq!(world.session.artifact_ids(10), ids);
+    assert_eq!(world.session.artifact_ids(2), ids[..2].to_vec());
+    // A new session has written none (the MCP tests check a shared store).
+    let other = World::new("");
+    assert!(other.session.artifact_ids(10).is_empty());
+}

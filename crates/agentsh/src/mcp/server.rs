@@ -153,10 +153,7 @@ struct Progress {
     token: ProgressToken,
     peer: Peer<RoleServer>,
     counter: f64,
-    last_sent: Option<Instant>,
-    /// The latest tail not sent yet (throttled).
-    pending: Option<String>,
-    last_text: String,
+    throttle: Throttle,
 }
 
 impl Progress {
@@ -165,44 +162,71 @@ impl Progress {
             token,
             peer,
             counter: 0.0,
-            last_sent: None,
-            pending: None,
-            last_text: String::new(),
+            throttle: Throttle::default(),
         }
     }
 
     fn update(&mut self, text: &str) {
-        let tail = tail_of(text, PROGRESS_TAIL).to_owned();
-        if self
-            .last_sent
-            .is_some_and(|sent| sent.elapsed() < PROGRESS_INTERVAL)
-        {
-            self.pending = Some(tail);
-            return;
+        if let Some(message) = self.throttle.update(text, Instant::now()) {
+            self.send(message);
         }
-        self.send(tail);
     }
 
-    /// Every [`HEARTBEAT`]: what is pending, or the last text again.
     fn heartbeat(&mut self) {
-        let text = self
-            .pending
-            .take()
-            .unwrap_or_else(|| self.last_text.clone());
-        self.send(text);
+        let message = self.throttle.heartbeat(Instant::now());
+        self.send(message);
     }
 
     fn send(&mut self, message: String) {
         self.counter += 1.0;
-        self.last_sent = Some(Instant::now());
-        self.pending = None;
-        self.last_text.clone_from(&message);
         let param =
             ProgressNotificationParam::new(self.token.clone(), self.counter).with_message(message);
         let peer = self.peer.clone();
         tokio::spawn(async move {
             let _ = peer.notify_progress(param).await;
         });
+    }
+}
+
+/// When a progress message goes out, and which: the output's tail (≤ [`PROGRESS_TAIL`]), at
+/// most one per [`PROGRESS_INTERVAL`] (a newer tail waits for the heartbeat or the next update
+/// after the interval); a heartbeat sends the waiting tail, or the last one again.
+#[derive(Default)]
+struct Throttle {
+    last_sent: Option<Instant>,
+    /// The latest tail not sent yet.
+    pending: Option<String>,
+    last_text: String,
+}
+
+impl Throttle {
+    /// A new tail at `now`: the message to send now, if any.
+    fn update(&mut self, text: &str, now: Instant) -> Option<String> {
+        let tail = tail_of(text, PROGRESS_TAIL).to_owned();
+        if self
+            .last_sent
+            .is_some_and(|sent| now.duration_since(sent) < PROGRESS_INTERVAL)
+        {
+            self.pending = Some(tail);
+            return None;
+        }
+        Some(self.sent(tail, now))
+    }
+
+    /// The heartbeat's message at `now`.
+    fn heartbeat(&mut self, now: Instant) -> String {
+        let text = self
+            .pending
+            .take()
+            .unwrap_or_else(|| self.last_text.clone());
+        self.sent(text, now)
+    }
+
+    fn sent(&mut self, message: String, now: Instant) -> String {
+        self.last_sent = Some(now);
+        self.pending = None;
+        self.last_text.clone_from(&message);
+        message
     }
 }
 
@@ -434,6 +458,24 @@ mod tests {
         );
         assert!(parse_uri("artifact://7?offset=x").is_err());
         assert!(parse_uri("artifact://7?from=1").is_err());
+    }
+
+    #[test]
+    fn progress_goes_out_at_most_once_a_second_with_a_bounded_tail() {
+        let mut throttle = Throttle::default();
+        let start = Instant::now();
+        let at = |ms| start + Duration::from_millis(ms);
+        assert_eq!(throttle.update("a\n", at(0)).as_deref(), Some("a\n"));
+        // Within the second: held back, the newest kept.
+        assert_eq!(throttle.update("a\nb\n", at(300)), None);
+        assert_eq!(throttle.update("a\nb\nc\n", at(600)), None);
+        // The heartbeat sends what waits; with nothing new, the last tail again.
+        assert_eq!(throttle.heartbeat(at(700)), "a\nb\nc\n");
+        assert_eq!(throttle.heartbeat(at(15_700)), "a\nb\nc\n");
+        // After the interval an update goes at once, cut to its last 2 KB.
+        let long = "x".repeat(5000);
+        let sent = throttle.update(&long, at(17_000)).expect("sent");
+        assert_eq!(sent.len(), PROGRESS_TAIL);
     }
 
     #[test]

@@ -134,26 +134,41 @@ impl JobLog {
     }
 
     /// Whether a complete line from the `until` position on matches `pattern`. Lines that left
-    /// the in-memory tail are read from the log file.
-    pub(crate) fn has_match(&self, pattern: &Regex) -> bool {
+    /// the in-memory tail are read from the log file. `from` carries where the last look ended
+    /// (a line start, 0 at first): a waiting `job_output` looks at each line once, not at the
+    /// whole backlog on every wake-up.
+    pub(crate) fn has_match(&self, pattern: &Regex, from: &mut u64) -> bool {
         let total = self.total_bytes();
         let snapshot = self.tail.snapshot();
         let kept_from = total - snapshot.len() as u64;
-        if self.until_from < kept_from
+        let mut at = (*from).max(self.until_from);
+        if at < kept_from
             && let Some(log) = self.artifact_file()
-            && file_has_match(&log.path, self.until_from, kept_from, pattern)
         {
-            return true;
+            let (found, next) = file_has_match(&log.path, at, kept_from, pattern);
+            if found {
+                return true;
+            }
+            at = next;
         }
-        let start = to_index(self.until_from.max(kept_from) - kept_from);
-        let mut text = &snapshot[start..];
-        if self.until_from < kept_from {
-            // The tail starts inside a line already looked at in the file.
-            text = text.split_once('\n').map_or("", |(_, rest)| rest);
+        let mut text = &snapshot[to_index(at.saturating_sub(kept_from))..];
+        let mut offset = at.max(kept_from);
+        if at < kept_from {
+            // The tail starts inside a line the file could not give whole: skip its end.
+            let skip = text.find('\n').map_or(text.len(), |end| end + 1);
+            text = &text[skip..];
+            offset += skip as u64;
         }
         // Complete lines only.
-        let complete = text.rfind('\n').map_or("", |end| &text[..end]);
-        complete.split('\n').any(|line| pattern.is_match(line))
+        while let Some(end) = text.find('\n') {
+            if pattern.is_match(&text[..end]) {
+                return true;
+            }
+            text = &text[end + 1..];
+            offset += end as u64 + 1;
+        }
+        *from = offset;
+        false
     }
 }
 
@@ -161,13 +176,14 @@ fn to_index(n: u64) -> usize {
     usize::try_from(n).unwrap_or(usize::MAX)
 }
 
-/// Whether a line of the log file that starts in `[from, to)` matches.
-fn file_has_match(path: &Path, from: u64, to: u64, pattern: &Regex) -> bool {
+/// Whether a complete line of the log file that starts in `[from, to)` matches (`from` is a
+/// line start); also where the lines read end (the start of the first line not read whole).
+fn file_has_match(path: &Path, from: u64, to: u64, pattern: &Regex) -> (bool, u64) {
     let Ok(mut file) = std::fs::File::open(path) else {
-        return false;
+        return (false, from);
     };
     if file.seek(SeekFrom::Start(from)).is_err() {
-        return false;
+        return (false, from);
     }
     let mut reader = BufReader::new(file.take(to.saturating_sub(from) + 64 * 1024));
     let mut line = Vec::new();
@@ -175,19 +191,18 @@ fn file_has_match(path: &Path, from: u64, to: u64, pattern: &Regex) -> bool {
     while at < to {
         line.clear();
         match reader.read_until(b'\n', &mut line) {
-            Ok(0) | Err(_) => return false,
-            Ok(n) => {
+            Ok(n) if n > 0 && line.last() == Some(&b'\n') => {
                 at += n as u64;
-                if line.last() == Some(&b'\n') {
-                    line.pop();
-                    if pattern.is_match(&String::from_utf8_lossy(&line)) {
-                        return true;
-                    }
+                line.pop();
+                if pattern.is_match(&String::from_utf8_lossy(&line)) {
+                    return (true, at);
                 }
             }
+            // The end of what was written, or a line longer than the look-ahead.
+            _ => break,
         }
     }
-    false
+    (false, at)
 }
 
 #[cfg(test)]
@@ -213,19 +228,50 @@ mod tests {
     }
 
     #[test]
+    fn until_reads_lines_that_left_the_tail_from_the_log_file_once() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("1.bash.log");
+        let mut text = String::from("Listening on 8000\n");
+        let filler = "x".repeat(99) + "\n";
+        while text.len() < 2 * JOB_TAIL_BYTES {
+            text.push_str(&filler);
+        }
+        std::fs::write(&path, &text).expect("log");
+        let mut log = JobLog::new();
+        *log.artifact.lock().expect("lock") = Some(LogFile {
+            id: "1".into(),
+            path,
+        });
+        log.push(&text);
+        let listening = Regex::new("^Listening").unwrap();
+        // Only in the file now.
+        assert!(!log.tail.snapshot().contains("Listening"));
+        assert!(log.has_match(&listening, &mut 0));
+        // No match: the look ends at the end of the last whole line, and the next one starts
+        // there (nothing is looked at twice).
+        let nothing = Regex::new("^never").unwrap();
+        let mut from = 0;
+        assert!(!log.has_match(&nothing, &mut from));
+        assert_eq!(from, log.total_bytes());
+        log.push("never mind\n");
+        assert!(log.has_match(&nothing, &mut from));
+    }
+
+    #[test]
     fn until_sees_shown_lines_but_not_returned_ones() {
         let mut log = JobLog::new();
         log.push("Listening on 8000\n");
         let listening = Regex::new("Listening").unwrap();
         // The starting result showed it; job_output has not returned it.
         log.take_new(1000, false);
-        assert!(log.has_match(&listening));
+        assert!(log.has_match(&listening, &mut 0));
         log.take_new(1000, true);
-        assert!(!log.has_match(&listening));
-        // An unfinished line does not count.
+        let mut from = 0;
+        assert!(!log.has_match(&listening, &mut from));
+        // An unfinished line does not count, and is looked at again once it ends.
         log.push("Listening again");
-        assert!(!log.has_match(&listening));
+        assert!(!log.has_match(&listening, &mut from));
         log.push("\n");
-        assert!(log.has_match(&listening));
+        assert!(log.has_match(&listening, &mut from));
     }
 }

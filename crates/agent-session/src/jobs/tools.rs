@@ -15,7 +15,6 @@ use agentsh_protocol::{
 };
 use agentsh_pty_runtime::{PtySession, key_sequence, typed_text};
 use agentsh_shell_executor::{CancellationToken, JobExit, Surface, Yielded};
-use regex::Regex;
 use serde_json::Value;
 use tokio::time::Instant;
 
@@ -419,7 +418,14 @@ impl AgentSession {
         let limit = Duration::from_secs_f64(args.wait);
         match &args.until {
             Some(pattern) => {
-                wait_for(&job, limit, |job| matches_until(job, pattern)).await;
+                let looked = std::sync::atomic::AtomicU64::new(0);
+                wait_for(&job, limit, |job| {
+                    let mut from = looked.load(std::sync::atomic::Ordering::Relaxed);
+                    let found = lock(&job.output).log.has_match(pattern, &mut from);
+                    looked.store(from, std::sync::atomic::Ordering::Relaxed);
+                    found
+                })
+                .await;
             }
             None if args.wait > 0.0 => {
                 let seen = lock(&job.output).log.total_bytes();
@@ -535,11 +541,6 @@ impl AgentSession {
         *result = ToolResult::new(text, result.details.clone(), false);
         outcome
     }
-}
-
-/// Whether a line no `job_output` returned matches `pattern`.
-fn matches_until(job: &Job, pattern: &Regex) -> bool {
-    lock(&job.output).log.has_match(pattern)
 }
 
 /// A PTY job's screen, headed `[screen COLSxROWS, cursor row R col C (1-based); full log:

@@ -32,7 +32,7 @@ pub use agentsh_shell_executor::{CancellationToken, ExecError, ExecutorConfig, S
 pub use args::{ArgsError, BashArgs};
 pub use cwd::{CwdError, check_cwd, resolve_cwd};
 pub use jobs::job_tool_specs;
-pub use jobs::tools::JOB_TOOLS;
+pub use jobs::tools::{BASH_TOOL, TOOL_NAMES, unknown_tool};
 pub use pty_selection::{COMPAT_NO_PTY_ENV, HostUi, NO_PTY_ENV, use_pty};
 pub use result::{
     BANG_CANCELLED, FinishedRun, HeadCapture, ShownRange, ToolContent, ToolDetails, ToolMeta,

@@ -209,6 +209,12 @@ struct RpcServer {
     calls: usize,
 }
 
+/// Closes a server's stdin and waits for it to exit 0 (both servers end at end of input).
+fn end_at_eof(mut child: Child, stdin: ChildStdin) {
+    drop(stdin);
+    assert!(child.wait().expect("wait").success());
+}
+
 /// Spawns `command` with piped stdin and stdout: the child and both pipes.
 fn spawn_piped(mut command: Command) -> (Child, ChildStdin, BufReader<ChildStdout>) {
     let mut child = command
@@ -302,11 +308,8 @@ impl RpcServer {
     }
 
     fn stop(self) {
-        let Self {
-            mut child, stdin, ..
-        } = self;
-        drop(stdin);
-        assert!(child.wait().expect("wait").success());
+        let Self { child, stdin, .. } = self;
+        end_at_eof(child, stdin);
     }
 }
 

@@ -16,11 +16,11 @@ pub use job::{
     job_has_no_terminal_text, job_started_line, job_state_line, no_such_job_text,
     too_many_jobs_text,
 };
-pub use lines::count_lines;
+pub use lines::{count_lines, tail_of};
 
 pub use result::{BashResult, InterceptionDetails, OutputSummary};
 pub use text::{
     CANCELLED_ANNOTATION, COMMAND_ABORTED, FullOutput, MISSING_EXIT_STATUS, NO_OUTPUT,
     annotation_line, blocked_text, cwd_missing_text, cwd_not_directory_text, exit_code_text,
-    format_seconds, format_size, timeout_annotation, truncation_notice,
+    format_seconds, format_size, timeout_annotation, truncation_notice, unknown_tool_text,
 };

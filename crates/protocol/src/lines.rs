@@ -13,6 +13,21 @@ pub fn count_lines(text: &str) -> u64 {
     newlines + u64::from(!text.is_empty() && !text.ends_with('\n'))
 }
 
+/// The last at most `max` bytes of `text`, starting at a character boundary (so up to three
+/// bytes fewer when `max` falls inside a character).
+///
+/// ```
+/// assert_eq!(agentsh_protocol::tail_of("abcdef", 3), "def");
+/// assert_eq!(agentsh_protocol::tail_of("é", 1), "");
+/// ```
+pub fn tail_of(text: &str, max: usize) -> &str {
+    let mut cut = text.len().saturating_sub(max);
+    while !text.is_char_boundary(cut) {
+        cut += 1;
+    }
+    &text[cut..]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

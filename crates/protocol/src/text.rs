@@ -115,6 +115,25 @@ pub fn truncation_notice(
     }
 }
 
+/// The answer to a call of a tool that does not exist: ``Unknown tool `x`: the tools are `a`,
+/// `b` and `c` ``.
+///
+/// ```
+/// assert_eq!(
+///     agentsh_protocol::unknown_tool_text("x", &["a", "b", "c"]),
+///     "Unknown tool `x`: the tools are `a`, `b` and `c`"
+/// );
+/// ```
+pub fn unknown_tool_text(name: &str, tools: &[&str]) -> String {
+    let quoted: Vec<String> = tools.iter().map(|tool| format!("`{tool}`")).collect();
+    let list = match quoted.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        None => "none".to_owned(),
+    };
+    format!("Unknown tool `{name}`: the tools are {list}")
+}
+
 /// Text of a command blocked by the interceptor.
 pub fn blocked_text(message: &str, command: &str) -> String {
     format!("Blocked: {message}\n\nOriginal command: {command}")

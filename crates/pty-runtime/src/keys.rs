@@ -159,46 +159,54 @@ pub fn typed_text(text: &str) -> Vec<u8> {
         .collect()
 }
 
+/// What a named key sends.
+#[derive(Clone, Copy)]
+enum Named {
+    /// One byte.
+    Byte(u8),
+    /// A cursor key, `ESC O x` or `ESC [ x` by the cursor mode.
+    Cursor(u8),
+    /// `ESC [ n ~`.
+    Tilde(u8),
+}
+
+/// The named keys, in the order of [`KEY_NAMES`] (a test keeps the two in step).
+const NAMED_KEYS: [(&str, Named); 13] = [
+    ("Enter", Named::Byte(b'\r')),
+    ("Tab", Named::Byte(b'\t')),
+    ("Esc", Named::Byte(ESC)),
+    ("Up", Named::Cursor(b'A')),
+    ("Down", Named::Cursor(b'B')),
+    ("Left", Named::Cursor(b'D')),
+    ("Right", Named::Cursor(b'C')),
+    ("Home", Named::Cursor(b'H')),
+    ("End", Named::Cursor(b'F')),
+    ("PageUp", Named::Tilde(5)),
+    ("PageDown", Named::Tilde(6)),
+    ("Backspace", Named::Byte(0x7f)),
+    ("Delete", Named::Tilde(3)),
+];
+
 /// The bytes of one key name (already trimmed).
 fn named_key(name: &str, app_cursor: bool) -> Option<Vec<u8>> {
-    let is = |known: &str| name.eq_ignore_ascii_case(known);
-    let bytes = if is("Enter") {
-        vec![b'\r']
-    } else if is("Tab") {
-        vec![b'\t']
-    } else if is("Esc") {
-        vec![ESC]
-    } else if is("Backspace") {
-        vec![0x7f]
-    } else if is("Up") {
-        cursor_key(b'A', 0, app_cursor)
-    } else if is("Down") {
-        cursor_key(b'B', 0, app_cursor)
-    } else if is("Right") {
-        cursor_key(b'C', 0, app_cursor)
-    } else if is("Left") {
-        cursor_key(b'D', 0, app_cursor)
-    } else if is("Home") {
-        cursor_key(b'H', 0, app_cursor)
-    } else if is("End") {
-        cursor_key(b'F', 0, app_cursor)
-    } else if is("PageUp") {
-        tilde_key(5, 0)
-    } else if is("PageDown") {
-        tilde_key(6, 0)
-    } else if is("Delete") {
-        tilde_key(3, 0)
-    } else {
-        let (ctrl, letter) = name.split_at_checked(5)?;
-        if !ctrl.eq_ignore_ascii_case("Ctrl+") {
-            return None;
-        }
-        match letter.as_bytes() {
-            &[letter] if letter.is_ascii_alphabetic() => vec![letter & 0x1f],
-            _ => return None,
-        }
-    };
-    Some(bytes)
+    if let Some(&(_, key)) = NAMED_KEYS
+        .iter()
+        .find(|(known, _)| name.eq_ignore_ascii_case(known))
+    {
+        return Some(match key {
+            Named::Byte(byte) => vec![byte],
+            Named::Cursor(letter) => cursor_key(letter, 0, app_cursor),
+            Named::Tilde(number) => tilde_key(u32::from(number), 0),
+        });
+    }
+    let (ctrl, letter) = name.split_at_checked(5)?;
+    if !ctrl.eq_ignore_ascii_case("Ctrl+") {
+        return None;
+    }
+    match letter.as_bytes() {
+        &[letter] if letter.is_ascii_alphabetic() => Some(vec![letter & 0x1f]),
+        _ => None,
+    }
 }
 
 struct Scan {
@@ -563,4 +571,16 @@ fn kitty_key(
         _ => key,
     };
     Some(with_alt(mods, utf8(base)))
+}
+
+#[cfg(test)]
+mod names_tests {
+    #[test]
+    fn key_names_list_the_table() {
+        let names: Vec<&str> = super::NAMED_KEYS.iter().map(|(name, _)| *name).collect();
+        assert_eq!(
+            super::KEY_NAMES,
+            format!("{}, Ctrl+<letter>", names.join(", "))
+        );
+    }
 }

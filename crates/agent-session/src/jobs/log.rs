@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use agentsh_output_sink::TailBuffer;
-use agentsh_protocol::{OutputSummary, count_lines};
+use agentsh_protocol::{OutputSummary, count_lines, tail_of};
 use regex::Regex;
 
 /// Bytes of text a job keeps in memory: more than the sink's spill batch (256 KiB), so every
@@ -97,11 +97,7 @@ impl JobLog {
         let mut text = &snapshot[to_index(start - kept_from)..];
         let mut truncated = self.shown < kept_from;
         if text.len() as u64 > max_bytes {
-            let mut cut = text.len() - to_index(max_bytes);
-            while !text.is_char_boundary(cut) {
-                cut += 1;
-            }
-            text = &text[cut..];
+            text = tail_of(text, to_index(max_bytes));
             truncated = true;
         }
         self.shown = total;
@@ -125,12 +121,7 @@ impl JobLog {
 
     /// The last at most `max_bytes` of the text (for live updates), from a character boundary.
     pub(crate) fn tail_text(&self, max_bytes: u64) -> String {
-        let snapshot = self.tail.snapshot();
-        let mut cut = snapshot.len().saturating_sub(to_index(max_bytes));
-        while !snapshot.is_char_boundary(cut) {
-            cut += 1;
-        }
-        snapshot[cut..].to_owned()
+        tail_of(&self.tail.snapshot(), to_index(max_bytes)).to_owned()
     }
 
     /// Whether a complete line from the `until` position on matches `pattern`. Lines that left

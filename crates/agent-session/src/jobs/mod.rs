@@ -72,8 +72,6 @@ pub(crate) struct Job {
     control: Control,
     /// When it ended (for `job_list`'s run time).
     ended_at: Mutex<Option<Instant>>,
-    /// Set by the first answer about the job (its starting result).
-    pub(crate) answered: AtomicBool,
 }
 
 impl Job {
@@ -321,7 +319,6 @@ impl NewJob {
             max_log_bytes: self.max_log_bytes,
             control,
             ended_at: Mutex::new(None),
-            answered: AtomicBool::new(false),
         });
         // Watches the job's progress: wakes its waiters, and once it ended, finishes its sink
         // (the last line, the log file) and notes when.

@@ -25,8 +25,16 @@ use crate::session::AgentSession;
 use crate::timeout::Timeout;
 use crate::tool::ToolUpdate;
 
-/// The names of the job tools.
-pub const JOB_TOOLS: [&str; 4] = ["job_output", "job_input", "job_kill", "job_list"];
+/// The name of the `bash` tool.
+pub const BASH_TOOL: &str = "bash";
+/// Every tool a session answers: `bash`, then the job tools ([`AgentSession::execute_tool`],
+/// [`AgentSession::execute_job_tool`]).
+pub const TOOL_NAMES: [&str; 5] = [BASH_TOOL, "job_output", "job_input", "job_kill", "job_list"];
+
+/// The error text for a tool not in [`TOOL_NAMES`], or `None` for one that is.
+pub fn unknown_tool(name: &str) -> Option<String> {
+    (!TOOL_NAMES.contains(&name)).then(|| agentsh_protocol::unknown_tool_text(name, &TOOL_NAMES))
+}
 
 /// How long a `run_in_background` call waits for its job before it answers.
 const START_WAIT: Duration = Duration::from_secs(1);
@@ -273,47 +281,38 @@ impl JobCall<'_> {
     /// The result of a call that made a job: the output so far as §9 builds it, then the job
     /// line (and, after a yield, the new-shell line) — or, when the job already ended, its end.
     fn answer(&self, job: &Job, yielded: bool) -> ToolOutcome {
-        let (state, exit_code) = job.state();
-        let mut outcome = job_text(job, self.max_bytes(), self.limits, false, state, exit_code);
-        let result = match &mut outcome {
-            ToolOutcome::Finished(result) | ToolOutcome::Aborted(result) => result,
-        };
-        let mut text = match job.terminal() {
-            Some(terminal) => screen_text(job, terminal),
-            None => result.text(),
-        };
-        text.push_str("\n\n");
-        if state.is_over() {
-            // It ended within its first second: say how, as a job tool would.
-            text.push_str(&job_state_line(&job.id, state, exit_code));
-        } else {
-            text.push_str(&job_started_line(&job.id));
-            if yielded {
-                text.push('\n');
-                text.push_str(NEXT_CALL_NEW_SHELL);
-            }
-        }
-        let is_error = state.is_over() && exit_code != Some(0);
-        *result = ToolResult::new(text, result.details.clone(), is_error);
-        outcome
+        answer_about(
+            job,
+            self.max_bytes(),
+            self.limits,
+            Reader::Start { yielded },
+        )
     }
 }
 
-/// The text of what no result showed of `job`, as §9 builds a body (with the notice when over
-/// `max_bytes`); for an ended job with the §9 outcome line. Marks it shown.
-fn job_text(
-    job: &Job,
-    max_bytes: u64,
-    limits: Limits,
-    returned_by_output: bool,
-    state: JobState,
-    exit_code: Option<i32>,
-) -> ToolOutcome {
+/// Who a result about a job is for.
+#[derive(Clone, Copy)]
+enum Reader {
+    /// The call that started the job (or yielded into it).
+    Start { yielded: bool },
+    /// A job tool; `job_output` also moves where `until` looks.
+    Tool { returned_by_output: bool },
+}
+
+/// A result about `job`: what no result showed of it, as §9 builds a body (with the notice when
+/// over `max_bytes`), or a PTY job's screen; then, for the starting call, the job line (or the
+/// state line when it already ended), for a tool the state line. Marks the text shown.
+fn answer_about(job: &Job, max_bytes: u64, limits: Limits, reader: Reader) -> ToolOutcome {
+    let (state, exit_code) = job.state();
+    let returned_by_output = matches!(
+        reader,
+        Reader::Tool {
+            returned_by_output: true
+        }
+    );
     let new = lock(&job.output)
         .log
         .take_new(max_bytes, returned_by_output);
-    let empty = new.empty;
-    let ended = state.is_over();
     let result = BashResult {
         summary: new.summary,
         annotation: None,
@@ -335,30 +334,46 @@ fn job_text(
     let result = match &mut outcome {
         ToolOutcome::Finished(result) | ToolOutcome::Aborted(result) => result,
     };
-    let mut text = result.text();
-    // A job tool's answer (not the result that started the job) says what is new.
-    if returned_by_output_or_tool(returned_by_output, job)
-        && empty
-        && let Some(rest) = text.strip_prefix(agentsh_protocol::NO_OUTPUT)
-    {
-        text = format!("{NO_NEW_OUTPUT}{rest}");
+    let mut text = if let Some(terminal) = job.terminal() {
+        screen_text(job, terminal)
+    } else {
+        let mut text = result.text();
+        // A job tool's answer says what is new.
+        if matches!(reader, Reader::Tool { .. })
+            && new.empty
+            && let Some(rest) = text.strip_prefix(agentsh_protocol::NO_OUTPUT)
+        {
+            text = format!("{NO_NEW_OUTPUT}{rest}");
+        }
+        if job.log_capped() {
+            let _ = write!(
+                text,
+                "\n\n[The log stopped growing at {} (jobs.max_log_bytes): later output is only in this tail.]",
+                format_size(job.max_log_bytes)
+            );
+        }
+        text
+    };
+    text.push_str("\n\n");
+    let ended = state.is_over();
+    match reader {
+        Reader::Start { yielded } if !ended => {
+            text.push_str(&job_started_line(&job.id));
+            if yielded {
+                text.push('\n');
+                text.push_str(NEXT_CALL_NEW_SHELL);
+            }
+        }
+        // A tool's answer, or a job that ended within its first second: how it is.
+        Reader::Start { .. } | Reader::Tool { .. } => {
+            text.push_str(&job_state_line(&job.id, state, exit_code));
+        }
     }
-    if job.log_capped() {
-        let _ = write!(
-            text,
-            "\n\n[The log stopped growing at {} (jobs.max_log_bytes): later output is only in this tail.]",
-            format_size(job.max_log_bytes)
-        );
-    }
+    let is_error = matches!(reader, Reader::Start { .. }) && ended && exit_code != Some(0);
     result.details.exit_code = if ended { exit_code } else { None };
     result.details.job = Some(job.details());
-    *result = ToolResult::new(text, result.details.clone(), false);
+    *result = ToolResult::new(text, result.details.clone(), is_error);
     outcome
-}
-
-/// Whether this text answers a job tool: every answer after the one that started the job.
-fn returned_by_output_or_tool(returned_by_output: bool, job: &Job) -> bool {
-    returned_by_output || job.answered.swap(true, std::sync::atomic::Ordering::SeqCst)
 }
 
 /// Waits until `done(job)`, the job's end, or `limit`; wakes on every change of the job and
@@ -527,19 +542,8 @@ impl AgentSession {
 
     /// A job tool's answer: the new output (a PTY job's screen), then the state line.
     fn job_answer(&self, job: &Job, limits: Limits, returned_by_output: bool) -> ToolOutcome {
-        let (state, exit_code) = job.state();
         let max_bytes = self.settings().output.max_bytes;
-        let mut outcome = job_text(job, max_bytes, limits, returned_by_output, state, exit_code);
-        let result = match &mut outcome {
-            ToolOutcome::Finished(result) | ToolOutcome::Aborted(result) => result,
-        };
-        let body = match job.terminal() {
-            Some(terminal) => screen_text(job, terminal),
-            None => result.text(),
-        };
-        let text = format!("{body}\n\n{}", job_state_line(&job.id, state, exit_code));
-        *result = ToolResult::new(text, result.details.clone(), false);
-        outcome
+        answer_about(job, max_bytes, limits, Reader::Tool { returned_by_output })
     }
 }
 

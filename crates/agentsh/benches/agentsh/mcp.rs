@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::{
-    AGENTSH, Env, Paired, RPC_BLOCK, RPC_CALLS, RpcServer, WARM_UP_CALLS, paired, spawn_piped,
+    AGENTSH, Env, Paired, RPC_BLOCK, RPC_CALLS, RpcServer, WARM_UP_CALLS, end_at_eof, paired,
+    spawn_piped,
 };
 
 /// An `agentsh mcp` server after the handshake, answering `tools/call` requests one at a time.
@@ -88,11 +89,8 @@ impl McpServer {
     }
 
     fn stop(self) {
-        let Self {
-            mut child, stdin, ..
-        } = self;
-        drop(stdin);
-        assert!(child.wait().expect("wait").success());
+        let Self { child, stdin, .. } = self;
+        end_at_eof(child, stdin);
     }
 }
 

@@ -5,9 +5,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use agentsh_agent_session::{
-    AgentSession, BashArgs, CancellationToken, JOB_TOOLS, ToolContext, ToolResult, ToolUpdate,
-    job_tool_specs,
+    AgentSession, BASH_TOOL, BashArgs, CancellationToken, ToolContext, ToolResult, ToolUpdate,
+    job_tool_specs, unknown_tool,
 };
+use agentsh_protocol::tail_of;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     JsonObject, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
@@ -78,7 +79,7 @@ impl McpServer {
         arguments: &Value,
         context: &RequestContext<RoleServer>,
     ) -> Result<ToolResult, McpError> {
-        if name == "bash" {
+        if name == BASH_TOOL {
             let progress = context
                 .meta
                 .get_progress_token()
@@ -131,7 +132,8 @@ impl McpServer {
         tokio::select! {
             outcome = &mut job_tool => match outcome {
                 Some(outcome) => Ok(outcome.into_result()),
-                None => Err(unknown_tool(name)),
+                // `call_tool` let only known names through: `bash` went the other way.
+                None => Err(McpError::internal_error(format!("`{name}` is not a job tool"), None)),
             },
             () = context.ct.cancelled() => Err(McpError::internal_error("cancelled", None)),
             () = self.ended.cancelled() => Err(McpError::internal_error("end of input", None)),
@@ -139,13 +141,8 @@ impl McpServer {
     }
 }
 
-fn unknown_tool(name: &str) -> McpError {
-    McpError::invalid_params(
-        format!(
-            "Unknown tool `{name}`: the tools are `bash`, `job_output`, `job_input`, `job_kill` and `job_list`"
-        ),
-        None,
-    )
+fn unknown_tool_error(text: String) -> McpError {
+    McpError::invalid_params(text, None)
 }
 
 /// Progress notifications of one call: a strictly increasing counter, the output's tail.
@@ -230,15 +227,6 @@ impl Throttle {
     }
 }
 
-/// The last at most `max` bytes of `text`, from a character boundary.
-fn tail_of(text: &str, max: usize) -> &str {
-    let mut cut = text.len().saturating_sub(max);
-    while !text.is_char_boundary(cut) {
-        cut += 1;
-    }
-    &text[cut..]
-}
-
 /// A §9 result as MCP returns it: the text as content, and as `structuredContent.text` next to
 /// the details.
 fn to_mcp(result: &ToolResult) -> CallToolResult {
@@ -285,7 +273,7 @@ fn tools() -> Vec<Tool> {
         .unwrap_or("Run a shell command.")
         .to_owned();
     let mut tools = vec![
-        Tool::new("bash", bash_description, Arc::new(as_object(bash)))
+        Tool::new(BASH_TOOL, bash_description, Arc::new(as_object(bash)))
             .with_raw_output_schema(output_schema()),
     ];
     for (name, description, schema) in job_tool_specs() {
@@ -352,8 +340,8 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let name = request.name.as_ref();
-        if name != "bash" && !JOB_TOOLS.contains(&name) {
-            return Err(unknown_tool(name));
+        if let Some(unknown) = unknown_tool(name) {
+            return Err(unknown_tool_error(unknown));
         }
         let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
         let result = self.run_tool(name, &arguments, &context).await;
@@ -476,13 +464,6 @@ mod tests {
         let long = "x".repeat(5000);
         let sent = throttle.update(&long, at(17_000)).expect("sent");
         assert_eq!(sent.len(), PROGRESS_TAIL);
-    }
-
-    #[test]
-    fn tails_are_bounded_at_character_boundaries() {
-        assert_eq!(tail_of("abcdef", 3), "def");
-        assert_eq!(tail_of("é", 1), "");
-        assert_eq!(tail_of("ab", 10), "ab");
     }
 
     #[test]

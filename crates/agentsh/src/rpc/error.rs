@@ -7,9 +7,6 @@ use agentsh_agent_session::SessionError;
 
 use super::framing::MAX_LINE_BYTES;
 
-/// The only tool a `tool_call` may name.
-pub const BASH_TOOL: &str = "bash";
-
 /// Why a request failed.
 #[derive(Debug, thiserror::Error)]
 pub enum RpcError {
@@ -27,10 +24,9 @@ pub enum RpcError {
     /// A field of the request is missing or of the wrong type.
     #[error("{0}")]
     Field(FieldError),
-    /// A `tool_call` names a tool that does not exist.
-    #[error(
-        "Unknown tool `{0}`: the tools are `{BASH_TOOL}`, `job_output`, `job_input`, `job_kill` and `job_list`"
-    )]
+    /// A `tool_call` names a tool that does not exist: the text of
+    /// `agent_session::unknown_tool`.
+    #[error("{0}")]
     UnknownTool(String),
     /// A `tool_call` reuses the `toolCallId` of a call still running or queued.
     #[error("A tool call with toolCallId `{0}` is already running")]

@@ -5,8 +5,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use agentsh_agent_session::{
-    AgentSession, BangOptions, JOB_TOOLS, SessionError, ToolContext, ToolDetails, ToolOutcome,
-    ToolResult, ToolUpdate,
+    AgentSession, BASH_TOOL, BangOptions, SessionError, ToolContext, ToolDetails, ToolOutcome,
+    ToolResult, ToolUpdate, unknown_tool,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 use tokio::task::{self, JoinError, JoinSet};
 use tokio_util::sync::CancellationToken;
 
-use super::error::{BASH_TOOL, RpcError};
+use super::error::RpcError;
 use super::output::{Message, Output, PartialResult};
 use super::request::{Command, Request, RequestError};
 use crate::signals::Signals;
@@ -215,12 +215,9 @@ impl Server {
         tool_names: Vec<String>,
     ) {
         const NAME: &str = "tool_call";
-        if tool_name != BASH_TOOL && !JOB_TOOLS.contains(&tool_name.as_str()) {
-            self.output.send(&Message::failure(
-                id,
-                NAME,
-                &RpcError::UnknownTool(tool_name),
-            ));
+        if let Some(unknown) = unknown_tool(&tool_name) {
+            self.output
+                .send(&Message::failure(id, NAME, &RpcError::UnknownTool(unknown)));
             return;
         }
         let cancel = CancellationToken::new();
@@ -283,7 +280,7 @@ impl Server {
                 match answered {
                     Some(outcome) => outcome,
                     None => ToolOutcome::Aborted(ToolResult::new(
-                        "Command aborted".to_owned(),
+                        agentsh_protocol::COMMAND_ABORTED.to_owned(),
                         ToolDetails::not_run(
                             session.cwd(),
                             session.settings().bash.default_timeout,

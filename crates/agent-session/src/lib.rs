@@ -4,19 +4,18 @@
 //!
 //! The crate's modules are private; everything public is re-exported below, in one block.
 //! `session` holds [`AgentSession`] and the bang surface; `tool` holds [`BashTool`] and depends
-//! on `session` (never the other way round) through a narrow crate-internal API; `args`, `cwd`,
-//! `timeout`, `pty_selection` and `result` are the pure steps of a tool call; `settings` is the
+//! on `session` (never the other way round) through a narrow crate-internal API; `cwd`,
+//! `pty_selection` and `result` are the pure steps of a tool call (the argument, timeout and
+//! result types themselves are `agentsh-protocol`'s); `settings` is the
 //! configuration file (`types`, `load`, `key_path`).
 #![deny(missing_docs)]
 
-mod args;
 mod cwd;
 mod jobs;
 mod pty_selection;
 mod result;
 mod session;
 mod settings;
-mod timeout;
 mod tool;
 
 // The whole public surface. Types from other agentsh crates (and `serde_json::Value`) are
@@ -26,18 +25,20 @@ pub use agentsh_artifact_store::{ArtifactError, ArtifactStore, ArtifactText};
 pub use agentsh_bash_interceptor::{Interception, Rule};
 pub use agentsh_bash_normalize::Limits;
 pub use agentsh_process::shell::ShellError;
-pub use agentsh_protocol::{BashResult, InterceptionDetails, JobDetails, JobState, OutputSummary};
+pub use agentsh_protocol::{
+    ArgsError, BashArgs, BashResult, InterceptionDetails, JobDetails, JobState, JobSummary,
+    OutputSummary, ShownRange, Timeout, ToolContent, ToolDetails, ToolMeta, ToolResult,
+    TruncatedBy, Truncation, TruncationDirection,
+};
 pub use agentsh_pty_runtime::{KeyAction, PtyController, Terminal, TerminalSize};
 pub use agentsh_shell_executor::{CancellationToken, ExecError, ExecutorConfig, ShellExecutor};
-pub use args::{ArgsError, BashArgs};
 pub use cwd::{CwdError, check_cwd, resolve_cwd};
 pub use jobs::job_tool_specs;
 pub use jobs::tools::{BASH_TOOL, TOOL_NAMES, unknown_tool};
 pub use pty_selection::{COMPAT_NO_PTY_ENV, HostUi, NO_PTY_ENV, use_pty};
 pub use result::{
-    BANG_CANCELLED, FinishedRun, HeadCapture, ShownRange, ToolContent, ToolDetails, ToolMeta,
-    ToolOutcome, ToolResult, TruncatedBy, Truncation, TruncationDirection, bang_context_text,
-    blocked_result, build_tool_result, cwd_error_result,
+    BANG_CANCELLED, FinishedRun, HeadCapture, ToolOutcome, bang_context_text, blocked_result,
+    build_tool_result, cwd_error_result,
 };
 pub use serde_json::{Value, json};
 pub use session::{AgentSession, BangOptions, SessionError, SessionOptions};
@@ -48,5 +49,4 @@ pub use settings::{
     DEFAULT_OUTPUT_MAX_BYTES, DEFAULT_SHELL_IDLE_MINUTES, InterceptorSettings, JobSettings,
     McpSettings, OutputSettings, Settings, VirtualTerminal, config_path,
 };
-pub use timeout::Timeout;
 pub use tool::{BashTool, PtyHost, ToolContext, ToolUpdate};

@@ -20,11 +20,11 @@ use agentsh_shell_executor::{
     ShellExecutor, ShellLimits, Surface,
 };
 
+use crate::Timeout;
 use crate::cwd::{CwdError, check_cwd};
 use crate::jobs::Jobs;
 use crate::result::bang_context_text;
 use crate::settings::Settings;
-use crate::timeout::Timeout;
 
 /// How an [`AgentSession`] is set up. Start from [`SessionOptions::new`], which takes the one
 /// thing a session cannot do without: its working directory.

@@ -6,23 +6,23 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agentsh_bash_normalize::{merge_limits, normalize};
+use agentsh_bash_normalize::{Limits, merge_limits, normalize};
 use agentsh_output_sink::{OutputSink, TailBuffer};
 use agentsh_protocol::BashResult;
 use agentsh_pty_runtime::{PtyCommand, PtyController, PtySession};
 use agentsh_shell_executor::{CancellationToken, ChunkCallback, Surface};
 use serde_json::Value;
 
-use crate::args::BashArgs;
+use crate::BashArgs;
+use crate::Timeout;
 use crate::cwd::check_cwd;
 use crate::jobs::tools::JobCall;
 use crate::pty_selection::{HostUi, use_pty};
 use crate::result::{
-    FinishedRun, HeadCapture, ToolDetails, ToolOutcome, ToolResult, blocked_result,
-    build_tool_result, cwd_error_result,
+    FinishedRun, HeadCapture, ToolOutcome, blocked_result, build_tool_result, cwd_error_result,
 };
 use crate::session::{AgentSession, SessionError};
-use crate::timeout::Timeout;
+use crate::{ToolDetails, ToolResult};
 
 /// What the caller of a tool call provides.
 #[derive(Clone, Default)]
@@ -129,7 +129,13 @@ impl BashTool {
         };
         let timeout = Timeout::from_request(args.timeout, default_timeout);
         let normalized = normalize(&args.command);
-        let limits = merge_limits(args.limits(), normalized.limits);
+        let limits = merge_limits(
+            Limits {
+                head: args.head,
+                tail: args.tail,
+            },
+            normalized.limits,
+        );
 
         if let Some(interceptor) = session.interceptor()
             && let Some(blocked) = interceptor.check(&normalized.unwrapped(), &ctx.tool_names)

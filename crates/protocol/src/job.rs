@@ -2,6 +2,9 @@
 //! its tools answer with.
 
 use std::fmt;
+use std::time::Duration;
+
+use crate::text::format_size;
 
 /// Where a background job is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -104,6 +107,54 @@ pub fn job_has_ended_text(id: &str) -> String {
     format!("Job {id} has ended")
 }
 
+/// One job as a list shows it: `job_list`'s lines, the renderer's job line and a status line
+/// are drawn from this.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobSummary {
+    /// The job's id within its session.
+    pub id: String,
+    /// Where it is.
+    pub state: JobState,
+    /// Its command's exit status, once it exited.
+    pub exit_code: Option<i32>,
+    /// Whether it runs on a terminal.
+    pub pty: bool,
+    /// The command as given.
+    pub command: String,
+    /// How long it has run (until it ended, for an ended job).
+    pub run_time: Duration,
+    /// Bytes of output it has printed so far.
+    pub output_bytes: u64,
+}
+
+impl JobSummary {
+    /// `job_list`'s line (SPEC §13): `job N · <state> · <run time> · <output size> · $ <command>`,
+    /// the state written `exited with code C` once the command returned.
+    pub fn list_line(&self) -> String {
+        let state = match (self.state, self.exit_code) {
+            (JobState::Exited, Some(code)) => format!("exited with code {code}"),
+            (state, _) => state.to_string(),
+        };
+        format!(
+            "job {} · {state} · {} · {} · $ {}",
+            self.id,
+            run_time_text(self.run_time),
+            format_size(self.output_bytes),
+            self.command
+        )
+    }
+}
+
+/// A job's run time as lists write it: `12s`, `3m 04s`, `1h 02m`.
+pub fn run_time_text(run: Duration) -> String {
+    let secs = run.as_secs();
+    match secs {
+        0..60 => format!("{secs}s"),
+        60..3600 => format!("{}m {:02}s", secs / 60, secs % 60),
+        _ => format!("{}h {:02}m", secs / 3600, secs / 60 % 60),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -144,5 +195,30 @@ mod tests {
             "Job 4 has no terminal: start it with pty: true to send input"
         );
         assert_eq!(job_has_ended_text("4"), "Job 4 has ended");
+    }
+
+    #[test]
+    fn list_lines_and_run_times() {
+        let mut job = JobSummary {
+            id: "2".into(),
+            state: JobState::Exited,
+            exit_code: Some(1),
+            pty: false,
+            command: "make".into(),
+            run_time: Duration::from_secs(184),
+            output_bytes: 2048,
+        };
+        assert_eq!(
+            job.list_line(),
+            "job 2 · exited with code 1 · 3m 04s · 2.0KB · $ make"
+        );
+        job.state = JobState::WaitingForInput;
+        job.run_time = Duration::from_millis(12_900);
+        assert_eq!(
+            job.list_line(),
+            "job 2 · waiting for input · 12s · 2.0KB · $ make"
+        );
+        assert_eq!(run_time_text(Duration::from_secs(3720)), "1h 02m");
+        assert_eq!(run_time_text(Duration::from_secs(59)), "59s");
     }
 }

@@ -1,10 +1,16 @@
 #![doc = include_str!("../README.md")]
 #![deny(missing_docs)]
 
+mod args;
+mod bang;
 mod job;
 mod lines;
 mod result;
+mod screen;
 mod text;
+mod theme;
+mod timeout;
+mod tool;
 
 #[cfg(feature = "serde")]
 mod json;
@@ -12,15 +18,24 @@ mod json;
 pub use json::json_kind;
 
 pub use job::{
-    JobDetails, JobState, NEXT_CALL_NEW_SHELL, NO_JOBS, NO_NEW_OUTPUT, job_has_ended_text,
-    job_has_no_terminal_text, job_started_line, job_state_line, no_such_job_text,
-    too_many_jobs_text,
+    JobDetails, JobState, JobSummary, NEXT_CALL_NEW_SHELL, NO_JOBS, NO_NEW_OUTPUT,
+    job_has_ended_text, job_has_no_terminal_text, job_started_line, job_state_line,
+    no_such_job_text, run_time_text, too_many_jobs_text,
 };
 pub use lines::{count_lines, tail_of};
 
+pub use args::{ArgsError, BashArgs};
+pub use bang::{BangRun, BangState};
 pub use result::{BashResult, InterceptionDetails, OutputSummary};
+pub use screen::{Cell, CellAttrs, CellColor, Screen};
 pub use text::{
     CANCELLED_ANNOTATION, COMMAND_ABORTED, FullOutput, MISSING_EXIT_STATUS, NO_OUTPUT,
     annotation_line, blocked_text, cwd_missing_text, cwd_not_directory_text, exit_code_text,
     format_seconds, format_size, timeout_annotation, truncation_notice, unknown_tool_text,
+};
+pub use theme::{Theme, UnknownTheme};
+pub use timeout::Timeout;
+pub use tool::{
+    ShownRange, ToolContent, ToolDetails, ToolMeta, ToolResult, TruncatedBy, Truncation,
+    TruncationDirection,
 };

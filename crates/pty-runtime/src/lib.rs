@@ -5,6 +5,7 @@ mod error;
 mod fastforward;
 mod keys;
 mod pty;
+mod screen;
 mod session;
 mod terminal;
 mod ui;
@@ -12,7 +13,7 @@ mod ui;
 pub use agentsh_output_sink::{OutputSink, SinkOptions, Spill, SpillSource};
 pub use agentsh_process::shell::{ShellKind, ShellSpec};
 pub use agentsh_process::{InputWait, SpawnError};
-pub use agentsh_protocol::{BashResult, OutputSummary};
+pub use agentsh_protocol::{BashResult, Cell, CellAttrs, CellColor, OutputSummary, Screen};
 pub use error::PtyError;
 pub use keys::{
     KEY_NAMES, KILL_KEY_ALTERNATE_SCREEN, KeyAction, KeyModes, UnknownKey, classify_keys,

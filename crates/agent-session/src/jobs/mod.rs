@@ -21,14 +21,14 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use agentsh_output_sink::{OutputSink, SinkOptions};
-use agentsh_protocol::{JobDetails, JobState};
+use agentsh_protocol::{JobDetails, JobState, JobSummary};
 use agentsh_pty_runtime::{InputWait, PtyController, PtySession};
 use agentsh_shell_executor::{JobExit, JobProgress, JobRun};
 use tokio::sync::watch;
 
 use self::log::{JobLog, LogFile};
 use self::spill::CappedLog;
-use crate::timeout::Timeout;
+use crate::Timeout;
 
 /// How long a PTY job's output must have been quiet before `/proc` is asked whether it waits
 /// for input (SPEC §13).
@@ -141,6 +141,20 @@ impl Job {
             if progress.changed().await.is_err() {
                 return;
             }
+        }
+    }
+
+    /// The job as lists show it.
+    pub(crate) fn summary(&self) -> JobSummary {
+        let (state, exit_code) = self.state();
+        JobSummary {
+            id: self.id.clone(),
+            state,
+            exit_code,
+            pty: self.pty,
+            command: self.command.clone(),
+            run_time: self.run_time(),
+            output_bytes: lock(&self.output).log.total_bytes(),
         }
     }
 

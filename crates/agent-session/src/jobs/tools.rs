@@ -9,9 +9,9 @@ use std::time::Duration;
 
 use agentsh_bash_normalize::Limits;
 use agentsh_protocol::{
-    BashResult, CANCELLED_ANNOTATION, JobState, NEXT_CALL_NEW_SHELL, NO_JOBS, NO_NEW_OUTPUT,
-    format_size, job_has_ended_text, job_has_no_terminal_text, job_started_line, job_state_line,
-    no_such_job_text, timeout_annotation, too_many_jobs_text,
+    BashResult, CANCELLED_ANNOTATION, JobState, JobSummary, NEXT_CALL_NEW_SHELL, NO_JOBS,
+    NO_NEW_OUTPUT, format_size, job_has_ended_text, job_has_no_terminal_text, job_started_line,
+    job_state_line, no_such_job_text, timeout_annotation, too_many_jobs_text,
 };
 use agentsh_pty_runtime::{PtySession, key_sequence, typed_text};
 use agentsh_shell_executor::{CancellationToken, JobExit, Surface, Yielded};
@@ -20,10 +20,11 @@ use tokio::time::Instant;
 
 use super::args::{InputArgs, KillArgs, OutputArgs, parse_list};
 use super::{Job, JobMeta, LogSource, NewJob, lock};
-use crate::result::{FinishedRun, ToolDetails, ToolOutcome, ToolResult, build_tool_result};
+use crate::Timeout;
+use crate::result::{FinishedRun, ToolOutcome, build_tool_result};
 use crate::session::AgentSession;
-use crate::timeout::Timeout;
 use crate::tool::ToolUpdate;
+use crate::{ToolDetails, ToolResult};
 
 /// The name of the `bash` tool.
 pub const BASH_TOOL: &str = "bash";
@@ -395,6 +396,11 @@ async fn wait_for(job: &Job, limit: Duration, done: impl Fn(&Job) -> bool) {
 }
 
 impl AgentSession {
+    /// This session's jobs, oldest first (the last 100 that ended, and every running one).
+    pub fn jobs_summary(&self) -> Vec<JobSummary> {
+        self.jobs().all().iter().map(|job| job.summary()).collect()
+    }
+
     /// Runs one of the job tools by name (`job_output`, `job_input`, `job_kill`, `job_list`);
     /// `None` for any other name.
     pub async fn execute_job_tool(&self, name: &str, args: &Value) -> Option<ToolOutcome> {
@@ -511,27 +517,12 @@ impl AgentSession {
     }
 
     fn job_list(&self) -> ToolOutcome {
-        let jobs = self.jobs().all();
+        let jobs = self.jobs_summary();
         let text = if jobs.is_empty() {
             NO_JOBS.to_owned()
         } else {
-            jobs.iter()
-                .map(|job| {
-                    let (state, code) = job.state();
-                    let state = match (state, code) {
-                        (JobState::Exited, Some(code)) => format!("exited with code {code}"),
-                        (state, _) => state.to_string(),
-                    };
-                    format!(
-                        "job {} · {state} · {} · {} · $ {}",
-                        job.id,
-                        run_time_text(job.run_time()),
-                        format_size(lock(&job.output).log.total_bytes()),
-                        job.command
-                    )
-                })
-                .collect::<Vec<_>>()
-                .join("\n")
+            let lines: Vec<String> = jobs.iter().map(JobSummary::list_line).collect();
+            lines.join("\n")
         };
         ToolOutcome::Finished(ToolResult::new(
             text,
@@ -569,14 +560,4 @@ fn screen_text(job: &Job, terminal: &agentsh_pty_runtime::PtyController) -> Stri
         col + 1,
         rows.join("\n")
     )
-}
-
-/// A run time for `job_list`: `12s`, `3m 04s`, `1h 02m`.
-fn run_time_text(run: Duration) -> String {
-    let secs = run.as_secs();
-    match secs {
-        0..60 => format!("{secs}s"),
-        60..3600 => format!("{}m {:02}s", secs / 60, secs % 60),
-        _ => format!("{}h {:02}m", secs / 3600, secs / 60 % 60),
-    }
 }

@@ -19,7 +19,7 @@ use super::types::{
     DEFAULT_OUTPUT_MAX_BYTES, InterceptorSettings, JobSettings, McpSettings, OutputSettings,
     Settings, VirtualTerminal,
 };
-use crate::timeout::Timeout;
+use crate::Timeout;
 
 /// Environment variable naming the config file when `--config` is not given.
 pub const CONFIG_ENV: &str = "AGENTSH_CONFIG";

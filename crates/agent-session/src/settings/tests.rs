@@ -4,7 +4,7 @@ use std::ffi::OsString;
 use std::path::Path;
 
 use super::*;
-use crate::timeout::Timeout;
+use crate::Timeout;
 
 fn parse(text: &str) -> Result<Settings, String> {
     Settings::from_toml(

@@ -8,7 +8,7 @@ use agentsh_bash_interceptor::Rule;
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize};
 
-use crate::timeout::Timeout;
+use crate::Timeout;
 
 /// Default of `bash.max_shells`: at most this many persistent shells are cached.
 pub const DEFAULT_MAX_SHELLS: usize = agentsh_shell_executor::DEFAULT_MAX_SHELLS;

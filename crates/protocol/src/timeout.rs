@@ -3,8 +3,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use agentsh_protocol::{format_seconds, timeout_annotation};
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use crate::text::{format_seconds, timeout_annotation};
 
 /// A command timeout in seconds, always finite and within [`Timeout::MIN`]..=[`Timeout::MAX`].
 ///
@@ -13,7 +12,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 /// one. Serialises as a JSON number: an integer when whole (`300`), otherwise a float (`1.5`).
 ///
 /// ```
-/// use agentsh_agent_session::Timeout;
+/// use agentsh_protocol::Timeout;
 ///
 /// assert_eq!(Timeout::clamp(-3.0).seconds(), 1.0);
 /// assert_eq!(Timeout::clamp(1e9).to_string(), "3600");
@@ -34,8 +33,7 @@ impl Timeout {
     /// Clamps any number of seconds into [1, 3600]: negative values, `-inf` and values below 1
     /// become 1; huge values and `+inf` become 3600. NaN becomes [`Timeout::DEFAULT`]: it says
     /// nothing about the caller's intent. (A tool call never gets here with NaN: JSON cannot
-    /// carry it, and [`BashArgs::from_value`](crate::BashArgs::from_value) refuses it as an
-    /// argument error.)
+    /// carry it, and `BashArgs::from_value` refuses it as an argument error.)
     pub fn clamp(seconds: f64) -> Self {
         if seconds.is_nan() {
             Self::DEFAULT
@@ -80,8 +78,9 @@ impl fmt::Display for Timeout {
     }
 }
 
-impl Serialize for Timeout {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+#[cfg(feature = "serde")]
+impl serde::Serialize for Timeout {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         // Whole values as integers, so `details.timeout` reads `300`, not `300.0`. The value is
         // within [1, 3600], so the cast is exact.
         if self.0.fract() == 0.0 {
@@ -93,9 +92,10 @@ impl Serialize for Timeout {
 }
 
 /// Reads any number of seconds and clamps it, as [`Timeout::clamp`] does.
-impl<'de> Deserialize<'de> for Timeout {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        f64::deserialize(deserializer).map(Self::clamp)
+#[cfg(feature = "serde")]
+impl<'de> serde::Deserialize<'de> for Timeout {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        <f64 as serde::Deserialize>::deserialize(deserializer).map(Self::clamp)
     }
 }
 

@@ -1,0 +1,139 @@
+//! The bang command view (SPEC §10, "Bang component").
+
+use agentsh_protocol::{BangState, BashResult, count_lines, format_size};
+use ratatui_core::text::Text;
+
+use super::DefaultRenderer;
+use super::rows::{Rows, logical_lines, prepare};
+use super::tool::full_output_part;
+use crate::layout::strip_controls;
+use crate::view::{BangView, Expansion};
+
+/// Logical lines a collapsed bang command shows.
+pub const COLLAPSED_BANG_LINES: usize = 20;
+
+impl DefaultRenderer {
+    pub(super) fn draw_bang(&self, view: &BangView<'_>, width: u16) -> Text<'static> {
+        let glyphs = &self.glyphs;
+        let palette = &self.palette;
+        let bang = view.bang;
+        let mut rows = Rows::new(width);
+        let title = if bang.exclude_from_context {
+            palette.title_excluded
+        } else {
+            palette.title
+        };
+        rows.command("", &bang.command, title, glyphs.ellipsis);
+
+        let (output, result) = match &bang.state {
+            BangState::Running { output } => (std::borrow::Cow::Borrowed(output.as_str()), None),
+            BangState::Finished(result) => (result.annotated_output(), Some(result)),
+        };
+        let output = strip_controls(&output);
+        let mut hidden = 0;
+        match view.expansion {
+            Expansion::Collapsed => {
+                let lines: Vec<&str> = logical_lines(&output).collect();
+                let start = lines.len().saturating_sub(COLLAPSED_BANG_LINES);
+                for line in &lines[start..] {
+                    rows.wrapped(&prepare(line, glyphs.ellipsis), palette.output);
+                }
+                // Lines the kept tail lost to the byte limit are hidden too.
+                let total = result.map_or(lines.len() as u64, |r| {
+                    r.summary.total_lines.max(lines.len() as u64)
+                });
+                hidden = total.saturating_sub((lines.len() - start) as u64);
+                if lines.is_empty() && result.is_some() {
+                    rows.chrome("(no output)", palette.muted, glyphs.ellipsis);
+                }
+            }
+            Expansion::Expanded {
+                window,
+                rows: height,
+            } => {
+                let last = rows.window(
+                    window.text,
+                    window.first_line,
+                    height,
+                    |_| palette.output,
+                    glyphs.ellipsis,
+                );
+                let whole = window.first_line <= 1 && last.unwrap_or(0) >= window.total_lines;
+                if !whole {
+                    rows.chrome(
+                        &format!(
+                            "(lines {}-{} of {}, ctrl+o to collapse)",
+                            window.first_line,
+                            last.unwrap_or(window.first_line),
+                            window.total_lines
+                        ),
+                        palette.muted,
+                        glyphs.ellipsis,
+                    );
+                }
+            }
+        }
+        if hidden > 0 {
+            rows.chrome(
+                &format!("{} {hidden} more lines (ctrl+o to expand)", glyphs.ellipsis),
+                palette.muted,
+                glyphs.ellipsis,
+            );
+        }
+        let Some(result) = result else {
+            rows.chrome(
+                &format!(
+                    "{} Running{} (esc to cancel)",
+                    glyphs.spinner_frame(view.tick),
+                    glyphs.ellipsis
+                ),
+                palette.accent,
+                glyphs.ellipsis,
+            );
+            return rows.into_text();
+        };
+        if result.cancelled {
+            rows.chrome("(cancelled)", palette.warning, glyphs.ellipsis);
+        } else {
+            match result.exit_code {
+                Some(0) => {}
+                Some(code) => {
+                    rows.chrome(&format!("(exit {code})"), palette.error, glyphs.ellipsis)
+                }
+                None => rows.chrome("(no exit status)", palette.error, glyphs.ellipsis),
+            }
+        }
+        if let Some(warning) = bang_warning(result, view.max_bytes) {
+            rows.chrome(
+                &glyphs.bracketed(&strip_controls(&warning)),
+                palette.warning,
+                glyphs.ellipsis,
+            );
+        }
+        rows.into_text()
+    }
+}
+
+/// The truncation warning of a finished bang command whose output the byte limit cut.
+fn bang_warning(result: &BashResult, max_bytes: u64) -> Option<String> {
+    let summary = &result.summary;
+    if !summary.truncated {
+        return None;
+    }
+    let mut parts: Vec<String> = full_output_part(
+        summary.artifact_id.as_deref(),
+        summary.artifact_error.as_deref(),
+    )
+    .into_iter()
+    .collect();
+    let shown = if summary.output_lines > 0 {
+        summary.output_lines
+    } else {
+        count_lines(&summary.output)
+    };
+    parts.push(format!(
+        "Truncated: {shown} lines shown ({} limit)",
+        format_size(max_bytes)
+    ));
+    Some(parts.join(". "))
+}

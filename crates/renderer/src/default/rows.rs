@@ -1,0 +1,169 @@
+//! Building a view row by row: untrusted text in, wrapped styled rows out.
+
+use std::borrow::Cow;
+
+use ratatui_core::style::Style;
+use ratatui_core::text::{Line, Span, Text};
+
+use crate::layout::{
+    MAX_LINE_CHARS, cap_line, expand_tabs, strip_controls, truncate_to_width, visual_rows, wrap,
+};
+
+/// A logical line ready to wrap: capped at [`MAX_LINE_CHARS`] chars, tabs expanded. The text
+/// must already be stripped of controls.
+pub(crate) fn prepare<'a>(line: &'a str, ellipsis: &str) -> Cow<'a, str> {
+    match cap_line(line, MAX_LINE_CHARS, ellipsis) {
+        Cow::Borrowed(line) => expand_tabs(line),
+        Cow::Owned(capped) => Cow::Owned(expand_tabs(&capped).into_owned()),
+    }
+}
+
+/// The logical lines of an output text: a final `\n` ends the last line and starts no empty
+/// one (the line rule of SPEC §1), so `"a\n"` is one line and `""` none.
+pub(crate) fn logical_lines(text: &str) -> impl DoubleEndedIterator<Item = &str> {
+    let text = text.strip_suffix('\n').unwrap_or(text);
+    let empty = text.is_empty();
+    text.split('\n').filter(move |_| !empty)
+}
+
+/// The rows of a view, each at most `width` columns.
+pub(crate) struct Rows {
+    width: u16,
+    lines: Vec<Line<'static>>,
+}
+
+impl Rows {
+    pub(crate) fn new(width: u16) -> Self {
+        Self {
+            width: width.max(1),
+            lines: Vec::new(),
+        }
+    }
+
+    pub(crate) fn width(&self) -> u16 {
+        self.width
+    }
+
+    /// One prepared logical line (stripped, capped, tabs expanded), wrapped.
+    pub(crate) fn wrapped(&mut self, line: &str, style: Style) {
+        for row in wrap(line, self.width) {
+            self.lines
+                .push(Line::from(Span::styled(row.to_owned(), style)));
+        }
+    }
+
+    /// A command as a header: `$ <command>`, its later lines indented under the first.
+    pub(crate) fn command(&mut self, prefix: &str, command: &str, style: Style, ellipsis: &str) {
+        let command = strip_controls(command);
+        let command = command.trim_end_matches('\n');
+        for (index, line) in command.split('\n').enumerate() {
+            let lead = if index == 0 { "$ " } else { "  " };
+            let prefix = if index == 0 { prefix } else { "" };
+            let line = format!("{lead}{prefix}{line}");
+            self.wrapped(&prepare(&line, ellipsis), style);
+        }
+    }
+
+    /// A row of chrome the view itself wrote (a header, a hint, a warning; no controls): one
+    /// row, cut to the width with `ellipsis`, so that a view's row count does not depend on
+    /// how its chrome wraps.
+    pub(crate) fn chrome(&mut self, text: &str, style: Style, ellipsis: &str) {
+        let row = truncate_to_width(&expand_tabs(text), self.width, ellipsis).into_owned();
+        self.lines.push(Line::from(Span::styled(row, style)));
+    }
+
+    pub(crate) fn into_text(self) -> Text<'static> {
+        Text::from(self.lines)
+    }
+}
+
+/// The lines of a collapsed view: the last `keep` visual rows of `lines` (prepared logical
+/// lines) at `width`, and how many rows are hidden before them.
+pub(crate) struct LastRows<'a> {
+    /// The logical lines whose rows are (partly) shown, in order.
+    pub(crate) lines: Vec<Cow<'a, str>>,
+    /// Rows of the first of `lines` to skip (it is only partly shown).
+    pub(crate) skip_rows: usize,
+    /// Visual rows hidden before the shown ones.
+    pub(crate) hidden_rows: usize,
+    /// Visual rows shown.
+    pub(crate) shown_rows: usize,
+}
+
+/// The last `keep` visual rows of `text` (stripped, not yet prepared) at `width`.
+pub(crate) fn last_rows<'a>(
+    text: &'a str,
+    keep: usize,
+    width: u16,
+    ellipsis: &str,
+) -> LastRows<'a> {
+    let mut lines = Vec::new();
+    let mut rows = 0;
+    let mut all = logical_lines(text).rev();
+    for line in all.by_ref() {
+        let line = prepare(line, ellipsis);
+        rows += visual_rows(&line, width);
+        lines.push(line);
+        if rows >= keep {
+            break;
+        }
+    }
+    lines.reverse();
+    let hidden_before: usize = all
+        .map(|line| visual_rows(&prepare(line, ellipsis), width))
+        .sum();
+    let skip_rows = rows.saturating_sub(keep);
+    LastRows {
+        lines,
+        skip_rows,
+        hidden_rows: hidden_before + skip_rows,
+        shown_rows: rows.min(keep),
+    }
+}
+
+impl Rows {
+    /// Pushes the rows of a [`LastRows`], each logical line in the style `style_of` gives it.
+    pub(crate) fn last(&mut self, last: &LastRows<'_>, style_of: impl Fn(&str) -> Style) {
+        let mut skip = last.skip_rows;
+        for line in &last.lines {
+            let style = style_of(line);
+            for row in wrap(line, self.width) {
+                if skip > 0 {
+                    skip -= 1;
+                    continue;
+                }
+                self.lines
+                    .push(Line::from(Span::styled(row.to_owned(), style)));
+            }
+        }
+    }
+
+    /// Pushes rows of a window's lines until `rows` are drawn; returns the number of the last
+    /// logical line drawn (whole or in part), or `None` when nothing was.
+    pub(crate) fn window(
+        &mut self,
+        text: &str,
+        first_line: u64,
+        rows: u16,
+        style_of: impl Fn(&str) -> Style,
+        ellipsis: &str,
+    ) -> Option<u64> {
+        let text = strip_controls(text);
+        let mut left = usize::from(rows);
+        let mut last = None;
+        for (index, line) in logical_lines(&text).enumerate() {
+            if left == 0 {
+                break;
+            }
+            let line = prepare(line, ellipsis);
+            let style = style_of(&line);
+            for row in wrap(&line, self.width).take(left) {
+                self.lines
+                    .push(Line::from(Span::styled(row.to_owned(), style)));
+                left -= 1;
+            }
+            last = Some(first_line + index as u64);
+        }
+        last
+    }
+}

@@ -1,0 +1,215 @@
+//! The tool call view (SPEC §10, "Tool renderer").
+
+use agentsh_protocol::{
+    COMMAND_ABORTED, MISSING_EXIT_STATUS, Timeout, ToolDetails, ToolResult, TruncatedBy,
+    Truncation, count_lines, exit_code_text, format_size, timeout_annotation,
+};
+use ratatui_core::text::Text;
+
+use super::DefaultRenderer;
+use super::rows::{Rows, last_rows};
+use crate::layout::strip_controls;
+use crate::view::{CallState, ExpandedSource, Expansion, ToolCallView};
+
+/// Visual lines a collapsed tool call shows.
+pub const COLLAPSED_TOOL_LINES: usize = 10;
+
+impl DefaultRenderer {
+    pub(super) fn draw_tool_call(&self, view: &ToolCallView<'_>, width: u16) -> Text<'static> {
+        let glyphs = &self.glyphs;
+        let palette = &self.palette;
+        let mut rows = Rows::new(width);
+        let cwd = match view.state {
+            CallState::Done(result) => Some(result.details.cwd.as_str()),
+            CallState::Running { .. } => view.args.cwd.as_deref(),
+        };
+        let prefix = cd_prefix(cwd, view.project_dir);
+        rows.command(&prefix, &view.args.command, palette.title, glyphs.ellipsis);
+
+        let (text, result) = match view.state {
+            CallState::Running { tail } => (tail, None),
+            CallState::Done(result) => (result_text(result), Some(result)),
+        };
+        let truncation = result.and_then(|result| truncation_of(&result.details));
+        // A failed call's outcome line (`Command exited with code N`) is drawn as an error.
+        let outcome = result
+            .filter(|result| result.is_error)
+            .and_then(|result| outcome_text(&result.details));
+        let style_of = |line: &str| {
+            if outcome.as_deref() == Some(line) {
+                palette.error
+            } else {
+                palette.output
+            }
+        };
+        match view.expansion {
+            Expansion::Collapsed => {
+                let text = strip_controls(text);
+                let last = last_rows(&text, COLLAPSED_TOOL_LINES, rows.width(), glyphs.ellipsis);
+                if last.hidden_rows > 0 {
+                    let total = truncation.map_or_else(|| count_lines(&text), |t| t.total_lines);
+                    rows.chrome(
+                        &format!(
+                            "{} ({} earlier lines, showing {} of {total}) (ctrl+o to expand)",
+                            glyphs.ellipsis, last.hidden_rows, last.shown_rows
+                        ),
+                        palette.muted,
+                        glyphs.ellipsis,
+                    );
+                }
+                rows.last(&last, style_of);
+            }
+            Expansion::Expanded {
+                window,
+                rows: height,
+            } => {
+                let last = rows.window(
+                    window.text,
+                    window.first_line,
+                    height,
+                    style_of,
+                    glyphs.ellipsis,
+                );
+                let whole = window.first_line <= 1 && last.unwrap_or(0) >= window.total_lines;
+                if !whole {
+                    rows.chrome(
+                        &format!(
+                            "(lines {}-{} of {}, ctrl+o to collapse)",
+                            window.first_line,
+                            last.unwrap_or(window.first_line),
+                            window.total_lines
+                        ),
+                        palette.muted,
+                        glyphs.ellipsis,
+                    );
+                }
+                // An artifact holds the output alone: say how the call ended after it.
+                if let (Some(result), ExpandedSource::Artifact(_)) =
+                    (result, view.expanded_source())
+                    && let Some(outcome) = outcome_text(&result.details)
+                {
+                    rows.chrome(&outcome, palette.error, glyphs.ellipsis);
+                }
+            }
+        }
+        if let CallState::Running { .. } = view.state {
+            rows.chrome(
+                &format!(
+                    "{} Running{} (esc to cancel)",
+                    glyphs.spinner_frame(view.tick),
+                    glyphs.ellipsis
+                ),
+                palette.accent,
+                glyphs.ellipsis,
+            );
+        }
+        if let Some(truncation) = truncation {
+            let warning = truncation_warning(truncation, view.max_bytes);
+            rows.chrome(
+                &glyphs.bracketed(&strip_controls(&warning)),
+                palette.warning,
+                glyphs.ellipsis,
+            );
+        }
+        if let Some(timeout) = view.args.timeout {
+            rows.chrome(
+                &glyphs.bracketed(&format!("Timeout: {}s", Timeout::clamp(timeout))),
+                palette.muted,
+                glyphs.ellipsis,
+            );
+        }
+        rows.into_text()
+    }
+}
+
+/// The text of a result: its text blocks, without the final line break.
+fn result_text(result: &ToolResult) -> &str {
+    match result.content.first() {
+        Some(agentsh_protocol::ToolContent::Text { text }) => text.trim_end_matches('\n'),
+        None => "",
+    }
+}
+
+fn truncation_of(details: &ToolDetails) -> Option<&Truncation> {
+    details.meta.as_ref()?.truncation.as_ref()
+}
+
+/// `Full output: artifact://ID. Truncated: showing X of Y lines` (by lines) or
+/// `… Truncated: X lines shown (50.0KB limit)` (by bytes), without the brackets.
+pub(crate) fn truncation_warning(truncation: &Truncation, max_bytes: u64) -> String {
+    let mut parts: Vec<String> = full_output_part(
+        truncation.artifact_id.as_deref(),
+        truncation.artifact_error.as_deref(),
+    )
+    .into_iter()
+    .collect();
+    parts.push(match truncation.truncated_by {
+        TruncatedBy::Lines => format!(
+            "Truncated: showing {} of {} lines",
+            truncation.output_lines, truncation.total_lines
+        ),
+        TruncatedBy::Bytes => format!(
+            "Truncated: {} lines shown ({} limit)",
+            truncation.output_lines,
+            format_size(max_bytes)
+        ),
+    });
+    parts.join(". ")
+}
+
+/// `Full output: artifact://ID`, or `Full output not saved: <reason>`, or nothing.
+pub(crate) fn full_output_part(artifact_id: Option<&str>, error: Option<&str>) -> Option<String> {
+    match (artifact_id, error) {
+        (Some(id), _) => Some(format!("Full output: artifact://{id}")),
+        (None, Some(error)) => Some(format!("Full output not saved: {error}")),
+        (None, None) => None,
+    }
+}
+
+/// How a failed call ended, as its result text says it (SPEC §9's outcome lines).
+fn outcome_text(details: &ToolDetails) -> Option<String> {
+    if details.timed_out {
+        Some(timeout_annotation(details.timeout.seconds()))
+    } else if details.cancelled {
+        Some(COMMAND_ABORTED.to_owned())
+    } else {
+        match details.exit_code {
+            None => Some(MISSING_EXIT_STATUS.to_owned()),
+            Some(0) => None,
+            Some(code) => Some(exit_code_text(code)),
+        }
+    }
+}
+
+/// `cd <dir> && ` when the call ran outside the project directory: the directory relative to
+/// the project when inside it, as it is otherwise; quoted when the shell would split it.
+pub(crate) fn cd_prefix(cwd: Option<&str>, project_dir: &str) -> String {
+    let Some(cwd) = cwd else {
+        return String::new();
+    };
+    let project = project_dir.trim_end_matches('/');
+    let cwd_trimmed = cwd.trim_end_matches('/');
+    if cwd_trimmed.is_empty() && cwd.starts_with('/') {
+        return if project.is_empty() {
+            String::new()
+        } else {
+            "cd / && ".to_owned()
+        };
+    }
+    if cwd_trimmed == project || cwd_trimmed == "." || cwd_trimmed.is_empty() {
+        return String::new();
+    }
+    let shown = cwd_trimmed
+        .strip_prefix(project)
+        .and_then(|rest| rest.strip_prefix('/'))
+        .filter(|_| !project.is_empty())
+        .unwrap_or(cwd_trimmed);
+    let safe = shown
+        .chars()
+        .all(|c| c.is_alphanumeric() || "/._-~+@%:,=".contains(c));
+    if safe {
+        format!("cd {shown} && ")
+    } else {
+        format!("cd '{}' && ", shown.replace('\'', r"'\''"))
+    }
+}

@@ -1,0 +1,110 @@
+//! What a [`Theme`] draws with: the glyphs of brackets, ellipses, separators and spinners, and
+//! the styles of each kind of text.
+
+use agentsh_protocol::Theme;
+use ratatui_core::style::{Color, Modifier, Style};
+
+/// The glyphs of one theme.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Glyphs {
+    /// Opens a footer or warning: `⟦`, `⟨`, `[`.
+    pub open: &'static str,
+    /// Closes it: `⟧`, `⟩`, `]`.
+    pub close: &'static str,
+    /// Marks text left out: `…` (`...` in ASCII).
+    pub ellipsis: &'static str,
+    /// Separates the fields of a job line: `·` (`-` in ASCII).
+    pub separator: &'static str,
+    /// The frames of the running spinner, one per tick.
+    pub spinner: &'static [&'static str],
+}
+
+impl Glyphs {
+    /// The glyphs of `theme`.
+    pub fn of(theme: Theme) -> Self {
+        match theme {
+            Theme::Unicode => Self {
+                open: "⟦",
+                close: "⟧",
+                ellipsis: "…",
+                separator: "·",
+                spinner: &["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"],
+            },
+            Theme::Nerd => Self {
+                open: "⟨",
+                close: "⟩",
+                ellipsis: "…",
+                separator: "·",
+                // Nerd Font "progress" glyphs (md-circle_slice_1..8).
+                spinner: &[
+                    "\u{f0a9e}",
+                    "\u{f0a9f}",
+                    "\u{f0aa0}",
+                    "\u{f0aa1}",
+                    "\u{f0aa2}",
+                    "\u{f0aa3}",
+                    "\u{f0aa4}",
+                    "\u{f0aa5}",
+                ],
+            },
+            Theme::Ascii => Self {
+                open: "[",
+                close: "]",
+                ellipsis: "...",
+                separator: "-",
+                spinner: &["|", "/", "-", "\\"],
+            },
+        }
+    }
+
+    /// The spinner frame of `tick`.
+    pub fn spinner_frame(&self, tick: u64) -> &'static str {
+        let frames = self.spinner.len().max(1) as u64;
+        self.spinner
+            .get((tick % frames) as usize)
+            .copied()
+            .unwrap_or("*")
+    }
+
+    /// `text` between the theme's brackets: `⟦text⟧`.
+    pub fn bracketed(&self, text: &str) -> String {
+        format!("{}{text}{}", self.open, self.close)
+    }
+}
+
+/// The styles of the default views. Every theme uses the same palette of the 16 named
+/// colours, so a terminal's own colour scheme decides the shades.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Palette {
+    /// The call line `$ command`.
+    pub title: Style,
+    /// The `$ command` of a `!!` bang command, kept out of the context.
+    pub title_excluded: Style,
+    /// Output lines.
+    pub output: Style,
+    /// Hints and counts: `… (N earlier lines …)`, the timeout footer, the overlay's footer.
+    pub muted: Style,
+    /// Truncation warnings and `(cancelled)`.
+    pub warning: Style,
+    /// `(exit N)` and a failed job.
+    pub error: Style,
+    /// A job that exited with 0.
+    pub success: Style,
+    /// The spinner and running state.
+    pub accent: Style,
+}
+
+impl Default for Palette {
+    fn default() -> Self {
+        Self {
+            title: Style::new().add_modifier(Modifier::BOLD),
+            title_excluded: Style::new().add_modifier(Modifier::BOLD | Modifier::DIM),
+            output: Style::new().fg(Color::Gray),
+            muted: Style::new().fg(Color::DarkGray),
+            warning: Style::new().fg(Color::Yellow),
+            error: Style::new().fg(Color::Red),
+            success: Style::new().fg(Color::Green),
+            accent: Style::new().fg(Color::Cyan),
+        }
+    }
+}

@@ -1,0 +1,10 @@
+//! Snapshot and property tests of the default views. One binary: modules under `views/`.
+
+mod views {
+    pub mod bang;
+    pub mod jobs;
+    pub mod props;
+    pub mod pty;
+    pub mod support;
+    pub mod tool;
+}

@@ -162,6 +162,51 @@ mod tests {
         );
     }
 
+    /// The normal dependencies of the manifest at `path` (relative to the root), with whether
+    /// each turns features on.
+    fn dependencies(path: &str) -> Vec<(String, bool)> {
+        let table: toml::Table = read(path).parse().expect("manifest parses");
+        table
+            .get("dependencies")
+            .and_then(toml::Value::as_table)
+            .map(|deps| {
+                deps.iter()
+                    .map(|(name, spec)| (name.clone(), spec.get("features").is_some()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// SPEC §10: a renderer needs nothing that runs commands, so a downstream renderer pulls in
+    /// no tokio, no shell, no vt100. The protocol comes without its serde feature.
+    #[test]
+    fn widget_crates_depend_on_protocol_and_ratatui_core_only() {
+        let cases: [(&str, &[&str]); 2] = [
+            (
+                "crates/renderer/Cargo.toml",
+                &[
+                    "agentsh-protocol",
+                    "ratatui-core",
+                    "unicode-segmentation",
+                    "unicode-width",
+                ],
+            ),
+            (
+                "examples/compact-renderer/Cargo.toml",
+                &["agentsh-protocol", "agentsh-renderer", "ratatui-core"],
+            ),
+        ];
+        for (path, allowed) in cases {
+            for (name, features) in dependencies(path) {
+                assert!(
+                    allowed.contains(&name.as_str()),
+                    "{path}: `{name}` is not allowed"
+                );
+                assert!(!features, "{path}: `{name}` must not turn features on");
+            }
+        }
+    }
+
     #[test]
     fn reads_a_table_under_its_heading_only() {
         let md = "## Other\n| `x` | y |\n## Crates\n| crate | what |\n|---|---|\n| `a` | b |\n| `c-d` | e |\n\nprose `z`\n## Next\n| `q` | r |\n";

@@ -1,4 +1,8 @@
 //! Snapshot and property tests of the default views. One binary: modules under `views/`.
+#![allow(
+    clippy::format_push_string,
+    reason = "test output is small; format! reads better"
+)]
 
 mod views {
     pub mod bang;

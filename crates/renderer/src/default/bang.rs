@@ -98,7 +98,7 @@ impl DefaultRenderer {
             match result.exit_code {
                 Some(0) => {}
                 Some(code) => {
-                    rows.chrome(&format!("(exit {code})"), palette.error, glyphs.ellipsis)
+                    rows.chrome(&format!("(exit {code})"), palette.error, glyphs.ellipsis);
                 }
                 None => rows.chrome("(no exit status)", palette.error, glyphs.ellipsis),
             }

@@ -47,6 +47,7 @@ impl DefaultRenderer {
     }
 
     /// The same views with other styles.
+    #[must_use]
     pub fn with_palette(mut self, palette: Palette) -> Self {
         self.palette = palette;
         self
@@ -83,7 +84,7 @@ impl Renderer for DefaultRenderer {
     }
 
     fn pty_screen_area(&self, area: Rect) -> Rect {
-        self.screen_area(area)
+        Self::screen_area(area)
     }
 
     fn job_line(&self, job: &JobSummary, width: u16) -> Line<'static> {

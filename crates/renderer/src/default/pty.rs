@@ -32,7 +32,7 @@ impl DefaultRenderer {
             usize::from(area.width),
             self.palette.title,
         );
-        let inner = self.screen_area(area);
+        let inner = Self::screen_area(area);
         if area.height >= 2 {
             let footer = if view.screen.alternate_screen {
                 "ctrl+] to kill"
@@ -62,7 +62,7 @@ impl DefaultRenderer {
             .then(|| Position::new(inner.x + col, inner.y + row))
     }
 
-    pub(super) fn screen_area(&self, area: Rect) -> Rect {
+    pub(super) fn screen_area(area: Rect) -> Rect {
         let top = area.height.min(1);
         let bottom = u16::from(area.height >= 2);
         Rect {

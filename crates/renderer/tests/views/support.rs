@@ -57,7 +57,7 @@ pub fn styled(text: &Text<'_>) -> Vec<String> {
                 if style.is_empty() {
                     row.push_str(&span.content);
                 } else {
-                    write!(row, "{{{style}}}{}{{/}}", span.content).unwrap();
+                    write!(row, "{{{style}}}{}{{/}}", span.content).expect("write to a String");
                 }
             }
             row
@@ -77,13 +77,13 @@ pub fn at_widths(mut draw: impl FnMut(u16) -> Text<'static>) -> String {
                 "row wider than {width}: {line}"
             );
         }
-        writeln!(out, "── {width} columns, plain ──").unwrap();
+        writeln!(out, "── {width} columns, plain ──").expect("write to a String");
         for row in plain(&text) {
-            writeln!(out, "{row}").unwrap();
+            writeln!(out, "{row}").expect("write to a String");
         }
-        writeln!(out, "── {width} columns, styled ──").unwrap();
+        writeln!(out, "── {width} columns, styled ──").expect("write to a String");
         for row in styled(&text) {
-            writeln!(out, "{row}").unwrap();
+            writeln!(out, "{row}").expect("write to a String");
         }
     }
     out

@@ -40,7 +40,7 @@ fn collapsed_header_counts_hidden_and_shown_visual_lines() {
 fn collapsed_header_counts_wrapped_rows_and_the_whole_output() {
     // Twelve lines of 50 chars at width 40: 24 visual rows, 10 shown. T is `totalLines`.
     let line = "x".repeat(50);
-    let text = vec![line.as_str(); 12].join("\n");
+    let text = [line.as_str(); 12].join("\n");
     let mut details = details(Some(0));
     details.meta = Some(truncation(TruncatedBy::Lines, (189, 200), 200, None));
     let done = result(&text, details, false);

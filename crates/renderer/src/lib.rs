@@ -8,7 +8,7 @@ mod theme;
 mod view;
 mod widgets;
 
-pub use default::{COLLAPSED_BANG_LINES, COLLAPSED_TOOL_LINES, DefaultRenderer};
+pub use default::{COLLAPSED_BANG_LINES, COLLAPSED_TOOL_LINES, DefaultRenderer, draw_screen};
 pub use renderer::Renderer;
 pub use theme::{Glyphs, Palette};
 pub use view::{

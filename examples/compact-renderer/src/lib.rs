@@ -26,10 +26,10 @@
 //! assert_eq!(rows, ["… make", "  cc a.c", "  cc b.c"]);
 //! ```
 
-use agentsh_protocol::{BangState, Cell, CellColor, JobState, JobSummary, Screen, ToolResult};
+use agentsh_protocol::{BangState, JobState, JobSummary, ToolResult};
 use agentsh_renderer::{
-    BangView, CallState, Expansion, PtyOverlayView, Renderer, ToolCallView, expand_tabs, str_width,
-    strip_controls, truncate_to_width,
+    BangView, CallState, Expansion, PtyOverlayView, Renderer, ToolCallView, draw_screen,
+    expand_tabs, str_width, strip_controls, truncate_to_width,
 };
 use ratatui_core::buffer::Buffer;
 use ratatui_core::layout::{Position, Rect};
@@ -321,61 +321,4 @@ fn bold() -> Style {
 
 fn dim() -> Style {
     Style::new().add_modifier(Modifier::DIM)
-}
-
-/// The screen's cells into `inner`, clipped to it; what the screen does not cover is cleared.
-fn draw_screen(screen: &Screen, inner: Rect, buf: &mut Buffer) {
-    buf.set_style(inner, Style::reset());
-    for y in 0..inner.height {
-        for x in 0..inner.width {
-            buf[(inner.x + x, inner.y + y)].reset();
-        }
-        for (x, cell) in screen
-            .row(y)
-            .iter()
-            .enumerate()
-            .take(usize::from(inner.width))
-        {
-            if cell.wide_continuation {
-                continue;
-            }
-            let x = x as u16;
-            let text = strip_controls(&cell.text);
-            let width = str_width(&text);
-            // A wide character cut by the right edge would spill out of the area.
-            let symbol = if text.is_empty() || width == 0 || x + width as u16 > inner.width {
-                " "
-            } else {
-                &text
-            };
-            let target = &mut buf[(inner.x + x, inner.y + y)];
-            target.set_symbol(symbol);
-            target.set_style(cell_style(cell));
-        }
-    }
-}
-
-fn cell_style(cell: &Cell) -> Style {
-    let mut style = Style::new().fg(color(cell.fg)).bg(color(cell.bg));
-    let attrs = cell.attrs;
-    for (on, modifier) in [
-        (attrs.bold, Modifier::BOLD),
-        (attrs.dim, Modifier::DIM),
-        (attrs.italic, Modifier::ITALIC),
-        (attrs.underline, Modifier::UNDERLINED),
-        (attrs.inverse, Modifier::REVERSED),
-    ] {
-        if on {
-            style = style.add_modifier(modifier);
-        }
-    }
-    style
-}
-
-fn color(color: CellColor) -> Color {
-    match color {
-        CellColor::Default => Color::Reset,
-        CellColor::Indexed(index) => Color::Indexed(index),
-        CellColor::Rgb(r, g, b) => Color::Rgb(r, g, b),
-    }
 }

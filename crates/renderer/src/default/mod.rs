@@ -12,6 +12,7 @@ use ratatui_core::layout::{Position, Rect};
 use ratatui_core::text::{Line, Text};
 
 pub use bang::COLLAPSED_BANG_LINES;
+pub use pty::draw_screen;
 pub use tool::COLLAPSED_TOOL_LINES;
 
 use crate::renderer::Renderer;

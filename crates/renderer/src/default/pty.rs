@@ -73,8 +73,10 @@ impl DefaultRenderer {
     }
 }
 
-/// The screen's cells into `inner`, clipped to it; what the screen does not cover is cleared.
-fn draw_screen(screen: &Screen, inner: Rect, buf: &mut Buffer) {
+/// Draws a terminal screen's cells into `inner` of `buf`, clipped to it (a wide character cut
+/// by the right edge is not drawn half); what the screen does not cover is cleared. Every
+/// cell's text is stripped of controls first. For renderers of your own overlay.
+pub fn draw_screen(screen: &Screen, inner: Rect, buf: &mut Buffer) {
     buf.set_style(inner, Style::reset());
     for y in 0..inner.height {
         for x in 0..inner.width {

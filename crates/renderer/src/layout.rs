@@ -7,17 +7,31 @@
 //! # One width
 //!
 //! A width here is what ratatui's `Buffer` advances by when it draws the text: the sum over
-//! extended grapheme clusters of [`CellWidth::cell_width`] (the `unicode-width` width of the
-//! whole cluster, so `👍🏽` and `👨‍👩‍👧` take 2, `e\u{301}` takes 1, wide CJK 2). [`str_width`],
-//! [`wrap`], [`expand_tabs`] and [`truncate_to_width`] all use it, so a wrapped row never
-//! exceeds its width however the lead draws it. It can exceed `Line::width()` (which measures
-//! the whole string with `unicode-width`, and counts e.g. a lam-alef pair as one column) but
-//! never falls below it.
+//! extended grapheme clusters of
+//! [`CellWidth::cell_width`](ratatui_core::buffer::CellWidth::cell_width) (the `unicode-width`
+//! width of the whole cluster, so `👍🏽` and `👨‍👩‍👧` take 2, `e\u{301}` takes 1, wide CJK 2).
+//! [`str_width`], [`wrap`], [`expand_tabs`] and [`truncate_to_width`] all use it, so a wrapped
+//! row never exceeds its width however a view draws it. It can exceed `Line::width()` (which
+//! measures the whole string with `unicode-width`, and counts e.g. a lam-alef pair as one
+//! column) but never falls below it.
+//!
+//! # Segmentation
+//!
+//! unicode-segmentation runs at about 50 MB/s, so it is left out wherever it cannot change the
+//! result: for printable ASCII, and between two chars of a conservative set (Latin, Greek,
+//! Cyrillic, punctuation, symbols, box drawing, CJK, Hangul syllables, emoji without
+//! modifiers) that UAX #29 always separates. Only the stretches around other chars (combining
+//! marks, ZWJ sequences, skin tones, flags, jamo) are segmented; tests check the shortcut
+//! against unicode-segmentation char by char and on random text.
 
 use std::borrow::Cow;
 
-use ratatui_core::buffer::CellWidth;
-use unicode_segmentation::{GraphemeCursor, GraphemeIndices, UnicodeSegmentation};
+use unicode_segmentation::GraphemeCursor;
+
+use graphemes::{Cluster, Graphemes, graphemes, is_printable_ascii, width_floor};
+
+mod graphemes;
+mod strip;
 
 /// Lines longer than this many chars are cut by [`cap_line`] in the bang component (SPEC §10:
 /// `<first 4000>… [N chars omitted]`).
@@ -26,18 +40,8 @@ pub const MAX_LINE_CHARS: usize = 4000;
 /// Tabs expand to the next multiple of this many columns.
 pub const TAB_STOP: usize = 4;
 
-/// An escape sequence still unterminated after this many bytes is abandoned, as in the output
-/// sink's sanitiser (`agentsh_output_sink::MAX_SEQUENCE_BYTES`; the differential test pins
-/// that they agree).
-const MAX_SEQUENCE_BYTES: usize = 4096;
-
 /// What [`wrap`] draws instead of a grapheme wider than the whole row.
 const OVERSIZED_GRAPHEME: &str = "?";
-
-const ESC: char = '\u{1b}';
-const BEL: char = '\u{7}';
-const CAN: char = '\u{18}';
-const SUB: char = '\u{1a}';
 
 /// Removes everything that must not reach the host terminal as a control: escape sequences,
 /// C0 controls other than `\n` and `\t`, DEL, C1 controls (U+0080–U+009F) and the bidi
@@ -64,32 +68,11 @@ const SUB: char = '\u{1a}';
 /// assert!(matches!(strip_controls("plain"), std::borrow::Cow::Borrowed(_)));
 /// ```
 pub fn strip_controls(text: &str) -> Cow<'_, str> {
-    let first = next_to_strip(text.as_bytes(), 0);
+    let first = strip::next_to_strip(text.as_bytes(), 0);
     if first == text.len() {
         return Cow::Borrowed(text);
     }
-    let mut stripper = Stripper {
-        out: String::with_capacity(text.len()),
-        state: State::Ground,
-        sequence_bytes: 0,
-    };
-    stripper.out.push_str(&text[..first]);
-    let mut at = first;
-    while at < text.len() {
-        if stripper.state == State::Ground {
-            // Kept text in one copy, up to the next character that needs the machine.
-            let end = next_to_strip(text.as_bytes(), at);
-            stripper.out.push_str(&text[at..end]);
-            at = end;
-        }
-        let Some(c) = text[at..].chars().next() else {
-            break;
-        };
-        at += c.len_utf8();
-        stripper.step(c);
-    }
-    // An unterminated sequence at the end is dropped, as the sink's `finish` does.
-    Cow::Owned(stripper.out)
+    Cow::Owned(strip::strip_from(text, first))
 }
 
 /// Expands each tab to spaces up to the next multiple of [`TAB_STOP`] columns, counting
@@ -143,7 +126,20 @@ pub fn str_width(text: &str) -> usize {
     if is_printable_ascii(text.as_bytes()) {
         return text.len();
     }
-    text.graphemes(true).map(grapheme_width).sum()
+    let mut graphemes = graphemes(text);
+    let mut width = 0;
+    loop {
+        let run = graphemes.ascii_run(usize::MAX);
+        if run > 0 {
+            graphemes.skip_bytes(run);
+            width += run;
+            continue;
+        }
+        match graphemes.next() {
+            Some(cluster) => width += cluster.width,
+            None => return width,
+        }
+    }
 }
 
 /// Caps a line at `max_chars` chars (Unicode scalar values): a longer line becomes its first
@@ -196,7 +192,7 @@ pub fn wrap(line: &str, width: u16) -> Wrapped<'_> {
         Kind::Ascii { at: 0 }
     } else {
         Kind::Graphemes {
-            graphemes: line.grapheme_indices(true),
+            graphemes: graphemes(line),
             peeked: None,
         }
     };
@@ -272,9 +268,9 @@ enum Kind<'a> {
     /// Printable ASCII: one byte is one column and one grapheme.
     Ascii { at: usize },
     Graphemes {
-        graphemes: GraphemeIndices<'a>,
+        graphemes: Graphemes<'a>,
         /// The grapheme that ended the previous row by not fitting.
-        peeked: Option<(usize, &'a str)>,
+        peeked: Option<Cluster<'a>>,
     },
 }
 
@@ -296,18 +292,29 @@ impl<'a> Iterator for Wrapped<'a> {
             Kind::Graphemes { graphemes, peeked } => {
                 match peeked.take().or_else(|| graphemes.next()) {
                     None => None,
-                    Some((_, first)) if grapheme_width(first) > width => Some(OVERSIZED_GRAPHEME),
-                    Some((start, first)) => {
-                        let mut used = grapheme_width(first);
-                        let mut end = start + first.len();
-                        for (at, grapheme) in graphemes.by_ref() {
-                            let grapheme_width = grapheme_width(grapheme);
-                            if used + grapheme_width > width {
-                                *peeked = Some((at, grapheme));
+                    Some(first) if first.width > width => Some(OVERSIZED_GRAPHEME),
+                    Some(first) => {
+                        let start = first.at;
+                        let mut used = first.width;
+                        let mut end = first.end();
+                        loop {
+                            // What is read next starts at `end`; ASCII in bulk.
+                            let run = graphemes.ascii_run(width - used);
+                            if run > 0 {
+                                graphemes.skip_bytes(run);
+                                used += run;
+                                end += run;
+                                continue;
+                            }
+                            let Some(cluster) = graphemes.next() else {
+                                break;
+                            };
+                            if used + cluster.width > width {
+                                *peeked = Some(cluster);
                                 break;
                             }
-                            used += grapheme_width;
-                            end = at + grapheme.len();
+                            used += cluster.width;
+                            end = cluster.end();
                         }
                         Some(&self.line[start..end])
                     }
@@ -330,43 +337,6 @@ impl<'a> Iterator for Wrapped<'a> {
 
 impl std::iter::FusedIterator for Wrapped<'_> {}
 
-/// The columns one grapheme takes when ratatui's `Buffer` draws it. A single byte counts 1
-/// (ratatui's own answer; it asserts in debug builds on a lone control byte, which a stripped
-/// text does not contain but which must not panic here either).
-fn grapheme_width(grapheme: &str) -> usize {
-    if grapheme.len() == 1 {
-        1
-    } else {
-        usize::from(grapheme.cell_width())
-    }
-}
-
-/// True when every byte is printable ASCII (0x20–0x7E): one byte per column and per grapheme.
-#[inline]
-fn is_printable_ascii(bytes: &[u8]) -> bool {
-    let (blocks, rest) = bytes.as_chunks::<16>();
-    // Branch-free per block, so that the compiler vectorises it.
-    blocks
-        .iter()
-        .all(|block| block.iter().fold(true, |all, &b| all & is_printable(b)))
-        && rest.iter().all(|&b| is_printable(b))
-}
-
-#[inline]
-fn is_printable(byte: u8) -> bool {
-    byte.wrapping_sub(0x20) < 0x5F
-}
-
-/// Printable ASCII, `\n` or `\t`: what [`strip_controls`] keeps without looking further.
-#[inline]
-#[expect(
-    clippy::needless_bitwise_bool,
-    reason = "branch-free, so that block checks vectorise"
-)]
-fn is_kept_ascii(byte: u8) -> bool {
-    is_printable(byte) | (byte == b'\n') | (byte == b'\t')
-}
-
 /// The largest grapheme boundary at or before `at` (a char boundary of `line`).
 fn grapheme_floor(line: &str, at: usize) -> usize {
     let mut cursor = GraphemeCursor::new(at, line.len(), true);
@@ -378,162 +348,6 @@ fn grapheme_floor(line: &str, at: usize) -> usize {
             Ok(None) => 0,
             Err(_) => at,
         },
-    }
-}
-
-/// The end of the longest grapheme-aligned prefix of `text` at most `width` columns wide.
-fn width_floor(text: &str, width: usize) -> usize {
-    if is_printable_ascii(text.as_bytes()) {
-        return width.min(text.len());
-    }
-    let mut used = 0;
-    for (at, grapheme) in text.grapheme_indices(true) {
-        used += grapheme_width(grapheme);
-        if used > width {
-            return at;
-        }
-    }
-    text.len()
-}
-
-/// The first byte at or after `from` that [`strip_controls`] must look at: a C0 control other
-/// than `\n` and `\t`, DEL, the lead byte of a C1 control or of a bidi control.
-fn next_to_strip(bytes: &[u8], from: usize) -> usize {
-    let mut at = from;
-    // Whole blocks of printable ASCII, `\n` and `\t` first.
-    while let Some(block) = bytes.get(at..at + 16) {
-        if !block.iter().fold(true, |all, &b| all & is_kept_ascii(b)) {
-            break;
-        }
-        at += 16;
-    }
-    while at < bytes.len() {
-        match bytes[at] {
-            0x20..=0x7E | b'\n' | b'\t' => {}
-            0x00..=0x1F | 0x7F => return at,
-            // C1: U+0080–U+009F is C2 80–C2 9F (0xC2 is never a continuation byte).
-            0xC2 if matches!(bytes.get(at + 1), Some(0x80..=0x9F)) => return at,
-            // U+202A–U+202E is E2 80 AA–AE, U+2066–U+2069 is E2 81 A6–A9.
-            0xE2 if matches!(
-                bytes.get(at + 1..at + 3),
-                Some([0x80, 0xAA..=0xAE] | [0x81, 0xA6..=0xA9])
-            ) =>
-            {
-                return at;
-            }
-            _ => {}
-        }
-        at += 1;
-    }
-    bytes.len()
-}
-
-/// The states of the sanitiser's escape machine (its docs have the table).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum State {
-    Ground,
-    Escape,
-    EscIntermediate,
-    Csi,
-    String,
-    StringEscape,
-}
-
-/// The escape state machine of `agentsh_output_sink::Sanitizer`, over a `&str`.
-///
-/// Hand-written rather than `vte`, for the sink's reasons: `vte` reports text one `char` per
-/// callback (no bulk copy of the kept runs) and does not expose the raw byte count of an open
-/// sequence that the 4,096-byte cap needs; and owning the ~50 lines keeps this grammar
-/// identical to the sink's, which the differential test checks.
-struct Stripper {
-    out: String,
-    state: State,
-    /// Bytes of the open sequence, counted from its `ESC`.
-    sequence_bytes: usize,
-}
-
-impl Stripper {
-    fn step(&mut self, c: char) {
-        match self.state {
-            State::Ground => self.ground(c),
-            State::Escape | State::EscIntermediate | State::Csi => {
-                if !c.is_ascii() {
-                    // Malformed: the sequence is dropped and the character read as text.
-                    self.state = State::Ground;
-                    self.ground(c);
-                    return;
-                }
-                match c {
-                    ESC => {
-                        self.state = State::Escape;
-                        self.sequence_bytes = 1;
-                        return;
-                    }
-                    CAN | SUB => {
-                        self.state = State::Ground;
-                        return;
-                    }
-                    // Executed: `\n` and `\t` are kept, the rest dropped; the sequence goes on.
-                    '\0'..='\u{1f}' => self.ground(c),
-                    '\u{7f}' => {}
-                    _ => {
-                        self.state = match (self.state, c) {
-                            (State::Escape, '[') | (State::Csi, ' '..='?') => State::Csi,
-                            (State::Escape, ']' | 'P' | 'X' | '^' | '_') => State::String,
-                            (State::Escape | State::EscIntermediate, ' '..='/') => {
-                                State::EscIntermediate
-                            }
-                            // A final byte: 0x30..=0x7E after ESC, 0x40..=0x7E in CSI.
-                            _ => State::Ground,
-                        };
-                    }
-                }
-                self.count(c);
-            }
-            State::String => {
-                match c {
-                    BEL | CAN | SUB => self.state = State::Ground,
-                    ESC => self.state = State::StringEscape,
-                    _ => {}
-                }
-                self.count(c);
-            }
-            State::StringEscape => {
-                if matches!(c, '\\' | CAN | SUB) {
-                    self.state = State::Ground;
-                } else {
-                    // The string ended at its ESC, which starts a new sequence.
-                    self.state = State::Escape;
-                    self.sequence_bytes = 1;
-                    self.step(c);
-                }
-            }
-        }
-    }
-
-    /// Counts the bytes of `c` in the open sequence and abandons it at the cap.
-    fn count(&mut self, c: char) {
-        self.sequence_bytes += c.len_utf8();
-        if self.state != State::Ground && self.sequence_bytes >= MAX_SEQUENCE_BYTES {
-            self.state = State::Ground;
-        }
-    }
-
-    /// A character outside any sequence (or a C0 control executed inside one).
-    fn ground(&mut self, c: char) {
-        match c {
-            ESC => {
-                self.state = State::Escape;
-                self.sequence_bytes = 1;
-            }
-            '\n' | '\t' => self.out.push(c),
-            // C0 (with `\r`), DEL, C1, bidi controls.
-            '\0'..='\u{1f}'
-            | '\u{7f}'..='\u{9f}'
-            | '\u{202a}'..='\u{202e}'
-            | '\u{2066}'..='\u{2069}' => {}
-            _ => self.out.push(c),
-        }
     }
 }
 

@@ -6,6 +6,7 @@ use ratatui_core::layout::Rect;
 use ratatui_core::style::Style;
 use unicode_segmentation::UnicodeSegmentation;
 
+use super::graphemes::{grapheme_width, is_simple, simple_width};
 use super::*;
 
 const FAMILY: &str = "👨\u{200d}👩\u{200d}👧";
@@ -39,11 +40,20 @@ fn check_wrap(line: &str, width: u16, want: &[&str]) {
     );
 }
 
-/// `wrap` without its ASCII fast path.
+/// `graphemes` without its fast path: the whole text as one segmented stretch.
+fn segmented(text: &str) -> Graphemes<'_> {
+    Graphemes {
+        text,
+        at: text.len(),
+        stretch: Some((0, text.grapheme_indices(true))),
+    }
+}
+
+/// `wrap` without its fast paths.
 fn grapheme_rows(line: &str, width: u16) -> Vec<&str> {
     let mut wrapped = wrap(line, width);
     wrapped.kind = Kind::Graphemes {
-        graphemes: line.grapheme_indices(true),
+        graphemes: segmented(line),
         peeked: None,
     };
     wrapped.collect()
@@ -65,6 +75,9 @@ fn strip_controls_cases() {
     );
     // ESC inside a CSI starts a new sequence; CAN and SUB abort.
     check_strip("a\x1b[12\x1b[3mb\x1b[1\x18c\x1b]x\x1ad", "abcd");
+    check_strip("\x1b\x1aa\x1b[1\x1ab\x1b(\x18c", "abc");
+    // DEL inside a sequence is ignored, the sequence goes on.
+    check_strip("\x1b[1\x7fmb", "b");
     // `\n` and `\t` inside a CSI are executed, other controls dropped.
     check_strip("a\x1b[1\n\t\x012mb", "a\n\tb");
     // A non-ASCII char ends a malformed sequence and is kept.
@@ -78,6 +91,13 @@ fn strip_controls_cases() {
     // C0, DEL, C1: dropped; C1 CSI (U+009B) introduces nothing.
     check_strip("a\0b\x07c\x7fd\u{85}e", "abcde");
     check_strip("a\u{9b}31mb", "a31mb");
+    check_strip("a\u{9c}", "a");
+    check_strip("\u{9c}", "");
+    // Neighbours of the C1 and bidi encodings stay: C2 A0–BF, E2 80 A9, E2 81 A5.
+    check_strip(
+        "© ° —\u{a0}…\u{2029}\u{2065}",
+        "© ° —\u{a0}…\u{2029}\u{2065}",
+    );
     // `\r\n` is `\n`, a lone `\r` goes.
     check_strip("a\r\nb\r\n", "a\nb\n");
     check_strip("10%\r20%\r", "10%20%");
@@ -183,6 +203,8 @@ fn wrap_cases() {
     // Wider than the row: a `?` of its own.
     check_wrap("日本", 1, &["?", "?"]);
     check_wrap("a日b", 1, &["a", "?", "b"]);
+    // `?` and a spacing mark are one grapheme of width 2: one stand-in, not a split.
+    check_wrap("?\u{bca}x", 1, &["?", "x"]);
     check_wrap(&format!("{THUMB}{THUMB}"), 3, &[THUMB, THUMB]);
     check_wrap(&format!("x{FAMILY}y"), 2, &["x", FAMILY, "y"]);
     check_wrap("e\u{301}e\u{301}", 1, &["e\u{301}", "e\u{301}"]);
@@ -274,16 +296,15 @@ fn check_wrap_invariants(line: &str, width: u16) {
     for row in &rows {
         assert!(str_width(row) <= columns, "{row:?} wider than {columns}");
         assert!(!row.is_empty() || line.is_empty(), "empty row in {line:?}");
-        let next = line[at..].graphemes(true).next().unwrap_or_default();
-        if grapheme_width(next) > columns {
-            // The stand-in for a grapheme wider than the row (which may itself start with
-            // the stand-in's `?`, as in `?🏽`).
-            assert_eq!(*row, OVERSIZED_GRAPHEME, "{next:?} replaced");
-            at += next.len();
+        let grapheme = line[at..].graphemes(true).next().unwrap_or_default();
+        if grapheme_width(grapheme) > columns {
+            // Drawn as a stand-in of its own.
+            assert_eq!(*row, OVERSIZED_GRAPHEME, "{grapheme:?} replaced");
+            at += grapheme.len();
         } else {
             assert!(
                 line[at..].starts_with(row),
-                "{row:?} is not the text at {at}"
+                "{row:?} is the next part of {line:?}"
             );
             at += row.len();
         }
@@ -296,6 +317,9 @@ fn check_wrap_invariants(line: &str, width: u16) {
 }
 
 proptest! {
+    // The escape machine has many small states: more cases for it.
+    #![proptest_config(ProptestConfig::with_cases(1024))]
+
     #[test]
     fn strip_controls_removes_every_control(text in hostile()) {
         let stripped = strip_controls(&text);
@@ -321,6 +345,73 @@ proptest! {
             .replace(|c| BIDI.iter().any(|b| b.starts_with(c)), ""))
     ) {
         prop_assert_eq!(strip_controls(&text), sink(&text));
+    }
+
+}
+
+fn clusters(text: &str) -> Vec<(usize, &str, usize)> {
+    graphemes(text)
+        .map(|cluster| (cluster.at, cluster.text, cluster.width))
+        .collect()
+}
+
+fn reference_clusters(text: &str) -> Vec<(usize, &str, usize)> {
+    text.grapheme_indices(true)
+        .map(|(at, grapheme)| (at, grapheme, grapheme_width(grapheme)))
+        .collect()
+}
+
+/// The chars [`is_simple`] accepts.
+fn simple_chars() -> impl Iterator<Item = char> {
+    (0..=u32::from(char::MAX))
+        .filter_map(char::from_u32)
+        .filter(|&c| is_simple(c))
+}
+
+#[test]
+fn simple_chars_always_have_a_grapheme_boundary_between_them() {
+    // Probes for every class a no-break rule needs: Extend, ZWJ and SpacingMark join what
+    // precedes them, Prepend what follows, regional indicators pair, Hangul L joins a
+    // syllable, V and T follow one, CR takes LF.
+    let probes = |c: char| {
+        [
+            format!("a{c}"),
+            format!("{c}a"),
+            format!("\u{1f1e9}{c}"),
+            format!("{c}\u{1f1e9}"),
+            format!("{c}각"),
+            format!("각{c}"),
+            format!("{c}\n"),
+            format!("\r{c}"),
+        ]
+    };
+    let mut count = 0;
+    for c in simple_chars() {
+        count += 1;
+        for probe in probes(c) {
+            assert_eq!(probe.graphemes(true).count(), 2, "{c:?} in {probe:?}");
+        }
+    }
+    assert!(count > 40_000, "{count} simple chars");
+}
+
+#[test]
+fn simple_chars_measure_as_graphemes() {
+    for c in simple_chars() {
+        let text = format!("{c}{c}x");
+        assert_eq!(clusters(&text), reference_clusters(&text), "{c:?}");
+        assert_eq!(
+            simple_width(c),
+            grapheme_width(&text[..c.len_utf8()]),
+            "{c:?}"
+        );
+    }
+}
+
+proptest! {
+    #[test]
+    fn graphemes_match_unicode_segmentation(text in hostile()) {
+        prop_assert_eq!(clusters(&text), reference_clusters(&text));
     }
 
     #[test]
@@ -408,8 +499,14 @@ proptest! {
                 if str_width(&ellipsis) > usize::from(width) {
                     prop_assert!(ellipsis.starts_with(&cut[..]), "{:?}", cut);
                 } else {
-                    let kept = cut.strip_suffix(&ellipsis[..]);
-                    prop_assert!(kept.is_some_and(|kept| line.starts_with(kept)), "{:?}", cut);
+                    let kept = cut.strip_suffix(&ellipsis[..]).unwrap_or_default();
+                    prop_assert!(cut.ends_with(&ellipsis[..]) && line.starts_with(kept), "{:?}", cut);
+                    // The longest such prefix: one more grapheme would not fit.
+                    let next = line[kept.len()..].graphemes(true).next().unwrap_or_default();
+                    prop_assert!(
+                        str_width(kept) + str_width(next) + str_width(&ellipsis) > usize::from(width),
+                        "{:?} could keep {:?}", cut, next
+                    );
                 }
             }
         }

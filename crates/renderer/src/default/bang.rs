@@ -51,26 +51,13 @@ impl DefaultRenderer {
                 window,
                 rows: height,
             } => {
-                let last = rows.window(
-                    window.text,
-                    window.first_line,
+                rows.window(
+                    window,
                     height,
                     |_| palette.output,
+                    palette.muted,
                     glyphs.ellipsis,
                 );
-                let whole = window.first_line <= 1 && last.unwrap_or(0) >= window.total_lines;
-                if !whole {
-                    rows.chrome(
-                        &format!(
-                            "(lines {}-{} of {}, ctrl+o to collapse)",
-                            window.first_line,
-                            last.unwrap_or(window.first_line),
-                            window.total_lines
-                        ),
-                        palette.muted,
-                        glyphs.ellipsis,
-                    );
-                }
             }
         }
         if hidden > 0 {

@@ -5,6 +5,8 @@ use std::borrow::Cow;
 use ratatui_core::style::Style;
 use ratatui_core::text::{Line, Span, Text};
 
+use crate::view::LineWindow;
+
 use crate::layout::{
     MAX_LINE_CHARS, cap_line, expand_tabs, strip_controls, truncate_to_width, visual_rows, wrap,
 };
@@ -138,17 +140,17 @@ impl Rows {
         }
     }
 
-    /// Pushes rows of a window's lines until `rows` are drawn; returns the number of the last
-    /// logical line drawn (whole or in part), or `None` when nothing was.
+    /// Pushes rows of a window's lines until `rows` are drawn, then, unless the window showed
+    /// the whole text, where it is: `(lines A-B of T, ctrl+o to collapse)`.
     pub(crate) fn window(
         &mut self,
-        text: &str,
-        first_line: u64,
+        window: LineWindow<'_>,
         rows: u16,
         style_of: impl Fn(&str) -> Style,
+        muted: Style,
         ellipsis: &str,
-    ) -> Option<u64> {
-        let text = strip_controls(text);
+    ) {
+        let text = strip_controls(window.text);
         let mut left = usize::from(rows);
         let mut last = None;
         for (index, line) in logical_lines(&text).enumerate() {
@@ -162,8 +164,18 @@ impl Rows {
                     .push(Line::from(Span::styled(row.to_owned(), style)));
                 left -= 1;
             }
-            last = Some(first_line + index as u64);
+            last = Some(window.first_line + index as u64);
         }
-        last
+        let last = last.unwrap_or(window.first_line);
+        if window.first_line > 1 || last < window.total_lines {
+            self.chrome(
+                &format!(
+                    "(lines {}-{last} of {}, ctrl+o to collapse)",
+                    window.first_line, window.total_lines
+                ),
+                muted,
+                ellipsis,
+            );
+        }
     }
 }

@@ -63,26 +63,7 @@ impl DefaultRenderer {
                 window,
                 rows: height,
             } => {
-                let last = rows.window(
-                    window.text,
-                    window.first_line,
-                    height,
-                    style_of,
-                    glyphs.ellipsis,
-                );
-                let whole = window.first_line <= 1 && last.unwrap_or(0) >= window.total_lines;
-                if !whole {
-                    rows.chrome(
-                        &format!(
-                            "(lines {}-{} of {}, ctrl+o to collapse)",
-                            window.first_line,
-                            last.unwrap_or(window.first_line),
-                            window.total_lines
-                        ),
-                        palette.muted,
-                        glyphs.ellipsis,
-                    );
-                }
+                rows.window(window, height, style_of, palette.muted, glyphs.ellipsis);
                 // An artifact holds the output alone: say how the call ended after it.
                 if let (Some(result), ExpandedSource::Artifact(_)) =
                     (result, view.expanded_source())

@@ -33,9 +33,9 @@ use std::path::Path;
 use agentsh_bash_interceptor::Interception;
 use agentsh_bash_normalize::{Limits, apply_head_tail, count_lines};
 use agentsh_protocol::{
-    BashResult, COMMAND_ABORTED, FullOutput, MISSING_EXIT_STATUS, NO_OUTPUT, ShownRange,
-    ToolDetails, ToolMeta, ToolResult, TruncatedBy, Truncation, TruncationDirection,
-    annotation_line, exit_code_text, truncation_notice,
+    BashResult, COMMAND_ABORTED, FullOutput, NO_OUTPUT, ShownRange, ToolDetails, ToolMeta,
+    ToolResult, TruncatedBy, Truncation, TruncationDirection, annotation_line, exit_outcome,
+    truncation_notice,
 };
 
 use crate::Timeout;
@@ -131,11 +131,7 @@ pub fn build_tool_result(run: &FinishedRun<'_>) -> ToolOutcome {
     } else if result.timed_out {
         None
     } else {
-        match result.exit_code {
-            None => Some(MISSING_EXIT_STATUS.to_owned()),
-            Some(0) => None,
-            Some(code) => Some(exit_code_text(code)),
-        }
+        exit_outcome(result.exit_code)
     };
     let is_error = aborted || result.timed_out || result.exit_code != Some(0);
 
@@ -254,11 +250,7 @@ pub fn bang_context_text(command: &str, result: &BashResult, max_bytes: u64) -> 
     let outcome = if result.cancelled {
         Some(BANG_CANCELLED.to_owned())
     } else {
-        match result.exit_code {
-            None => Some(MISSING_EXIT_STATUS.to_owned()),
-            Some(0) => None,
-            Some(code) => Some(exit_code_text(code)),
-        }
+        exit_outcome(result.exit_code)
     };
     if let Some(outcome) = outcome {
         text.push_str("\n\n");

@@ -8,7 +8,7 @@ const REPLACEMENT_UTF8: &[u8] = "\u{FFFD}".as_bytes();
 
 /// An escape sequence still unterminated after this many bytes is abandoned: what was read of
 /// it is dropped and the next character is read as plain text.
-pub const MAX_SEQUENCE_BYTES: usize = 4096;
+pub const MAX_SEQUENCE_BYTES: usize = agentsh_protocol::MAX_SEQUENCE_BYTES;
 
 /// An unfinished line longer than this many bytes is committed as is (a later `\r` no longer
 /// discards the committed part).

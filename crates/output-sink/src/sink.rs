@@ -11,7 +11,7 @@ use crate::sanitizer::{Sanitizer, as_text};
 use crate::spill::{Spill, SpillError, SpillSource};
 
 /// The default byte limit of the in-memory tail (50 KB; setting `output.max_bytes`).
-pub const DEFAULT_OUTPUT_MAX_BYTES: usize = 51_200;
+pub const DEFAULT_OUTPUT_MAX_BYTES: usize = agentsh_protocol::DEFAULT_OUTPUT_MAX_BYTES as usize;
 
 /// Spill writes are gathered into batches of this size (the last one may be shorter): writing a
 /// file in 256 KiB pieces costs markedly less per byte than in 64 KiB pieces (the bench shows

@@ -4,6 +4,7 @@
 mod args;
 mod bang;
 mod job;
+mod limits;
 mod lines;
 mod result;
 mod screen;
@@ -22,7 +23,8 @@ pub use job::{
     job_has_ended_text, job_has_no_terminal_text, job_started_line, job_state_line,
     no_such_job_text, run_time_text, too_many_jobs_text,
 };
-pub use lines::{count_lines, tail_of};
+pub use limits::{DEFAULT_OUTPUT_MAX_BYTES, MAX_SEQUENCE_BYTES};
+pub use lines::{count_lines, lines_of, tail_of};
 
 pub use args::{ArgsError, BashArgs};
 pub use bang::{BangRun, BangState};
@@ -31,7 +33,8 @@ pub use screen::{Cell, CellAttrs, CellColor, Screen};
 pub use text::{
     CANCELLED_ANNOTATION, COMMAND_ABORTED, FullOutput, MISSING_EXIT_STATUS, NO_OUTPUT,
     annotation_line, blocked_text, cwd_missing_text, cwd_not_directory_text, exit_code_text,
-    format_seconds, format_size, timeout_annotation, truncation_notice, unknown_tool_text,
+    exit_outcome, format_seconds, format_size, timeout_annotation, truncation_notice,
+    unknown_tool_text,
 };
 pub use theme::{Theme, UnknownTheme};
 pub use timeout::Timeout;

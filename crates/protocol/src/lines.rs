@@ -13,6 +13,20 @@ pub fn count_lines(text: &str) -> u64 {
     newlines + u64::from(!text.is_empty() && !text.ends_with('\n'))
 }
 
+/// The lines of `text` by the same rule as [`count_lines`], without their `\n`: as many as
+/// `count_lines` counts, so a final `\n` starts no empty line.
+///
+/// ```
+/// let lines: Vec<&str> = agentsh_protocol::lines_of("a\n\nb\n").collect();
+/// assert_eq!(lines, ["a", "", "b"]);
+/// assert_eq!(agentsh_protocol::lines_of("").count(), 0);
+/// ```
+pub fn lines_of(text: &str) -> impl DoubleEndedIterator<Item = &str> {
+    let body = text.strip_suffix('\n').unwrap_or(text);
+    let empty = text.is_empty();
+    body.split('\n').filter(move |_| !empty)
+}
+
 /// The last at most `max` bytes of `text`, starting at a character boundary (so up to three
 /// bytes fewer when `max` falls inside a character).
 ///
@@ -42,5 +56,13 @@ mod tests {
         assert_eq!(count_lines("\n"), 1);
         assert_eq!(count_lines("\n\n"), 2);
         assert_eq!(count_lines("a\r\nb\r\n"), 2);
+    }
+
+    #[test]
+    fn lines_of_gives_as_many_lines_as_counted() {
+        for text in ["", "a", "a\n", "a\nb", "a\nb\n", "\n", "\n\n", "a\n\n"] {
+            assert_eq!(lines_of(text).count() as u64, count_lines(text), "{text:?}");
+        }
+        assert_eq!(lines_of("\n").collect::<Vec<_>>(), [""]);
     }
 }

@@ -62,6 +62,16 @@ pub fn exit_code_text(code: i32) -> String {
     format!("Command exited with code {code}")
 }
 
+/// The outcome line an exit status gives, when it gives one: `Command exited with code N`
+/// for a non-zero code, `Command failed: missing exit status` without one, nothing for 0.
+pub fn exit_outcome(exit_code: Option<i32>) -> Option<String> {
+    match exit_code {
+        None => Some(MISSING_EXIT_STATUS.to_owned()),
+        Some(0) => None,
+        Some(code) => Some(exit_code_text(code)),
+    }
+}
+
 /// Where the whole output of a truncated result is, as its notice says
 /// ([`truncation_notice`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -212,6 +222,15 @@ mod tests {
     #[test]
     fn outcome_texts() {
         assert_eq!(exit_code_text(2), "Command exited with code 2");
+        assert_eq!(exit_outcome(Some(0)), None);
+        assert_eq!(
+            exit_outcome(Some(3)).as_deref(),
+            Some("Command exited with code 3")
+        );
+        assert_eq!(
+            exit_outcome(None).as_deref(),
+            Some("Command failed: missing exit status")
+        );
         assert_eq!(
             blocked_text("Use read.", "cat x"),
             "Blocked: Use read.\n\nOriginal command: cat x"

@@ -31,6 +31,14 @@ impl ToolResult {
         }
     }
 
+    /// The first text block, borrowed (a bash tool result has exactly one); empty without one.
+    pub fn first_text(&self) -> &str {
+        match self.content.first() {
+            Some(ToolContent::Text { text }) => text,
+            None => "",
+        }
+    }
+
     /// The text of the result (the text blocks, joined).
     pub fn text(&self) -> String {
         self.content
@@ -92,6 +100,11 @@ pub struct ToolDetails {
 }
 
 impl ToolDetails {
+    /// `meta.truncation`, when anything was left out of the text.
+    pub fn truncation(&self) -> Option<&Truncation> {
+        self.meta.as_ref()?.truncation.as_ref()
+    }
+
     /// Details of a call that never ran: no exit code, nothing stopped.
     pub fn not_run(cwd: &Path, timeout: Timeout) -> Self {
         Self {

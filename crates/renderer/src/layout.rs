@@ -221,6 +221,18 @@ pub fn visual_rows(line: &str, width: u16) -> usize {
     wrap(line, width).count()
 }
 
+/// Untrusted text for a single row (a command in a header, a job's command): stripped of
+/// controls, its line breaks and tabs turned into spaces.
+///
+/// ```
+/// use agentsh_renderer::single_line;
+///
+/// assert_eq!(single_line("make\n\tall\x1b[2J"), "make  all");
+/// ```
+pub fn single_line(text: &str) -> String {
+    strip_controls(text).replace(['\n', '\t'], " ")
+}
+
 /// Fits one row of text into `width` columns: unchanged when it fits, otherwise cut at a
 /// grapheme boundary so that the kept text followed by `ellipsis` fits. When even `ellipsis`
 /// does not fit, it is what gets cut.

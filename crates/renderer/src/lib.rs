@@ -4,6 +4,7 @@
 mod default;
 mod layout;
 mod renderer;
+pub mod snapshot;
 mod theme;
 mod view;
 mod widgets;
@@ -27,6 +28,6 @@ pub use agentsh_protocol::{
 pub use ratatui_core;
 
 pub use layout::{
-    MAX_LINE_CHARS, TAB_STOP, Wrapped, cap_line, expand_tabs, str_width, strip_controls,
-    truncate_to_width, visual_rows, wrap,
+    MAX_LINE_CHARS, TAB_STOP, Wrapped, cap_line, expand_tabs, single_line, str_width,
+    strip_controls, truncate_to_width, visual_rows, wrap,
 };

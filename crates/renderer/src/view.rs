@@ -5,7 +5,7 @@ use agentsh_protocol::{BangRun, BashArgs, Screen, ToolResult, count_lines};
 
 /// The default byte limit of a result's output (`output.max_bytes`), for the truncation
 /// warning's `(50.0KB limit)`.
-pub const DEFAULT_MAX_BYTES: u64 = 51_200;
+pub const DEFAULT_MAX_BYTES: u64 = agentsh_protocol::DEFAULT_OUTPUT_MAX_BYTES;
 
 /// A `bash` tool call as a transcript holds it.
 #[derive(Debug, Clone, Copy)]
@@ -42,18 +42,13 @@ impl<'a> ToolCallView<'a> {
     pub fn expanded_source(&self) -> ExpandedSource<'a> {
         match self.state {
             CallState::Done(result) => {
-                let artifact = result
+                match result
                     .details
-                    .meta
-                    .as_ref()
-                    .and_then(|meta| meta.truncation.as_ref())
-                    .and_then(|truncation| truncation.artifact_id.as_deref());
-                match (artifact, result.content.first()) {
-                    (Some(id), _) => ExpandedSource::Artifact(id),
-                    (None, Some(agentsh_protocol::ToolContent::Text { text })) => {
-                        ExpandedSource::Text(text)
-                    }
-                    (None, None) => ExpandedSource::Text(""),
+                    .truncation()
+                    .and_then(|truncation| truncation.artifact_id.as_deref())
+                {
+                    Some(id) => ExpandedSource::Artifact(id),
+                    None => ExpandedSource::Text(result.first_text()),
                 }
             }
             CallState::Running { tail } => ExpandedSource::Text(tail),

@@ -26,10 +26,10 @@
 //! assert_eq!(rows, ["… make", "  cc a.c", "  cc b.c"]);
 //! ```
 
-use agentsh_protocol::{BangState, JobState, JobSummary, ToolResult};
+use agentsh_protocol::{BangState, JobState, JobSummary, ToolResult, lines_of};
 use agentsh_renderer::{
     BangView, CallState, Expansion, PtyOverlayView, Renderer, ToolCallView, draw_screen,
-    expand_tabs, str_width, strip_controls, truncate_to_width,
+    expand_tabs, single_line, str_width, strip_controls, truncate_to_width,
 };
 use ratatui_core::buffer::Buffer;
 use ratatui_core::layout::{Position, Rect};
@@ -134,7 +134,7 @@ impl Renderer for CompactRenderer {
         };
         fit(
             vec![
-                Part::new(format!("#{} ", one_line(&job.id)), bold()),
+                Part::new(format!("#{} ", single_line(&job.id)), bold()),
                 Part::new(format!("{state} "), style),
             ],
             Part::new(command_text(&job.command), Style::new()),
@@ -215,29 +215,20 @@ fn with_output(
     match expansion {
         Expansion::Collapsed => {
             let output = strip_controls(output);
-            let all: Vec<&str> = logical_lines(&output).collect();
+            let all: Vec<&str> = lines_of(&output).collect();
             let start = all.len().saturating_sub(PREVIEW_LINES);
             lines.extend(all[start..].iter().map(|line| output_row(line, width)));
         }
         Expansion::Expanded { window, rows } => {
             let text = strip_controls(window.text);
             lines.extend(
-                logical_lines(&text)
+                lines_of(&text)
                     .take(usize::from(rows))
                     .map(|line| output_row(line, width)),
             );
         }
     }
     Text::from(lines)
-}
-
-/// The lines of `text`, without the empty one after a final newline.
-fn logical_lines(text: &str) -> impl Iterator<Item = &str> {
-    let body = text.strip_suffix('\n').unwrap_or(text);
-    (!text.is_empty())
-        .then(|| body.split('\n'))
-        .into_iter()
-        .flatten()
 }
 
 /// One output line (already stripped), indented and cut to `width`.
@@ -254,11 +245,6 @@ fn command_text(command: &str) -> String {
         Some((first, _)) => format!("{} {ELLIPSIS}", expand_tabs(first.trim_end())),
         None => expand_tabs(clean).into_owned(),
     }
-}
-
-/// A short text (a job id) on one line, stripped.
-fn one_line(text: &str) -> String {
-    strip_controls(text).replace(['\n', '\t'], " ")
 }
 
 /// A piece of a line with its style.

@@ -20,7 +20,7 @@ pub const DEFAULT_ARTIFACTS_MAX_BYTES: u64 = agentsh_artifact_store::DEFAULT_RET
 pub const DEFAULT_ARTIFACTS_MAX_AGE_DAYS: u32 =
     agentsh_artifact_store::DEFAULT_RETENTION_MAX_AGE_DAYS;
 /// Default of `output.max_bytes`: the in-memory tail is 50 KB.
-pub const DEFAULT_OUTPUT_MAX_BYTES: u64 = agentsh_output_sink::DEFAULT_OUTPUT_MAX_BYTES as u64;
+pub const DEFAULT_OUTPUT_MAX_BYTES: u64 = agentsh_protocol::DEFAULT_OUTPUT_MAX_BYTES;
 
 /// Everything the configuration file can set, with defaults filled in.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -1,11 +1,11 @@
 //! The bang command view (SPEC §10, "Bang component").
 
-use agentsh_protocol::{BangState, BashResult, count_lines, format_size};
+use agentsh_protocol::{BangState, BashResult, lines_of};
 use ratatui_core::text::Text;
 
 use super::DefaultRenderer;
-use super::rows::{Rows, logical_lines, prepare};
-use super::tool::full_output_part;
+use super::rows::{Rows, prepare};
+use super::tool::{bytes_cut_text, warning_text};
 use crate::layout::strip_controls;
 use crate::view::{BangView, Expansion};
 
@@ -33,7 +33,7 @@ impl DefaultRenderer {
         let mut hidden = 0;
         match view.expansion {
             Expansion::Collapsed => {
-                let lines: Vec<&str> = logical_lines(&output).collect();
+                let lines: Vec<&str> = lines_of(&output).collect();
                 let start = lines.len().saturating_sub(COLLAPSED_BANG_LINES);
                 for line in &lines[start..] {
                     rows.wrapped(&prepare(line, glyphs.ellipsis), palette.output);
@@ -68,15 +68,7 @@ impl DefaultRenderer {
             );
         }
         let Some(result) = result else {
-            rows.chrome(
-                &format!(
-                    "{} Running{} (esc to cancel)",
-                    glyphs.spinner_frame(view.tick),
-                    glyphs.ellipsis
-                ),
-                palette.accent,
-                glyphs.ellipsis,
-            );
+            rows.spinner(glyphs, view.tick, palette.accent);
             return rows.into_text();
         };
         if result.cancelled {
@@ -107,20 +99,8 @@ fn bang_warning(result: &BashResult, max_bytes: u64) -> Option<String> {
     if !summary.truncated {
         return None;
     }
-    let mut parts: Vec<String> = full_output_part(
-        summary.artifact_id.as_deref(),
-        summary.artifact_error.as_deref(),
-    )
-    .into_iter()
-    .collect();
-    let shown = if summary.output_lines > 0 {
-        summary.output_lines
-    } else {
-        count_lines(&summary.output)
-    };
-    parts.push(format!(
-        "Truncated: {shown} lines shown ({} limit)",
-        format_size(max_bytes)
-    ));
-    Some(parts.join(". "))
+    Some(warning_text(
+        summary.full_output(),
+        &bytes_cut_text(summary.output_lines, max_bytes),
+    ))
 }

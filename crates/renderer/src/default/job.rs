@@ -4,7 +4,7 @@ use agentsh_protocol::{JobState, JobSummary, run_time_text};
 use ratatui_core::text::{Line, Span};
 
 use super::DefaultRenderer;
-use crate::layout::{str_width, strip_controls, truncate_to_width};
+use crate::layout::{single_line, str_width, strip_controls, truncate_to_width};
 
 impl DefaultRenderer {
     pub(super) fn draw_job_line(&self, job: &JobSummary, width: u16) -> Line<'static> {
@@ -21,7 +21,7 @@ impl DefaultRenderer {
         let sep = format!(" {} ", glyphs.separator);
         let id = format!("job {}", strip_controls(&job.id));
         let run_time = run_time_text(job.run_time);
-        let command = strip_controls(&job.command).replace(['\n', '\t'], " ");
+        let command = single_line(&job.command);
         let command = format!("$ {command}");
         let parts = [
             (id, palette.title),

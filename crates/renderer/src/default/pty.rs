@@ -7,7 +7,7 @@ use ratatui_core::layout::{Position, Rect};
 use ratatui_core::style::{Color, Modifier, Style};
 
 use super::DefaultRenderer;
-use crate::layout::{str_width, strip_controls, truncate_to_width};
+use crate::layout::{single_line, str_width, strip_controls, truncate_to_width};
 use crate::view::PtyOverlayView;
 
 impl DefaultRenderer {
@@ -21,7 +21,7 @@ impl DefaultRenderer {
             return None;
         }
         let glyphs = &self.glyphs;
-        let command = strip_controls(view.command).replace(['\n', '\t'], " ");
+        let command = single_line(view.command);
         let header =
             truncate_to_width(&format!("$ {command}"), area.width, glyphs.ellipsis).into_owned();
         buf.set_style(Rect { height: 1, ..area }, Style::reset());

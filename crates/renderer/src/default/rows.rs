@@ -5,6 +5,9 @@ use std::borrow::Cow;
 use ratatui_core::style::Style;
 use ratatui_core::text::{Line, Span, Text};
 
+use agentsh_protocol::lines_of;
+
+use crate::theme::Glyphs;
 use crate::view::LineWindow;
 
 use crate::layout::{
@@ -18,14 +21,6 @@ pub(crate) fn prepare<'a>(line: &'a str, ellipsis: &str) -> Cow<'a, str> {
         Cow::Borrowed(line) => expand_tabs(line),
         Cow::Owned(capped) => Cow::Owned(expand_tabs(&capped).into_owned()),
     }
-}
-
-/// The logical lines of an output text: a final `\n` ends the last line and starts no empty
-/// one (the line rule of SPEC §1), so `"a\n"` is one line and `""` none.
-pub(crate) fn logical_lines(text: &str) -> impl DoubleEndedIterator<Item = &str> {
-    let text = text.strip_suffix('\n').unwrap_or(text);
-    let empty = text.is_empty();
-    text.split('\n').filter(move |_| !empty)
 }
 
 /// The rows of a view, each at most `width` columns.
@@ -74,6 +69,13 @@ impl Rows {
         self.lines.push(Line::from(Span::styled(row, style)));
     }
 
+    /// The spinner row of a running command: `⠋ Running… (esc to cancel)`.
+    pub(crate) fn spinner(&mut self, glyphs: &Glyphs, tick: u64, style: Style) {
+        let frame = glyphs.spinner_frame(tick);
+        let row = format!("{frame} Running{} (esc to cancel)", glyphs.ellipsis);
+        self.chrome(&row, style, glyphs.ellipsis);
+    }
+
     pub(crate) fn into_text(self) -> Text<'static> {
         Text::from(self.lines)
     }
@@ -101,7 +103,7 @@ pub(crate) fn last_rows<'a>(
 ) -> LastRows<'a> {
     let mut lines = Vec::new();
     let mut rows = 0;
-    let mut all = logical_lines(text).rev();
+    let mut all = lines_of(text).rev();
     for line in all.by_ref() {
         let line = prepare(line, ellipsis);
         rows += visual_rows(&line, width);
@@ -153,7 +155,7 @@ impl Rows {
         let text = strip_controls(window.text);
         let mut left = usize::from(rows);
         let mut last = None;
-        for (index, line) in logical_lines(&text).enumerate() {
+        for (index, line) in lines_of(&text).enumerate() {
             if left == 0 {
                 break;
             }

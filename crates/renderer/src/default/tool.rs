@@ -1,8 +1,8 @@
 //! The tool call view (SPEC §10, "Tool renderer").
 
 use agentsh_protocol::{
-    COMMAND_ABORTED, MISSING_EXIT_STATUS, Timeout, ToolDetails, ToolResult, TruncatedBy,
-    Truncation, count_lines, exit_code_text, format_size, timeout_annotation,
+    COMMAND_ABORTED, FullOutput, Timeout, ToolDetails, TruncatedBy, Truncation, count_lines,
+    exit_outcome, format_size, timeout_annotation,
 };
 use ratatui_core::text::Text;
 
@@ -28,9 +28,9 @@ impl DefaultRenderer {
 
         let (text, result) = match view.state {
             CallState::Running { tail } => (tail, None),
-            CallState::Done(result) => (result_text(result), Some(result)),
+            CallState::Done(result) => (result.first_text().trim_end_matches('\n'), Some(result)),
         };
-        let truncation = result.and_then(|result| truncation_of(&result.details));
+        let truncation = result.and_then(|result| result.details.truncation());
         // A failed call's outcome line (`Command exited with code N`) is drawn as an error.
         let outcome = result
             .filter(|result| result.is_error)
@@ -65,24 +65,15 @@ impl DefaultRenderer {
             } => {
                 rows.window(window, height, style_of, palette.muted, glyphs.ellipsis);
                 // An artifact holds the output alone: say how the call ended after it.
-                if let (Some(result), ExpandedSource::Artifact(_)) =
-                    (result, view.expanded_source())
-                    && let Some(outcome) = outcome_text(&result.details)
+                if let (Some(outcome), ExpandedSource::Artifact(_)) =
+                    (&outcome, view.expanded_source())
                 {
-                    rows.chrome(&outcome, palette.error, glyphs.ellipsis);
+                    rows.chrome(outcome, palette.error, glyphs.ellipsis);
                 }
             }
         }
         if let CallState::Running { .. } = view.state {
-            rows.chrome(
-                &format!(
-                    "{} Running{} (esc to cancel)",
-                    glyphs.spinner_frame(view.tick),
-                    glyphs.ellipsis
-                ),
-                palette.accent,
-                glyphs.ellipsis,
-            );
+            rows.spinner(glyphs, view.tick, palette.accent);
         }
         if let Some(truncation) = truncation {
             let warning = truncation_warning(truncation, view.max_bytes);
@@ -103,47 +94,38 @@ impl DefaultRenderer {
     }
 }
 
-/// The text of a result: its text blocks, without the final line break.
-fn result_text(result: &ToolResult) -> &str {
-    match result.content.first() {
-        Some(agentsh_protocol::ToolContent::Text { text }) => text.trim_end_matches('\n'),
-        None => "",
-    }
-}
-
-fn truncation_of(details: &ToolDetails) -> Option<&Truncation> {
-    details.meta.as_ref()?.truncation.as_ref()
-}
-
 /// `Full output: artifact://ID. Truncated: showing X of Y lines` (by lines) or
 /// `… Truncated: X lines shown (50.0KB limit)` (by bytes), without the brackets.
 pub(crate) fn truncation_warning(truncation: &Truncation, max_bytes: u64) -> String {
-    let mut parts: Vec<String> = full_output_part(
-        truncation.artifact_id.as_deref(),
-        truncation.artifact_error.as_deref(),
-    )
-    .into_iter()
-    .collect();
-    parts.push(match truncation.truncated_by {
+    let cut = match truncation.truncated_by {
         TruncatedBy::Lines => format!(
             "Truncated: showing {} of {} lines",
             truncation.output_lines, truncation.total_lines
         ),
-        TruncatedBy::Bytes => format!(
-            "Truncated: {} lines shown ({} limit)",
-            truncation.output_lines,
-            format_size(max_bytes)
-        ),
-    });
-    parts.join(". ")
+        TruncatedBy::Bytes => bytes_cut_text(truncation.output_lines, max_bytes),
+    };
+    let full = FullOutput::new(
+        truncation.artifact_id.as_deref(),
+        truncation.artifact_error.as_deref(),
+    );
+    warning_text(full, &cut)
 }
 
-/// `Full output: artifact://ID`, or `Full output not saved: <reason>`, or nothing.
-pub(crate) fn full_output_part(artifact_id: Option<&str>, error: Option<&str>) -> Option<String> {
-    match (artifact_id, error) {
-        (Some(id), _) => Some(format!("Full output: artifact://{id}")),
-        (None, Some(error)) => Some(format!("Full output not saved: {error}")),
-        (None, None) => None,
+/// `Truncated: X lines shown (50.0KB limit)`: what the byte limit left.
+pub(crate) fn bytes_cut_text(lines: u64, max_bytes: u64) -> String {
+    format!(
+        "Truncated: {lines} lines shown ({} limit)",
+        format_size(max_bytes)
+    )
+}
+
+/// A warning's text: where the whole output is (`Full output: artifact://ID`, or
+/// `Full output not saved: <reason>`), then what was cut, joined by `. `.
+pub(crate) fn warning_text(full: FullOutput<'_>, cut: &str) -> String {
+    match full {
+        FullOutput::Artifact(id) => format!("Full output: artifact://{id}. {cut}"),
+        FullOutput::NotSaved(reason) => format!("Full output not saved: {reason}. {cut}"),
+        FullOutput::Nowhere => cut.to_owned(),
     }
 }
 
@@ -154,11 +136,7 @@ fn outcome_text(details: &ToolDetails) -> Option<String> {
     } else if details.cancelled {
         Some(COMMAND_ABORTED.to_owned())
     } else {
-        match details.exit_code {
-            None => Some(MISSING_EXIT_STATUS.to_owned()),
-            Some(0) => None,
-            Some(code) => Some(exit_code_text(code)),
-        }
+        exit_outcome(details.exit_code)
     }
 }
 

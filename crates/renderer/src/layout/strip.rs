@@ -1,9 +1,6 @@
 //! The escape state machine of `strip_controls`: the output sink's grammar over a `&str`.
 
-/// An escape sequence still unterminated after this many bytes is abandoned, as in the output
-/// sink's sanitiser (`agentsh_output_sink::MAX_SEQUENCE_BYTES`; the differential test pins
-/// that they agree).
-const MAX_SEQUENCE_BYTES: usize = 4096;
+use agentsh_protocol::MAX_SEQUENCE_BYTES;
 
 const ESC: char = '\u{1b}';
 const BEL: char = '\u{7}';

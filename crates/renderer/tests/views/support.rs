@@ -2,9 +2,8 @@
 
 use std::fmt::Write as _;
 
-use agentsh_renderer::ratatui_core::buffer::Buffer;
-use agentsh_renderer::ratatui_core::style::{Color, Modifier, Style};
 use agentsh_renderer::ratatui_core::text::Text;
+pub use agentsh_renderer::snapshot::{buffer_rows, plain_rows as plain, style_name, styled_rows};
 use agentsh_renderer::{
     ShownRange, Timeout, ToolDetails, ToolMeta, ToolResult, TruncatedBy, Truncation,
     TruncationDirection,
@@ -12,58 +11,6 @@ use agentsh_renderer::{
 
 /// The widths every view is drawn at.
 pub const WIDTHS: [u16; 3] = [40, 80, 120];
-
-/// The rows as text, one per line.
-pub fn plain(text: &Text<'_>) -> Vec<String> {
-    text.lines.iter().map(ToString::to_string).collect()
-}
-
-fn color_name(color: Color) -> String {
-    format!("{color:?}").to_lowercase()
-}
-
-/// A style as `fg/bg+mods`, empty for the default style.
-pub fn style_name(style: Style) -> String {
-    let mut parts = Vec::new();
-    if let Some(fg) = style.fg {
-        parts.push(color_name(fg));
-    }
-    if let Some(bg) = style.bg {
-        parts.push(format!("on {}", color_name(bg)));
-    }
-    let modifiers = style.add_modifier;
-    for (modifier, name) in [
-        (Modifier::BOLD, "bold"),
-        (Modifier::DIM, "dim"),
-        (Modifier::ITALIC, "italic"),
-        (Modifier::UNDERLINED, "underlined"),
-        (Modifier::REVERSED, "reversed"),
-    ] {
-        if modifiers.contains(modifier) {
-            parts.push(name.to_owned());
-        }
-    }
-    parts.join(" ")
-}
-
-/// The rows with each span's style: `{style}text{/}`; unstyled spans bare.
-pub fn styled(text: &Text<'_>) -> Vec<String> {
-    text.lines
-        .iter()
-        .map(|line| {
-            let mut row = String::new();
-            for span in &line.spans {
-                let style = style_name(line.style.patch(span.style));
-                if style.is_empty() {
-                    row.push_str(&span.content);
-                } else {
-                    write!(row, "{{{style}}}{}{{/}}", span.content).expect("write to a String");
-                }
-            }
-            row
-        })
-        .collect()
-}
 
 /// A view drawn at the three widths, plain then styled, as one snapshot text. Every plain row
 /// is checked to fit its width on the way.
@@ -82,32 +29,11 @@ pub fn at_widths(mut draw: impl FnMut(u16) -> Text<'static>) -> String {
             writeln!(out, "{row}").expect("write to a String");
         }
         writeln!(out, "── {width} columns, styled ──").expect("write to a String");
-        for row in styled(&text) {
+        for row in styled_rows(&text) {
             writeln!(out, "{row}").expect("write to a String");
         }
     }
     out
-}
-
-/// A buffer's rows as text, trailing blanks kept visible with `|` at the edge.
-pub fn buffer_rows(buf: &Buffer) -> Vec<String> {
-    let area = buf.area;
-    (area.top()..area.bottom())
-        .map(|y| {
-            let mut row = String::new();
-            let mut skip = 0;
-            for x in area.left()..area.right() {
-                if skip > 0 {
-                    skip -= 1;
-                    continue;
-                }
-                let symbol = buf[(x, y)].symbol();
-                skip = agentsh_renderer::str_width(symbol).saturating_sub(1);
-                row.push_str(symbol);
-            }
-            format!("{row}|")
-        })
-        .collect()
 }
 
 /// Details of a call that exited with `code` in `/project`.

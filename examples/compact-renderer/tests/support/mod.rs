@@ -9,9 +9,13 @@ use agentsh_protocol::{
     BangRun, BangState, BashResult, JobState, JobSummary, OutputSummary, Timeout, ToolDetails,
     ToolResult,
 };
-use agentsh_renderer::ratatui_core::buffer::Buffer;
-use agentsh_renderer::ratatui_core::style::{Modifier, Style};
 use agentsh_renderer::ratatui_core::text::Text;
+use agentsh_renderer::snapshot::plain_rows;
+#[allow(
+    unused_imports,
+    reason = "shared by two test binaries; each uses part of it"
+)]
+pub use agentsh_renderer::snapshot::{buffer_rows, styled_rows as styled};
 use agentsh_renderer::{BashArgs, str_width};
 
 /// The widths every view is drawn at.
@@ -19,56 +23,13 @@ pub const WIDTHS: [u16; 3] = [40, 80, 120];
 
 /// The rows as text, one per line, each checked to fit `width`.
 pub fn plain(text: &Text<'_>, width: u16) -> Vec<String> {
-    text.lines
-        .iter()
-        .map(|line| {
-            let row = line.to_string();
+    plain_rows(text)
+        .into_iter()
+        .map(|row| {
             assert!(
                 str_width(&row) <= usize::from(width),
                 "row wider than {width}: {row:?}"
             );
-            row
-        })
-        .collect()
-}
-
-/// A style as `fg+mods`, empty for the default style.
-pub fn style_name(style: Style) -> String {
-    let mut parts = Vec::new();
-    if let Some(fg) = style.fg {
-        parts.push(format!("{fg:?}").to_lowercase());
-    }
-    if let Some(bg) = style.bg {
-        parts.push(format!("on {bg:?}").to_lowercase());
-    }
-    for (modifier, name) in [
-        (Modifier::BOLD, "bold"),
-        (Modifier::DIM, "dim"),
-        (Modifier::UNDERLINED, "underlined"),
-        (Modifier::REVERSED, "reversed"),
-    ] {
-        if style.add_modifier.contains(modifier) {
-            parts.push(name.to_owned());
-        }
-    }
-    parts.join(" ")
-}
-
-/// The rows with each span's style: `{style}text{/}`; unstyled spans bare.
-pub fn styled(text: &Text<'_>) -> Vec<String> {
-    text.lines
-        .iter()
-        .map(|line| {
-            let mut row = String::new();
-            for span in &line.spans {
-                let style = style_name(line.style.patch(span.style));
-                if style.is_empty() {
-                    row.push_str(&span.content);
-                } else {
-                    write!(row, "{{{style}}}{}{{/}}", span.content)
-                        .expect("writing to a String cannot fail");
-                }
-            }
             row
         })
         .collect()
@@ -84,27 +45,6 @@ pub fn at_widths(mut draw: impl FnMut(u16) -> Text<'static>) -> String {
         }
     }
     out
-}
-
-/// A buffer's rows as text, `|` at the right edge.
-pub fn buffer_rows(buf: &Buffer) -> Vec<String> {
-    let area = buf.area;
-    (area.top()..area.bottom())
-        .map(|y| {
-            let mut row = String::new();
-            let mut skip = 0;
-            for x in area.left()..area.right() {
-                if skip > 0 {
-                    skip -= 1;
-                    continue;
-                }
-                let symbol = buf[(x, y)].symbol();
-                skip = str_width(symbol).saturating_sub(1);
-                row.push_str(symbol);
-            }
-            format!("{row}|")
-        })
-        .collect()
 }
 
 /// The arguments of a call of `command`.

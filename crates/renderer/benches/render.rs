@@ -35,6 +35,16 @@ fn result_text() -> String {
     text
 }
 
+/// 1,000 lines of about 51 bytes of CJK text with an emoji and a combining mark each: the
+/// slow path of the layout (grapheme segmentation).
+fn cjk_text() -> String {
+    let mut text = String::with_capacity(56_000);
+    for n in 0..1000 {
+        text.push_str(&format!("{n:04} 日本語のテキスト、幅は二列 👍🏽 e\u{301}\n"));
+    }
+    text
+}
+
 fn row(metric: &str, took: Duration, copy: Duration) {
     let ms = took.as_secs_f64() * 1e3;
     Row::new("renderer", metric)
@@ -74,6 +84,15 @@ fn main() {
         };
         black_box(renderer.tool_call(&view, WIDTH));
     }));
+    let cjk = cjk_text();
+    let cjk_result = ToolResult::new(cjk.clone(), result.details.clone(), false);
+    let cjk_copy = median(&time_each(runs, || {
+        black_box(black_box(&cjk).clone());
+    }));
+    let cjk_collapsed = median(&time_each(runs, || {
+        let view = ToolCallView::new(&args, "/work", CallState::Done(black_box(&cjk_result)));
+        black_box(renderer.tool_call(&view, WIDTH));
+    }));
     Row::new("renderer", format!("{BASELINE} (50 KB)"))
         .value(copy.as_secs_f64() * 1e6, "µs")
         .report();
@@ -86,5 +105,13 @@ fn main() {
         "50 KB, 1,000-line result expanded, 40-row window at 120 columns",
         expanded,
         copy,
+    );
+    row(
+        &format!(
+            "{} KB CJK and emoji result collapsed at 120 columns",
+            cjk.len() / 1024
+        ),
+        cjk_collapsed,
+        cjk_copy,
     );
 }

@@ -12,6 +12,9 @@
 //! - [`rerun_with_env`] — runs one test again in a copy of its test binary with an environment
 //!   variable set (a process-wide mode, such as containment without cgroups, that must not
 //!   leak into the other tests of the binary).
+//! - [`tmux`] — a program in a pane of a private tmux server: keys in (`send-keys`), screens
+//!   out (`capture-pane`), resize, exit status; the interactive mode's tests drive the binary
+//!   with it, as a person at a terminal would.
 //!
 //! ```
 //! // Nothing runs with this argument.
@@ -23,6 +26,8 @@
 #![deny(missing_docs)]
 
 use std::path::PathBuf;
+
+pub mod tmux;
 
 /// A multi-threaded tokio runtime with two workers (the CI machine has two cores) and every
 /// driver enabled: what the tests of the runtimes run on.

@@ -69,3 +69,51 @@ async fn a_bang_commands_chunks_are_its_sanitised_output() {
     assert_eq!(result.summary.output, "a\nb\nred\nx\nytail");
     assert!(chunks.len() >= 2, "{chunks:?}");
 }
+
+/// A UI stand-in that shows a PTY at a fixed size and just watches.
+struct SizedHost(Option<(u16, u16)>);
+
+impl agentsh_agent_session::PtyHost for SizedHost {
+    fn attach(&self, _call_id: &str, _controller: agentsh_agent_session::PtyController) {}
+
+    fn size(&self) -> Option<(u16, u16)> {
+        self.0
+    }
+}
+
+/// What `tput cols; tput lines` prints as the first thing on a PTY shown by a host of `size`.
+async fn first_size_seen(size: Option<(u16, u16)>) -> String {
+    let (_dir, session) = crate::world::temp_session("[bash]\nvirtual_terminal = \"on\"\n");
+    let host: std::sync::Arc<dyn agentsh_agent_session::PtyHost> =
+        std::sync::Arc::new(SizedHost(size));
+    let result = tokio::time::timeout(
+        LIVENESS,
+        session.execute_tool(
+            "call",
+            &serde_json::json!({"command": "tput cols; tput lines"}),
+            agentsh_agent_session::ToolContext {
+                pty_host: Some(host),
+                ..agentsh_agent_session::ToolContext::default()
+            },
+            |_| {},
+        ),
+    )
+    .await
+    .expect("liveness")
+    .into_result();
+    assert!(!result.is_error, "{}", result.text());
+    result.text()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_pty_starts_at_the_hosts_size() {
+    assert_eq!(first_size_seen(Some((97, 23))).await, "97\n23");
+    // A host that does not say: the default 120×40.
+    assert_eq!(first_size_seen(None).await, "120\n40");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_hosts_size_out_of_range_is_clamped() {
+    assert_eq!(first_size_seen(Some((5, 1000))).await, "20\n200");
+    assert_eq!(first_size_seen(Some((1000, 0))).await, "400\n5");
+}

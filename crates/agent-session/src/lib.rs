@@ -26,9 +26,9 @@ pub use agentsh_bash_interceptor::{Interception, Rule};
 pub use agentsh_bash_normalize::Limits;
 pub use agentsh_process::shell::ShellError;
 pub use agentsh_protocol::{
-    ArgsError, BashArgs, BashResult, InterceptionDetails, JobDetails, JobState, JobSummary,
-    OutputSummary, ShownRange, Timeout, ToolContent, ToolDetails, ToolMeta, ToolResult,
-    TruncatedBy, Truncation, TruncationDirection,
+    ArgsError, BashArgs, BashResult, Cell, CellAttrs, CellColor, InterceptionDetails, JobDetails,
+    JobState, JobSummary, JobView, OutputSummary, Screen, ShownRange, Theme, Timeout, ToolContent,
+    ToolDetails, ToolMeta, ToolResult, TruncatedBy, Truncation, TruncationDirection,
 };
 pub use agentsh_pty_runtime::{KeyAction, PtyController, Terminal, TerminalSize};
 pub use agentsh_shell_executor::{CancellationToken, ExecError, ExecutorConfig, ShellExecutor};

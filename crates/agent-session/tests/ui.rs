@@ -117,3 +117,135 @@ async fn a_hosts_size_out_of_range_is_clamped() {
     assert_eq!(first_size_seen(Some((5, 1000))).await, "20\n200");
     assert_eq!(first_size_seen(Some((1000, 0))).await, "400\n5");
 }
+
+/// Looks at job `id` until `done` holds for what is seen (within [`LIVENESS`]).
+async fn view_until(
+    session: &agentsh_agent_session::AgentSession,
+    id: u64,
+    done: impl Fn(&agentsh_agent_session::JobView) -> bool,
+) -> agentsh_agent_session::JobView {
+    let deadline = std::time::Instant::now() + LIVENESS;
+    loop {
+        let view = session.job_view(id, 64 * 1024).expect("the job exists");
+        if done(&view) {
+            return view;
+        }
+        assert!(std::time::Instant::now() < deadline, "never seen: {view:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+async fn job_tool(
+    session: &agentsh_agent_session::AgentSession,
+    name: &str,
+    args: serde_json::Value,
+) -> String {
+    tokio::time::timeout(LIVENESS, session.execute_job_tool(name, &args))
+        .await
+        .expect("liveness")
+        .expect("a job tool")
+        .into_result()
+        .text()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn looking_at_a_job_moves_no_read_position() {
+    let (dir, session) = crate::world::temp_session("");
+    let wait_for = |name: &str| {
+        format!(
+            "while [ ! -e '{}' ]; do sleep 0.05; done",
+            dir.path().join(name).display()
+        )
+    };
+    let command = format!(
+        "echo a1; echo a2; {}; echo b1; echo b2; {}; echo c1; exec sleep 300",
+        wait_for("go1"),
+        wait_for("go2")
+    );
+    let started = session
+        .execute_tool(
+            "call",
+            &serde_json::json!({"command": command, "run_in_background": true}),
+            agentsh_agent_session::ToolContext::default(),
+            |_| {},
+        )
+        .await
+        .into_result();
+    assert!(started.text().starts_with("a1\na2\n"), "{}", started.text());
+    assert_eq!(
+        job_tool(&session, "job_output", serde_json::json!({"jobId": 1})).await,
+        "(no new output)\n\n[job 1: running]"
+    );
+
+    std::fs::write(dir.path().join("go1"), "").expect("go1");
+    let view = view_until(&session, 1, |view| view.output.ends_with("b2\n")).await;
+    assert_eq!(view.output, "a1\na2\nb1\nb2\n");
+    assert_eq!(view.total_lines, 4);
+    assert!(view.screen.is_none(), "a piped job has no screen");
+    let listed = session.jobs_summary().remove(0);
+    assert_eq!(
+        (&view.summary.id, view.summary.state, &view.summary.command),
+        (&listed.id, listed.state, &listed.command)
+    );
+    assert_eq!(view.summary.output_bytes, 12);
+    // Whole lines within the bound.
+    assert_eq!(session.job_view(1, 6).expect("job").output, "b1\nb2\n");
+    assert_eq!(session.job_view(1, 5).expect("job").output, "b2\n");
+    assert!(session.job_view(2, 100).is_none());
+    // The model still gets everything new since its last `job_output`.
+    let read = job_tool(&session, "job_output", serde_json::json!({"jobId": 1})).await;
+    assert_eq!(read, "b1\nb2\n\n[job 1: running]");
+
+    std::fs::write(dir.path().join("go2"), "").expect("go2");
+    view_until(&session, 1, |view| view.output.ends_with("c1\n")).await;
+    for _ in 0..3 {
+        session.job_view(1, 1).expect("job");
+    }
+    // `until` still finds the line the UI looked at: at once, not after its `wait`.
+    let found = job_tool(
+        &session,
+        "job_output",
+        serde_json::json!({"jobId": 1, "until": "^c1$", "wait": 60}),
+    )
+    .await;
+    assert_eq!(found, "c1\n\n[job 1: running]");
+
+    let artifact = view.artifact_id.expect("a background job has a log");
+    job_tool(&session, "job_kill", serde_json::json!({"jobId": 1})).await;
+    let log = session.read_artifact(&artifact, None, None).expect("log");
+    assert!(
+        log.text.starts_with("a1\na2\nb1\nb2\nc1\n"),
+        "{:?}",
+        log.text
+    );
+    session.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn looking_at_a_pty_job_shows_its_screen() {
+    let (_dir, session) = crate::world::temp_session("");
+    session
+        .execute_tool(
+            "call",
+            &serde_json::json!({
+                "command": "printf 'hello \\033[1mpty\\033[0m\\n'; exec sleep 300",
+                "run_in_background": true,
+                "pty": true
+            }),
+            agentsh_agent_session::ToolContext::default(),
+            |_| {},
+        )
+        .await;
+    let view = view_until(&session, 1, |view| {
+        view.screen
+            .as_ref()
+            .is_some_and(|screen| screen.row_text(0).contains("hello pty"))
+    })
+    .await;
+    let screen = view.screen.expect("a screen");
+    assert_eq!((screen.cols, screen.rows), (120, 40));
+    assert!(screen.cell(0, 6).expect("a cell").attrs.bold, "{screen:?}");
+    assert!(view.summary.pty);
+    assert!(view.output.contains("hello pty"), "{:?}", view.output);
+    session.shutdown().await;
+}

@@ -47,6 +47,6 @@ pub use settings::{
     DEFAULT_ARTIFACTS_MAX_AGE_DAYS, DEFAULT_ARTIFACTS_MAX_BYTES, DEFAULT_JOBS_MAX_LOG_BYTES,
     DEFAULT_JOBS_MAX_RUNNING, DEFAULT_MAX_SHELLS, DEFAULT_MCP_YIELD_AFTER,
     DEFAULT_OUTPUT_MAX_BYTES, DEFAULT_SHELL_IDLE_MINUTES, InterceptorSettings, JobSettings,
-    McpSettings, OutputSettings, Settings, VirtualTerminal, config_path,
+    McpSettings, OutputSettings, Settings, UiSettings, VirtualTerminal, config_path,
 };
 pub use tool::{BashTool, PtyHost, ToolContext, ToolUpdate};

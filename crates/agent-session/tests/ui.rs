@@ -212,7 +212,16 @@ async fn looking_at_a_job_moves_no_read_position() {
 
     let artifact = view.artifact_id.expect("a background job has a log");
     job_tool(&session, "job_kill", serde_json::json!({"jobId": 1})).await;
-    let log = session.read_artifact(&artifact, None, None).expect("log");
+    // The log file gets the sink's last batch once the job's end is processed, which
+    // `job_kill` does not wait for: look until it is there.
+    let deadline = std::time::Instant::now() + LIVENESS;
+    let log = loop {
+        let log = session.read_artifact(&artifact, None, None).expect("log");
+        if !log.text.is_empty() || std::time::Instant::now() >= deadline {
+            break log;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
     assert!(
         log.text.starts_with("a1\na2\nb1\nb2\nc1\n"),
         "{:?}",

@@ -26,9 +26,9 @@ pub use agentsh_bash_interceptor::{Interception, Rule};
 pub use agentsh_bash_normalize::Limits;
 pub use agentsh_process::shell::ShellError;
 pub use agentsh_protocol::{
-    ArgsError, BashArgs, BashResult, InterceptionDetails, JobDetails, JobState, JobSummary,
-    OutputSummary, ShownRange, Timeout, ToolContent, ToolDetails, ToolMeta, ToolResult,
-    TruncatedBy, Truncation, TruncationDirection,
+    ArgsError, BashArgs, BashResult, Cell, CellAttrs, CellColor, InterceptionDetails, JobDetails,
+    JobState, JobSummary, JobView, OutputSummary, Screen, ShownRange, Theme, Timeout, ToolContent,
+    ToolDetails, ToolMeta, ToolResult, TruncatedBy, Truncation, TruncationDirection,
 };
 pub use agentsh_pty_runtime::{KeyAction, PtyController, Terminal, TerminalSize};
 pub use agentsh_shell_executor::{CancellationToken, ExecError, ExecutorConfig, ShellExecutor};
@@ -47,6 +47,6 @@ pub use settings::{
     DEFAULT_ARTIFACTS_MAX_AGE_DAYS, DEFAULT_ARTIFACTS_MAX_BYTES, DEFAULT_JOBS_MAX_LOG_BYTES,
     DEFAULT_JOBS_MAX_RUNNING, DEFAULT_MAX_SHELLS, DEFAULT_MCP_YIELD_AFTER,
     DEFAULT_OUTPUT_MAX_BYTES, DEFAULT_SHELL_IDLE_MINUTES, InterceptorSettings, JobSettings,
-    McpSettings, OutputSettings, Settings, VirtualTerminal, config_path,
+    McpSettings, OutputSettings, Settings, UiSettings, VirtualTerminal, config_path,
 };
 pub use tool::{BashTool, PtyHost, ToolContext, ToolUpdate};

@@ -294,11 +294,38 @@ impl AgentSession {
 
     /// Runs a user bang command (`!cmd`, RPC `bash`) on the session's `user` shell: no
     /// normalisation, no interception, never a PTY; default timeout and artifacts as for tool
-    /// calls. One at a time per session.
+    /// calls. One at a time per session. No live output: see
+    /// [`execute_bash_with`](Self::execute_bash_with) for that.
     pub async fn execute_bash(
         &self,
         command: &str,
         options: BangOptions,
+    ) -> Result<BashResult, SessionError> {
+        self.run_bang(command, options, None).await
+    }
+
+    /// [`execute_bash`](Self::execute_bash), handing `on_output` each piece of text the
+    /// command's output sink commits while it runs, in order, each piece once (the unfinished
+    /// last line when the command ends): the sink's sanitised text, so a live view needs no
+    /// sanitiser of its own. The pieces are not throttled or copied: a UI coalesces them. For
+    /// an output within `output.max_bytes`, the pieces joined are the result's output.
+    pub async fn execute_bash_with(
+        &self,
+        command: &str,
+        options: BangOptions,
+        mut on_output: impl FnMut(&str) + Send,
+    ) -> Result<BashResult, SessionError> {
+        self.run_bang(command, options, Some(&mut on_output)).await
+    }
+
+    /// The bang path of [`execute_bash`](Self::execute_bash) and
+    /// [`execute_bash_with`](Self::execute_bash_with): without a callback the sink hands its
+    /// text to no one.
+    async fn run_bang(
+        &self,
+        command: &str,
+        options: BangOptions,
+        on_output: Option<ChunkCallback<'_>>,
     ) -> Result<BashResult, SessionError> {
         let cancel = {
             let mut bang = lock(&self.inner.bang);
@@ -321,7 +348,7 @@ impl AgentSession {
                 Surface::User,
                 cancel,
                 &mut sink,
-                None,
+                on_output,
             )
             .await?;
         if !options.exclude_from_context {

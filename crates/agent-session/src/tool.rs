@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use agentsh_bash_normalize::{Limits, merge_limits, normalize};
 use agentsh_output_sink::{OutputSink, TailBuffer};
 use agentsh_protocol::BashResult;
-use agentsh_pty_runtime::{PtyCommand, PtyController, PtySession};
+use agentsh_pty_runtime::{PtyCommand, PtyController, PtySession, TerminalSize};
 use agentsh_shell_executor::{CancellationToken, ChunkCallback, Surface};
 use serde_json::Value;
 
@@ -61,6 +61,14 @@ impl fmt::Debug for ToolContext {
 pub trait PtyHost: Send + Sync {
     /// A PTY command started; `controller` stays valid until it exits.
     fn attach(&self, call_id: &str, controller: PtyController);
+
+    /// The size `(cols, rows)` the host will show the PTY at, when it knows it: the command
+    /// then starts at that size (clamped to 20–400 columns × 5–200 rows, SPEC §8), so what it
+    /// runs first sees the host's width, with no race against a resize after
+    /// [`attach`](Self::attach). `None` (the default): 120×40.
+    fn size(&self) -> Option<(u16, u16)> {
+        None
+    }
 }
 
 /// A live update of a running tool call: the current tail of its output.
@@ -205,7 +213,10 @@ impl BashTool {
             )
         });
         let (run, sink) = if let Some(host) = pty_host {
-            let command = session.pty_command(&normalized.command, &cwd, timeout);
+            let mut command = session.pty_command(&normalized.command, &cwd, timeout);
+            if let Some((cols, rows)) = host.size() {
+                command.size = TerminalSize::clamped(cols, rows);
+            }
             let (result, sink) = run_on_pty(command, sink, host.as_ref(), call_id, &ctx).await;
             (Ok(result), sink)
         } else {

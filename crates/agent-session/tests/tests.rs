@@ -4,4 +4,5 @@ mod config;
 mod jobs;
 mod session;
 mod tool;
+mod ui;
 mod world;

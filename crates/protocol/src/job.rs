@@ -4,6 +4,7 @@
 use std::fmt;
 use std::time::Duration;
 
+use crate::screen::Screen;
 use crate::text::format_size;
 
 /// Where a background job is.
@@ -143,6 +144,23 @@ impl JobSummary {
             self.command
         )
     }
+}
+
+/// A look at one job for a UI (`/job N`, SPEC §15): what it printed last, or its terminal's
+/// screen, taken without moving what `job_output` returns next or where its `until` looks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobView {
+    /// The job as lists show it.
+    pub summary: JobSummary,
+    /// The last lines of its output (sanitised, as its log holds it) that fit in the byte
+    /// bound asked for; when the last line alone is longer, its end. Empty without output.
+    pub output: String,
+    /// Lines of its whole output so far (SPEC §1 rule).
+    pub total_lines: u64,
+    /// Its log artifact, once it has one: the whole output (`artifact://ID`).
+    pub artifact_id: Option<String>,
+    /// A PTY job's terminal screen as it is now; `None` for a job without a terminal.
+    pub screen: Option<Screen>,
 }
 
 /// A job's run time as lists write it: `12s`, `3m 04s`, `1h 02m`.

@@ -19,7 +19,7 @@ mod json;
 pub use json::json_kind;
 
 pub use job::{
-    JobDetails, JobState, JobSummary, NEXT_CALL_NEW_SHELL, NO_JOBS, NO_NEW_OUTPUT,
+    JobDetails, JobState, JobSummary, JobView, NEXT_CALL_NEW_SHELL, NO_JOBS, NO_NEW_OUTPUT,
     job_has_ended_text, job_has_no_terminal_text, job_started_line, job_state_line,
     no_such_job_text, run_time_text, too_many_jobs_text,
 };

@@ -124,6 +124,27 @@ impl JobLog {
         tail_of(&self.tail.snapshot(), to_index(max_bytes)).to_owned()
     }
 
+    /// The last whole lines of the text that fit in `max_bytes` (when the last line alone is
+    /// longer, its last `max_bytes` from a character boundary), for a UI's look at the job.
+    /// Takes `&self`: neither reading position moves.
+    pub(crate) fn last_lines(&self, max_bytes: usize) -> String {
+        let snapshot = self.tail.snapshot();
+        let kept_from = self.total_bytes() - snapshot.len() as u64;
+        let text = tail_of(&snapshot, max_bytes);
+        let cut = snapshot.len() - text.len();
+        let at_line_start = if cut == 0 {
+            kept_from == 0
+        } else {
+            snapshot.as_bytes()[cut - 1] == b'\n'
+        };
+        let text = match text.find('\n') {
+            // Drop the line the cut went into, unless nothing else is left.
+            Some(end) if !at_line_start && end + 1 < text.len() => &text[end + 1..],
+            _ => text,
+        };
+        text.to_owned()
+    }
+
     /// Whether a complete line from the `until` position on matches `pattern`. Lines that left
     /// the in-memory tail are read from the log file. `from` carries where the last look ended
     /// (a line start, 0 at first): a waiting `job_output` looks at each line once, not at the
@@ -216,6 +237,28 @@ mod tests {
             (next.summary.total_lines, next.summary.total_bytes),
             (5, 10)
         );
+    }
+
+    #[test]
+    fn last_lines_are_whole_lines_within_the_bound_and_move_nothing() {
+        let mut log = JobLog::new();
+        assert_eq!(log.last_lines(100), "");
+        log.push("one\ntwo\nthree\n");
+        assert_eq!(log.last_lines(100), "one\ntwo\nthree\n");
+        // 9 bytes start inside `two`: whole lines only.
+        assert_eq!(log.last_lines(9), "three\n");
+        // Exactly at a line start.
+        assert_eq!(log.last_lines(10), "two\nthree\n");
+        // The last line alone is longer than the bound: its end.
+        assert_eq!(log.last_lines(3), "ee\n");
+        log.push("unfinished");
+        assert_eq!(log.last_lines(14), "unfinished");
+        assert_eq!(log.last_lines(16), "three\nunfinished");
+        assert_eq!(log.last_lines(17), "three\nunfinished");
+        // Nothing was marked shown, and `until` still looks from the start.
+        let all = log.take_new(1000, false);
+        assert_eq!(all.summary.output, "one\ntwo\nthree\nunfinished");
+        assert!(log.has_match(&Regex::new("^one$").unwrap(), &mut 0));
     }
 
     #[test]

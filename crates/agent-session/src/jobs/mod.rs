@@ -13,6 +13,7 @@ pub use args::job_tool_specs;
 mod log;
 mod spill;
 pub(crate) mod tools;
+mod view;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -486,7 +487,11 @@ impl Jobs {
 
     /// The job with this id.
     pub(crate) fn get(&self, id: &str) -> Option<Arc<Job>> {
-        let id: u64 = id.parse().ok()?;
+        self.by_number(id.parse().ok()?)
+    }
+
+    /// The job with this id, as a number.
+    pub(crate) fn by_number(&self, id: u64) -> Option<Arc<Job>> {
         lock(&self.table).jobs.get(&id).cloned()
     }
 

@@ -7,6 +7,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use agentsh_bash_interceptor::Rule;
+use agentsh_protocol::Theme;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, Visitor};
 use thiserror::Error;
@@ -17,7 +18,7 @@ use super::types::{
     ArtifactSettings, BashSettings, DEFAULT_ARTIFACTS_MAX_AGE_DAYS, DEFAULT_ARTIFACTS_MAX_BYTES,
     DEFAULT_JOBS_MAX_LOG_BYTES, DEFAULT_JOBS_MAX_RUNNING, DEFAULT_MCP_YIELD_AFTER,
     DEFAULT_OUTPUT_MAX_BYTES, InterceptorSettings, JobSettings, McpSettings, OutputSettings,
-    Settings, VirtualTerminal,
+    Settings, UiSettings, VirtualTerminal,
 };
 use crate::Timeout;
 
@@ -215,6 +216,7 @@ struct RawSettings {
     output: RawOutput,
     jobs: RawJobs,
     mcp: RawMcp,
+    ui: RawUi,
 }
 
 #[derive(Deserialize, Default)]
@@ -262,6 +264,32 @@ struct RawMcp {
 struct RawJobs {
     max_running: Option<Integer>,
     max_log_bytes: Option<Integer>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields, default, expecting = "a table")]
+struct RawUi {
+    theme: Option<ThemeName>,
+}
+
+/// `ui.theme`: exactly one of the theme names. (Derived enum parsing would answer a
+/// non-string with "wanted string or table", which names no valid value.)
+struct ThemeName(Theme);
+
+impl<'de> Deserialize<'de> for ThemeName {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ThemeVisitor;
+        impl Visitor<'_> for ThemeVisitor {
+            type Value = ThemeName;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("\"unicode\", \"nerd\" or \"ascii\"")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<ThemeName, E> {
+                v.parse().map(ThemeName).map_err(E::custom)
+            }
+        }
+        deserializer.deserialize_any(ThemeVisitor)
+    }
 }
 
 /// A TOML integer of any size (so an out-of-range one is a bad value, not a type error).
@@ -374,6 +402,12 @@ impl RawSettings {
                     None => Some(DEFAULT_MCP_YIELD_AFTER),
                     Some(value) => yield_seconds("mcp.yield_after", value)?,
                 },
+            },
+            ui: UiSettings {
+                theme: self
+                    .ui
+                    .theme
+                    .map_or_else(Theme::default, |ThemeName(theme)| theme),
             },
         })
     }

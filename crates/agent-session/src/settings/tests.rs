@@ -4,7 +4,7 @@ use std::ffi::OsString;
 use std::path::Path;
 
 use super::*;
-use crate::Timeout;
+use crate::{Theme, Timeout};
 
 fn parse(text: &str) -> Result<Settings, String> {
     Settings::from_toml(
@@ -37,9 +37,10 @@ fn empty_file_means_defaults() {
     assert_eq!(settings.artifacts.max_bytes, 1_073_741_824);
     assert_eq!(settings.artifacts.max_age_days, 7);
     assert_eq!(settings.output.max_bytes, 51_200);
+    assert_eq!(settings.ui.theme, Theme::Unicode);
     // Empty tables are fine too.
     assert_eq!(
-        parse("[bash]\n[bash.env]\n[bash_interceptor]\n[artifacts]\n[output]\n").unwrap(),
+        parse("[bash]\n[bash.env]\n[bash_interceptor]\n[artifacts]\n[output]\n[ui]\n").unwrap(),
         Settings::default()
     );
 }
@@ -62,6 +63,20 @@ fn values_are_read() {
     assert_eq!(
         settings.artifacts.dir.as_deref(),
         Some(Path::new("/home/ann"))
+    );
+}
+
+#[test]
+fn the_ui_theme_is_read() {
+    for theme in Theme::ALL {
+        let settings = parse(&format!("[ui]\ntheme = \"{theme}\"\n")).unwrap();
+        assert_eq!(settings.ui.theme, theme);
+    }
+    assert_eq!(
+        parse("ui.theme = \"ascii\"").unwrap().ui,
+        UiSettings {
+            theme: Theme::Ascii
+        }
     );
 }
 
@@ -136,6 +151,14 @@ fn bad_values_name_key_and_reason() {
             "[output]\nmax_bytes = 0",
             "output.max_bytes: must be at least 1, got 0",
         ),
+        (
+            "[ui]\ntheme = \"fancy\"",
+            "ui.theme: unknown theme `fancy`: expected \"unicode\", \"nerd\" or \"ascii\"",
+        ),
+        (
+            "[ui]\ntheme = \"Unicode\"",
+            "ui.theme: unknown theme `Unicode`: expected \"unicode\", \"nerd\" or \"ascii\"",
+        ),
     ];
     for (text, want) in cases {
         assert_eq!(
@@ -190,6 +213,18 @@ fn type_errors_name_the_key() {
             "bash_interceptor.rules[0]: missing field `tool`",
         ),
         (
+            "[ui]\ntheme = 1",
+            "ui.theme: invalid type: integer `1`, expected \"unicode\", \"nerd\" or \"ascii\"",
+        ),
+        (
+            "[ui]\ntheme = [\"ascii\"]",
+            "ui.theme: invalid type: sequence, expected \"unicode\", \"nerd\" or \"ascii\"",
+        ),
+        (
+            "ui = \"ascii\"",
+            "ui: invalid type: string \"ascii\", expected a table",
+        ),
+        (
             "[output]\nmax_bytes = 99999999999999999999",
             "output.max_bytes: must be at most 18446744073709551615, got 99999999999999999999",
         ),
@@ -212,7 +247,11 @@ fn unknown_keys_name_the_key() {
         ),
         (
             "[outptu]\nmax_bytes = 1",
-            "outptu: unknown field `outptu`, expected one of `bash`, `bash_interceptor`, `artifacts`, `output`, `jobs`, `mcp`",
+            "outptu: unknown field `outptu`, expected one of `bash`, `bash_interceptor`, `artifacts`, `output`, `jobs`, `mcp`, `ui`",
+        ),
+        (
+            "[ui]\ntheme = \"nerd\"\nthem = \"nerd\"",
+            "ui.them: unknown field `them`, expected `theme`",
         ),
         (
             "output.max_byte = 1",

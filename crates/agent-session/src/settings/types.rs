@@ -5,6 +5,7 @@ use std::fmt;
 use std::path::PathBuf;
 
 use agentsh_bash_interceptor::Rule;
+use agentsh_protocol::Theme;
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize};
 
@@ -37,6 +38,8 @@ pub struct Settings {
     pub jobs: JobSettings,
     /// `[mcp]`: the MCP server (SPEC §14).
     pub mcp: McpSettings,
+    /// `[ui]`: the interactive mode (SPEC §15).
+    pub ui: UiSettings,
 }
 
 /// `[bash]`.
@@ -209,4 +212,12 @@ impl Default for McpSettings {
             yield_after: Some(DEFAULT_MCP_YIELD_AFTER),
         }
     }
+}
+
+/// `[ui]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UiSettings {
+    /// `theme`: the glyphs the interactive mode draws with, `"unicode"` (default), `"nerd"`
+    /// or `"ascii"` (SPEC §10).
+    pub theme: Theme,
 }

@@ -1,0 +1,38 @@
+//! A UI's look at a job (`/job N`, SPEC §15): its last lines or its screen, live, read without
+//! moving what `job_output` returns next or where `until` looks.
+
+use agentsh_protocol::JobView;
+
+use super::lock;
+use crate::session::AgentSession;
+
+impl AgentSession {
+    /// Job `id` as a UI shows it: its [`JobSummary`](agentsh_protocol::JobSummary) (as
+    /// [`jobs_summary`](Self::jobs_summary) gives it), the last whole lines of its output that
+    /// fit in `max_bytes`, its line count and log artifact, and for a PTY job its terminal's
+    /// screen. `None` when the session has no job `id` (never had one, or forgot it among
+    /// the oldest finished ones).
+    ///
+    /// A look, not a read: the model's `job_output` still returns everything no result has
+    /// shown, and its `until` still looks at every line no `job_output` returned.
+    pub fn job_view(&self, id: u64, max_bytes: usize) -> Option<JobView> {
+        let job = self.jobs().by_number(id)?;
+        let (output, total_lines, artifact_id) = {
+            let output = lock(&job.output);
+            (
+                output.log.last_lines(max_bytes),
+                output.log.total_lines(),
+                output.log.artifact_file().map(|log| log.id),
+            )
+        };
+        Some(JobView {
+            summary: job.summary(),
+            output,
+            total_lines,
+            artifact_id,
+            screen: job
+                .terminal()
+                .map(|controller| controller.terminal().screen()),
+        })
+    }
+}

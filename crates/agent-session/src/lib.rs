@@ -30,7 +30,9 @@ pub use agentsh_protocol::{
     JobState, JobSummary, JobView, OutputSummary, Screen, ShownRange, Theme, Timeout, ToolContent,
     ToolDetails, ToolMeta, ToolResult, TruncatedBy, Truncation, TruncationDirection,
 };
-pub use agentsh_pty_runtime::{KeyAction, PtyController, Terminal, TerminalSize};
+pub use agentsh_pty_runtime::{
+    KeyAction, MIN_DRAW_INTERVAL as PTY_MIN_DRAW_INTERVAL, PtyController, Terminal, TerminalSize,
+};
 pub use agentsh_shell_executor::{CancellationToken, ExecError, ExecutorConfig, ShellExecutor};
 pub use cwd::{CwdError, check_cwd, resolve_cwd};
 pub use jobs::job_tool_specs;

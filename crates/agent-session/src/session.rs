@@ -270,6 +270,11 @@ impl AgentSession {
         &self.inner.cwd
     }
 
+    /// The shell the session's commands run in (`bash.shell`, else the one found).
+    pub fn shell_path(&self) -> &Path {
+        &self.inner.shell.path
+    }
+
     /// The settings the session runs with.
     pub fn settings(&self) -> &Settings {
         &self.inner.settings

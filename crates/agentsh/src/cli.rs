@@ -9,12 +9,42 @@ use clap::{Args, Parser, Subcommand};
 /// Runs shell commands the way a coding agent's `bash` tool does: in a persistent shell without
 /// a terminal, with bounded output (the full output is kept as an `artifact://` file), timeouts
 /// and whole-tree cleanup. Logging goes to stderr, filtered by `RUST_LOG` (default: warnings).
+///
+/// Without a subcommand, on a terminal: the interactive mode (`!cmd` runs a command of yours,
+/// any other line runs as the model's bash tool call; `/help` lists the rest).
 #[derive(Debug, Parser)]
-#[command(name = "agentsh", version, propagate_version = true)]
+#[command(
+    name = "agentsh",
+    version,
+    propagate_version = true,
+    args_conflicts_with_subcommands = true
+)]
 pub struct Cli {
-    /// What to run.
+    /// What to run; the interactive mode when none is given.
     #[command(subcommand)]
-    pub mode: Mode,
+    pub mode: Option<Mode>,
+    /// The interactive mode's options.
+    #[command(flatten)]
+    pub interactive: InteractiveArgs,
+}
+
+/// `agentsh` (the interactive mode).
+#[derive(Debug, Args)]
+pub struct InteractiveArgs {
+    /// Configuration file (default: `$AGENTSH_CONFIG`, else `$XDG_CONFIG_HOME/agentsh/config.toml`).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// The session's working directory (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// Also serve the RPC protocol on this Unix socket (mode 0600): an agent's tool calls sent
+    /// there appear live in the transcript, where Esc aborts them. A stale socket file is
+    /// replaced; one another agentsh listens on is an error.
+    #[arg(long, value_name = "PATH")]
+    pub listen: Option<PathBuf>,
+    /// The agent's other tools, which blocked commands may suggest (none: nothing is blocked).
+    #[arg(long, value_name = "a,b", value_delimiter = ',')]
+    pub tools: Vec<String>,
 }
 
 /// The modes of the binary.
@@ -128,12 +158,23 @@ mod tests {
             "5",
         ])
         .expect("valid command line");
-        let Mode::Exec(args) = cli.mode else {
+        let Some(Mode::Exec(args)) = cli.mode else {
             panic!("expected exec");
         };
         assert_eq!(args.tools, ["read", "grep"]);
         assert_eq!(args.timeout, Some(-3.0));
         assert_eq!(args.command, ["ls", "-la", "|", "head", "-n", "5"]);
+    }
+
+    #[test]
+    fn no_subcommand_is_the_interactive_mode_with_its_flags() {
+        let cli = Cli::try_parse_from(["agentsh", "--listen", "/tmp/s", "--cwd", "/tmp"])
+            .expect("interactive flags");
+        assert!(cli.mode.is_none());
+        assert_eq!(cli.interactive.listen, Some(PathBuf::from("/tmp/s")));
+        let err = Cli::try_parse_from(["agentsh", "--listen", "/tmp/s", "rpc"])
+            .expect_err("interactive flags with a subcommand");
+        assert_eq!(err.exit_code(), 2);
     }
 
     #[test]

@@ -6,7 +6,11 @@
 //! - `agentsh rpc [--config FILE] [--cwd DIR]` (RPC mode, [`rpc`]): JSON lines both ways,
 //!   requests on stdin, responses and events on stdout.
 //!
-//! The crate README describes both modes as a user meets them.
+//! - `agentsh [--config FILE] [--cwd DIR] [--listen PATH] [--tools a,b]` on a terminal: the
+//!   interactive mode (crate `agentsh-tui`, drawn by the default renderer); without a
+//!   terminal, the help text and exit status 2.
+//!
+//! The crate README describes the modes as a user meets them.
 //!
 //! Both modes drive an `agentsh_agent_session::AgentSession`. Logs go to stderr only, filtered
 //! by `RUST_LOG` (default: warnings); stdout carries results only.
@@ -14,6 +18,7 @@
 mod cli;
 mod config;
 mod exec;
+mod interactive;
 mod mcp;
 mod rpc;
 mod signals;
@@ -33,9 +38,10 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     init_tracing();
     match cli.mode {
-        Mode::Exec(args) => exec::run(args),
-        Mode::Rpc(args) => rpc::run(&args),
-        Mode::Mcp(args) => mcp::run(&args),
+        Some(Mode::Exec(args)) => exec::run(args),
+        Some(Mode::Rpc(args)) => rpc::run(&args),
+        Some(Mode::Mcp(args)) => mcp::run(&args),
+        None => interactive::run(cli.interactive),
     }
 }
 

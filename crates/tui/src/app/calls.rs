@@ -1,0 +1,514 @@
+//! Starting calls and taking in what they report: tool calls, bang commands, PTY programs,
+//! followed jobs, and the windows of an expanded result.
+
+use std::sync::Arc;
+
+use agentsh_agent_session::{
+    AgentSession, BASH_TOOL, BangOptions, BashArgs, CancellationToken, ToolContext, ToolOutcome,
+    Value,
+};
+use agentsh_protocol::{BangRun, BangState, count_lines};
+use agentsh_renderer::Renderer;
+
+use super::{App, ArtifactWindow, Expanded, Overlay};
+use crate::host::{AppEvent, CallKey, UiPtyHost};
+use crate::listen::{HostedKind, HostedStart};
+use crate::transcript::{
+    BangAbort, BangEntry, EntryKind, ExpandSource, JobEntry, NoteKind, Origin, ToolEntry, ToolState,
+};
+
+/// Bytes of a running bang command's output kept for its view (its last 20 lines are drawn;
+/// the whole output is in its artifact once it ends).
+const BANG_LIVE_BYTES: usize = 256 * 1024;
+/// Bytes of a followed job's output read for its view.
+const JOB_VIEW_BYTES: usize = 16 * 1024;
+/// Lines of a followed job's output shown.
+const JOB_VIEW_LINES: usize = 20;
+
+impl<R: Renderer> App<R> {
+    /// Runs a `bash` tool call typed here (a command or JSON arguments).
+    pub(crate) fn start_tool(&mut self, args: serde_json::Map<String, Value>) {
+        let key = self.new_key();
+        let arguments = Value::Object(args);
+        let cancel = CancellationToken::new();
+        let session = self.session.clone();
+        self.add_tool_entry(
+            key,
+            Origin::Local,
+            &session,
+            BASH_TOOL,
+            &arguments,
+            cancel.clone(),
+        );
+        let context = ToolContext {
+            tool_names: self.tool_names.clone(),
+            cancel,
+            pty_host: Some(Arc::new(UiPtyHost {
+                key,
+                events: self.events.clone(),
+                size: Arc::clone(&self.pty_size),
+            })),
+            skip_live_updates: false,
+            no_jobs: false,
+        };
+        let events = self.events.clone();
+        tokio::spawn(async move {
+            let updates = events.clone();
+            let on_update = move |update: agentsh_agent_session::ToolUpdate| {
+                let _ = updates.send(AppEvent::ToolUpdate(key, update.text));
+            };
+            let outcome = session
+                .execute_tool(&format!("tui-{key}"), &arguments, context, on_update)
+                .await;
+            let _ = events.send(AppEvent::ToolDone(key, outcome));
+        });
+    }
+
+    /// A tool call's entry, running.
+    fn add_tool_entry(
+        &mut self,
+        key: CallKey,
+        origin: Origin,
+        session: &AgentSession,
+        tool: &str,
+        arguments: &Value,
+        cancel: CancellationToken,
+    ) {
+        let args = BashArgs::from_value(arguments).unwrap_or_else(|_| BashArgs {
+            // Arguments the tool will refuse: the header shows what was sent.
+            command: arguments.to_string(),
+            ..BashArgs::default()
+        });
+        let entry = self.push_entry(EntryKind::Tool(ToolEntry {
+            origin,
+            tool: tool.to_owned(),
+            args,
+            args_text: arguments.to_string(),
+            project_dir: session.cwd().to_string_lossy().into_owned(),
+            state: ToolState::Running(String::new()),
+            cancel,
+            max_bytes: session.settings().output.max_bytes,
+        }));
+        self.calls.insert(key, entry);
+    }
+
+    /// Runs a bang command typed here.
+    pub(crate) fn start_bang(&mut self, command: String, exclude_from_context: bool) {
+        let key = self.new_key();
+        let session = self.session.clone();
+        let entry = self.push_entry(bang_entry(
+            &command,
+            exclude_from_context,
+            BangAbort::Session(session.clone()),
+            &session,
+        ));
+        self.calls.insert(key, entry);
+        let events = self.events.clone();
+        tokio::spawn(async move {
+            let output = events.clone();
+            let options = BangOptions {
+                timeout: None,
+                exclude_from_context,
+            };
+            let result = session
+                .execute_bash_with(&command, options, move |text: &str| {
+                    let _ = output.send(AppEvent::BangOutput(key, text.to_owned()));
+                })
+                .await
+                .map_err(|err| err.to_string());
+            let _ = events.send(AppEvent::BangDone(key, result));
+        });
+    }
+
+    /// A call of a `--listen` client started: its entry.
+    fn hosted(&mut self, start: HostedStart) {
+        let origin = Origin::Connection(start.connection);
+        self.connections
+            .entry(start.connection)
+            .or_insert_with(|| start.session.clone());
+        match start.kind {
+            HostedKind::Tool { name, arguments } => self.add_tool_entry(
+                start.key,
+                origin,
+                &start.session,
+                &name,
+                &arguments,
+                start.cancel,
+            ),
+            HostedKind::Bash { command } => {
+                let entry = self.push_entry(bang_entry(
+                    &command,
+                    false,
+                    BangAbort::Token(start.cancel),
+                    &start.session,
+                ));
+                self.calls.insert(start.key, entry);
+            }
+        }
+    }
+
+    /// What a call's task reported; returns whether the screen changed.
+    pub(crate) fn call_event(&mut self, event: AppEvent) -> bool {
+        match event {
+            AppEvent::ToolUpdate(key, text) => {
+                self.with_call(key, |kind| {
+                    if let EntryKind::Tool(tool) = kind
+                        && let ToolState::Running(tail) = &mut tool.state
+                    {
+                        *tail = text;
+                    }
+                });
+            }
+            AppEvent::ToolDone(key, outcome) => {
+                let (ToolOutcome::Finished(result) | ToolOutcome::Aborted(result)) = outcome;
+                self.with_call(key, |kind| {
+                    if let EntryKind::Tool(tool) = kind {
+                        tool.state = ToolState::Done(result);
+                    }
+                });
+                self.call_ended(key);
+            }
+            AppEvent::BangOutput(key, text) => {
+                self.with_call(key, |kind| {
+                    if let EntryKind::Bang(bang) = kind
+                        && let BangState::Running { output } = &mut bang.run.state
+                    {
+                        output.push_str(&text);
+                        keep_tail(output, BANG_LIVE_BYTES);
+                    }
+                });
+            }
+            AppEvent::BangDone(key, result) => {
+                self.with_call(key, |kind| match result {
+                    Ok(result) => {
+                        if let EntryKind::Bang(bang) = kind {
+                            bang.run.state = BangState::Finished(result);
+                        }
+                    }
+                    Err(error) => {
+                        *kind = EntryKind::Note {
+                            kind: NoteKind::Warning,
+                            text: error,
+                        };
+                    }
+                });
+                self.call_ended(key);
+            }
+            AppEvent::PtyAttached(key, controller) => {
+                let command = self
+                    .calls
+                    .get(&key)
+                    .and_then(|&at| match &self.transcript[at].kind {
+                        EntryKind::Tool(tool) => Some(tool.args.command.clone()),
+                        _ => None,
+                    })
+                    .unwrap_or_default();
+                let (cols, rows) = self.pty_size.get().unwrap_or((80, 24));
+                controller.resize(cols, rows);
+                self.overlays.push(Overlay {
+                    key,
+                    controller,
+                    command,
+                    output_done: false,
+                });
+            }
+            AppEvent::Window {
+                id,
+                first_line,
+                read,
+            } => self.window_read(&id, first_line, read),
+            AppEvent::Hosted(start) => self.hosted(*start),
+            AppEvent::Connection(n, session) => match session {
+                Some(session) => {
+                    self.connections.insert(n, session);
+                }
+                None => {
+                    self.connections.remove(&n);
+                }
+            },
+            AppEvent::Terminal(_) | AppEvent::InputClosed => return false,
+        }
+        true
+    }
+
+    fn with_call(&mut self, key: CallKey, change: impl FnOnce(&mut EntryKind)) {
+        if let Some(&at) = self.calls.get(&key) {
+            let entry = &mut self.transcript[at];
+            change(&mut entry.kind);
+            entry.touch();
+        }
+    }
+
+    fn call_ended(&mut self, key: CallKey) {
+        self.calls.remove(&key);
+        self.overlays.retain(|overlay| overlay.key != key);
+    }
+
+    /// `/job N`: follows the job in the transcript.
+    pub(crate) fn follow_job(&mut self, id: String) {
+        let mut job = JobEntry {
+            session: self.session.clone(),
+            id,
+            summary: None,
+            body: String::new(),
+        };
+        refresh_job(&mut job);
+        if job.summary.is_none() {
+            // Perhaps a client's job.
+            for session in self.connections.values() {
+                let mut theirs = JobEntry {
+                    session: session.clone(),
+                    id: job.id.clone(),
+                    summary: None,
+                    body: String::new(),
+                };
+                if refresh_job(&mut theirs) {
+                    job = theirs;
+                    break;
+                }
+            }
+        }
+        self.push_entry(EntryKind::Job(job));
+    }
+
+    /// `/artifact ID`: an entry, expanded at its first line.
+    pub(crate) fn open_artifact(&mut self, id: String) {
+        let entry = self.push_entry(EntryKind::Artifact { id: id.clone() });
+        self.expanded = Some(Expanded {
+            entry,
+            source: ExpandSource::Artifact { id, total_lines: 0 },
+            first_line: 1,
+            window: None,
+            pending: None,
+            rows: self.page_rows,
+            at_end: false,
+        });
+        self.request_window(1);
+    }
+
+    /// ctrl+o: expands the last result (at its end), or collapses it.
+    pub(crate) fn toggle_expanded(&mut self) {
+        if self.expanded.take().is_some() {
+            return;
+        }
+        let Some((entry, source)) = self
+            .transcript
+            .iter()
+            .enumerate()
+            .rev()
+            .find_map(|(at, entry)| entry.expand_source().map(|source| (at, source)))
+        else {
+            return;
+        };
+        let rows = self.page_rows.max(1);
+        let total = match &source {
+            ExpandSource::Artifact { total_lines, .. } => *total_lines,
+            ExpandSource::Text => count_lines(self.transcript[entry].own_text()),
+        };
+        let first_line = total.saturating_sub(u64::from(rows)) + 1;
+        let artifact = matches!(source, ExpandSource::Artifact { .. });
+        self.expanded = Some(Expanded {
+            entry,
+            source,
+            first_line,
+            window: None,
+            pending: None,
+            rows,
+            at_end: true,
+        });
+        if artifact {
+            self.request_window(first_line);
+        }
+    }
+
+    /// PgUp/PgDn: a page of the expanded result, or of the transcript.
+    pub(crate) fn page(&mut self, up: bool) {
+        let Some(expanded) = &self.expanded else {
+            let page = usize::from(self.page_rows.max(2) - 1);
+            self.scroll = if up {
+                self.scroll.saturating_add(page)
+            } else {
+                self.scroll.saturating_sub(page)
+            };
+            return;
+        };
+        let rows = i64::from(expanded.rows.max(1));
+        self.move_expanded(if up { -rows } else { rows });
+    }
+
+    /// Moves the expanded view by `lines` (negative: up), clamped to the output; `i64::MIN`
+    /// and `i64::MAX` go to the first and the last page.
+    pub(crate) fn move_expanded(&mut self, lines: i64) {
+        let Some(expanded) = &mut self.expanded else {
+            return;
+        };
+        let rows = u64::from(expanded.rows.max(1));
+        let total = match (&expanded.source, &expanded.window) {
+            (ExpandSource::Artifact { .. }, Some(window)) => window.total_lines,
+            (ExpandSource::Artifact { total_lines, .. }, None) => *total_lines,
+            (ExpandSource::Text, _) => count_lines(self.transcript[expanded.entry].own_text()),
+        };
+        let last_start = (total.saturating_sub(rows) + 1).max(1);
+        let first_line = if lines < 0 {
+            expanded
+                .first_line
+                .saturating_sub(lines.unsigned_abs())
+                .max(1)
+        } else {
+            expanded
+                .first_line
+                .saturating_add(lines.unsigned_abs())
+                .min(last_start)
+        };
+        expanded.at_end = first_line == last_start && lines > 0;
+        if first_line == expanded.first_line {
+            return;
+        }
+        expanded.first_line = first_line;
+        if matches!(expanded.source, ExpandSource::Artifact { .. }) {
+            self.request_window(first_line);
+        }
+    }
+
+    /// Reads the expanded artifact's lines from `first_line` on, off the loop's thread.
+    pub(crate) fn request_window(&mut self, first_line: u64) {
+        let Some(expanded) = &mut self.expanded else {
+            return;
+        };
+        let ExpandSource::Artifact { id, .. } = &expanded.source else {
+            return;
+        };
+        expanded.pending = Some(first_line);
+        let (id, session, events) = (id.clone(), self.session.clone(), self.events.clone());
+        // A window's worth and some: rows may grow before the answer comes.
+        let limit = u64::from(self.size.1.max(expanded.rows)) + 1;
+        tokio::task::spawn_blocking(move || {
+            let read = session
+                .read_artifact(&id, Some(first_line), Some(limit))
+                .map_err(|err| err.to_string());
+            let _ = events.send(AppEvent::Window {
+                id,
+                first_line,
+                read,
+            });
+        });
+    }
+
+    fn window_read(
+        &mut self,
+        id: &str,
+        first_line: u64,
+        read: Result<agentsh_agent_session::ArtifactText, String>,
+    ) {
+        let Some(expanded) = &mut self.expanded else {
+            return;
+        };
+        let same =
+            matches!(&expanded.source, ExpandSource::Artifact { id: shown, .. } if shown == id);
+        if !same || expanded.pending != Some(first_line) {
+            return;
+        }
+        expanded.pending = None;
+        match read {
+            Ok(text) => {
+                let total = text.total_lines;
+                expanded.window = Some(ArtifactWindow {
+                    first_line,
+                    text: text.text,
+                    total_lines: total,
+                });
+                // Past the end (the count was not known): the last page instead.
+                let rows = u64::from(expanded.rows.max(1));
+                if first_line > 1 && first_line + rows > total + 1 {
+                    let last_start = total.saturating_sub(rows) + 1;
+                    if last_start < first_line {
+                        expanded.first_line = last_start;
+                        self.request_window(last_start);
+                    }
+                }
+            }
+            Err(error) => {
+                self.expanded = None;
+                self.note(NoteKind::Warning, error);
+            }
+        }
+    }
+}
+
+/// A running bang command's entry.
+fn bang_entry(
+    command: &str,
+    exclude_from_context: bool,
+    abort: BangAbort,
+    session: &AgentSession,
+) -> EntryKind {
+    EntryKind::Bang(BangEntry {
+        run: BangRun {
+            command: command.to_owned(),
+            exclude_from_context,
+            state: BangState::Running {
+                output: String::new(),
+            },
+        },
+        abort,
+        max_bytes: session.settings().output.max_bytes,
+    })
+}
+
+/// Drops the start of `text` beyond `max` bytes, at a line start when there is one.
+fn keep_tail(text: &mut String, max: usize) {
+    if text.len() <= max {
+        return;
+    }
+    let mut cut = text.len() - max;
+    while !text.is_char_boundary(cut) {
+        cut += 1;
+    }
+    if let Some(newline) = text[cut..].find('\n') {
+        cut += newline + 1;
+    }
+    text.replace_range(..cut, "");
+}
+
+/// Reads a followed job again; returns whether what it shows changed.
+pub(crate) fn refresh_job(job: &mut JobEntry) -> bool {
+    let Ok(id) = job.id.parse::<u64>() else {
+        return false;
+    };
+    let Some(view) = job.session.job_view(id, JOB_VIEW_BYTES) else {
+        return false;
+    };
+    let body = match &view.screen {
+        Some(screen) => {
+            let mut rows: Vec<String> = (0..screen.rows).map(|row| screen.row_text(row)).collect();
+            while rows.last().is_some_and(|row| row.trim().is_empty()) {
+                rows.pop();
+            }
+            rows.join("\n")
+        }
+        None => {
+            let lines: Vec<&str> = view.output.lines().collect();
+            lines[lines.len().saturating_sub(JOB_VIEW_LINES)..].join("\n")
+        }
+    };
+    let summary = Some(view.summary);
+    let changed = body != job.body || summary != job.summary;
+    job.body = body;
+    job.summary = summary;
+    changed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::keep_tail;
+
+    #[test]
+    fn a_kept_tail_starts_at_a_line() {
+        let mut text = "aaaa\nbbbb\ncccc\n".to_owned();
+        keep_tail(&mut text, 8);
+        assert_eq!(text, "cccc\n");
+        let mut short = "ab".to_owned();
+        keep_tail(&mut short, 8);
+        assert_eq!(short, "ab");
+    }
+}

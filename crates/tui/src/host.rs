@@ -1,0 +1,110 @@
+//! The messages the mode's tasks send to its loop, and the hosts calls are given: the PTY host
+//! (a program's screen becomes the overlay) and the input thread.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use agentsh_agent_session::ArtifactText;
+use agentsh_agent_session::{AgentSession, BashResult, PtyController, PtyHost, ToolOutcome};
+use tokio::sync::mpsc::UnboundedSender;
+
+/// A transcript entry's key (calls from every connection share one counter).
+pub(crate) type CallKey = u64;
+
+/// Something for the loop.
+pub(crate) enum AppEvent {
+    /// A key, a paste, a resize.
+    Terminal(crossterm::event::Event),
+    /// The input thread stopped (the terminal is gone).
+    InputClosed,
+    /// A call's live tail.
+    ToolUpdate(CallKey, String),
+    /// A call ended.
+    ToolDone(CallKey, ToolOutcome),
+    /// A bang command's output, as committed.
+    BangOutput(CallKey, String),
+    /// A bang command ended.
+    BangDone(CallKey, Result<BashResult, String>),
+    /// A call's program started on a PTY: its screen becomes the overlay.
+    PtyAttached(CallKey, PtyController),
+    /// Lines of an artifact were read for an expanded view.
+    Window {
+        /// The artifact.
+        id: String,
+        /// The first line asked for.
+        first_line: u64,
+        /// The lines, or why they could not be read.
+        read: Result<ArtifactText, String>,
+    },
+    /// A client of `--listen` started a call.
+    Hosted(Box<crate::listen::HostedStart>),
+    /// A connection's session appeared (for its jobs in the status line) or ended.
+    Connection(u64, Option<AgentSession>),
+}
+
+/// The size a PTY gets: the terminal's full width and the rows the overlay's frame leaves,
+/// kept up to date by the loop (packed `cols << 16 | rows`).
+#[derive(Debug, Default)]
+pub(crate) struct PtySize(AtomicU32);
+
+impl PtySize {
+    pub(crate) fn set(&self, cols: u16, rows: u16) {
+        self.0
+            .store(u32::from(cols) << 16 | u32::from(rows), Ordering::Relaxed);
+    }
+
+    pub(crate) fn get(&self) -> Option<(u16, u16)> {
+        let packed = self.0.load(Ordering::Relaxed);
+        (packed != 0).then_some(((packed >> 16) as u16, packed as u16))
+    }
+}
+
+/// Hands one call's PTY controller to the loop.
+pub(crate) struct UiPtyHost {
+    pub key: CallKey,
+    pub events: UnboundedSender<AppEvent>,
+    pub size: Arc<PtySize>,
+}
+
+impl PtyHost for UiPtyHost {
+    fn attach(&self, _call_id: &str, controller: PtyController) {
+        let _ = self
+            .events
+            .send(AppEvent::PtyAttached(self.key, controller));
+    }
+
+    fn size(&self) -> Option<(u16, u16)> {
+        self.size.get()
+    }
+}
+
+/// Reads the terminal's events on a thread of its own (crossterm's reader blocks) and sends
+/// them to the loop; ends when the loop is gone or the terminal fails.
+pub(crate) fn spawn_input_thread(events: UnboundedSender<AppEvent>) -> std::io::Result<()> {
+    std::thread::Builder::new()
+        .name("tui-input".into())
+        .spawn(move || {
+            loop {
+                // Polled with a timeout, so the thread notices a closed loop.
+                match crossterm::event::poll(Duration::from_millis(200)) {
+                    Ok(true) => match crossterm::event::read() {
+                        Ok(event) => {
+                            if events.send(AppEvent::Terminal(event)).is_err() {
+                                return;
+                            }
+                        }
+                        Err(_) => break,
+                    },
+                    Ok(false) => {
+                        if events.is_closed() {
+                            return;
+                        }
+                    }
+                    Err(_) => break,
+                }
+            }
+            let _ = events.send(AppEvent::InputClosed);
+        })
+        .map(drop)
+}

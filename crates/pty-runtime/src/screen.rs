@@ -97,4 +97,14 @@ mod tests {
         assert_eq!(screen.cursor, Some((1, 2)));
         assert_eq!(screen.row_text(0), "");
     }
+
+    #[test]
+    fn bracketed_paste_follows_the_program() {
+        let terminal = Terminal::new(TerminalSize { cols: 8, rows: 2 });
+        assert!(!terminal.bracketed_paste());
+        terminal.process(b"\x1b[?2004h");
+        assert!(terminal.bracketed_paste());
+        terminal.process(b"\x1b[?2004l");
+        assert!(!terminal.bracketed_paste());
+    }
 }

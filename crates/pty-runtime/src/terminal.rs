@@ -257,6 +257,12 @@ impl Terminal {
         self.with_screen(vt100::Screen::alternate_screen)
     }
 
+    /// Whether the program asked for bracketed paste (`ESC [ ? 2004 h`): a paste then goes to
+    /// it between `ESC [ 200 ~` and `ESC [ 201 ~`.
+    pub fn bracketed_paste(&self) -> bool {
+        self.with_screen(vt100::Screen::bracketed_paste)
+    }
+
     /// Whether the program switched on application-cursor mode (`ESC [ ? 1 h`).
     pub fn application_cursor(&self) -> bool {
         self.with_screen(vt100::Screen::application_cursor)

@@ -3,6 +3,8 @@
 
 mod calls;
 mod keys;
+#[cfg(test)]
+mod tests;
 
 use std::collections::HashMap;
 use std::io;
@@ -104,6 +106,9 @@ pub(crate) struct App<R> {
     pub history: History,
     /// Rows scrolled up from the bottom of the transcript.
     pub scroll: usize,
+    /// The transcript's rows at the last frame: rows added below a scrolled-up view move the
+    /// offset with them, so what is read stays in place.
+    pub total_rows: usize,
     pub expanded: Option<Expanded>,
     /// Programs on a PTY, the newest shown.
     pub overlays: Vec<Overlay>,
@@ -142,6 +147,7 @@ impl<R: Renderer> App<R> {
             line: LineEditor::default(),
             history: config.history,
             scroll: 0,
+            total_rows: 0,
             expanded: None,
             overlays: Vec::new(),
             tick: 0,

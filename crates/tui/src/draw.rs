@@ -24,29 +24,18 @@ const PROMPT: &str = "> ";
 const MAX_INPUT_ROWS: u16 = 6;
 
 impl<R: Renderer> App<R> {
-    /// Draws one frame on `terminal`.
+    /// Draws one frame on `terminal` (ratatui shows the cursor where the frame puts it, and
+    /// hides it when the frame puts it nowhere).
     pub(crate) fn draw<B: Backend>(&mut self, terminal: &mut Terminal<B>) -> io::Result<()> {
-        let mut cursor = None;
         terminal
             .draw(|frame| {
                 let area = frame.area();
-                cursor = self.draw_into(area, frame.buffer_mut());
+                if let Some(position) = self.draw_into(area, frame.buffer_mut()) {
+                    frame.set_cursor_position(position);
+                }
             })
-            .map_err(|err| io::Error::other(err.to_string()))?;
-        match cursor {
-            Some(position) => {
-                terminal
-                    .set_cursor_position(position)
-                    .map_err(|err| io::Error::other(err.to_string()))?;
-                terminal
-                    .show_cursor()
-                    .map_err(|err| io::Error::other(err.to_string()))?;
-            }
-            None => terminal
-                .hide_cursor()
-                .map_err(|err| io::Error::other(err.to_string()))?,
-        }
-        Ok(())
+            .map(drop)
+            .map_err(|err| io::Error::other(err.to_string()))
     }
 
     /// Draws the frame into `buf`; returns where the cursor goes.
@@ -106,6 +95,10 @@ impl<R: Renderer> App<R> {
             .iter_mut()
             .map(|entry| entry.rows(&draw).len())
             .sum();
+        if self.scroll > 0 && total > self.total_rows {
+            self.scroll += total - self.total_rows;
+        }
+        self.total_rows = total;
         self.scroll = self.scroll.min(total.saturating_sub(height));
         let end = total - self.scroll;
         let start = end.saturating_sub(height);
@@ -163,12 +156,13 @@ impl<R: Renderer> App<R> {
             },
         };
         // The frame's rows (header, footers) come out of the area: measured, then drawn.
-        let mut rows = area.height.max(1);
-        let mut lines = entry.draw(&draw, Expansion::Expanded { window, rows });
-        if lines.len() > usize::from(area.height) {
-            let chrome = (lines.len() - usize::from(rows)).min(usize::from(area.height) - 1);
-            rows = area.height - chrome as u16;
-        }
+        // Drawn with no row of output, a view is its frame alone (the window's footer
+        // included, which a view of the whole output drops: a row to spare, then).
+        let chrome = entry
+            .draw(&draw, Expansion::Expanded { window, rows: 0 })
+            .len()
+            .min(usize::from(area.height).saturating_sub(1));
+        let rows = (area.height - chrome as u16).max(1);
         expanded.rows = rows;
         // Kept on the last lines while it is there: the page ends with the output's end.
         let mut request = None;
@@ -183,7 +177,7 @@ impl<R: Renderer> App<R> {
                 }
             }
         }
-        lines = entry.draw(&draw, Expansion::Expanded { window, rows });
+        let lines = entry.draw(&draw, Expansion::Expanded { window, rows });
         for (row, line) in lines.iter().take(usize::from(area.height)).enumerate() {
             buf.set_line(area.x, area.y + row as u16, line, area.width);
         }

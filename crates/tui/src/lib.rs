@@ -1,6 +1,8 @@
 #![doc = include_str!("../README.md")]
 
 mod app;
+#[doc(hidden)]
+pub mod bench;
 mod command;
 mod draw;
 mod history;

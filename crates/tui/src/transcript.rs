@@ -49,7 +49,7 @@ pub(crate) enum ToolState {
     /// Running; the latest live tail.
     Running(String),
     /// Done.
-    Done(ToolResult),
+    Done(Box<ToolResult>),
 }
 
 /// A bang command.
@@ -104,7 +104,7 @@ pub(crate) enum NoteKind {
 /// One transcript entry.
 pub(crate) enum EntryKind {
     /// A tool call.
-    Tool(ToolEntry),
+    Tool(Box<ToolEntry>),
     /// A bang command.
     Bang(BangEntry),
     /// A followed job.

@@ -79,7 +79,7 @@ impl<R: Renderer> App<R> {
             command: arguments.to_string(),
             ..BashArgs::default()
         });
-        let entry = self.push_entry(EntryKind::Tool(ToolEntry {
+        let entry = self.push_entry(EntryKind::Tool(Box::new(ToolEntry {
             origin,
             tool: tool.to_owned(),
             args,
@@ -88,7 +88,7 @@ impl<R: Renderer> App<R> {
             state: ToolState::Running(String::new()),
             cancel,
             max_bytes: session.settings().output.max_bytes,
-        }));
+        })));
         self.calls.insert(key, entry);
     }
 
@@ -163,7 +163,7 @@ impl<R: Renderer> App<R> {
                 let (ToolOutcome::Finished(result) | ToolOutcome::Aborted(result)) = outcome;
                 self.with_call(key, |kind| {
                     if let EntryKind::Tool(tool) = kind {
-                        tool.state = ToolState::Done(result);
+                        tool.state = ToolState::Done(Box::new(result));
                     }
                 });
                 self.call_ended(key);
@@ -478,18 +478,15 @@ pub(crate) fn refresh_job(job: &mut JobEntry) -> bool {
     let Some(view) = job.session.job_view(id, JOB_VIEW_BYTES) else {
         return false;
     };
-    let body = match &view.screen {
-        Some(screen) => {
-            let mut rows: Vec<String> = (0..screen.rows).map(|row| screen.row_text(row)).collect();
-            while rows.last().is_some_and(|row| row.trim().is_empty()) {
-                rows.pop();
-            }
-            rows.join("\n")
+    let body = if let Some(screen) = &view.screen {
+        let mut rows: Vec<String> = (0..screen.rows).map(|row| screen.row_text(row)).collect();
+        while rows.last().is_some_and(|row| row.trim().is_empty()) {
+            rows.pop();
         }
-        None => {
-            let lines: Vec<&str> = view.output.lines().collect();
-            lines[lines.len().saturating_sub(JOB_VIEW_LINES)..].join("\n")
-        }
+        rows.join("\n")
+    } else {
+        let lines: Vec<&str> = view.output.lines().collect();
+        lines[lines.len().saturating_sub(JOB_VIEW_LINES)..].join("\n")
     };
     let summary = Some(view.summary);
     let changed = body != job.body || summary != job.summary;

@@ -46,11 +46,7 @@ impl<R: Renderer> App<R> {
             }
             Event::Paste(text) => {
                 if let Some(overlay) = self.overlays.last() {
-                    let text = if overlay
-                        .controller
-                        .terminal()
-                        .with_screen(|screen| screen.bracketed_paste())
-                    {
+                    let text = if overlay.controller.terminal().bracketed_paste() {
                         format!("\x1b[200~{text}\x1b[201~")
                     } else {
                         text
@@ -101,11 +97,7 @@ impl<R: Renderer> App<R> {
                 let mut buf = [0; 4];
                 self.line.insert(c.encode_utf8(&mut buf));
             }
-            KeyCode::Esc => {
-                if !self.cancel_newest() && self.expanded.is_some() {
-                    self.expanded = None;
-                }
-            }
+            KeyCode::Esc => self.escape(),
             KeyCode::Enter if key.modifiers.contains(KeyModifiers::ALT) => self.line.insert("\n"),
             KeyCode::Enter => {
                 let line = self.line.take();
@@ -143,6 +135,13 @@ impl<R: Renderer> App<R> {
         self.scroll = 0;
     }
 
+    /// Esc: cancels the newest running call; with none, collapses the expanded result.
+    fn escape(&mut self) {
+        if !self.cancel_newest() {
+            self.expanded = None;
+        }
+    }
+
     /// Cancels the newest running call; returns whether there was one.
     pub(crate) fn cancel_newest(&mut self) -> bool {
         for entry in self.transcript.iter().rev() {
@@ -166,10 +165,11 @@ impl<R: Renderer> App<R> {
 
     /// One submitted line.
     fn submit(&mut self, line: &str) {
-        if self.panic_line.as_deref() == Some(line) {
-            // The test-only trigger (AGENTSH_TUI_PANIC_LINE): the terminal must come back.
-            panic!("agentsh: test panic (AGENTSH_TUI_PANIC_LINE)");
-        }
+        // The test-only trigger (AGENTSH_TUI_PANIC_LINE): the terminal must come back.
+        assert!(
+            self.panic_line.as_deref() != Some(line),
+            "agentsh: test panic (AGENTSH_TUI_PANIC_LINE)"
+        );
         if let Some(error) = self.history.push(line) {
             self.note(NoteKind::Warning, error);
         }

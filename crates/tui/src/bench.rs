@@ -1,0 +1,178 @@
+//! What `benches/frame.rs` measures, with the mode's private types: one keystroke and the
+//! frame it draws over a transcript of a given length, against the floor of drawing the same
+//! rows as plain text on the same backend. Not part of the API.
+
+use std::io;
+
+use agentsh_agent_session::{AgentSession, SessionOptions, Settings, Timeout, ToolDetails};
+use agentsh_protocol::ToolResult;
+use agentsh_renderer::DefaultRenderer;
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use ratatui::backend::CrosstermBackend;
+use ratatui::layout::Rect;
+use ratatui::text::Line;
+use ratatui::widgets::Paragraph;
+use ratatui::{Terminal, TerminalOptions, Viewport};
+use tokio::sync::mpsc;
+
+use crate::app::{App, AppConfig};
+use crate::history::History;
+use crate::host::AppEvent;
+use crate::transcript::{EntryKind, Origin, ToolEntry, ToolState};
+
+/// Lines of output per call in the transcript.
+const LINES_PER_CALL: usize = 10;
+
+/// The mode over a transcript, drawing on a crossterm backend that writes to nowhere (the
+/// escape sequences are still produced: the CPU a real terminal frame costs agentsh).
+pub struct FrameBench {
+    app: App<DefaultRenderer>,
+    terminal: Terminal<CrosstermBackend<io::Sink>>,
+    // Kept alive: the session's shells would need it (none is started here).
+    _runtime: tokio::runtime::Runtime,
+    _events: mpsc::UnboundedReceiver<AppEvent>,
+    typed: usize,
+}
+
+impl FrameBench {
+    /// The mode at `cols` × `rows` with `lines` lines of finished tool calls (10 lines each),
+    /// one frame drawn.
+    pub fn new(lines: usize, cols: u16, rows: u16) -> io::Result<Self> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let cwd = std::env::temp_dir();
+        let session = {
+            let _entered = runtime.enter();
+            AgentSession::new(SessionOptions {
+                settings: Settings::default(),
+                cwd: cwd.clone(),
+                ..SessionOptions::default()
+            })
+            .map_err(io::Error::other)?
+        };
+        let (events_tx, events) = mpsc::unbounded_channel();
+        let config = AppConfig {
+            session,
+            tool_names: Vec::new(),
+            history: History::open(None).0,
+            listen: None,
+            panic_line: None,
+            notes: Vec::new(),
+        };
+        let mut app = App::new(DefaultRenderer::default(), config, events_tx, (cols, rows));
+        for call in 0..lines.div_ceil(LINES_PER_CALL) {
+            let mut text = String::new();
+            for line in 0..LINES_PER_CALL {
+                text.push_str(&format!(
+                    "   Compiling crate-{call:04}-{line} v0.{line}.{call} (/work/src/c{call:04})\n"
+                ));
+            }
+            let mut details = ToolDetails::not_run(&cwd, Timeout::clamp(300.0));
+            details.exit_code = Some(0);
+            app.push_entry(EntryKind::Tool(Box::new(ToolEntry {
+                origin: Origin::Local,
+                tool: "bash".into(),
+                args: agentsh_protocol::BashArgs {
+                    command: format!("cargo build -p crate-{call:04}"),
+                    ..Default::default()
+                },
+                args_text: String::new(),
+                project_dir: cwd.to_string_lossy().into_owned(),
+                state: ToolState::Done(Box::new(ToolResult::new(text, details, false))),
+                cancel: agentsh_agent_session::CancellationToken::new(),
+                max_bytes: agentsh_protocol::DEFAULT_OUTPUT_MAX_BYTES,
+            })));
+        }
+        let mut terminal = fixed_terminal(cols, rows)?;
+        app.draw(&mut terminal)?;
+        Ok(Self {
+            app,
+            terminal,
+            _runtime: runtime,
+            _events: events,
+            typed: 0,
+        })
+    }
+
+    /// One key typed into the input line (a letter, every 40th a Backspace clearing them),
+    /// and the frame it causes.
+    pub fn keystroke(&mut self) -> io::Result<()> {
+        self.typed += 1;
+        let code = if self.typed % 40 == 0 {
+            KeyCode::Char('u')
+        } else {
+            KeyCode::Char('a')
+        };
+        let modifiers = if self.typed % 40 == 0 {
+            KeyModifiers::CONTROL
+        } else {
+            KeyModifiers::NONE
+        };
+        self.app.handle(AppEvent::Terminal(Event::Key(KeyEvent::new(
+            code, modifiers,
+        ))));
+        self.app.draw(&mut self.terminal)
+    }
+
+    /// A frame after the width changed: every entry is laid out again.
+    pub fn resized_frame(&mut self) -> io::Result<()> {
+        let (cols, rows) = self.app.size;
+        let cols = if cols % 2 == 0 { cols + 1 } else { cols - 1 };
+        self.terminal = fixed_terminal(cols, rows)?;
+        self.app
+            .handle(AppEvent::Terminal(Event::Resize(cols, rows)));
+        self.app.draw(&mut self.terminal)
+    }
+}
+
+/// The floor: ratatui drawing `rows` rows of text (a changing last row, as a keystroke
+/// changes the input line) on the same backend.
+pub struct BaselineFrame {
+    terminal: Terminal<CrosstermBackend<io::Sink>>,
+    lines: Vec<Line<'static>>,
+    typed: usize,
+}
+
+impl BaselineFrame {
+    /// `rows` rows of `cols` columns.
+    pub fn new(cols: u16, rows: u16) -> io::Result<Self> {
+        let terminal = fixed_terminal(cols, rows)?;
+        let lines = (0..rows)
+            .map(|n| {
+                Line::raw(format!(
+                    "   Compiling crate-{n:04} v0.{n}.0 (/work/src/c{n:04})"
+                ))
+            })
+            .collect();
+        Ok(Self {
+            terminal,
+            lines,
+            typed: 0,
+        })
+    }
+
+    /// One frame.
+    pub fn frame(&mut self) -> io::Result<()> {
+        self.typed = (self.typed + 1) % 40;
+        if let Some(last) = self.lines.last_mut() {
+            *last = Line::raw(format!("> {}", "a".repeat(self.typed)));
+        }
+        let text = self.lines.clone();
+        self.terminal
+            .draw(|frame| frame.render_widget(Paragraph::new(text), frame.area()))
+            .map(drop)
+    }
+}
+
+/// A terminal of a fixed size on a backend that writes to nowhere. (A resizing one would ask
+/// the backend for the size at every frame; with no terminal on stdout, crossterm then runs
+/// `tput`, which would be measured instead of the frame.)
+fn fixed_terminal(cols: u16, rows: u16) -> io::Result<Terminal<CrosstermBackend<io::Sink>>> {
+    Terminal::with_options(
+        CrosstermBackend::new(io::sink()),
+        TerminalOptions {
+            viewport: Viewport::Fixed(Rect::new(0, 0, cols, rows)),
+        },
+    )
+}

@@ -391,3 +391,40 @@ async fn the_session_lists_its_own_artifacts_newest_first_up_to_a_limit() {
     let other = World::new("");
     assert!(other.session.artifact_ids(10).is_empty());
 }
+
+/// Defect class: `job_kill` answered before the killed job's sink was flushed into its log, so
+/// its answer (and the log file) lacked the last, unfinished line (18 runs in 20 before).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn job_kill_answers_with_the_last_unfinished_line() {
+    let world = World::new("");
+    // A unique duration: the `sleep` the shell becomes carries it in its argv.
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let mark = format!("300.{nanos:09}");
+    for round in 0..5 {
+        let command = format!("printf 'partial-{round}'; exec sleep {mark}");
+        let started = world
+            .bash(json!({"command": command, "run_in_background": true}))
+            .await;
+        let id = started
+            .details
+            .job
+            .as_ref()
+            .map(|job| job.id.clone())
+            .expect("a job");
+        // Once the shell is `sleep`, the line is in the job's output pipe.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while alive_containing(&mark).is_empty() {
+            assert!(Instant::now() < deadline, "the job never started");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let killed = world.tool("job_kill", json!({"jobId": id})).await;
+        assert!(
+            killed.text().contains(&format!("partial-{round}")),
+            "round {round}: {}",
+            killed.text()
+        );
+    }
+    assert!(gone_within(&mark, Duration::from_secs(5)));
+}

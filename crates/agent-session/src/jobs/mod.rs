@@ -73,6 +73,9 @@ pub(crate) struct Job {
     control: Control,
     /// When it ended (for `job_list`'s run time).
     ended_at: Mutex<Option<Instant>>,
+    /// Turns `true` once the ended job's sink is flushed into its log (its last unfinished
+    /// line, the log file's last batch).
+    flushed: watch::Receiver<bool>,
 }
 
 impl Job {
@@ -135,14 +138,12 @@ impl Job {
         self.changes.clone()
     }
 
-    /// Waits until the job has ended (its processes gone).
+    /// Waits until the job has ended (its processes gone) and all its output is in its log,
+    /// so that what answers next (`job_kill`, `job_output`) has its last line.
     pub(crate) async fn ended(&self) {
-        let mut progress = self.progress.clone();
-        while !matches!(*progress.borrow_and_update(), JobProgress::Ended(_)) {
-            if progress.changed().await.is_err() {
-                return;
-            }
-        }
+        let mut flushed = self.flushed.clone();
+        // The sender goes when the watcher ends: flushed, or the job is gone.
+        let _ = flushed.wait_for(|flushed| *flushed).await;
     }
 
     /// The job as lists show it.
@@ -320,6 +321,7 @@ impl NewJob {
         progress: watch::Receiver<JobProgress>,
         control: Control,
     ) -> Arc<Job> {
+        let (flushed, flushed_rx) = watch::channel(false);
         let job = Arc::new(Job {
             id: meta.id,
             command: meta.command,
@@ -334,6 +336,7 @@ impl NewJob {
             max_log_bytes: self.max_log_bytes,
             control,
             ended_at: Mutex::new(None),
+            flushed: flushed_rx,
         });
         // Watches the job's progress: wakes its waiters, and once it ended, finishes its sink
         // (the last line, the log file) and notes when.
@@ -354,6 +357,7 @@ impl NewJob {
                 let JobOutput { sink, log, .. } = &mut *output;
                 sink.dump_with(&mut |text| log.push(text));
                 drop(output);
+                let _ = flushed.send(true);
                 changes.send_modify(|n| *n = n.wrapping_add(1));
             }
         });

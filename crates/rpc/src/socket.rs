@@ -111,13 +111,18 @@ pub fn listen(path: &Path) -> Result<Listener, ListenError> {
         }
     };
     let errno = |what: &'static str| move |err: rustix::io::Errno| fail(what)(err.into());
-    remove_stale(path)?;
+    if existing(path)? == Existing::Stale {
+        remove_stale(path)?;
+    }
     let address = SocketAddrUnix::new(path).map_err(errno("the path as a socket address"))?;
     let socket = new_socket().map_err(errno("socket"))?;
     rustix::fs::fchmod(&socket, Mode::from_raw_mode(SOCKET_MODE)).map_err(errno("fchmod"))?;
     rustix::net::bind(&socket, &address).map_err(|err| match err {
-        // Something appeared at `path` since it was checked.
-        rustix::io::Errno::ADDRINUSE => ListenError::Live(path.to_owned()),
+        // Something appeared at `path` since it was checked: say what.
+        rustix::io::Errno::ADDRINUSE => match existing(path) {
+            Err(err) => err,
+            Ok(_) => ListenError::Live(path.to_owned()),
+        },
         err => errno("bind")(err),
     })?;
     // The file at `path` is ours now: a failure from here on removes it again.
@@ -184,33 +189,39 @@ fn probe(path: &Path) -> Probe {
     }
 }
 
-/// Removes a stale socket at `path`; an error for anything that must stay.
-fn remove_stale(path: &Path) -> Result<(), ListenError> {
+/// What is at a path [`listen`] may use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Existing {
+    /// Nothing.
+    Nothing,
+    /// A socket nobody listens on.
+    Stale,
+}
+
+/// What is at `path`: nothing or a stale socket, else the error that refuses it.
+fn existing(path: &Path) -> Result<Existing, ListenError> {
+    let io_error = |what, source| ListenError::Io {
+        path: path.to_owned(),
+        what,
+        source,
+    };
     let meta = match std::fs::symlink_metadata(path) {
         Ok(meta) => meta,
-        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(()),
-        Err(source) => {
-            return Err(ListenError::Io {
-                path: path.to_owned(),
-                what: "stat",
-                source,
-            });
-        }
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(Existing::Nothing),
+        Err(err) => return Err(io_error("stat", err)),
     };
     if !meta.file_type().is_socket() {
         return Err(ListenError::NotASocket(path.to_owned()));
     }
     match probe(path) {
-        Probe::Stale => {}
-        Probe::Live => return Err(ListenError::Live(path.to_owned())),
-        Probe::Unknown(err) => {
-            return Err(ListenError::Io {
-                path: path.to_owned(),
-                what: "connecting to the socket there",
-                source: err.into(),
-            });
-        }
+        Probe::Stale => Ok(Existing::Stale),
+        Probe::Live => Err(ListenError::Live(path.to_owned())),
+        Probe::Unknown(err) => Err(io_error("connecting to the socket there", err.into())),
     }
+}
+
+/// Removes the stale socket at `path` (gone already is fine).
+fn remove_stale(path: &Path) -> Result<(), ListenError> {
     match std::fs::remove_file(path) {
         Ok(()) => Ok(()),
         Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(()),
@@ -239,9 +250,14 @@ pub async fn serve_connection(
     let (output, writer) = output::spawn_task_writer(write);
     let (requests_tx, requests) = mpsc::channel(REQUEST_QUEUE);
     let reader = tokio::spawn(input::read_async(read, requests_tx));
-    Server::new(session, output, host)
-        .serve(requests, TokenStop::new(shutdown))
-        .await;
+    let server = Server::new(session.clone(), output, host);
+    // A task of its own: should the server panic (a host's hook panicking, say), the session
+    // is still shut down and its trees ended.
+    let served = tokio::spawn(server.serve(requests, TokenStop::new(shutdown))).await;
+    if let Err(err) = served {
+        tracing::error!("an RPC connection's server panicked: {err}");
+        session.shutdown().await;
+    }
     reader.abort();
     finish_writing(writer).await;
 }

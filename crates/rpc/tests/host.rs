@@ -273,3 +273,49 @@ fn without_a_host_tool_calls_never_run_on_a_pty() {
         "{text}"
     );
 }
+
+/// A host that keeps every call (and with it its session, as a transcript would) and whose
+/// hook panics on the call named `panic`.
+#[derive(Default)]
+struct Panicking(Mutex<Vec<HostedCall>>);
+
+impl CallHost for Panicking {
+    fn call_started(&self, call: HostedCall) -> CallHooks {
+        let fails = call.id == "panic";
+        lock(&self.0).push(call);
+        assert!(!fails, "the host fails");
+        CallHooks::default()
+    }
+}
+
+#[test]
+fn a_panicking_host_still_ends_the_sessions_trees() {
+    let world = World::new("");
+    let served = Served::start(&world, Some(Arc::new(Panicking::default())));
+    let mut client = served.connect();
+    let (running, job) = (unique_marker(), unique_marker());
+    client.send(&json!({
+        "id": "1", "type": "tool_call", "toolCallId": "j", "name": "bash",
+        "arguments": {"command": marked_sleep(&job), "run_in_background": true}
+    }));
+    assert_eq!(
+        client.response("1")["data"]["details"]["job"]["state"],
+        "running"
+    );
+    client.send(&json!({
+        "id": "2", "type": "tool_call", "toolCallId": "c", "name": "bash",
+        "arguments": {"command": marked_sleep(&running)}
+    }));
+    wait_for_process(&running);
+    client.send(&json!({
+        "id": "3", "type": "tool_call", "toolCallId": "panic", "name": "bash",
+        "arguments": {"command": "true"}
+    }));
+    assert_no_survivor(&running);
+    assert_no_survivor(&job);
+    client.rest_until_closed();
+    // The server goes on serving other connections.
+    let mut next = served.connect();
+    next.send(&json!({"id": "1", "type": "bash", "command": "echo ok"}));
+    assert_eq!(next.response("1")["data"]["output"], "ok\n");
+}

@@ -37,8 +37,8 @@ mod stdio;
 // The whole public surface. Types of agentsh-agent-session are re-exported because these
 // signatures use them: a host needs no other agentsh crate to serve.
 pub use agentsh_agent_session::{
-    AgentSession, BashResult, CancellationToken, PtyHost, SessionError, SessionOptions,
-    ToolOutcome, Value,
+    AgentSession, BashResult, CancellationToken, PtyController, PtyHost, SessionError,
+    SessionOptions, ToolOutcome, Value,
 };
 pub use host::{CallEnd, CallHooks, CallHost, CallObserver, HostedCall, HostedCallKind};
 pub use server::Stop;

@@ -43,3 +43,11 @@ impl Signals {
         }
     }
 }
+
+impl agentsh_rpc::Stop for Signals {
+    type Reason = u8;
+
+    fn requested(&mut self) -> impl Future<Output = u8> + Send {
+        self.recv()
+    }
+}

@@ -1,6 +1,7 @@
 //! The dispatcher: answers each request, running the long ones as tasks of their own.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -15,10 +16,10 @@ use tokio::sync::mpsc;
 use tokio::task::{self, JoinError, JoinSet};
 use tokio_util::sync::CancellationToken;
 
-use super::error::RpcError;
-use super::output::{Message, Output, PartialResult};
-use super::request::{Command, Request, RequestError};
-use crate::signals::Signals;
+use crate::error::RpcError;
+use crate::host::{CallEnd, CallHooks, CallHost, HostedCall, HostedCallKind};
+use crate::output::{Message, Output, PartialResult};
+use crate::request::{Command, Request, RequestError};
 
 /// How long, at end of input, running commands get to end after being cancelled before the
 /// session is shut down regardless.
@@ -30,10 +31,53 @@ type RunningBash = Arc<Mutex<Option<CancellationToken>>>;
 /// Tool calls running or queued, by `toolCallId`.
 type ToolCalls = Arc<Mutex<HashMap<String, CancellationToken>>>;
 
+/// What asks a server to stop before its input ends: for [`serve_stdio`](crate::serve_stdio),
+/// the binary's SIGINT, SIGTERM and SIGHUP.
+pub trait Stop: Send {
+    /// What a stop request carries back to the caller (the binary: the exit status it calls
+    /// for).
+    type Reason: Send;
+
+    /// Waits for the next stop request. The first ends serving: every running call is
+    /// cancelled and answered, then the session is shut down. One that comes while the calls
+    /// are still answering stops that wait (the session is still shut down, every tree ended).
+    /// Dropping the future before it is ready must lose no request.
+    fn requested(&mut self) -> impl Future<Output = Self::Reason> + Send;
+}
+
+/// A [`Stop`] that is requested once, when `token` is cancelled.
+pub(crate) struct TokenStop {
+    token: CancellationToken,
+    fired: bool,
+}
+
+impl TokenStop {
+    pub(crate) fn new(token: CancellationToken) -> Self {
+        Self {
+            token,
+            fired: false,
+        }
+    }
+}
+
+impl Stop for TokenStop {
+    type Reason = ();
+
+    async fn requested(&mut self) {
+        if self.fired {
+            std::future::pending::<()>().await;
+        }
+        self.token.cancelled().await;
+        self.fired = true;
+    }
+}
+
 /// The RPC server of one session.
 pub struct Server {
     session: AgentSession,
     output: Output,
+    /// What shows the calls live, if anything (never on stdio).
+    host: Option<Arc<dyn CallHost>>,
     /// The running `bash` request's own abort token; set by the dispatcher, so two `bash`
     /// lines in a row can never both start, and an `abort_bash` right after a `bash` is never
     /// lost (even before the task has started the command).
@@ -45,11 +89,12 @@ pub struct Server {
 }
 
 impl Server {
-    /// A server for `session`, writing to `output`.
-    pub fn new(session: AgentSession, output: Output) -> Self {
+    /// A server for `session`, writing to `output`, telling `host` about its calls.
+    pub fn new(session: AgentSession, output: Output, host: Option<Arc<dyn CallHost>>) -> Self {
         Self {
             session,
             output,
+            host,
             bash: RunningBash::default(),
             tool_calls: ToolCalls::default(),
             tasks: JoinSet::new(),
@@ -57,14 +102,14 @@ impl Server {
         }
     }
 
-    /// Serves requests until `requests` ends (stdin closed) or a signal comes, then ends every
-    /// running command and shuts the session down. Returns the exit status the first signal
-    /// calls for, if one came (also while shutting down).
-    pub async fn serve(
+    /// Serves requests until `requests` ends (input closed) or a stop is requested, then ends
+    /// every running command and shuts the session down. Returns the reason of the first stop
+    /// request, if one came (also while shutting down).
+    pub async fn serve<S: Stop>(
         mut self,
         mut requests: mpsc::Receiver<Result<Request, RequestError>>,
-        mut signals: Signals,
-    ) -> Option<u8> {
+        mut stop: S,
+    ) -> Option<S::Reason> {
         send_warnings(&self.session, &self.output);
         let signalled = loop {
             tokio::select! {
@@ -78,13 +123,13 @@ impl Server {
                 Some(joined) = self.tasks.join_next_with_id(), if !self.tasks.is_empty() => {
                     self.reaped(joined);
                 }
-                code = signals.recv() => break Some(code),
+                reason = stop.requested() => break Some(reason),
             }
         };
-        if let Some(code) = signalled {
-            tracing::debug!("signal received (exit status {code}): shutting down");
+        if signalled.is_some() {
+            tracing::debug!("stop requested: shutting down");
         }
-        let during = self.shutdown(&mut signals).await;
+        let during = self.shutdown(&mut stop).await;
         signalled.or(during)
     }
 
@@ -177,6 +222,17 @@ impl Server {
             *running = Some(abort.clone());
         }
         let busy = BusyGuard(Arc::clone(&self.bash));
+        let observer = self.host.as_ref().and_then(|host| {
+            host.call_started(HostedCall {
+                session: self.session.clone(),
+                id: next_bash_id(),
+                kind: HostedCallKind::Bash {
+                    command: command.clone(),
+                },
+                cancel: abort.clone(),
+            })
+            .observer
+        });
         let session = self.session.clone();
         let output = self.output.clone();
         let request_id = id.clone();
@@ -197,6 +253,9 @@ impl Server {
                     run.await
                 }
             };
+            if let Some(observer) = observer {
+                observer.finished(CallEnd::Bash(&result));
+            }
             drop(busy);
             send_warnings(&session, &output);
             output.send(&match result {
@@ -238,6 +297,18 @@ impl Server {
             calls: Arc::clone(&self.tool_calls),
             id: tool_call_id.clone(),
         };
+        // No host (stdio): nothing cloned, nothing allocated.
+        let hooks = self.host.as_ref().map_or_else(CallHooks::default, |host| {
+            host.call_started(HostedCall {
+                session: self.session.clone(),
+                id: tool_call_id.clone(),
+                kind: HostedCallKind::Tool {
+                    name: tool_name.clone(),
+                    arguments: arguments.clone(),
+                },
+                cancel: cancel.clone(),
+            })
+        });
         // Sent before the task starts, so it precedes every update.
         self.output.send(&Message::ToolExecutionStart {
             tool_call_id: tool_call_id.clone(),
@@ -248,24 +319,32 @@ impl Server {
         let output = self.output.clone();
         let request_id = id.clone();
         self.spawn(id, NAME, async move {
-            // RPC has no interactive UI: never a PTY.
+            let CallHooks {
+                pty_host,
+                mut observer,
+            } = hooks;
+            // Only a host shows a PTY: without one (stdio), never a PTY.
             let context = ToolContext {
                 tool_names,
                 cancel,
-                pty_host: None,
+                pty_host,
                 skip_live_updates: false,
                 no_jobs: false,
             };
-            let updates = output.clone();
-            let (update_id, update_name) = (tool_call_id.clone(), tool_name.clone());
-            let on_update = move |update: ToolUpdate| {
-                updates.send(&Message::ToolExecutionUpdate {
-                    tool_call_id: update_id.clone(),
-                    tool_name: update_name.clone(),
-                    partial_result: PartialResult::text(update.text),
-                });
-            };
             let outcome = if tool_name == BASH_TOOL {
+                let updates = output.clone();
+                let (update_id, update_name) = (tool_call_id.clone(), tool_name.clone());
+                let observing = &mut observer;
+                let on_update = move |update: ToolUpdate| {
+                    if let Some(observer) = observing {
+                        observer.update(&update.text);
+                    }
+                    updates.send(&Message::ToolExecutionUpdate {
+                        tool_call_id: update_id.clone(),
+                        tool_name: update_name.clone(),
+                        partial_result: PartialResult::text(update.text),
+                    });
+                };
                 session
                     .execute_tool(&tool_call_id, &arguments, context, on_update)
                     .await
@@ -289,6 +368,9 @@ impl Server {
                     )),
                 }
             };
+            if let Some(observer) = observer {
+                observer.finished(CallEnd::Tool(&outcome));
+            }
             // Unregistered before the end event: once a client has seen it, the id is free.
             drop(registered);
             // An aborted call is answered like any other result (`success: true`, the abort
@@ -342,10 +424,10 @@ impl Server {
         }
     }
 
-    /// End of input or a signal: cancel everything, let the tasks answer, shut the session
-    /// down (which ends every shell's tree). A signal that comes while the tasks are answering
-    /// cuts that wait short (not the session's shutdown); its exit status is returned.
-    async fn shutdown(mut self, signals: &mut Signals) -> Option<u8> {
+    /// End of input or a stop request: cancel everything, let the tasks answer, shut the
+    /// session down (which ends every shell's tree). A stop request that comes while the tasks
+    /// are answering cuts that wait short (not the session's shutdown); its reason is returned.
+    async fn shutdown<S: Stop>(mut self, stop: &mut S) -> Option<S::Reason> {
         for token in lock(&self.tool_calls).values() {
             token.cancel();
         }
@@ -365,9 +447,9 @@ impl Server {
                 }
                 None
             }
-            code = signals.recv() => {
-                tracing::warn!("signal received while commands were ending: not waiting for them");
-                Some(code)
+            reason = stop.requested() => {
+                tracing::warn!("stop requested while commands were ending: not waiting for them");
+                Some(reason)
             }
         };
         self.session.shutdown().await;
@@ -401,6 +483,12 @@ fn send_warnings(session: &AgentSession, output: &Output) {
             .into_iter()
             .map(|message| Message::Warning { message }),
     );
+}
+
+/// A fresh id for a `bash` request shown by a host: unique within the process.
+fn next_bash_id() -> String {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    format!("bash-{}", NEXT.fetch_add(1, Ordering::Relaxed))
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

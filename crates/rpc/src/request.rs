@@ -13,9 +13,9 @@
 use serde::de::{self, Deserialize, DeserializeOwned, Deserializer, IntoDeserializer};
 use serde_json::Value;
 
-use super::error::{FieldError, ParseError, RpcError};
-use super::framing::InputLine;
-use super::lenient::{self, Extent};
+use crate::error::{FieldError, ParseError, RpcError};
+use crate::framing::InputLine;
+use crate::lenient::{self, Extent};
 use agentsh_protocol::json_kind;
 
 /// The `command` of a response to a line whose type could not be read.

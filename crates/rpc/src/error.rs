@@ -1,11 +1,11 @@
 //! Protocol failures: every reason a request is answered with `success: false`.
 //!
-//! The text of a failure is its `Display`; [`super::output::Message::failure`] is the one place
+//! The text of a failure is its `Display`; [`crate::output::Message::failure`] is the one place
 //! that turns a failure into a response line.
 
 use agentsh_agent_session::SessionError;
 
-use super::framing::MAX_LINE_BYTES;
+use crate::framing::MAX_LINE_BYTES;
 
 /// Why a request failed.
 #[derive(Debug, thiserror::Error)]

@@ -1,9 +1,10 @@
 //! What the server writes: responses and events, one JSON object per line, never interleaved.
 //!
-//! A writer thread drains a queue of lines, so that a client that stops reading never blocks
-//! the server. When nothing is queued and the line can be written at once (see
-//! [`WriteProbe`]), the sender writes it itself instead: that saves a thread hand-off (a wake-up
-//! of the writer thread, tens of microseconds) on every response of a quick command.
+//! A writer drains a queue of lines, so that a client that stops reading never blocks the
+//! server. On stdout it is a thread, and when nothing is queued and the line can be written at
+//! once (see [`WriteProbe`]), the sender writes it itself instead: that saves a thread hand-off
+//! (a wake-up of the writer thread, tens of microseconds) on every response of a quick command.
+//! On a socket it is a task of the runtime that writes every line.
 
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -13,9 +14,11 @@ use std::thread::JoinHandle;
 use serde::Serialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
+use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
+use tokio::task::JoinHandle as TaskHandle;
 
-use super::error::RpcError;
+use crate::error::RpcError;
 
 /// One line of output.
 #[derive(Debug, Clone, Serialize)]
@@ -210,7 +213,9 @@ impl SharedWriter {
 #[derive(Clone)]
 pub struct Output {
     lines: mpsc::UnboundedSender<String>,
-    shared: Arc<SharedWriter>,
+    /// The writer a sender may write to itself (stdout); `None` when the writer task writes
+    /// every line (a socket).
+    direct: Option<Arc<SharedWriter>>,
 }
 
 impl std::fmt::Debug for Output {
@@ -226,10 +231,13 @@ impl Output {
         match serde_json::to_string(message) {
             Ok(mut line) => {
                 line.push('\n');
-                let Err(line) = self.shared.try_write(line) else {
-                    return;
-                };
-                self.shared.queued.fetch_add(1, Ordering::SeqCst);
+                if let Some(shared) = &self.direct {
+                    let Err(queued) = shared.try_write(line) else {
+                        return;
+                    };
+                    line = queued;
+                    shared.queued.fetch_add(1, Ordering::SeqCst);
+                }
                 if self.lines.send(line).is_err() {
                     tracing::debug!("output closed; message dropped");
                 }
@@ -279,7 +287,39 @@ pub fn spawn_writer<W: Write + Send + 'static>(
                 writer.queued.fetch_sub(count, Ordering::SeqCst);
             }
         })?;
-    Ok((Output { lines: tx, shared }, handle))
+    Ok((
+        Output {
+            lines: tx,
+            direct: Some(shared),
+        },
+        handle,
+    ))
+}
+
+/// Starts the task that writes every line sent to the [`Output`] to `out` (a socket's write
+/// half), whole and in order. It ends when every [`Output`] is dropped and the queue is
+/// written (then it shuts `out` down: the client reads the end), or when a write fails (the
+/// client is gone: later lines are dropped). Must be called within a runtime.
+pub fn spawn_task_writer<W: AsyncWrite + Unpin + Send + 'static>(
+    mut out: W,
+) -> (Output, TaskHandle<()>) {
+    let (tx, mut rx) = mpsc::unbounded_channel::<String>();
+    let task = tokio::spawn(async move {
+        while let Some(line) = rx.recv().await {
+            if let Err(err) = out.write_all(line.as_bytes()).await {
+                tracing::debug!("connection closed: {err}; later output is dropped");
+                return;
+            }
+        }
+        let _ = out.shutdown().await;
+    });
+    (
+        Output {
+            lines: tx,
+            direct: None,
+        },
+        task,
+    )
 }
 
 #[cfg(test)]
@@ -289,7 +329,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::rpc::error::ParseError;
+    use crate::error::ParseError;
 
     fn json_of(message: &Message) -> Value {
         serde_json::to_value(message).expect("serialisable")

@@ -1,15 +1,17 @@
-//! Reading requests from stdin: framing, parsing, and handing them to the dispatcher.
+//! Reading requests from stdin or a socket: framing, parsing, and handing them to the
+//! dispatcher.
 
 use std::io;
 use std::os::fd::OwnedFd;
 
 use rustix::fs::{FileType, OFlags};
-use tokio::io::Interest;
 use tokio::io::unix::AsyncFd;
+use tokio::io::{AsyncReadExt, Interest};
+use tokio::net::unix::OwnedReadHalf;
 use tokio::sync::mpsc;
 
-use super::framing::{InputLine, LineReader, LineSplitter, MAX_LINE_BYTES};
-use super::request::{Request, RequestError, parse_input_line};
+use crate::framing::{InputLine, LineReader, LineSplitter, MAX_LINE_BYTES};
+use crate::request::{Request, RequestError, parse_input_line};
 
 /// What the dispatcher receives for each line.
 pub type Incoming = Result<Request, RequestError>;
@@ -77,6 +79,31 @@ impl Drop for AsyncStdin {
     }
 }
 
+/// Where requests are read from asynchronously: a non-blocking stdin or a socket.
+pub trait Source: Send {
+    /// What it is, for a log line (`stdin`).
+    const NAME: &'static str;
+
+    /// Reads what is there, waiting until something is; `Ok(0)` at end of input.
+    fn read_some(&mut self, buf: &mut [u8]) -> impl Future<Output = io::Result<usize>> + Send;
+}
+
+impl Source for AsyncStdin {
+    const NAME: &'static str = "stdin";
+
+    async fn read_some(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.read(buf).await
+    }
+}
+
+impl Source for OwnedReadHalf {
+    const NAME: &'static str = "the connection";
+
+    async fn read_some(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.read(buf).await
+    }
+}
+
 /// Parses one line; `None` for a line that carries no request (blank).
 fn incoming(line: &InputLine) -> Option<Incoming> {
     match parse_input_line(line) {
@@ -86,16 +113,16 @@ fn incoming(line: &InputLine) -> Option<Incoming> {
     }
 }
 
-/// The reader task: lines from a non-blocking stdin until end of input (or until the
-/// dispatcher is gone). Dropping `requests` tells the dispatcher that input ended.
-pub async fn read_async(stdin: AsyncStdin, requests: mpsc::Sender<Incoming>) {
+/// The reader task: lines from a non-blocking stdin or a socket until end of input (or until
+/// the dispatcher is gone). Dropping `requests` tells the dispatcher that input ended.
+pub async fn read_async<S: Source>(mut source: S, requests: mpsc::Sender<Incoming>) {
     let mut splitter = LineSplitter::new(MAX_LINE_BYTES);
     let mut buf = vec![0u8; READ_BYTES];
     loop {
-        let n = match stdin.read(&mut buf).await {
+        let n = match source.read_some(&mut buf).await {
             Ok(n) => n,
             Err(err) => {
-                tracing::warn!("cannot read stdin: {err}; treating it as closed");
+                tracing::warn!("cannot read {}: {err}; treating it as closed", S::NAME);
                 0
             }
         };

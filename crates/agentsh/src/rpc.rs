@@ -1,0 +1,69 @@
+//! RPC mode: JSON lines both ways (the requests, responses and events are listed in the
+//! crate README), served by `agentsh_rpc::serve_stdio`.
+//!
+//! On end of input every running command is ended, the session shut down, and the process exits
+//! with status 0. SIGINT, SIGTERM and SIGHUP do the same, then exit 130, 143 or 129
+//! ([`crate::signals`]).
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use agentsh_agent_session::{AgentSession, SessionOptions};
+
+use crate::cli::RpcArgs;
+use crate::signals::Signals;
+use crate::{print_error, usage_error};
+
+/// Runs `agentsh rpc` until stdin ends.
+pub fn run(args: &RpcArgs) -> ExitCode {
+    let (settings, cwd, runtime) =
+        match crate::server_start(args.config.as_deref(), args.cwd.as_deref()) {
+            Ok(started) => started,
+            Err(code) => return code,
+        };
+    let (signals, session) = {
+        let _context = runtime.enter();
+        // Caught before anything runs: from here on a signal shuts the server down cleanly.
+        let signals = match Signals::install() {
+            Ok(signals) => signals,
+            Err(err) => {
+                print_error(&format_args!("cannot handle signals: {err}"));
+                return ExitCode::FAILURE;
+            }
+        };
+        let session = AgentSession::new(SessionOptions {
+            settings,
+            cwd,
+            ..SessionOptions::default()
+        });
+        (signals, session)
+    };
+    let session = match session {
+        Ok(session) => session,
+        // An unusable `bash.shell`: nothing runs on a broken configuration.
+        Err(err) => return usage_error(&err),
+    };
+    match agentsh_rpc::serve_stdio(runtime, session, signals) {
+        Ok(signalled) => signalled.map_or(ExitCode::SUCCESS, ExitCode::from),
+        Err(err) => {
+            print_error(&err);
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The session's working directory: `--cwd DIR` (must be a directory; made absolute), else the
+/// current directory.
+pub(crate) fn session_cwd(flag: Option<&Path>) -> Result<PathBuf, String> {
+    let current = std::env::current_dir()
+        .map_err(|err| format!("cannot read the current directory: {err}"))?;
+    let Some(dir) = flag else {
+        return Ok(current);
+    };
+    let dir = current.join(dir);
+    match std::fs::metadata(&dir) {
+        Ok(meta) if meta.is_dir() => Ok(dir),
+        Ok(_) => Err(format!("--cwd {}: not a directory", dir.display())),
+        Err(err) => Err(format!("--cwd {}: {err}", dir.display())),
+    }
+}

@@ -1,0 +1,49 @@
+#![doc = include_str!("../README.md")]
+//!
+//! # Modules, for contributors
+//!
+//! Three parts, so that input is read while commands run and output lines never interleave:
+//!
+//! - a reader (`input`) splits the input into lines of at most 32 MiB (`framing::LineSplitter`;
+//!   a longer line is skipped, not buffered) and `request` parses each into a `Request` or a
+//!   `RequestError` (`lenient` repairs what JSON allows but serde_json refuses and reads the
+//!   `id` of a broken line). On a socket, and on stdin when it is a pipe or a socket (the usual
+//!   case: a client process), the reader is a task on the runtime, woken by `epoll`, so a
+//!   request reaches the dispatcher without a thread hand-off; otherwise (a terminal, a file)
+//!   it is a thread doing blocking reads;
+//! - the dispatcher (`server::Server`) answers quick requests (`abort`, `abort_bash`, errors)
+//!   at once and runs `bash`, `tool_call` and `read_artifact` as tasks of their own, telling a
+//!   [`CallHost`] (`host`) about the calls when there is one;
+//! - a writer (`output`) writes the serialised lines queued for it: on stdout a thread (a line
+//!   that fits the pipe while nothing is queued is written by its sender directly), on a socket
+//!   a task.
+//!
+//! `stdio` wires them to stdin and stdout ([`serve_stdio`]), `socket` to a Unix socket
+//! ([`listen`], [`serve_listener`], [`serve_connection`]). On end of input, or a stop request,
+//! every running command is ended and the session shut down.
+#![deny(missing_docs)]
+
+mod error;
+mod framing;
+mod host;
+mod input;
+mod lenient;
+mod output;
+mod request;
+mod server;
+mod socket;
+mod stdio;
+
+// The whole public surface. Types of agentsh-agent-session are re-exported because these
+// signatures use them: a host needs no other agentsh crate to serve.
+pub use agentsh_agent_session::{
+    AgentSession, BashResult, CancellationToken, PtyController, PtyHost, SessionError,
+    SessionOptions, ToolOutcome, Value,
+};
+pub use host::{CallEnd, CallHooks, CallHost, CallObserver, HostedCall, HostedCallKind};
+pub use server::Stop;
+pub use socket::{ListenError, Listener, listen, serve_connection, serve_listener};
+pub use stdio::{StdioError, serve_stdio};
+
+/// Parsed requests waiting for the dispatcher; the reader waits when this many are queued.
+const REQUEST_QUEUE: usize = 64;

@@ -34,7 +34,7 @@ pub fn run(args: InteractiveArgs) -> ExitCode {
     };
     match agentsh_tui::run(renderer, options) {
         Ok(code) => code,
-        Err(err @ (TuiError::Session(_) | TuiError::Listen { .. })) => usage_error(&err),
+        Err(err @ (TuiError::Session(_) | TuiError::Listen(_))) => usage_error(&err),
         Err(err) => {
             print_error(&err);
             ExitCode::FAILURE

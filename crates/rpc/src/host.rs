@@ -85,7 +85,9 @@ impl std::fmt::Debug for CallHooks {
 
 /// Follows one call. Its methods run on the call's task: they should return at once.
 pub trait CallObserver: Send {
-    /// The call's live tail: the text of each `tool_execution_update`, before it is sent.
+    /// What the call printed since: for a tool call, its live tail (the text of each
+    /// `tool_execution_update`, before it is sent: each replaces the one before); for a
+    /// `bash` request, each new piece of its output as the sink commits it (to append).
     fn update(&mut self, text: &str) {
         let _ = text;
     }

@@ -241,16 +241,16 @@ impl Server {
                 timeout,
                 exclude_from_context: false,
             };
-            let run = session.execute_bash(&command, options);
-            tokio::pin!(run);
-            // `run` is polled first: its first poll registers the command with the session, so
-            // an abort already requested reaches it.
-            let result = tokio::select! {
-                biased;
-                result = &mut run => result,
-                () = abort.cancelled() => {
-                    session.abort_bash();
-                    run.await
+            // A host sees the output as it comes; without one, the sink's plain path.
+            let mut observer = observer;
+            let result = match observer.as_mut() {
+                Some(observer) => {
+                    let run =
+                        session.execute_bash_with(&command, options, |text| observer.update(text));
+                    abortable_bash(&session, &abort, run).await
+                }
+                None => {
+                    abortable_bash(&session, &abort, session.execute_bash(&command, options)).await
                 }
             };
             if let Some(observer) = observer {
@@ -455,6 +455,26 @@ impl Server {
         self.session.shutdown().await;
         self.tasks.shutdown().await;
         signalled
+    }
+}
+
+/// Drives a bang command's `run` to its end; when `abort` fires first, aborts the session's
+/// bang command and keeps driving it (its result is the aborted one). `run` is polled first:
+/// its first poll registers the command with the session, so an abort already requested
+/// reaches it.
+async fn abortable_bash<T>(
+    session: &AgentSession,
+    abort: &CancellationToken,
+    run: impl Future<Output = T>,
+) -> T {
+    tokio::pin!(run);
+    tokio::select! {
+        biased;
+        result = &mut run => result,
+        () = abort.cancelled() => {
+            session.abort_bash();
+            run.await
+        }
     }
 }
 

@@ -120,17 +120,20 @@ fn the_host_sees_each_calls_updates_and_exactly_one_end() {
     expected.push(Seen::Started("c2".into()));
     let job_text = listed["data"]["content"][0]["text"].as_str().expect("text");
     expected.push(Seen::Finished("c2".into(), false, job_text.to_owned()));
+    // A bash request's output reaches the host as it comes, then its end.
     let [
         ..,
         Seen::Started(bash_id),
+        Seen::Update(updated_id, output),
         Seen::Finished(finished_id, false, bang),
     ] = seen.as_slice()
     else {
         panic!("the bash request is seen last: {seen:#?}");
     };
     assert!(bash_id.starts_with("bash-"), "{bash_id}");
+    assert_eq!((updated_id, output.as_str()), (bash_id, "bang\n"));
     assert_eq!((finished_id, bang.as_str()), (bash_id, "bang\n"));
-    assert_eq!(seen[..seen.len() - 2], expected[..]);
+    assert_eq!(seen[..seen.len() - 3], expected[..]);
 
     let calls = lock(&host.calls).clone();
     assert_eq!(

@@ -135,6 +135,7 @@ impl<R: Renderer> App<R> {
         renderer: R,
         config: AppConfig,
         events: mpsc::UnboundedSender<AppEvent>,
+        pty_size: Arc<PtySize>,
         size: (u16, u16),
     ) -> Self {
         let mut app = Self {
@@ -154,7 +155,7 @@ impl<R: Renderer> App<R> {
             quit_asked: false,
             quit: None,
             events,
-            pty_size: Arc::new(PtySize::default()),
+            pty_size,
             size,
             connections: HashMap::new(),
             jobs_running: 0,

@@ -60,7 +60,13 @@ impl FrameBench {
             panic_line: None,
             notes: Vec::new(),
         };
-        let mut app = App::new(DefaultRenderer::default(), config, events_tx, (cols, rows));
+        let mut app = App::new(
+            DefaultRenderer::default(),
+            config,
+            events_tx,
+            Default::default(),
+            (cols, rows),
+        );
         for call in 0..lines.div_ceil(LINES_PER_CALL) {
             let mut text = String::new();
             for line in 0..LINES_PER_CALL {

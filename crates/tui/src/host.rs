@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use agentsh_agent_session::ArtifactText;
-use agentsh_agent_session::{AgentSession, BashResult, PtyController, PtyHost, ToolOutcome};
+use agentsh_agent_session::{BashResult, PtyController, PtyHost, ToolOutcome};
 use tokio::sync::mpsc::UnboundedSender;
 
 /// A transcript entry's key (calls from every connection share one counter).
@@ -37,10 +37,8 @@ pub(crate) enum AppEvent {
         /// The lines, or why they could not be read.
         read: Result<ArtifactText, String>,
     },
-    /// A client of `--listen` started a call.
+    /// A client of `--listen` started a call (its session is kept for its jobs).
     Hosted(Box<crate::listen::HostedStart>),
-    /// A connection's session appeared (for its jobs in the status line) or ended.
-    Connection(u64, Option<AgentSession>),
 }
 
 /// The size a PTY gets: the terminal's full width and the rows the overlay's frame leaves,

@@ -16,9 +16,12 @@ mod transcript;
 use std::io::{self, IsTerminal};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
-use agentsh_agent_session::{AgentSession, SessionError, SessionOptions, Settings};
+use agentsh_agent_session::{
+    AgentSession, CancellationToken, SessionError, SessionOptions, Settings,
+};
 use agentsh_renderer::Renderer;
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
@@ -74,14 +77,9 @@ pub enum TuiError {
     /// The session could not be made (an unusable `bash.shell`).
     #[error(transparent)]
     Session(#[from] SessionError),
-    /// `--listen`: the socket could not be served.
-    #[error("--listen {path}: {reason}")]
-    Listen {
-        /// The path given.
-        path: String,
-        /// Why.
-        reason: String,
-    },
+    /// `--listen`: the socket could not be served (the error names the path).
+    #[error("--listen: {0}")]
+    Listen(#[from] agentsh_rpc::ListenError),
     /// The terminal or the runtime failed.
     #[error("{0}")]
     Io(#[from] io::Error),
@@ -118,6 +116,31 @@ async fn run_async<R: Renderer>(renderer: R, options: TuiOptions) -> Result<Quit
     let mut notes: Vec<String> = history_error.into_iter().collect();
     notes.extend(session.take_warnings());
     let (events_tx, mut events) = mpsc::unbounded_channel();
+    let pty_size = Arc::new(host::PtySize::default());
+    let shutdown = CancellationToken::new();
+    let listening = match &options.listen {
+        Some(path) => {
+            let host = Arc::new(listen::TuiCallHost::new(
+                events_tx.clone(),
+                Arc::clone(&pty_size),
+            ));
+            let served = listen::start(
+                path,
+                session.settings().clone(),
+                session.cwd().to_path_buf(),
+                host,
+                shutdown.clone(),
+            );
+            match served {
+                Ok(task) => Some(task),
+                Err(err) => {
+                    session.shutdown().await;
+                    return Err(TuiError::Listen(err));
+                }
+            }
+        }
+        None => None,
+    };
     let guard = TerminalGuard::enter()?;
     let result = async {
         let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
@@ -131,7 +154,13 @@ async fn run_async<R: Renderer>(renderer: R, options: TuiOptions) -> Result<Quit
             panic_line: std::env::var(PANIC_LINE_ENV).ok().filter(|l| !l.is_empty()),
             notes,
         };
-        let mut app = App::new(renderer, config, events_tx, (size.width, size.height));
+        let mut app = App::new(
+            renderer,
+            config,
+            events_tx,
+            pty_size,
+            (size.width, size.height),
+        );
         let quit = app::run_loop(&mut app, &mut terminal, &mut events).await?;
         // Every call still running is cancelled before the session ends them all.
         while app.cancel_newest() {}
@@ -139,10 +168,15 @@ async fn run_async<R: Renderer>(renderer: R, options: TuiOptions) -> Result<Quit
     }
     .await;
     drop(guard);
-    if tokio::time::timeout(SHUTDOWN_TIMEOUT, session.shutdown())
-        .await
-        .is_err()
-    {
+    // Every connection's calls and sessions end with the mode's own.
+    shutdown.cancel();
+    let ended = async {
+        if let Some(task) = listening {
+            let _ = task.await;
+        }
+        session.shutdown().await;
+    };
+    if tokio::time::timeout(SHUTDOWN_TIMEOUT, ended).await.is_err() {
         tracing::warn!("commands still running {SHUTDOWN_TIMEOUT:?} after leaving");
     }
     result

@@ -1,9 +1,15 @@
 //! `--listen PATH`: the RPC protocol on a Unix socket (agentsh-rpc); each connection is a
 //! session of its own, and its calls appear live in the transcript.
 
-use agentsh_agent_session::{AgentSession, CancellationToken, Value};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
-use crate::host::CallKey;
+use agentsh_agent_session::{AgentSession, CancellationToken, SessionOptions, Settings, Value};
+use agentsh_rpc::{CallEnd, CallHooks, CallHost, CallObserver, HostedCall, HostedCallKind};
+use tokio::sync::mpsc::UnboundedSender;
+
+use crate::host::{AppEvent, CallKey, PtySize, UiPtyHost};
 
 /// A client's call, as it reaches the loop.
 pub(crate) struct HostedStart {
@@ -33,4 +39,143 @@ pub(crate) enum HostedKind {
         /// The command.
         command: String,
     },
+}
+
+/// The mode as the host of its connections' calls: each call becomes a transcript entry, its
+/// PTY program the overlay, its updates and end events of the loop.
+pub(crate) struct TuiCallHost {
+    events: UnboundedSender<AppEvent>,
+    size: Arc<PtySize>,
+    /// Keys of hosted calls: far above the mode's own, so the two never meet.
+    next_key: AtomicU64,
+    /// Connection numbers by session id, in order of their first call.
+    connections: Mutex<HashMap<String, u64>>,
+}
+
+/// Where hosted calls' keys start.
+const HOSTED_KEYS: CallKey = 1 << 48;
+
+impl TuiCallHost {
+    pub(crate) fn new(events: UnboundedSender<AppEvent>, size: Arc<PtySize>) -> Self {
+        Self {
+            events,
+            size,
+            next_key: AtomicU64::new(HOSTED_KEYS),
+            connections: Mutex::new(HashMap::new()),
+        }
+    }
+}
+
+impl CallHost for TuiCallHost {
+    fn call_started(&self, call: HostedCall) -> CallHooks {
+        let key = self.next_key.fetch_add(1, Ordering::Relaxed);
+        let connection = {
+            let mut connections = self
+                .connections
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            let next = connections.len() as u64 + 1;
+            *connections
+                .entry(call.session.id().to_owned())
+                .or_insert(next)
+        };
+        let (kind, appends) = match call.kind {
+            HostedCallKind::Tool { name, arguments } => {
+                (HostedKind::Tool { name, arguments }, false)
+            }
+            HostedCallKind::Bash { command } => (HostedKind::Bash { command }, true),
+        };
+        let _ = self.events.send(AppEvent::Hosted(Box::new(HostedStart {
+            key,
+            connection,
+            session: call.session,
+            kind,
+            cancel: call.cancel,
+        })));
+        CallHooks {
+            pty_host: Some(Arc::new(UiPtyHost {
+                key,
+                events: self.events.clone(),
+                size: Arc::clone(&self.size),
+            })),
+            observer: Some(Box::new(Observer {
+                key,
+                events: self.events.clone(),
+                appends,
+                finished: false,
+            })),
+        }
+    }
+}
+
+/// Follows one hosted call for the loop.
+struct Observer {
+    key: CallKey,
+    events: UnboundedSender<AppEvent>,
+    /// A `bash` request: its updates are pieces to append, not tails.
+    appends: bool,
+    finished: bool,
+}
+
+impl CallObserver for Observer {
+    fn update(&mut self, text: &str) {
+        let event = if self.appends {
+            AppEvent::BangOutput(self.key, text.to_owned())
+        } else {
+            AppEvent::ToolUpdate(self.key, text.to_owned())
+        };
+        let _ = self.events.send(event);
+    }
+
+    fn finished(mut self: Box<Self>, end: CallEnd<'_>) {
+        self.finished = true;
+        let event = match end {
+            CallEnd::Tool(outcome) => AppEvent::ToolDone(self.key, outcome.clone()),
+            CallEnd::Bash(result) => AppEvent::BangDone(
+                self.key,
+                result
+                    .as_ref()
+                    .map(Clone::clone)
+                    .map_err(ToString::to_string),
+            ),
+        };
+        let _ = self.events.send(event);
+    }
+}
+
+impl Drop for Observer {
+    fn drop(&mut self) {
+        // A call whose task panicked or was dropped never finished: its entry says so.
+        if !self.finished {
+            let _ = self.events.send(AppEvent::BangDone(
+                self.key,
+                Err("the call ended without a result (its task failed)".to_owned()),
+            ));
+        }
+    }
+}
+
+/// Serves `path` until `shutdown`: binds now (so a live or foreign socket is an error before
+/// the terminal is taken), then runs the connections on the runtime.
+pub(crate) fn start(
+    path: &std::path::Path,
+    settings: Settings,
+    cwd: std::path::PathBuf,
+    host: Arc<TuiCallHost>,
+    shutdown: CancellationToken,
+) -> Result<tokio::task::JoinHandle<()>, agentsh_rpc::ListenError> {
+    let listener = agentsh_rpc::listen(path)?;
+    let new_session = move || {
+        AgentSession::new(SessionOptions {
+            settings: settings.clone(),
+            cwd: cwd.clone(),
+            ..SessionOptions::default()
+        })
+    };
+    Ok(tokio::spawn(agentsh_rpc::serve_listener(
+        listener,
+        new_session,
+        Some(host),
+        shutdown,
+    )))
 }

@@ -218,14 +218,6 @@ impl<R: Renderer> App<R> {
                 read,
             } => self.window_read(&id, first_line, read),
             AppEvent::Hosted(start) => self.hosted(*start),
-            AppEvent::Connection(n, session) => match session {
-                Some(session) => {
-                    self.connections.insert(n, session);
-                }
-                None => {
-                    self.connections.remove(&n);
-                }
-            },
             AppEvent::Terminal(_) | AppEvent::InputClosed => return false,
         }
         true

@@ -47,7 +47,13 @@ fn fixture(cols: u16, rows: u16) -> Fixture {
         notes: Vec::new(),
     };
     Fixture {
-        app: App::new(DefaultRenderer::default(), config, events_tx, (cols, rows)),
+        app: App::new(
+            DefaultRenderer::default(),
+            config,
+            events_tx,
+            Default::default(),
+            (cols, rows),
+        ),
         terminal: Terminal::new(TestBackend::new(cols, rows)).expect("terminal"),
         _runtime: runtime,
         _events: events,

@@ -164,8 +164,8 @@ mod tests {
     fn args(words: &[&str]) -> ExecArgs {
         let cli = Cli::try_parse_from(["agentsh", "exec"].iter().chain(words)).expect("valid");
         match cli.mode {
-            Mode::Exec(args) => args,
-            Mode::Rpc(_) | Mode::Mcp(_) => panic!("expected exec"),
+            Some(Mode::Exec(args)) => args,
+            Some(Mode::Rpc(_) | Mode::Mcp(_)) | None => panic!("expected exec"),
         }
     }
 

@@ -30,7 +30,7 @@ fn main() -> std::io::Result<()> {
         ours.extend(time_each(runs / 5, || mode.keystroke().expect("frame")));
         theirs.extend(time_each(runs / 5, || floor.frame().expect("frame")));
         resized.extend(time_each(runs / 50, || {
-            mode.resized_frame().expect("frame")
+            mode.resized_frame().expect("frame");
         }));
     }
     let floor = median(&theirs);

@@ -2,6 +2,7 @@
 //! frame it draws over a transcript of a given length, against the floor of drawing the same
 //! rows as plain text on the same backend. Not part of the API.
 
+use std::fmt::Write as _;
 use std::io;
 
 use agentsh_agent_session::{AgentSession, SessionOptions, Settings, Timeout, ToolDetails};
@@ -64,15 +65,16 @@ impl FrameBench {
             DefaultRenderer::default(),
             config,
             events_tx,
-            Default::default(),
+            std::sync::Arc::default(),
             (cols, rows),
         );
         for call in 0..lines.div_ceil(LINES_PER_CALL) {
             let mut text = String::new();
             for line in 0..LINES_PER_CALL {
-                text.push_str(&format!(
-                    "   Compiling crate-{call:04}-{line} v0.{line}.{call} (/work/src/c{call:04})\n"
-                ));
+                let _ = writeln!(
+                    text,
+                    "   Compiling crate-{call:04}-{line} v0.{line}.{call} (/work/src/c{call:04})"
+                );
             }
             let mut details = ToolDetails::not_run(&cwd, Timeout::clamp(300.0));
             details.exit_code = Some(0);
@@ -105,12 +107,12 @@ impl FrameBench {
     /// and the frame it causes.
     pub fn keystroke(&mut self) -> io::Result<()> {
         self.typed += 1;
-        let code = if self.typed % 40 == 0 {
+        let code = if self.typed.is_multiple_of(40) {
             KeyCode::Char('u')
         } else {
             KeyCode::Char('a')
         };
-        let modifiers = if self.typed % 40 == 0 {
+        let modifiers = if self.typed.is_multiple_of(40) {
             KeyModifiers::CONTROL
         } else {
             KeyModifiers::NONE

@@ -133,10 +133,10 @@ impl CallObserver for Observer {
             CallEnd::Tool(outcome) => AppEvent::ToolDone(self.key, outcome.clone()),
             CallEnd::Bash(result) => AppEvent::BangDone(
                 self.key,
-                result
-                    .as_ref()
-                    .map(Clone::clone)
-                    .map_err(ToString::to_string),
+                match result {
+                    Ok(result) => Ok(result.clone()),
+                    Err(err) => Err(err.to_string()),
+                },
             ),
         };
         let _ = self.events.send(event);

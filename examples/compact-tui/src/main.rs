@@ -15,13 +15,11 @@ fn main() -> ExitCode {
     let mut listen = None;
     let mut args = std::env::args_os().skip(1);
     while let Some(arg) = args.next() {
-        match (arg.to_str(), args.next()) {
-            (Some("--listen"), Some(path)) => listen = Some(PathBuf::from(path)),
-            _ => {
-                eprintln!("usage: agentsh-compact-tui [--listen PATH]");
-                return ExitCode::from(2);
-            }
-        }
+        let (Some("--listen"), Some(path)) = (arg.to_str(), args.next()) else {
+            eprintln!("usage: agentsh-compact-tui [--listen PATH]");
+            return ExitCode::from(2);
+        };
+        listen = Some(PathBuf::from(path));
     }
     let source = config_path(None, |name| std::env::var_os(name));
     let home = std::env::var_os("HOME").map(PathBuf::from);

@@ -51,7 +51,7 @@ fn fixture(cols: u16, rows: u16) -> Fixture {
             DefaultRenderer::default(),
             config,
             events_tx,
-            Default::default(),
+            std::sync::Arc::default(),
             (cols, rows),
         ),
         terminal: Terminal::new(TestBackend::new(cols, rows)).expect("terminal"),
@@ -63,7 +63,9 @@ fn fixture(cols: u16, rows: u16) -> Fixture {
 impl Fixture {
     /// A finished `bash` call printing `lines` numbered lines.
     fn call(&mut self, command: &str, lines: usize) {
-        let text: String = (1..=lines).map(|n| format!("line {n}\n")).collect();
+        let text: String = (1..=lines)
+            .flat_map(|n| [format!("line {n}"), "\n".into()])
+            .collect();
         let mut details = ToolDetails::not_run(&std::env::temp_dir(), Timeout::clamp(300.0));
         details.exit_code = Some(0);
         self.app.push_entry(EntryKind::Tool(Box::new(ToolEntry {

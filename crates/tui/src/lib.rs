@@ -19,15 +19,17 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agentsh_agent_session::{
-    AgentSession, CancellationToken, SessionError, SessionOptions, Settings,
-};
-use agentsh_renderer::Renderer;
+use agentsh_agent_session::{AgentSession, CancellationToken, SessionOptions};
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 use tokio::sync::mpsc;
 
 use crate::app::{App, AppConfig, Quit};
+
+// What the signatures here use, so that a user of this crate needs no other to call it.
+pub use agentsh_agent_session::{SessionError, Settings, Theme};
+pub use agentsh_renderer::{DefaultRenderer, Renderer};
+pub use agentsh_rpc::ListenError;
 use crate::history::History;
 use crate::term::TerminalGuard;
 
@@ -79,7 +81,7 @@ pub enum TuiError {
     Session(#[from] SessionError),
     /// `--listen`: the socket could not be served (the error names the path).
     #[error("--listen: {0}")]
-    Listen(#[from] agentsh_rpc::ListenError),
+    Listen(#[from] ListenError),
     /// The terminal or the runtime failed.
     #[error("{0}")]
     Io(#[from] io::Error),

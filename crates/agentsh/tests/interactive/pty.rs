@@ -208,10 +208,7 @@ fn interactive_pty_gets_the_full_width_and_follows_resizes() {
     tui.submit("tput cols");
     tui.wait_rows_for(&["$ tput cols", "100"], PROGRAM_START);
     tui.pane.resize(90, 30);
-    // The mode redrew at the new size before the next line is typed.
-    tui.wait("the redraw at 90 columns", LIVENESS, |screen| {
-        screen.last().is_some_and(|row| row.contains(STATUS_MARK))
-    });
+    // The resize reaches agentsh before the keys typed after it (one input stream).
     tui.submit("tput cols");
     tui.wait("the second call's output", PROGRAM_START, |screen| {
         screen

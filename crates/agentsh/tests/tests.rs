@@ -4,6 +4,7 @@ mod containment;
 mod exec;
 mod faults;
 mod golden;
+mod interactive;
 mod jobs;
 mod mcp;
 mod rpc;

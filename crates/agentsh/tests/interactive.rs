@@ -5,11 +5,13 @@
 //! This file holds the harness ([`Tui`]) and the checks without a terminal;
 //! `interactive/input.rs` the kinds of input and the views of their results,
 //! `interactive/pty.rs` programs on a terminal (`bash.virtual_terminal = "on"`),
-//! `interactive/session.rs` history and the slash commands, and `interactive/lifetime.rs`
-//! leaving (jobs, the terminal restored, a panic) and resizing.
+//! `interactive/session.rs` history and the slash commands, `interactive/lifetime.rs`
+//! leaving (jobs, the terminal restored, a panic) and resizing, and `interactive/listen.rs`
+//! an agent's calls over `--listen`.
 
 mod input;
 mod lifetime;
+mod listen;
 mod pty;
 mod session;
 

@@ -27,11 +27,11 @@ use tokio::sync::mpsc;
 use crate::app::{App, AppConfig, Quit};
 
 // What the signatures here use, so that a user of this crate needs no other to call it.
+use crate::history::History;
+use crate::term::TerminalGuard;
 pub use agentsh_agent_session::{SessionError, Settings, Theme};
 pub use agentsh_renderer::{DefaultRenderer, Renderer};
 pub use agentsh_rpc::ListenError;
-use crate::history::History;
-use crate::term::TerminalGuard;
 
 /// How long leaving waits for every command tree to end before it gives up waiting.
 const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(10);

@@ -285,7 +285,6 @@ fn interactive_expanded_output_scrolls_by_pages_and_home() {
 }
 
 #[test]
-#[ignore = "bug: an expanded artifact at its end re-reads two windows forever (view flickers, PgUp jumps)"]
 fn interactive_expanded_artifact_settles_and_scrolls_to_its_first_line() {
     let Some(tui) = Tui::start("interactive_expand_artifact", "") else {
         return;

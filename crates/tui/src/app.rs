@@ -128,6 +128,8 @@ pub(crate) struct App<R> {
     pub panic_line: Option<String>,
     /// Rows of transcript the last frame showed (a page for PgUp/PgDn).
     pub page_rows: u16,
+    /// ctrl+l: the next frame is drawn on a cleared screen.
+    pub clear_screen: bool,
 }
 
 impl<R: Renderer> App<R> {
@@ -162,6 +164,7 @@ impl<R: Renderer> App<R> {
             listen: config.listen,
             panic_line: config.panic_line,
             page_rows: size.1.saturating_sub(3),
+            clear_screen: false,
         };
         app.resized(size.0, size.1);
         for note in config.notes {
@@ -300,6 +303,11 @@ pub(crate) async fn run_loop<R: Renderer, B: Backend>(
     let mut last_frame = Instant::now();
     loop {
         if dirty && output_frame.is_none() {
+            if std::mem::take(&mut app.clear_screen) {
+                terminal
+                    .clear()
+                    .map_err(|err| io::Error::other(err.to_string()))?;
+            }
             app.draw(terminal)?;
             last_frame = Instant::now();
             dirty = false;

@@ -60,6 +60,8 @@ Keys
   ctrl+o          expand or collapse the last result
   PgUp / PgDn     scroll (an expanded result: its lines)
   Up / Down       input history
+  Home / End      an expanded result: its first or last lines (on an empty line)
+  ctrl+l          redraw the screen
   Ctrl+C          clear the input, or cancel the newest running call
   Ctrl+D          quit on an empty line (asks once while jobs run)";
 

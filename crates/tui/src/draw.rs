@@ -5,8 +5,8 @@
 use std::io;
 
 use agentsh_renderer::{
-    Expansion, LineWindow, PtyOverlayView, Renderer, single_line, str_width, strip_controls,
-    truncate_to_width, wrap,
+    Expansion, Glyphs, LineWindow, PtyOverlayView, Renderer, single_line, str_width,
+    strip_controls, truncate_to_width, wrap,
 };
 use ratatui::Terminal;
 use ratatui::backend::Backend;
@@ -87,6 +87,7 @@ impl<R: Renderer> App<R> {
             renderer: &self.renderer,
             width: area.width,
             tick: self.tick,
+            glyphs: Glyphs::of(self.session.settings().ui.theme),
         };
         let height = usize::from(area.height);
         // Rows needed from the end: the view's height plus what is scrolled away.
@@ -140,6 +141,7 @@ impl<R: Renderer> App<R> {
             renderer: &self.renderer,
             width: area.width,
             tick: self.tick,
+            glyphs: Glyphs::of(self.session.settings().ui.theme),
         };
         let own_text = entry.own_text();
         let mut window = match (&expanded.source, &expanded.window) {
@@ -251,11 +253,12 @@ impl<R: Renderer> App<R> {
         if let Some(expanded) = &self.expanded
             && expanded.pending.is_some()
         {
-            fields.push("reading…".to_owned());
+            fields.push("reading".to_owned());
         }
-        let text = single_line(&fields.join(" · "));
+        let glyphs = Glyphs::of(self.session.settings().ui.theme);
+        let text = single_line(&fields.join(&format!(" {} ", glyphs.separator)));
         Line::styled(
-            truncate_to_width(&text, width, "…").into_owned(),
+            truncate_to_width(&text, width, glyphs.ellipsis).into_owned(),
             Style::new().fg(Color::DarkGray),
         )
     }

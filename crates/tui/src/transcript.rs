@@ -5,7 +5,7 @@
 use agentsh_agent_session::{AgentSession, CancellationToken};
 use agentsh_protocol::{BangRun, BangState, BashArgs, BashResult, JobSummary, ToolResult};
 use agentsh_renderer::{
-    BangView, CallState, Expansion, Renderer, ToolCallView, expand_tabs, single_line,
+    BangView, CallState, Expansion, Glyphs, Renderer, ToolCallView, expand_tabs, single_line,
     strip_controls, wrap,
 };
 use ratatui::style::{Color, Modifier, Style};
@@ -204,7 +204,7 @@ impl Entry {
                 mark_origin(&mut lines, &tool.origin);
                 lines
             }
-            EntryKind::Tool(tool) => other_tool_rows(tool, width, draw.tick),
+            EntryKind::Tool(tool) => other_tool_rows(tool, draw),
             EntryKind::Bang(bang) => {
                 let view = BangView {
                     bang: &bang.run,
@@ -327,6 +327,8 @@ pub(crate) struct Draw<'a> {
     pub width: u16,
     /// The spinner tick.
     pub tick: u64,
+    /// The theme's glyphs, for what the mode draws itself.
+    pub glyphs: Glyphs,
 }
 
 /// An artifact opened with `/artifact`: its header, and once expanded the lines in view with
@@ -391,7 +393,8 @@ fn mark_origin(lines: &mut [Line<'static>], origin: &Origin) {
 }
 
 /// A job tool's call: `⚙ job_output {"id":"1"}`, then the last lines of its result.
-fn other_tool_rows(tool: &ToolEntry, width: u16, tick: u64) -> Vec<Line<'static>> {
+fn other_tool_rows(tool: &ToolEntry, draw: &Draw<'_>) -> Vec<Line<'static>> {
+    let width = draw.width;
     let mut header = format!("{} {}", tool.tool, single_line(&tool.args_text));
     if let Origin::Connection(n) = tool.origin {
         header = format!("[{n}] {header}");
@@ -401,9 +404,12 @@ fn other_tool_rows(tool: &ToolEntry, width: u16, tick: u64) -> Vec<Line<'static>
         .collect();
     match &tool.state {
         ToolState::Running(_) => {
-            let frames = ["-", "\\", "|", "/"];
             lines.push(Line::styled(
-                format!("{} Running… (esc to cancel)", frames[(tick % 4) as usize]),
+                format!(
+                    "{} Running{} (esc to cancel)",
+                    draw.glyphs.spinner_frame(draw.tick),
+                    draw.glyphs.ellipsis
+                ),
                 Style::new().fg(Color::Cyan),
             ));
         }

@@ -91,7 +91,11 @@ impl<R: Renderer> App<R> {
             KeyCode::Char('u') if ctrl => self.line.kill_to_start(),
             KeyCode::Char('k') if ctrl => self.line.kill_to_end(),
             KeyCode::Char('w') if ctrl => self.line.delete_word(),
-            KeyCode::Char('l') if ctrl => self.scroll = 0,
+            KeyCode::Char('l') if ctrl => {
+                // Redraws the whole screen (after something else wrote on the terminal).
+                self.scroll = 0;
+                self.clear_screen = true;
+            }
             KeyCode::Char(_) if ctrl => {}
             KeyCode::Char(c) => {
                 let mut buf = [0; 4];

@@ -24,6 +24,10 @@ struct Fixture {
 }
 
 fn fixture(cols: u16, rows: u16) -> Fixture {
+    fixture_with(cols, rows, Settings::default())
+}
+
+fn fixture_with(cols: u16, rows: u16, settings: Settings) -> Fixture {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -31,7 +35,7 @@ fn fixture(cols: u16, rows: u16) -> Fixture {
     let session = {
         let _entered = runtime.enter();
         AgentSession::new(SessionOptions {
-            settings: Settings::default(),
+            settings,
             cwd: std::env::temp_dir(),
             ..SessionOptions::default()
         })
@@ -189,4 +193,15 @@ fn a_long_input_line_wraps_with_the_cursor_at_its_end() {
     assert_eq!(screen[input + 1], "nopqrstuvwxyz");
     let cursor = f.terminal.get_cursor_position().expect("cursor");
     assert_eq!((cursor.x, cursor.y), (13, input as u16 + 1));
+}
+
+#[test]
+fn the_ascii_theme_draws_the_modes_own_rows_in_ascii() {
+    let mut settings = Settings::default();
+    settings.ui.theme = agentsh_agent_session::Theme::Ascii;
+    let mut f = fixture_with(200, 8, settings);
+    let screen = f.screen();
+    let status = screen.last().expect("the status line");
+    assert!(status.contains(" - sandbox off"), "{status}");
+    assert!(status.is_ascii(), "{status}");
 }

@@ -3,9 +3,8 @@
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use tempfile::TempDir;
@@ -186,20 +185,12 @@ pub fn wait_timeout(child: &mut Child, limit: Duration) -> ExitStatus {
 /// A string found in no other process's command line: put it in a command's argv to find
 /// the command's processes in `/proc`.
 pub fn unique_marker() -> String {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    format!(
-        "agentsh-marker-{}-{}-{nanos}",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    )
+    agentsh_test_support::unique_marker("agentsh-marker")
 }
 
 /// A command that sleeps 100 s in a child of an `sh` whose argv holds `marker`.
 pub fn marked_sleep(marker: &str) -> String {
-    format!("sh -c 'sleep 100; : {marker}'")
+    agentsh_test_support::marked_sleep(marker)
 }
 
 /// A command whose one process sleeps 300 s with `marker` as its `argv[0]` (bash `exec -a`):
@@ -215,30 +206,12 @@ pub fn processes_with(marker: &str) -> Vec<u32> {
 
 /// Waits until a process with `marker` runs (the command really started).
 pub fn wait_for_process(marker: &str) {
-    let deadline = Instant::now() + LIVENESS;
-    while processes_with(marker).is_empty() {
-        assert!(
-            Instant::now() < deadline,
-            "no process with {marker} started"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    agentsh_test_support::wait_for_process(marker, LIVENESS);
 }
 
 /// Asserts that no process with `marker` is left (allowing a moment for the last to be reaped).
 pub fn assert_no_survivor(marker: &str) {
-    let deadline = Instant::now() + Duration::from_secs(3);
-    loop {
-        let left = processes_with(marker);
-        if left.is_empty() {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "processes survived: {left:?} ({marker})"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    agentsh_test_support::assert_no_survivor(marker, Duration::from_secs(3));
 }
 
 /// One line the server wrote: JSON, or the text when it was not JSON (a failure in itself).

@@ -5,8 +5,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use agentsh_agent_session::Settings;
 use agentsh_rpc::{AgentSession, CallHost, CancellationToken, SessionOptions, Value};
@@ -211,48 +210,22 @@ impl Client {
 
 /// A string found in no other process's command line.
 pub fn unique_marker() -> String {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    format!(
-        "agentsh-rpc-marker-{}-{}-{nanos}",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    )
+    agentsh_test_support::unique_marker("agentsh-rpc-marker")
 }
 
 /// A command that sleeps 100 s in a child of an `sh` whose argv holds `marker`.
 pub fn marked_sleep(marker: &str) -> String {
-    format!("sh -c 'sleep 100; : {marker}'")
+    agentsh_test_support::marked_sleep(marker)
 }
 
 /// Waits until a process with `marker` runs (the command really started).
 pub fn wait_for_process(marker: &str) {
-    let deadline = Instant::now() + LIVENESS;
-    while agentsh_test_support::alive_containing(marker).is_empty() {
-        assert!(
-            Instant::now() < deadline,
-            "no process with {marker} started"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    agentsh_test_support::wait_for_process(marker, LIVENESS);
 }
 
 /// Asserts that no process with `marker` is left, allowing a moment for the last to be reaped.
 pub fn assert_no_survivor(marker: &str) {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let left = agentsh_test_support::alive_containing(marker);
-        if left.is_empty() {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "processes survived: {left:?} ({marker})"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    agentsh_test_support::assert_no_survivor(marker, Duration::from_secs(5));
 }
 
 /// Waits (at most [`LIVENESS`]) until `done` holds.

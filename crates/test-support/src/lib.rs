@@ -26,6 +26,8 @@
 #![deny(missing_docs)]
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 pub mod tmux;
 
@@ -99,17 +101,21 @@ pub fn rerun_with_env(test: &str, var: &str) -> bool {
 /// Pids of live (not zombie) processes for which `matches(cmdline)` holds; `cmdline` is the raw
 /// NUL-separated `/proc/<pid>/cmdline`. Processes that end during the scan are skipped.
 pub fn live_processes(matches: impl Fn(&[u8]) -> bool) -> Vec<u32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+    proc_pids()
         .filter(|pid| {
             std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|cmdline| matches(&cmdline))
                 && !is_zombie(*pid)
         })
         .collect()
+}
+
+/// The pids `/proc` lists now (none when it cannot be read).
+pub(crate) fn proc_pids() -> impl Iterator<Item = u32> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
 }
 
 /// Pids of live processes with an argument equal to `arg` (`sleep 100.4711` matches
@@ -126,6 +132,54 @@ pub fn alive_containing(marker: &str) -> Vec<u32> {
                 .windows(marker.len())
                 .any(|window| window == marker.as_bytes())
     })
+}
+
+/// A string found in no other process's command line (`<prefix>-<pid>-<n>-<nanos>`): put it in
+/// a command's argv to find the command's processes in `/proc` ([`alive_containing`]).
+pub fn unique_marker(prefix: &str) -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    format!(
+        "{prefix}-{}-{}-{nanos}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// A command that sleeps 100 s in a child of an `sh` whose argv holds `marker`.
+pub fn marked_sleep(marker: &str) -> String {
+    format!("sh -c 'sleep 100; : {marker}'")
+}
+
+/// Waits (at most `limit`) until a process with `marker` runs: the command really started.
+/// Panics (a test failure) otherwise.
+pub fn wait_for_process(marker: &str, limit: Duration) {
+    let deadline = Instant::now() + limit;
+    while alive_containing(marker).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "no process with {marker} started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Asserts that no process with `marker` is left, allowing `grace` for the last to be reaped.
+pub fn assert_no_survivor(marker: &str, grace: Duration) {
+    let deadline = Instant::now() + grace;
+    loop {
+        let left = alive_containing(marker);
+        if left.is_empty() {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "processes survived: {left:?} ({marker})"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// Whether `pid` is a zombie (or already gone).

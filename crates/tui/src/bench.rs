@@ -35,19 +35,25 @@ pub struct FrameBench {
     typed: usize,
 }
 
-impl FrameBench {
-    /// The mode at `cols` × `rows` with `lines` lines of finished tool calls (10 lines each),
-    /// one frame drawn.
-    pub fn new(lines: usize, cols: u16, rows: u16) -> io::Result<Self> {
+/// The mode without a terminal: an `App` over a fresh session in the temp directory, with
+/// the runtime its session needs and the receiving end of its events (kept, never read).
+pub(crate) struct Detached {
+    pub app: App<DefaultRenderer>,
+    pub runtime: tokio::runtime::Runtime,
+    pub events: mpsc::UnboundedReceiver<AppEvent>,
+}
+
+impl Detached {
+    /// The mode at `cols` × `rows` with `settings`.
+    pub(crate) fn new(settings: Settings, cols: u16, rows: u16) -> io::Result<Self> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
-        let cwd = std::env::temp_dir();
         let session = {
             let _entered = runtime.enter();
             AgentSession::new(SessionOptions {
-                settings: Settings::default(),
-                cwd: cwd.clone(),
+                settings,
+                cwd: std::env::temp_dir(),
                 ..SessionOptions::default()
             })
             .map_err(io::Error::other)?
@@ -61,13 +67,50 @@ impl FrameBench {
             panic_line: None,
             notes: Vec::new(),
         };
-        let mut app = App::new(
+        let app = App::new(
             DefaultRenderer::default(),
             config,
             events_tx,
             std::sync::Arc::default(),
             (cols, rows),
         );
+        Ok(Self {
+            app,
+            runtime,
+            events,
+        })
+    }
+}
+
+/// A finished `bash` call of `command` in the temp directory that printed `text`, exit 0.
+pub(crate) fn finished_call(command: &str, text: String) -> EntryKind {
+    let cwd = std::env::temp_dir();
+    let mut details = ToolDetails::not_run(&cwd, Timeout::clamp(300.0));
+    details.exit_code = Some(0);
+    EntryKind::Tool(Box::new(ToolEntry {
+        origin: Origin::Local,
+        tool: "bash".into(),
+        args: agentsh_protocol::BashArgs {
+            command: command.into(),
+            ..Default::default()
+        },
+        args_text: String::new(),
+        project_dir: cwd.to_string_lossy().into_owned(),
+        state: ToolState::Done(Box::new(ToolResult::new(text, details, false))),
+        cancel: agentsh_agent_session::CancellationToken::new(),
+        max_bytes: agentsh_protocol::DEFAULT_OUTPUT_MAX_BYTES,
+    }))
+}
+
+impl FrameBench {
+    /// The mode at `cols` × `rows` with `lines` lines of finished tool calls (10 lines each),
+    /// one frame drawn.
+    pub fn new(lines: usize, cols: u16, rows: u16) -> io::Result<Self> {
+        let Detached {
+            mut app,
+            runtime,
+            events,
+        } = Detached::new(Settings::default(), cols, rows)?;
         for call in 0..lines.div_ceil(LINES_PER_CALL) {
             let mut text = String::new();
             for line in 0..LINES_PER_CALL {
@@ -76,21 +119,10 @@ impl FrameBench {
                     "   Compiling crate-{call:04}-{line} v0.{line}.{call} (/work/src/c{call:04})"
                 );
             }
-            let mut details = ToolDetails::not_run(&cwd, Timeout::clamp(300.0));
-            details.exit_code = Some(0);
-            app.push_entry(EntryKind::Tool(Box::new(ToolEntry {
-                origin: Origin::Local,
-                tool: "bash".into(),
-                args: agentsh_protocol::BashArgs {
-                    command: format!("cargo build -p crate-{call:04}"),
-                    ..Default::default()
-                },
-                args_text: String::new(),
-                project_dir: cwd.to_string_lossy().into_owned(),
-                state: ToolState::Done(Box::new(ToolResult::new(text, details, false))),
-                cancel: agentsh_agent_session::CancellationToken::new(),
-                max_bytes: agentsh_protocol::DEFAULT_OUTPUT_MAX_BYTES,
-            })));
+            app.push_entry(finished_call(
+                &format!("cargo build -p crate-{call:04}"),
+                text,
+            ));
         }
         let mut terminal = fixed_terminal(cols, rows)?;
         app.draw(&mut terminal)?;

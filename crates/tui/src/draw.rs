@@ -83,12 +83,7 @@ impl<R: Renderer> App<R> {
         if area.height == 0 {
             return;
         }
-        let draw = Draw {
-            renderer: &self.renderer,
-            width: area.width,
-            tick: self.tick,
-            glyphs: Glyphs::of(self.session.settings().ui.theme),
-        };
+        let draw = Draw::new(&self.renderer, &self.session, area.width, self.tick);
         let height = usize::from(area.height);
         // Rows needed from the end: the view's height plus what is scrolled away.
         let total: usize = self
@@ -137,12 +132,7 @@ impl<R: Renderer> App<R> {
             self.expanded = None;
             return;
         };
-        let draw = Draw {
-            renderer: &self.renderer,
-            width: area.width,
-            tick: self.tick,
-            glyphs: Glyphs::of(self.session.settings().ui.theme),
-        };
+        let draw = Draw::new(&self.renderer, &self.session, area.width, self.tick);
         let own_text = entry.own_text();
         let mut window = match (&expanded.source, &expanded.window) {
             (ExpandSource::Text, _) => LineWindow::of_text(own_text, expanded.first_line),

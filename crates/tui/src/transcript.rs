@@ -381,6 +381,23 @@ pub(crate) fn visible_lines(text: &str, width: u16, rows: u16) -> u64 {
     shown
 }
 
+impl<'a> Draw<'a> {
+    /// What drawing at `width` needs, in the theme of `session`'s `ui.theme`.
+    pub(crate) fn new(
+        renderer: &'a dyn Renderer,
+        session: &AgentSession,
+        width: u16,
+        tick: u64,
+    ) -> Self {
+        Self {
+            renderer,
+            width,
+            tick,
+            glyphs: Glyphs::of(session.settings().ui.theme),
+        }
+    }
+}
+
 /// A client's call is marked on its first row: `[1] $ make`.
 fn mark_origin(lines: &mut [Line<'static>], origin: &Origin) {
     if let (Origin::Connection(n), Some(first)) = (origin, lines.first_mut()) {

@@ -609,12 +609,7 @@ fn is_running(pid: u32) -> bool {
 
 /// Live (not zombie) processes whose session id is `sid`.
 fn session_members(sid: u32) -> Vec<u32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+    crate::proc_pids()
         .filter(|pid| {
             std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
                 let Some((_, rest)) = stat.rsplit_once(')') else {

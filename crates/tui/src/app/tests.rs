@@ -1,20 +1,16 @@
 //! The mode's state and frames without a terminal: an `App` drawn on ratatui's `TestBackend`.
 //! (The real binary in a real terminal is tested in crates/agentsh/tests/interactive.)
 
-use agentsh_agent_session::{
-    AgentSession, CancellationToken, SessionOptions, Settings, Timeout, ToolDetails,
-};
-use agentsh_protocol::{BashArgs, ToolResult};
+use agentsh_agent_session::Settings;
 use agentsh_renderer::DefaultRenderer;
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use tokio::sync::mpsc;
 
-use super::{App, AppConfig};
-use crate::history::History;
+use super::App;
+use crate::bench::{Detached, finished_call};
 use crate::host::AppEvent;
-use crate::transcript::{EntryKind, Origin, ToolEntry, ToolState};
 
 struct Fixture {
     app: App<DefaultRenderer>,
@@ -28,36 +24,13 @@ fn fixture(cols: u16, rows: u16) -> Fixture {
 }
 
 fn fixture_with(cols: u16, rows: u16, settings: Settings) -> Fixture {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let session = {
-        let _entered = runtime.enter();
-        AgentSession::new(SessionOptions {
-            settings,
-            cwd: std::env::temp_dir(),
-            ..SessionOptions::default()
-        })
-        .expect("session")
-    };
-    let (events_tx, events) = mpsc::unbounded_channel();
-    let config = AppConfig {
-        session,
-        tool_names: Vec::new(),
-        history: History::open(None).0,
-        listen: None,
-        panic_line: None,
-        notes: Vec::new(),
-    };
+    let Detached {
+        app,
+        runtime,
+        events,
+    } = Detached::new(settings, cols, rows).expect("the mode");
     Fixture {
-        app: App::new(
-            DefaultRenderer::default(),
-            config,
-            events_tx,
-            std::sync::Arc::default(),
-            (cols, rows),
-        ),
+        app,
         terminal: Terminal::new(TestBackend::new(cols, rows)).expect("terminal"),
         _runtime: runtime,
         _events: events,
@@ -70,21 +43,7 @@ impl Fixture {
         let text: String = (1..=lines)
             .flat_map(|n| [format!("line {n}"), "\n".into()])
             .collect();
-        let mut details = ToolDetails::not_run(&std::env::temp_dir(), Timeout::clamp(300.0));
-        details.exit_code = Some(0);
-        self.app.push_entry(EntryKind::Tool(Box::new(ToolEntry {
-            origin: Origin::Local,
-            tool: "bash".into(),
-            args: BashArgs {
-                command: command.into(),
-                ..BashArgs::default()
-            },
-            args_text: String::new(),
-            project_dir: std::env::temp_dir().to_string_lossy().into_owned(),
-            state: ToolState::Done(Box::new(ToolResult::new(text, details, false))),
-            cancel: CancellationToken::new(),
-            max_bytes: agentsh_protocol::DEFAULT_OUTPUT_MAX_BYTES,
-        })));
+        self.app.push_entry(finished_call(command, text));
     }
 
     fn key(&mut self, code: KeyCode, modifiers: KeyModifiers) {

@@ -7,6 +7,7 @@ mod id;
 mod input_wait;
 mod kill;
 mod procfs;
+pub mod sandbox;
 pub mod shell;
 pub mod snapshot;
 mod supervisor;

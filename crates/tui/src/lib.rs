@@ -143,8 +143,10 @@ async fn run_async<R: Renderer>(renderer: R, options: TuiOptions) -> Result<Quit
         }
         None => None,
     };
-    let guard = TerminalGuard::enter()?;
     let result = async {
+        // Dropped at the end of this block, on every way out of it: the terminal comes back
+        // before the commands are ended.
+        let _guard = TerminalGuard::enter()?;
         let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
         let size = terminal.size()?;
         host::spawn_input_thread(events_tx.clone())?;
@@ -165,11 +167,10 @@ async fn run_async<R: Renderer>(renderer: R, options: TuiOptions) -> Result<Quit
         );
         let quit = app::run_loop(&mut app, &mut terminal, &mut events).await?;
         // Every call still running is cancelled before the session ends them all.
-        while app.cancel_newest() {}
+        app.cancel_all();
         Ok::<_, TuiError>(quit)
     }
     .await;
-    drop(guard);
     // Every connection's calls and sessions end with the mode's own.
     shutdown.cancel();
     let ended = async {

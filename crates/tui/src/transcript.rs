@@ -58,6 +58,8 @@ pub(crate) struct BangEntry {
     pub run: BangRun,
     /// Aborts it.
     pub abort: BangAbort,
+    /// Esc aborted it already (it is ending).
+    pub aborted: bool,
     /// The byte limit of the session's output.
     pub max_bytes: u64,
 }

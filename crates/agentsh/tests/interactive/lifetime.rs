@@ -51,6 +51,49 @@ fn interactive_ctrl_d_asks_once_while_a_job_runs_then_ends_it() {
     wait_no_survivor(&marker);
 }
 
+/// Defect class: leaving while a call still ran spun forever (the loop "cancelled the newest
+/// running call" until none ran, but a cancelled call runs until its result arrives).
+#[test]
+fn interactive_quitting_while_calls_run_ends_them_and_exits() {
+    let Some(tui) = Tui::start("interactive_quit_with_calls", "") else {
+        return;
+    };
+    let (tool, bang) = (unique_marker(), unique_marker());
+    tui.submit(&marked_sleeper(&tool));
+    tui.submit(&format!("!{}", marked_sleeper(&bang)));
+    wait_for_process(&tool);
+    wait_for_process(&bang);
+    // No job runs: one Ctrl+D on the empty line leaves.
+    tui.pane.send_keys(&["C-d"]);
+    let status = tui.wait_exit();
+    assert_eq!(status.code(), Some(0));
+    wait_no_survivor(&tool);
+    wait_no_survivor(&bang);
+}
+
+/// Esc goes to the newest call still running: a second Esc cancels the one before it, not the
+/// newest again.
+#[test]
+fn interactive_each_esc_cancels_one_more_running_call() {
+    let Some(tui) = Tui::start("interactive_esc_twice", "") else {
+        return;
+    };
+    let (older, newer) = (unique_marker(), unique_marker());
+    tui.submit(&format!("!{}", marked_sleeper(&older)));
+    tui.submit(&marked_sleeper(&newer));
+    wait_for_process(&older);
+    wait_for_process(&newer);
+    tui.pane.send_keys(&["Escape"]);
+    wait_no_survivor(&newer);
+    assert!(
+        !crate::util::processes_with(&older).is_empty(),
+        "the first Esc is the newest call's only"
+    );
+    tui.pane.send_keys(&["Escape"]);
+    wait_no_survivor(&older);
+    tui.wait_text("(cancelled)");
+}
+
 #[test]
 fn interactive_closing_the_terminal_ends_the_jobs() {
     let Some(mut tui) = Tui::start("interactive_hangup", "") else {

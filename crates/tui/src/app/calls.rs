@@ -443,6 +443,7 @@ fn bang_entry(
             },
         },
         abort,
+        aborted: false,
         max_bytes: session.settings().output.max_bytes,
     })
 }

@@ -146,19 +146,32 @@ impl<R: Renderer> App<R> {
         }
     }
 
+    /// Cancels every running call (leaving).
+    pub(crate) fn cancel_all(&self) {
+        for entry in self.transcript.iter().filter(|entry| entry.is_running()) {
+            match &entry.kind {
+                EntryKind::Tool(tool) => tool.cancel.cancel(),
+                EntryKind::Bang(bang) => bang.abort.abort(),
+                _ => {}
+            }
+        }
+    }
+
     /// Cancels the newest running call; returns whether there was one.
     pub(crate) fn cancel_newest(&mut self) -> bool {
-        for entry in self.transcript.iter().rev() {
+        // A call already cancelled is on its way out: the next Esc is for the one before it.
+        for entry in self.transcript.iter_mut().rev() {
             if !entry.is_running() {
                 continue;
             }
-            match &entry.kind {
-                EntryKind::Tool(tool) => {
+            match &mut entry.kind {
+                EntryKind::Tool(tool) if !tool.cancel.is_cancelled() => {
                     tool.cancel.cancel();
                     return true;
                 }
-                EntryKind::Bang(bang) => {
+                EntryKind::Bang(bang) if !bang.aborted => {
                     bang.abort.abort();
+                    bang.aborted = true;
                     return true;
                 }
                 _ => {}

@@ -66,6 +66,21 @@ impl Glyphs {
             .unwrap_or("*")
     }
 
+    /// The spinner row of a running command at `tick` (SPEC §10): `⠋ Running… (esc to cancel)`.
+    ///
+    /// ```
+    /// use agentsh_renderer::{Glyphs, Theme};
+    ///
+    /// assert_eq!(Glyphs::of(Theme::Ascii).running_line(1), "/ Running... (esc to cancel)");
+    /// ```
+    pub fn running_line(&self, tick: u64) -> String {
+        format!(
+            "{} Running{} (esc to cancel)",
+            self.spinner_frame(tick),
+            self.ellipsis
+        )
+    }
+
     /// `text` between the theme's brackets: `⟦text⟧`.
     pub fn bracketed(&self, text: &str) -> String {
         format!("{}{text}{}", self.open, self.close)

@@ -424,11 +424,7 @@ fn other_tool_rows(tool: &ToolEntry, draw: &Draw<'_>) -> Vec<Line<'static>> {
     match &tool.state {
         ToolState::Running(_) => {
             lines.push(Line::styled(
-                format!(
-                    "{} Running{} (esc to cancel)",
-                    draw.glyphs.spinner_frame(draw.tick),
-                    draw.glyphs.ellipsis
-                ),
+                draw.glyphs.running_line(draw.tick),
                 Style::new().fg(Color::Cyan),
             ));
         }

@@ -71,9 +71,7 @@ impl Rows {
 
     /// The spinner row of a running command: `⠋ Running… (esc to cancel)`.
     pub(crate) fn spinner(&mut self, glyphs: &Glyphs, tick: u64, style: Style) {
-        let frame = glyphs.spinner_frame(tick);
-        let row = format!("{frame} Running{} (esc to cancel)", glyphs.ellipsis);
-        self.chrome(&row, style, glyphs.ellipsis);
+        self.chrome(&glyphs.running_line(tick), style, glyphs.ellipsis);
     }
 
     pub(crate) fn into_text(self) -> Text<'static> {

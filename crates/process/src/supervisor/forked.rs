@@ -70,6 +70,16 @@ pub(super) enum Stage {
     ChildExec = 6,
     /// The child joining its cgroup.
     ChildCgroup = 7,
+    /// The sandbox: `unshare` of the user (and network) namespace.
+    SandboxUnshare = 8,
+    /// The sandbox: `setgroups`, `uid_map`, `gid_map`.
+    SandboxIdMap = 9,
+    /// The sandbox: the new network namespace's loopback.
+    SandboxLoopback = 10,
+    /// The sandbox: `no_new_privs` and `landlock_restrict_self`.
+    SandboxLandlock = 11,
+    /// The sandbox: the seccomp filter.
+    SandboxSeccomp = 12,
 }
 
 impl Stage {
@@ -83,9 +93,27 @@ impl Stage {
             Self::ChildCwd,
             Self::ChildExec,
             Self::ChildCgroup,
+            Self::SandboxUnshare,
+            Self::SandboxIdMap,
+            Self::SandboxLoopback,
+            Self::SandboxLandlock,
+            Self::SandboxSeccomp,
         ]
         .into_iter()
         .find(|stage| *stage as u8 == byte)
+    }
+
+    /// What a sandbox stage did, for `Sandbox unavailable: <step>: <error>`; `None` for the
+    /// other stages.
+    pub(super) fn sandbox_step(self) -> Option<&'static str> {
+        Some(match self {
+            Self::SandboxUnshare => "creating a user namespace for the shell",
+            Self::SandboxIdMap => "mapping the shell's user and group in its user namespace",
+            Self::SandboxLoopback => "bringing up loopback in the shell's network namespace",
+            Self::SandboxLandlock => "restricting the shell with Landlock",
+            Self::SandboxSeccomp => "installing the shell's seccomp filter",
+            _ => return None,
+        })
     }
 }
 
@@ -518,7 +546,15 @@ unsafe fn child_main(view: &ChildView<'_>, self_pipe: [c_int; 2], joined: bool) 
         }
         libc::close(SUP_CONTROL);
         libc::close(SUP_REPORT);
-        close_from(SUP_PAYLOAD);
+        // The sandbox's rule set follows the extras; it moves to SUP_PAYLOAD until used.
+        if plan.sandbox.is_some() && next != SUP_PAYLOAD {
+            libc::dup2(next, SUP_PAYLOAD);
+        }
+        close_from(if plan.sandbox.is_some() {
+            SUP_PAYLOAD + 1
+        } else {
+            SUP_PAYLOAD
+        });
         set_cloexec(SUP_ERROR);
         if plan.controlling_terminal {
             #[allow(clippy::useless_conversion)]
@@ -543,6 +579,10 @@ unsafe fn child_main(view: &ChildView<'_>, self_pipe: [c_int; 2], joined: bool) 
             }
             libc::close(fd);
         }
+        #[cfg(target_os = "linux")]
+        if let Some(sandbox) = &plan.sandbox {
+            enter_sandbox(sandbox, SUP_PAYLOAD);
+        }
         if libc::chdir(plan.cwd.as_ptr()) != 0 {
             report_error(SUP_ERROR, Stage::ChildCwd, errno());
             libc::_exit(127);
@@ -554,6 +594,130 @@ unsafe fn child_main(view: &ChildView<'_>, self_pipe: [c_int; 2], joined: bool) 
         );
         report_error(SUP_ERROR, Stage::ChildExec, errno());
         libc::_exit(127);
+    }
+}
+
+/// Confines the child (SPEC §16), in this order:
+///
+/// 1. `unshare(CLONE_NEWUSER | CLONE_NEWNET)` (the network namespace only for
+///    `network = false`): the new network namespace belongs to the new user namespace, in
+///    which the child holds every capability until its `execve` — enough for step 3, and
+///    nothing outside: root stays uid 0 but has no capability over the parent namespaces, so
+///    `setns` into them (`nsenter`) and everything root could do to undo the rest fail.
+/// 2. `setgroups` `deny`, then `uid_map` and `gid_map` mapping the own ids to themselves (the
+///    one mapping an unprivileged process may write for itself).
+/// 3. Loopback up in the new network namespace (`SIOCSIFFLAGS`): the only interface.
+/// 4. `no_new_privs` (no set-uid program or file capability regains anything), then
+///    `landlock_restrict_self` with the rule set built before the fork (writes only below the
+///    writable roots; also no mounts). Both after the namespace steps, which Landlock and
+///    seccomp would not hinder but which must see the child's own `/proc`.
+/// 5. The seccomp filter last: it forbids `socket(AF_UNIX, …)` and must not hinder the steps
+///    before it.
+///
+/// A failing step reports its stage and `errno` and ends the child: nothing runs unconfined.
+#[cfg(target_os = "linux")]
+unsafe fn enter_sandbox(sandbox: &crate::sandbox::Prepared, ruleset: RawFd) {
+    let fail = |stage: Stage| -> ! {
+        report_error(SUP_ERROR, stage, errno());
+        // SAFETY: ending the forked child.
+        unsafe { libc::_exit(127) }
+    };
+    // SAFETY: raw syscalls only, on data prepared before the fork.
+    unsafe {
+        let mut flags = libc::CLONE_NEWUSER;
+        if sandbox.new_net {
+            flags |= libc::CLONE_NEWNET;
+        }
+        if libc::unshare(flags) != 0 {
+            fail(Stage::SandboxUnshare);
+        }
+        if !write_file(c"/proc/self/setgroups", b"deny")
+            || !write_file(c"/proc/self/uid_map", &sandbox.uid_map)
+            || !write_file(c"/proc/self/gid_map", &sandbox.gid_map)
+        {
+            fail(Stage::SandboxIdMap);
+        }
+        if sandbox.new_net && !loopback_up() {
+            fail(Stage::SandboxLoopback);
+        }
+        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+            || libc::syscall(libc::SYS_landlock_restrict_self, ruleset, 0u32) != 0
+        {
+            fail(Stage::SandboxLandlock);
+        }
+        libc::close(ruleset);
+        if !sandbox.filter.is_empty() {
+            let program = libc::sock_fprog {
+                len: sandbox.filter.len() as u16,
+                filter: sandbox.filter.as_ptr().cast_mut().cast(),
+            };
+            if libc::prctl(
+                libc::PR_SET_SECCOMP,
+                libc::SECCOMP_MODE_FILTER,
+                &raw const program,
+                0,
+                0,
+            ) != 0
+            {
+                fail(Stage::SandboxSeccomp);
+            }
+        }
+    }
+}
+
+/// Writes all of `bytes` to the existing file `path`; false when opening or writing failed
+/// (errno tells why).
+#[cfg(target_os = "linux")]
+fn write_file(path: &std::ffi::CStr, bytes: &[u8]) -> bool {
+    // SAFETY: `path` is NUL-terminated; `bytes` is a valid buffer of its length.
+    unsafe {
+        let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return false;
+        }
+        let written = libc::write(fd, bytes.as_ptr().cast(), bytes.len());
+        let saved = errno();
+        libc::close(fd);
+        set_errno(saved);
+        written == bytes.len() as isize
+    }
+}
+
+/// `struct ifreq` with the flags member of its union (40 bytes on 64-bit systems, 32 else).
+#[cfg(target_os = "linux")]
+#[repr(C)]
+struct IfreqFlags {
+    name: [u8; 16],
+    flags: libc::c_short,
+    _pad: [u8; 22],
+}
+
+/// Sets `IFF_UP` on `lo`; false on failure (errno tells why).
+#[cfg(target_os = "linux")]
+fn loopback_up() -> bool {
+    // SAFETY: raw syscalls on a stack-allocated `ifreq` large enough for the kernel's.
+    unsafe {
+        let sock = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
+        if sock < 0 {
+            return false;
+        }
+        let mut req = IfreqFlags {
+            name: [0; 16],
+            flags: 0,
+            _pad: [0; 22],
+        };
+        req.name[..2].copy_from_slice(b"lo");
+        #[allow(clippy::useless_conversion)]
+        let ok = libc::ioctl(sock, libc::SIOCGIFFLAGS.into(), &raw mut req) == 0 && {
+            req.flags |= libc::IFF_UP as libc::c_short;
+            #[allow(clippy::useless_conversion)]
+            let set = libc::ioctl(sock, libc::SIOCSIFFLAGS.into(), &raw const req);
+            set == 0
+        };
+        let saved = errno();
+        libc::close(sock);
+        set_errno(saved);
+        ok
     }
 }
 

@@ -596,3 +596,56 @@ fn a_missing_writable_root_is_unavailable_not_ignored() {
     assert!(err.to_string().contains("missing"), "{err}");
     assert!(!dirs.cwd.join("ran").exists());
 }
+
+#[test]
+fn a_sandboxed_terminal_program_can_use_its_terminal() {
+    use rustix::pty::{OpenptFlags, grantpt, ioctl_tiocgptpeer, openpt, unlockpt};
+    if !sandbox_available() {
+        return;
+    }
+    let dirs = dirs();
+    let master =
+        openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC).expect("openpt");
+    grantpt(&master).expect("grantpt");
+    unlockpt(&master).expect("unlockpt");
+    let peer = ioctl_tiocgptpeer(
+        &master,
+        OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC,
+    )
+    .expect("peer");
+    let mut spec = SpawnSpec::new("/bin/bash");
+    spec.args = vec![
+        "-c".into(),
+        "echo via-tty > /dev/tty && stty -echo && echo via-$(tty | cut -c1-9) > $(tty) && echo done-ok"
+            .into(),
+    ];
+    spec.env = vec![("PATH".into(), std::env::var_os("PATH").unwrap_or_default())];
+    spec.cwd.clone_from(&dirs.cwd);
+    spec.stdio = [
+        ChildStdio::Fd(peer.try_clone().expect("dup")),
+        ChildStdio::Fd(peer.try_clone().expect("dup")),
+        ChildStdio::Fd(peer),
+    ];
+    spec.controlling_terminal = true;
+    spec.sandbox = Some(policy(SandboxMode::ReadOnly, &dirs, false));
+    let code = runtime().block_on(async {
+        let mut sup = Supervisor::spawn(spec).await.expect("spawn");
+        let exit = sup.wait_child().await.expect("status");
+        sup.shutdown().await;
+        exit.shell_code()
+    });
+    let mut out = Vec::new();
+    let mut buf = [0u8; 4096];
+    // The peer is closed: reading drains the output, then fails with EIO.
+    while let Ok(n) = rustix::io::read(&master, &mut buf) {
+        if n == 0 {
+            break;
+        }
+        out.extend_from_slice(&buf[..n]);
+    }
+    let out = String::from_utf8_lossy(&out);
+    assert_eq!(code, 0, "{out}");
+    for want in ["via-tty", "via-/dev/pts/", "done-ok"] {
+        assert!(out.contains(want), "no {want} in {out:?}");
+    }
+}

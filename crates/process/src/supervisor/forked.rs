@@ -20,17 +20,23 @@
 //! # The containment stage
 //!
 //! Everything that confines a shell's tree goes in one stage on each side of the fork, fed by
-//! one future `SpawnSpec` field that `ForkPlan::new` turns into prepared data (open
-//! descriptors, formatted id maps, built rule sets):
+//! `SpawnSpec` fields that `ForkPlan::new` turns into prepared data (the cgroup created, the
+//! Landlock rule set built and filled, the id maps formatted, the seccomp program compiled):
 //!
 //! - in the supervisor, after `setsid` and the subreaper call and before it forks the child
 //!   (marked *containment, supervisor side* in [`supervisor_main`]): what must hold the
-//!   supervisor itself;
+//!   supervisor itself (nothing yet: the sandbox confines only the child, so that the
+//!   supervisor can still see, signal, kill and reap the whole tree);
 //! - in the child, after its descriptors are in place and before `chdir` and `execve`
 //!   (marked *containment, child side* in [`child_main`]): first the tree's cgroup v2 (see
 //!   `crate::containment`), joined by writing `0` to its `cgroup.procs` so that everything the
-//!   program starts is born inside while the supervisor stays outside; later user, network and
-//!   mount namespaces, then Landlock, then seccomp last (it may forbid the calls before it).
+//!   program starts is born inside while the supervisor stays outside; then the sandbox
+//!   (`enter_sandbox`, SPEC §16): `unshare` of a user namespace (plus a network namespace for
+//!   `network = false`), the id maps while `/proc/self` is still writable, loopback up while
+//!   the namespace's capabilities are still held, `no_new_privs` and Landlock (which also
+//!   forbids mounting), and seccomp last, since it may forbid calls the steps before need.
+//!   The Landlock rule set reaches the child as a descriptor after the extras and sits at
+//!   [`SUP_PAYLOAD`] until `landlock_restrict_self` has used it.
 //!
 //! When the supervisor ends the tree it writes `cgroup.kill` before its own sweep
 //! ([`kill_everything`]), removes the emptied cgroup, and exits with 0 only when nothing is

@@ -684,3 +684,75 @@ fn the_rc_snapshot_runs_sandboxed_and_is_cached_apart() {
     assert!(!dirs.home.join("rc-wrote").exists(), "the rc wrote to HOME");
     no_entries(&dirs.outside);
 }
+
+/// Set in the copy of the test binary that runs inside a sandbox.
+const INNER_VAR: &str = "AGENTSH_TEST_INSIDE_SANDBOX";
+
+#[test]
+fn a_step_the_kernel_refuses_in_the_child_is_unavailable_and_nothing_runs() {
+    if !sandbox_available() {
+        return;
+    }
+    if std::env::var_os(INNER_VAR).is_some() {
+        // Inside a sandbox, a nested one cannot write its id maps (the outer Landlock forbids
+        // every write to /proc): the kernel refuses a step in the forked child.
+        let mut spec = SpawnSpec::new("/bin/sh");
+        spec.args = vec!["-c".into(), "echo ran > ran".into()];
+        spec.cwd = std::env::current_dir().expect("cwd");
+        spec.sandbox = Some(SandboxPolicy {
+            mode: SandboxMode::WorkspaceWrite,
+            writable: vec![spec.cwd.clone()],
+            network: false,
+        });
+        let err = runtime()
+            .block_on(Supervisor::spawn(spec))
+            .expect_err("no spawn");
+        assert!(
+            matches!(err, SpawnError::Sandbox(SandboxError::Unavailable(_))),
+            "{err:?}"
+        );
+        assert_eq!(
+            err.to_string(),
+            "Sandbox unavailable: mapping the shell's user and group in its user namespace: \
+             Permission denied (os error 13)"
+        );
+        assert!(!Path::new("ran").exists(), "the program ran");
+        return;
+    }
+    let dirs = dirs();
+    let mut spec = SpawnSpec::new(std::env::current_exe().expect("the test binary"));
+    spec.args = [
+        "--exact",
+        "sandbox::a_step_the_kernel_refuses_in_the_child_is_unavailable_and_nothing_runs",
+        "--nocapture",
+        "--test-threads",
+        "1",
+    ]
+    .map(Into::into)
+    .into();
+    let (code, out) = {
+        spec.env = vec![
+            ("PATH".into(), std::env::var_os("PATH").unwrap_or_default()),
+            (INNER_VAR.into(), "1".into()),
+        ];
+        spec.cwd.clone_from(&dirs.cwd);
+        let (mut reader, writer) = std::io::pipe().expect("pipe");
+        let writer: OwnedFd = writer.into();
+        spec.stdio = [
+            ChildStdio::Null,
+            ChildStdio::Fd(writer.try_clone().expect("dup")),
+            ChildStdio::Fd(writer),
+        ];
+        spec.sandbox = Some(policy(SandboxMode::WorkspaceWrite, &dirs, false));
+        let code = runtime().block_on(async {
+            let mut sup = Supervisor::spawn(spec).await.expect("spawn");
+            let exit = sup.wait_child().await.expect("status");
+            sup.shutdown().await;
+            exit.shell_code()
+        });
+        let mut out = String::new();
+        reader.read_to_string(&mut out).expect("output");
+        (code, out)
+    };
+    assert!(code == 0 && out.contains("1 passed"), "{code}: {out}");
+}

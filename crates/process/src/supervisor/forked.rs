@@ -31,7 +31,7 @@
 //!   (marked *containment, child side* in [`child_main`]): first the tree's cgroup v2 (see
 //!   `crate::containment`), joined by writing `0` to its `cgroup.procs` so that everything the
 //!   program starts is born inside while the supervisor stays outside; then the sandbox
-//!   (`enter_sandbox`, SPEC §16): `unshare` of a user namespace (plus a network namespace for
+//!   (`supervisor::confine`, SPEC §16): `unshare` of a user namespace (plus a network namespace for
 //!   `network = false`), the id maps while `/proc/self` is still writable, loopback up while
 //!   the namespace's capabilities are still held, `no_new_privs` and Landlock (which also
 //!   forbids mounting), and seccomp last, since it may forbid calls the steps before need.
@@ -127,7 +127,7 @@ impl Stage {
 // child's stdio descriptors that are not /dev/null, then the extras).
 const SUP_CONTROL: RawFd = 10;
 const SUP_REPORT: RawFd = 11;
-const SUP_ERROR: RawFd = 12;
+pub(super) const SUP_ERROR: RawFd = 12;
 const SUP_PAYLOAD: RawFd = 13;
 
 /// The write end of the supervisor's self-pipe, for its signal handler.
@@ -142,7 +142,7 @@ extern "C" fn on_signal(signal: c_int) {
     set_errno(saved);
 }
 
-fn set_errno(value: c_int) {
+pub(super) fn set_errno(value: c_int) {
     // SAFETY: the errno location is thread-local and always valid.
     unsafe {
         #[cfg(target_os = "linux")]
@@ -156,7 +156,7 @@ fn set_errno(value: c_int) {
     }
 }
 
-fn report_error(fd: RawFd, stage: Stage, errno: c_int) {
+pub(super) fn report_error(fd: RawFd, stage: Stage, errno: c_int) {
     let e = errno.to_ne_bytes();
     write_all_raw(fd, &[stage as u8, e[0], e[1], e[2], e[3]]);
 }
@@ -587,7 +587,7 @@ unsafe fn child_main(view: &ChildView<'_>, self_pipe: [c_int; 2], joined: bool) 
         }
         #[cfg(target_os = "linux")]
         if let Some(sandbox) = &plan.sandbox {
-            enter_sandbox(sandbox, SUP_PAYLOAD);
+            super::confine::enter_sandbox(sandbox, SUP_PAYLOAD);
         }
         if libc::chdir(plan.cwd.as_ptr()) != 0 {
             report_error(SUP_ERROR, Stage::ChildCwd, errno());
@@ -603,134 +603,10 @@ unsafe fn child_main(view: &ChildView<'_>, self_pipe: [c_int; 2], joined: bool) 
     }
 }
 
-/// Confines the child (SPEC §16), in this order:
-///
-/// 1. `unshare(CLONE_NEWUSER | CLONE_NEWNET)` (the network namespace only for
-///    `network = false`): the new network namespace belongs to the new user namespace, in
-///    which the child holds every capability until its `execve` — enough for step 3, and
-///    nothing outside: root stays uid 0 but has no capability over the parent namespaces, so
-///    `setns` into them (`nsenter`) and everything root could do to undo the rest fail.
-/// 2. `setgroups` `deny`, then `uid_map` and `gid_map` mapping the own ids to themselves (the
-///    one mapping an unprivileged process may write for itself).
-/// 3. Loopback up in the new network namespace (`SIOCSIFFLAGS`): the only interface.
-/// 4. `no_new_privs` (no set-uid program or file capability regains anything), then
-///    `landlock_restrict_self` with the rule set built before the fork (writes only below the
-///    writable roots; also no mounts). Both after the namespace steps, which Landlock and
-///    seccomp would not hinder but which must see the child's own `/proc`.
-/// 5. The seccomp filter last: it forbids `socket(AF_UNIX, …)` and must not hinder the steps
-///    before it.
-///
-/// A failing step reports its stage and `errno` and ends the child: nothing runs unconfined.
-#[cfg(target_os = "linux")]
-unsafe fn enter_sandbox(sandbox: &crate::sandbox::Prepared, ruleset: RawFd) {
-    let fail = |stage: Stage| -> ! {
-        report_error(SUP_ERROR, stage, errno());
-        // SAFETY: ending the forked child.
-        unsafe { libc::_exit(127) }
-    };
-    // SAFETY: raw syscalls only, on data prepared before the fork.
-    unsafe {
-        let mut flags = libc::CLONE_NEWUSER;
-        if sandbox.new_net {
-            flags |= libc::CLONE_NEWNET;
-        }
-        if libc::unshare(flags) != 0 {
-            fail(Stage::SandboxUnshare);
-        }
-        if !write_file(c"/proc/self/setgroups", b"deny")
-            || !write_file(c"/proc/self/uid_map", &sandbox.uid_map)
-            || !write_file(c"/proc/self/gid_map", &sandbox.gid_map)
-        {
-            fail(Stage::SandboxIdMap);
-        }
-        if sandbox.new_net && !loopback_up() {
-            fail(Stage::SandboxLoopback);
-        }
-        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
-            || libc::syscall(libc::SYS_landlock_restrict_self, ruleset, 0u32) != 0
-        {
-            fail(Stage::SandboxLandlock);
-        }
-        libc::close(ruleset);
-        if !sandbox.filter.is_empty() {
-            let program = libc::sock_fprog {
-                len: sandbox.filter.len() as u16,
-                filter: sandbox.filter.as_ptr().cast_mut().cast(),
-            };
-            if libc::prctl(
-                libc::PR_SET_SECCOMP,
-                libc::SECCOMP_MODE_FILTER,
-                &raw const program,
-                0,
-                0,
-            ) != 0
-            {
-                fail(Stage::SandboxSeccomp);
-            }
-        }
-    }
-}
-
-/// Writes all of `bytes` to the existing file `path`; false when opening or writing failed
-/// (errno tells why).
-#[cfg(target_os = "linux")]
-fn write_file(path: &std::ffi::CStr, bytes: &[u8]) -> bool {
-    // SAFETY: `path` is NUL-terminated; `bytes` is a valid buffer of its length.
-    unsafe {
-        let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
-        if fd < 0 {
-            return false;
-        }
-        let written = libc::write(fd, bytes.as_ptr().cast(), bytes.len());
-        let saved = errno();
-        libc::close(fd);
-        set_errno(saved);
-        written == bytes.len() as isize
-    }
-}
-
-/// `struct ifreq` with the flags member of its union (40 bytes on 64-bit systems, 32 else).
-#[cfg(target_os = "linux")]
-#[repr(C)]
-struct IfreqFlags {
-    name: [u8; 16],
-    flags: libc::c_short,
-    _pad: [u8; 22],
-}
-
-/// Sets `IFF_UP` on `lo`; false on failure (errno tells why).
-#[cfg(target_os = "linux")]
-fn loopback_up() -> bool {
-    // SAFETY: raw syscalls on a stack-allocated `ifreq` large enough for the kernel's.
-    unsafe {
-        let sock = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
-        if sock < 0 {
-            return false;
-        }
-        let mut req = IfreqFlags {
-            name: [0; 16],
-            flags: 0,
-            _pad: [0; 22],
-        };
-        req.name[..2].copy_from_slice(b"lo");
-        #[allow(clippy::useless_conversion)]
-        let ok = libc::ioctl(sock, libc::SIOCGIFFLAGS.into(), &raw mut req) == 0 && {
-            req.flags |= libc::IFF_UP as libc::c_short;
-            #[allow(clippy::useless_conversion)]
-            let set = libc::ioctl(sock, libc::SIOCSIFFLAGS.into(), &raw const req);
-            set == 0
-        };
-        let saved = errno();
-        libc::close(sock);
-        set_errno(saved);
-        ok
-    }
-}
-
 // Raw helpers.
 
 /// The `errno` of the last failed libc call.
-fn errno() -> c_int {
+pub(super) fn errno() -> c_int {
     // `last_os_error` only reads errno into an enum: no allocation.
     std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
 }

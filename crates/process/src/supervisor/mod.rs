@@ -24,6 +24,7 @@
 //!   and then ends what it left (its cgroup, or what agentsh adopted as subreaper), however
 //!   it died;
 //! - `blocking`: a supervisor driven without a runtime (the rc snapshot's shell);
+//! - `confine`: the sandbox steps of the child after the fork (same rule as `forked`);
 //! - `forked`: everything that runs after the fork — the supervisor, the child until its
 //!   `execve`, the kill sweep — under the rule written at its top (only raw system calls on
 //!   data prepared beforehand).
@@ -35,6 +36,8 @@
 //! itself is killed.
 
 mod blocking;
+#[cfg(target_os = "linux")]
+mod confine;
 mod forked;
 mod spawner;
 mod thread;

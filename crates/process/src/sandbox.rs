@@ -103,9 +103,13 @@ fn probe_now() -> Kernel {
         )
     };
     let root = rustix::process::geteuid().is_root();
+    // Unprivileged: Debian's switch, and Ubuntu's AppArmor rule that leaves a new user
+    // namespace without capabilities (its loopback could not be brought up).
     let user_namespaces = read_number("/proc/sys/user/max_user_namespaces").is_none_or(|n| n > 0)
         && (root
-            || read_number("/proc/sys/kernel/unprivileged_userns_clone").is_none_or(|n| n != 0));
+            || (read_number("/proc/sys/kernel/unprivileged_userns_clone").is_none_or(|n| n != 0)
+                && read_number("/proc/sys/kernel/apparmor_restrict_unprivileged_userns")
+                    .is_none_or(|n| n == 0)));
     // SAFETY: PR_GET_SECCOMP takes no pointer; it fails with EINVAL without seccomp.
     let seccomp = unsafe { libc::prctl(libc::PR_GET_SECCOMP, 0, 0, 0, 0) } >= 0;
     Kernel {
@@ -161,8 +165,9 @@ pub fn check_with(policy: &SandboxPolicy, kernel: Kernel) -> Result<(), SandboxE
     }
     if !kernel.user_namespaces {
         return Err(SandboxError::Unavailable(
-            "user namespaces are not allowed (user.max_user_namespaces is 0 or \
-             kernel.unprivileged_userns_clone is 0)"
+            "user namespaces are not allowed (user.max_user_namespaces is 0, \
+             kernel.unprivileged_userns_clone is 0 or \
+             kernel.apparmor_restrict_unprivileged_userns is 1)"
                 .to_owned(),
         ));
     }

@@ -57,3 +57,300 @@ pub enum SandboxError {
     #[error("Sandbox refuses a writable root of {}", .0.display())]
     RefusedRoot(PathBuf),
 }
+
+impl From<SandboxError> for crate::SpawnError {
+    fn from(err: SandboxError) -> Self {
+        Self::Sandbox(err)
+    }
+}
+
+/// The oldest Landlock ABI a sandbox accepts: 3, the first that can forbid truncating a file
+/// (with ABI 1 and 2 `truncate(2)` of any file would still work).
+pub const MIN_LANDLOCK_ABI: i32 = 3;
+
+/// What the running kernel offers a sandbox, as [`Kernel::probe`] finds it. A test can pass a
+/// smaller one to [`check_with`] (or [`SpawnSpec::sandbox_kernel`](crate::SpawnSpec)) to see
+/// the refusal a weaker kernel gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Kernel {
+    /// The Landlock ABI version (0: no Landlock).
+    pub landlock_abi: i32,
+    /// A process of this user may create a user namespace.
+    pub user_namespaces: bool,
+    /// Seccomp filters are available.
+    pub seccomp: bool,
+}
+
+impl Kernel {
+    /// Asks the running kernel (once per process; the answer is cached).
+    pub fn probe() -> Self {
+        static PROBED: std::sync::OnceLock<Kernel> = std::sync::OnceLock::new();
+        *PROBED.get_or_init(probe_now)
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn probe_now() -> Kernel {
+    let read_number =
+        |path: &str| -> Option<i64> { std::fs::read_to_string(path).ok()?.trim().parse().ok() };
+    // SAFETY: the version query of landlock_create_ruleset takes no pointer (NULL, 0).
+    let abi = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<u8>(),
+            0usize,
+            1u32, // LANDLOCK_CREATE_RULESET_VERSION
+        )
+    };
+    let root = rustix::process::geteuid().is_root();
+    // Unprivileged: Debian's switch, and Ubuntu's AppArmor rule that leaves a new user
+    // namespace without capabilities (its loopback could not be brought up).
+    let user_namespaces = read_number("/proc/sys/user/max_user_namespaces").is_none_or(|n| n > 0)
+        && (root
+            || (read_number("/proc/sys/kernel/unprivileged_userns_clone").is_none_or(|n| n != 0)
+                && read_number("/proc/sys/kernel/apparmor_restrict_unprivileged_userns")
+                    .is_none_or(|n| n == 0)));
+    // SAFETY: PR_GET_SECCOMP takes no pointer; it fails with EINVAL without seccomp.
+    let seccomp = unsafe { libc::prctl(libc::PR_GET_SECCOMP, 0, 0, 0, 0) } >= 0;
+    Kernel {
+        landlock_abi: i32::try_from(abi).unwrap_or(0).max(0),
+        user_namespaces,
+        seccomp,
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn probe_now() -> Kernel {
+    Kernel {
+        landlock_abi: 0,
+        user_namespaces: false,
+        seccomp: false,
+    }
+}
+
+/// Whether the running kernel can enforce `policy` (agentsh asks at session start, so that a
+/// sandbox that cannot be had is an error before any command runs).
+///
+/// # Errors
+///
+/// [`SandboxError::Unavailable`] naming what the kernel lacks; [`SandboxError::RefusedRoot`]
+/// for a writable root of `/`.
+pub fn check(policy: &SandboxPolicy) -> Result<(), SandboxError> {
+    check_with(policy, Kernel::probe())
+}
+
+/// [`check`] against the given kernel instead of the running one (the test seam).
+///
+/// # Errors
+///
+/// As [`check`].
+pub fn check_with(policy: &SandboxPolicy, kernel: Kernel) -> Result<(), SandboxError> {
+    if !cfg!(target_os = "linux") {
+        return Err(SandboxError::Unavailable(
+            "the sandbox needs Linux (Landlock, user namespaces, seccomp)".to_owned(),
+        ));
+    }
+    if kernel.landlock_abi == 0 {
+        return Err(SandboxError::Unavailable(
+            "Landlock is not enabled in this kernel (it needs Linux 6.2 or later with \
+             `landlock` in the `lsm=` list)"
+                .to_owned(),
+        ));
+    }
+    if kernel.landlock_abi < MIN_LANDLOCK_ABI {
+        return Err(SandboxError::Unavailable(format!(
+            "this kernel's Landlock ABI is {}, at least {MIN_LANDLOCK_ABI} is needed (Linux 6.2)",
+            kernel.landlock_abi
+        )));
+    }
+    if !kernel.user_namespaces {
+        return Err(SandboxError::Unavailable(
+            "user namespaces are not allowed (user.max_user_namespaces is 0, \
+             kernel.unprivileged_userns_clone is 0 or \
+             kernel.apparmor_restrict_unprivileged_userns is 1)"
+                .to_owned(),
+        ));
+    }
+    if !policy.network && !kernel.seccomp {
+        return Err(SandboxError::Unavailable(
+            "seccomp filters are not available (needed for network = false)".to_owned(),
+        ));
+    }
+    for root in &policy.writable {
+        if !root.is_absolute() {
+            return Err(SandboxError::Unavailable(format!(
+                "the writable root {} is not an absolute path",
+                root.display()
+            )));
+        }
+        if root.parent().is_none() {
+            return Err(SandboxError::RefusedRoot(root.clone()));
+        }
+    }
+    Ok(())
+}
+
+/// One BPF instruction (`struct sock_filter`).
+#[derive(Debug, Clone, Copy)]
+#[repr(C)]
+pub(crate) struct SockFilter {
+    pub(crate) code: u16,
+    pub(crate) jt: u8,
+    pub(crate) jf: u8,
+    pub(crate) k: u32,
+}
+
+/// A policy turned into what the forked child applies with raw system calls (see the
+/// containment stage in `supervisor::forked`).
+#[derive(Debug)]
+pub(crate) struct Prepared {
+    /// The Landlock rule set, created and filled; the child restricts itself with it.
+    pub(crate) ruleset: std::os::fd::OwnedFd,
+    /// Also unshare the network namespace (and bring its loopback up).
+    pub(crate) new_net: bool,
+    /// `/proc/self/uid_map` and `gid_map` contents: the own ids mapped to themselves.
+    pub(crate) uid_map: Vec<u8>,
+    pub(crate) gid_map: Vec<u8>,
+    /// The seccomp program; empty for none.
+    pub(crate) filter: Vec<SockFilter>,
+}
+
+/// The devices every sandboxed shell may write (when they exist).
+const ALWAYS_WRITABLE: [&str; 4] = ["/dev/null", "/dev/tty", "/dev/pts", "/dev/ptmx"];
+
+/// Builds the rule set and filter for `policy` before the fork: its writable roots, the
+/// always-writable devices and `private_dir` (the shell's own directory).
+#[cfg(target_os = "linux")]
+pub(crate) fn prepare(
+    policy: &SandboxPolicy,
+    kernel: Kernel,
+    private_dir: Option<&std::path::Path>,
+) -> Result<Prepared, SandboxError> {
+    use landlock::{
+        ABI, Access, AccessFs, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset, RulesetAttr,
+        RulesetCreatedAttr, Scope,
+    };
+    check_with(policy, kernel)?;
+    let unavailable =
+        |what: &str, err: &dyn fmt::Display| SandboxError::Unavailable(format!("{what}: {err}"));
+    // The rights of a known ABI (8 at most: ABI 9 adds a right on connecting to Unix sockets,
+    // which `network = true` must keep), each a hard requirement: a kernel that cannot enforce
+    // one fails here instead of running with less.
+    let abi = ABI::from(kernel.landlock_abi.min(8));
+    let write = AccessFs::from_write(abi);
+    let mut ruleset = Ruleset::default()
+        .set_compatibility(CompatLevel::HardRequirement)
+        .handle_access(write)
+        .map_err(|err| unavailable("Landlock", &err))?;
+    if kernel.landlock_abi >= 6 {
+        // No connecting to abstract Unix sockets or signalling processes outside.
+        ruleset = ruleset
+            .scope(Scope::from_all(abi))
+            .map_err(|err| unavailable("Landlock", &err))?;
+    }
+    let mut created = ruleset
+        .create()
+        .map_err(|err| unavailable("Landlock", &err))?;
+    let mut paths: Vec<(&std::path::Path, bool)> = policy
+        .writable
+        .iter()
+        .map(|root| (root.as_path(), true))
+        .collect();
+    paths.extend(private_dir.map(|dir| (dir, true)));
+    paths.extend(
+        ALWAYS_WRITABLE
+            .iter()
+            .map(|dev| (std::path::Path::new(dev), false)),
+    );
+    for (path, required) in paths {
+        let root_error = |err: &dyn fmt::Display| {
+            unavailable(&format!("the writable root {}", path.display()), err)
+        };
+        let meta = match std::fs::metadata(path) {
+            Ok(meta) => meta,
+            Err(_) if !required => continue,
+            Err(err) => return Err(root_error(&err)),
+        };
+        // A file takes only the rights of files (a directory's would be refused).
+        let access = if meta.is_dir() {
+            write
+        } else {
+            write & AccessFs::from_file(abi)
+        };
+        let fd = PathFd::new(path).map_err(|err| root_error(&err))?;
+        created = created
+            .add_rule(PathBeneath::new(fd, access))
+            .map_err(|err| unavailable("Landlock", &err))?;
+    }
+    let ruleset: Option<std::os::fd::OwnedFd> = created.into();
+    let ruleset = ruleset
+        .ok_or_else(|| SandboxError::Unavailable("Landlock created no rule set".to_owned()))?;
+    let uid = rustix::process::geteuid().as_raw();
+    let gid = rustix::process::getegid().as_raw();
+    Ok(Prepared {
+        ruleset,
+        new_net: !policy.network,
+        uid_map: format!("{uid} {uid} 1\n").into_bytes(),
+        gid_map: format!("{gid} {gid} 1\n").into_bytes(),
+        filter: if policy.network {
+            Vec::new()
+        } else {
+            unix_socket_filter()?
+        },
+    })
+}
+
+/// The seccomp program of `network = false`: `socket(AF_UNIX, …)` fails with `EPERM`,
+/// everything else is allowed (a foreign architecture's calls kill the process, so the filter
+/// cannot be bypassed through them).
+#[cfg(target_os = "linux")]
+fn unix_socket_filter() -> Result<Vec<SockFilter>, SandboxError> {
+    use seccompiler::{
+        BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+        SeccompRule, TargetArch,
+    };
+    let failed = |err: &dyn fmt::Display| SandboxError::Unavailable(format!("seccomp: {err}"));
+    let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(|err| failed(&err))?;
+    let af_unix = SeccompCondition::new(
+        0,
+        SeccompCmpArgLen::Dword,
+        SeccompCmpOp::Eq,
+        libc::AF_UNIX as u64,
+    )
+    .map_err(|err| failed(&err))?;
+    let rule = SeccompRule::new(vec![af_unix]).map_err(|err| failed(&err))?;
+    let mut rules = std::collections::BTreeMap::new();
+    rules.insert(libc::SYS_socket, vec![rule.clone()]);
+    // x86-64's x32 ABI numbers its calls with bit 30 set, under the same architecture.
+    #[cfg(target_arch = "x86_64")]
+    rules.insert(libc::SYS_socket | 0x4000_0000, vec![rule]);
+    let filter = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EPERM as u32),
+        arch,
+    )
+    .map_err(|err| failed(&err))?;
+    let program: BpfProgram = filter.try_into().map_err(|err| failed(&err))?;
+    Ok(program
+        .into_iter()
+        .map(|insn| SockFilter {
+            code: insn.code,
+            jt: insn.jt,
+            jf: insn.jf,
+            k: insn.k,
+        })
+        .collect())
+}
+
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn prepare(
+    policy: &SandboxPolicy,
+    kernel: Kernel,
+    _private_dir: Option<&std::path::Path>,
+) -> Result<Prepared, SandboxError> {
+    check_with(policy, kernel)?;
+    Err(SandboxError::Unavailable(
+        "the sandbox needs Linux".to_owned(),
+    ))
+}

@@ -1,6 +1,8 @@
 //! Integration tests of `agentsh-process`, one binary (modules below), real processes only.
 
 mod env;
+#[cfg(target_os = "linux")]
+mod sandbox;
 mod shell;
 mod snapshot;
 mod supervisor;

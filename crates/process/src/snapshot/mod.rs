@@ -79,6 +79,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::sandbox::SandboxPolicy;
 use crate::shell::{ShellKind, ShellSpec};
 use script::Generator;
 
@@ -219,6 +220,21 @@ pub fn snapshot_for(
     cache_dir: &Path,
     env: &[(OsString, OsString)],
 ) -> Result<Option<Snapshot>, SnapshotError> {
+    snapshot_for_sandboxed(shell, home, cache_dir, env, None)
+}
+
+/// [`snapshot_for`] for a sandboxed session (SPEC §16): the generating shell runs under
+/// `sandbox` like the session's shells (with `cache_dir` writable too, for its dump), and its
+/// snapshot is cached apart from unsandboxed ones (the rc may behave differently when it
+/// cannot write). A sandbox the kernel cannot enforce is [`SnapshotError::Spawn`] with the
+/// `Sandbox unavailable: …` message, and the rc does not run.
+pub fn snapshot_for_sandboxed(
+    shell: &ShellSpec,
+    home: &Path,
+    cache_dir: &Path,
+    env: &[(OsString, OsString)],
+    sandbox: Option<&SandboxPolicy>,
+) -> Result<Option<Snapshot>, SnapshotError> {
     let (Some(generator), Some(rc)) = (Generator::for_kind(shell.kind), rc_file(shell.kind, home))
     else {
         return Ok(None);
@@ -232,9 +248,10 @@ pub fn snapshot_for(
         .find(|(name, _)| name == "PATH")
         .map(|(_, value)| value.as_os_str());
     let name = format!(
-        "{}-{}.sh",
+        "{}-{}{}.sh",
         shell.kind.name(),
-        cache::cache_key(shell, &cache::key_files(shell.kind, home), path_var)
+        cache::cache_key(shell, &cache::key_files(shell.kind, home), path_var),
+        if sandbox.is_some() { "-sandboxed" } else { "" }
     );
     let target = cache_dir.join(name);
 
@@ -246,7 +263,7 @@ pub fn snapshot_for(
         }));
     }
 
-    let content = run::generate(&generator, shell, &rc, home, cache_dir, env)?;
+    let content = run::generate(&generator, shell, &rc, home, cache_dir, env, sandbox)?;
     let mut file = tempfile::Builder::new()
         .prefix(".snapshot-")
         .tempfile_in(cache_dir)

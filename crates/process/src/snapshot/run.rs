@@ -11,6 +11,7 @@ use std::path::Path;
 use super::dump::{Dump, render};
 use super::script::{GENERATOR_NAME, Generator};
 use super::{SNAPSHOT_TIMEOUT, SnapshotError, io_error};
+use crate::sandbox::SandboxPolicy;
 use crate::shell::ShellSpec;
 use crate::supervisor::BlockingSupervisor;
 use crate::{ChildExit, ChildStdio, SpawnError, SpawnSpec};
@@ -29,6 +30,7 @@ pub(super) fn generate(
     home: &Path,
     cache_dir: &Path,
     env: &[(OsString, OsString)],
+    sandbox: Option<&SandboxPolicy>,
 ) -> Result<Vec<u8>, SnapshotError> {
     let dump_file = tempfile::Builder::new()
         .prefix(".dump-")
@@ -57,6 +59,11 @@ pub(super) fn generate(
     // stdin and stdout /dev/null: the rc can neither read from nor write to the user's
     // terminal (and has none: the supervisor's session has no controlling terminal).
     spec.stdio[2] = ChildStdio::Fd(child_stderr.into());
+    spec.sandbox = sandbox.map(|policy| {
+        let mut policy = policy.clone();
+        policy.writable.push(cache_dir.to_path_buf());
+        policy
+    });
     let mut child = BlockingSupervisor::spawn(spec).map_err(|error| SnapshotError::Spawn {
         shell: shell.path.clone(),
         error: match error {

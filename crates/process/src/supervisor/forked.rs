@@ -20,17 +20,23 @@
 //! # The containment stage
 //!
 //! Everything that confines a shell's tree goes in one stage on each side of the fork, fed by
-//! one future `SpawnSpec` field that `ForkPlan::new` turns into prepared data (open
-//! descriptors, formatted id maps, built rule sets):
+//! `SpawnSpec` fields that `ForkPlan::new` turns into prepared data (the cgroup created, the
+//! Landlock rule set built and filled, the id maps formatted, the seccomp program compiled):
 //!
 //! - in the supervisor, after `setsid` and the subreaper call and before it forks the child
 //!   (marked *containment, supervisor side* in [`supervisor_main`]): what must hold the
-//!   supervisor itself;
+//!   supervisor itself (nothing yet: the sandbox confines only the child, so that the
+//!   supervisor can still see, signal, kill and reap the whole tree);
 //! - in the child, after its descriptors are in place and before `chdir` and `execve`
 //!   (marked *containment, child side* in [`child_main`]): first the tree's cgroup v2 (see
 //!   `crate::containment`), joined by writing `0` to its `cgroup.procs` so that everything the
-//!   program starts is born inside while the supervisor stays outside; later user, network and
-//!   mount namespaces, then Landlock, then seccomp last (it may forbid the calls before it).
+//!   program starts is born inside while the supervisor stays outside; then the sandbox
+//!   (`supervisor::confine`, SPEC §16): `unshare` of a user namespace (plus a network namespace for
+//!   `network = false`), the id maps while `/proc/self` is still writable, loopback up while
+//!   the namespace's capabilities are still held, `no_new_privs` and Landlock (which also
+//!   forbids mounting), and seccomp last, since it may forbid calls the steps before need.
+//!   The Landlock rule set reaches the child as a descriptor after the extras and sits at
+//!   [`SUP_PAYLOAD`] until `landlock_restrict_self` has used it.
 //!
 //! When the supervisor ends the tree it writes `cgroup.kill` before its own sweep
 //! ([`kill_everything`]), removes the emptied cgroup, and exits with 0 only when nothing is
@@ -70,6 +76,16 @@ pub(super) enum Stage {
     ChildExec = 6,
     /// The child joining its cgroup.
     ChildCgroup = 7,
+    /// The sandbox: `unshare` of the user (and network) namespace.
+    SandboxUnshare = 8,
+    /// The sandbox: `setgroups`, `uid_map`, `gid_map`.
+    SandboxIdMap = 9,
+    /// The sandbox: the new network namespace's loopback.
+    SandboxLoopback = 10,
+    /// The sandbox: `no_new_privs` and `landlock_restrict_self`.
+    SandboxLandlock = 11,
+    /// The sandbox: the seccomp filter.
+    SandboxSeccomp = 12,
 }
 
 impl Stage {
@@ -83,9 +99,27 @@ impl Stage {
             Self::ChildCwd,
             Self::ChildExec,
             Self::ChildCgroup,
+            Self::SandboxUnshare,
+            Self::SandboxIdMap,
+            Self::SandboxLoopback,
+            Self::SandboxLandlock,
+            Self::SandboxSeccomp,
         ]
         .into_iter()
         .find(|stage| *stage as u8 == byte)
+    }
+
+    /// What a sandbox stage did, for `Sandbox unavailable: <step>: <error>`; `None` for the
+    /// other stages.
+    pub(super) fn sandbox_step(self) -> Option<&'static str> {
+        Some(match self {
+            Self::SandboxUnshare => "creating a user namespace for the shell",
+            Self::SandboxIdMap => "mapping the shell's user and group in its user namespace",
+            Self::SandboxLoopback => "bringing up loopback in the shell's network namespace",
+            Self::SandboxLandlock => "restricting the shell with Landlock",
+            Self::SandboxSeccomp => "installing the shell's seccomp filter",
+            _ => return None,
+        })
     }
 }
 
@@ -93,7 +127,7 @@ impl Stage {
 // child's stdio descriptors that are not /dev/null, then the extras).
 const SUP_CONTROL: RawFd = 10;
 const SUP_REPORT: RawFd = 11;
-const SUP_ERROR: RawFd = 12;
+pub(super) const SUP_ERROR: RawFd = 12;
 const SUP_PAYLOAD: RawFd = 13;
 
 /// The write end of the supervisor's self-pipe, for its signal handler.
@@ -108,7 +142,7 @@ extern "C" fn on_signal(signal: c_int) {
     set_errno(saved);
 }
 
-fn set_errno(value: c_int) {
+pub(super) fn set_errno(value: c_int) {
     // SAFETY: the errno location is thread-local and always valid.
     unsafe {
         #[cfg(target_os = "linux")]
@@ -122,7 +156,7 @@ fn set_errno(value: c_int) {
     }
 }
 
-fn report_error(fd: RawFd, stage: Stage, errno: c_int) {
+pub(super) fn report_error(fd: RawFd, stage: Stage, errno: c_int) {
     let e = errno.to_ne_bytes();
     write_all_raw(fd, &[stage as u8, e[0], e[1], e[2], e[3]]);
 }
@@ -518,7 +552,15 @@ unsafe fn child_main(view: &ChildView<'_>, self_pipe: [c_int; 2], joined: bool) 
         }
         libc::close(SUP_CONTROL);
         libc::close(SUP_REPORT);
-        close_from(SUP_PAYLOAD);
+        // The sandbox's rule set follows the extras; it moves to SUP_PAYLOAD until used.
+        if plan.sandbox.is_some() && next != SUP_PAYLOAD {
+            libc::dup2(next, SUP_PAYLOAD);
+        }
+        close_from(if plan.sandbox.is_some() {
+            SUP_PAYLOAD + 1
+        } else {
+            SUP_PAYLOAD
+        });
         set_cloexec(SUP_ERROR);
         if plan.controlling_terminal {
             #[allow(clippy::useless_conversion)]
@@ -543,6 +585,10 @@ unsafe fn child_main(view: &ChildView<'_>, self_pipe: [c_int; 2], joined: bool) 
             }
             libc::close(fd);
         }
+        #[cfg(target_os = "linux")]
+        if let Some(sandbox) = &plan.sandbox {
+            super::confine::enter_sandbox(sandbox, SUP_PAYLOAD);
+        }
         if libc::chdir(plan.cwd.as_ptr()) != 0 {
             report_error(SUP_ERROR, Stage::ChildCwd, errno());
             libc::_exit(127);
@@ -560,7 +606,7 @@ unsafe fn child_main(view: &ChildView<'_>, self_pipe: [c_int; 2], joined: bool) 
 // Raw helpers.
 
 /// The `errno` of the last failed libc call.
-fn errno() -> c_int {
+pub(super) fn errno() -> c_int {
     // `last_os_error` only reads errno into an enum: no allocation.
     std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
 }

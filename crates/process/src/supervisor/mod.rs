@@ -24,6 +24,7 @@
 //!   and then ends what it left (its cgroup, or what agentsh adopted as subreaper), however
 //!   it died;
 //! - `blocking`: a supervisor driven without a runtime (the rc snapshot's shell);
+//! - `confine`: the sandbox steps of the child after the fork (same rule as `forked`);
 //! - `forked`: everything that runs after the fork — the supervisor, the child until its
 //!   `execve`, the kill sweep — under the rule written at its top (only raw system calls on
 //!   data prepared beforehand).
@@ -35,6 +36,8 @@
 //! itself is killed.
 
 mod blocking;
+#[cfg(target_os = "linux")]
+mod confine;
 mod forked;
 mod spawner;
 mod thread;
@@ -50,6 +53,7 @@ use tokio::io::unix::AsyncFd;
 use tokio::sync::oneshot;
 
 use crate::kill::EndReport;
+use crate::sandbox::{Kernel, SandboxError, SandboxPolicy};
 pub(crate) use blocking::BlockingSupervisor;
 use forked::REPORT_CHILD_EXIT;
 use spawner::{ForkPlan, SpawnedRaw};
@@ -97,6 +101,17 @@ pub struct SpawnSpec {
     /// A private directory of flat files (no subdirectories) the supervisor empties and
     /// removes when it ends the tree — also when agentsh died and nobody else can.
     pub remove_on_exit: Option<PathBuf>,
+    /// Confine the child and everything it starts (SPEC §16) before its `execve`: a user
+    /// namespace, Landlock (writable: the policy's roots, [`SpawnSpec::remove_on_exit`],
+    /// `/dev/null`, `/dev/tty`, `/dev/pts`, `/dev/ptmx`), `no_new_privs`, and for
+    /// `network: false` a network namespace with loopback only plus a seccomp filter on
+    /// `socket(AF_UNIX, …)`. The supervisor stays outside. What the kernel cannot enforce is
+    /// [`SpawnError::Sandbox`], and nothing runs.
+    pub sandbox: Option<SandboxPolicy>,
+    /// The kernel to assume instead of probing the running one: a test seam to see what a
+    /// weaker kernel gets (the sandbox is still only what the running kernel can enforce).
+    #[doc(hidden)]
+    pub sandbox_kernel: Option<Kernel>,
 }
 
 impl SpawnSpec {
@@ -117,6 +132,8 @@ impl SpawnSpec {
             fds: Vec::new(),
             controlling_terminal: false,
             remove_on_exit: None,
+            sandbox: None,
+            sandbox_kernel: None,
         }
     }
 }
@@ -156,6 +173,10 @@ pub enum SpawnError {
         /// The error of `execve` (part of the message).
         error: io::Error,
     },
+    /// The sandbox cannot be had (the kernel cannot enforce it, or confining the child failed):
+    /// the program did not run.
+    #[error(transparent)]
+    Sandbox(SandboxError),
     /// The supervisor failed in a step of its own (its fork, descriptor setup, terminal).
     #[error("the supervisor of {program} failed: {step}: {error}")]
     Supervisor {

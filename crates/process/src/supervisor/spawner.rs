@@ -15,6 +15,7 @@ use super::forked::{REPORT_CHILD_PID, Stage, supervisor_main};
 use super::thread::{next_id, set_nonblocking};
 use super::{ChildStdio, MAX_EXTRA_FD, MIN_EXTRA_FD, SpawnError, SpawnSpec};
 use crate::containment::{self, Cgroup};
+use crate::sandbox::{self, Kernel, Prepared};
 
 /// Everything the forked processes need, prepared before `fork()`.
 pub(super) struct ForkPlan {
@@ -31,6 +32,8 @@ pub(super) struct ForkPlan {
     pub(super) remove_on_exit: Option<CString>,
     /// The tree's cgroup (see `crate::containment`); the child joins it before `execve`.
     pub(super) cgroup: Option<Cgroup>,
+    /// The sandbox, ready for the child's raw system calls.
+    pub(super) sandbox: Option<Prepared>,
 }
 
 fn cstring(bytes: &[u8], program: &str, what: &'static str) -> Result<CString, SpawnError> {
@@ -94,6 +97,14 @@ impl ForkPlan {
                 )
             })
             .transpose()?;
+        let sandbox = spec
+            .sandbox
+            .as_ref()
+            .map(|policy| {
+                let kernel = spec.sandbox_kernel.unwrap_or_else(Kernel::probe);
+                sandbox::prepare(policy, kernel, spec.remove_on_exit.as_deref())
+            })
+            .transpose()?;
         let [a, b, c] = spec.stdio;
         let take = |s: ChildStdio| match s {
             ChildStdio::Null => None,
@@ -111,6 +122,7 @@ impl ForkPlan {
             controlling_terminal: spec.controlling_terminal,
             remove_on_exit,
             cgroup: containment::new_cgroup(),
+            sandbox,
         })
     }
 }
@@ -121,7 +133,8 @@ pub(super) struct ChildView<'a> {
     pub(super) argv: &'a [*const c_char],
     pub(super) envp: &'a [*const c_char],
     /// Descriptor numbers in agentsh (valid in the fork) of control, report, error, then the
-    /// payload: stdio descriptors that are `Some`, then the extras.
+    /// payload: stdio descriptors that are `Some`, then the extras, then the sandbox's
+    /// Landlock rule set.
     pub(super) wanted: &'a [RawFd],
     pub(super) parent: libc::pid_t,
 }
@@ -202,6 +215,11 @@ pub(super) fn fork_supervisor(plan: &ForkPlan) -> Result<SpawnedRaw, ForkFailure
     ];
     wanted.extend(plan.stdio.iter().flatten().map(AsRawFd::as_raw_fd));
     wanted.extend(plan.extras.iter().map(|(fd, _)| fd.as_raw_fd()));
+    wanted.extend(
+        plan.sandbox
+            .iter()
+            .map(|sandbox| sandbox.ruleset.as_raw_fd()),
+    );
     let view = ChildView {
         plan,
         argv: &argv,
@@ -255,6 +273,14 @@ fn start_up(
         let error = io::Error::from_raw_os_error(errno);
         let program = plan.program_name.clone();
         let stage = Stage::from_byte(err_buf[0]);
+        if let Some(step) = stage.and_then(Stage::sandbox_step) {
+            return Err((
+                SpawnError::Sandbox(sandbox::SandboxError::Unavailable(format!(
+                    "{step}: {error}"
+                ))),
+                false,
+            ));
+        }
         let err = match stage {
             Some(Stage::ChildExec) => SpawnError::Exec { program, error },
             Some(Stage::ChildCwd) => SpawnError::Cwd {

@@ -121,7 +121,7 @@ fn root_and_home_are_refused_as_writable_roots() {
     refused(
         &work,
         &format!("{ws}writable = [\"~\"]\n"),
-        &format!("{}/", home.display()),
+        &home.display().to_string(),
     );
     // Canonicalised: a symlink to the home, or a path that walks up to `/`.
     refused(

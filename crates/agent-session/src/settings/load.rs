@@ -490,11 +490,15 @@ fn writable_path(
                 format!("cannot expand `~` in {path:?}: HOME is not set"),
             ));
         };
-        return Ok(home.join(
-            path.strip_prefix('~')
-                .unwrap_or(path)
-                .trim_start_matches('/'),
-        ));
+        let rest = path
+            .strip_prefix('~')
+            .unwrap_or(path)
+            .trim_start_matches('/');
+        return Ok(if rest.is_empty() {
+            home.to_path_buf()
+        } else {
+            home.join(rest)
+        });
     }
     let path = Path::new(path);
     if path.is_absolute() {

@@ -237,6 +237,15 @@ impl AgentSession {
         let prefix = shell_prefix(settings.bash.prefix.as_deref(), env_var);
 
         let snapshot = match (home.as_deref(), cache_dir) {
+            // The snapshot runs the user's rc files in a shell: never unconfined under a
+            // sandbox that cannot be enforced (no command of the session runs then either).
+            // sandbox: `snapshot_for` is to start its shell under `sandbox.policy` too.
+            _ if sandbox
+                .as_ref()
+                .is_some_and(|sandbox| can_enforce(&sandbox.policy).is_err()) =>
+            {
+                None
+            }
             (Some(home), Some(cache)) => {
                 let env = hardened_env(std::env::vars_os(), &settings.bash.env, TerminalKind::Pipe);
                 match snapshot_for(&shell, home, &cache, &env) {

@@ -204,3 +204,31 @@ async fn nothing_runs_unconfined() {
     sandboxed.shutdown().await;
     plain.shutdown().await;
 }
+
+/// The rc snapshot runs the user's rc files in a shell: under a sandbox that cannot be
+/// enforced it is not taken, so that nothing of the session runs unconfined.
+#[test]
+fn no_rc_snapshot_runs_unconfined() {
+    // Each session in a world of its own: no snapshot cache shared between them.
+    let rc_ran = |toml: &str| {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let home = dir.path().join("home");
+        let work = dir.path().join("work");
+        std::fs::create_dir_all(&home).expect("home");
+        std::fs::create_dir_all(&work).expect("work");
+        std::fs::write(home.join(".bashrc"), "touch \"$HOME/rc-ran\"\n").expect("rc");
+        let session = new_session(&dir, &work, &format!("[bash]\nshell = \"bash\"\n{toml}"))
+            .expect("the session starts");
+        drop(session);
+        home.join("rc-ran").exists()
+    };
+    // Control: without a sandbox the snapshot sources the rc file.
+    assert!(
+        rc_ran(""),
+        "the rc file was not sourced: the test proves nothing"
+    );
+    assert!(
+        !rc_ran("[sandbox]\nmode = \"workspace-write\"\n"),
+        "the rc file ran unconfined"
+    );
+}

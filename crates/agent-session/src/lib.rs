@@ -14,6 +14,7 @@ mod cwd;
 mod jobs;
 mod pty_selection;
 mod result;
+mod sandbox;
 mod session;
 mod settings;
 mod tool;
@@ -24,6 +25,7 @@ mod tool;
 pub use agentsh_artifact_store::{ArtifactError, ArtifactStore, ArtifactText};
 pub use agentsh_bash_interceptor::{Interception, Rule};
 pub use agentsh_bash_normalize::Limits;
+pub use agentsh_process::sandbox::{SandboxError, SandboxMode, SandboxPolicy};
 pub use agentsh_process::shell::ShellError;
 pub use agentsh_protocol::{
     ArgsError, BashArgs, BashResult, Cell, CellAttrs, CellColor, InterceptionDetails, JobDetails,
@@ -42,6 +44,7 @@ pub use result::{
     BANG_CANCELLED, FinishedRun, HeadCapture, ToolOutcome, bang_context_text, blocked_result,
     build_tool_result, cwd_error_result,
 };
+pub use sandbox::{DENIAL_MARKERS, SANDBOX_NOT_ENFORCED, sandbox_denial_line, shows_denial};
 pub use serde_json::{Value, json};
 pub use session::{AgentSession, BangOptions, SessionError, SessionOptions};
 pub use settings::{
@@ -49,6 +52,7 @@ pub use settings::{
     DEFAULT_ARTIFACTS_MAX_AGE_DAYS, DEFAULT_ARTIFACTS_MAX_BYTES, DEFAULT_JOBS_MAX_LOG_BYTES,
     DEFAULT_JOBS_MAX_RUNNING, DEFAULT_MAX_SHELLS, DEFAULT_MCP_YIELD_AFTER,
     DEFAULT_OUTPUT_MAX_BYTES, DEFAULT_SHELL_IDLE_MINUTES, InterceptorSettings, JobSettings,
-    McpSettings, OutputSettings, Settings, UiSettings, VirtualTerminal, config_path,
+    McpSettings, OutputSettings, SandboxSettings, Settings, UiSettings, VirtualTerminal,
+    config_path,
 };
 pub use tool::{BashTool, PtyHost, ToolContext, ToolUpdate};

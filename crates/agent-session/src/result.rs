@@ -38,8 +38,11 @@ use agentsh_protocol::{
     truncation_notice,
 };
 
+use agentsh_process::sandbox::SandboxPolicy;
+
 use crate::Timeout;
 use crate::cwd::CwdError;
+use crate::sandbox::denial_line_for;
 
 /// The line a bang command's context text ends with when it was stopped (SPEC §10).
 pub const BANG_CANCELLED: &str = "(command cancelled)";
@@ -104,10 +107,15 @@ pub struct FinishedRun<'a> {
     pub cwd: &'a Path,
     /// The (clamped) timeout of the call.
     pub timeout: Timeout,
+    /// The sandbox the command ran under (SPEC §16), `None` when off: a failed command whose
+    /// output shows a denial gets the sandbox line.
+    pub sandbox: Option<&'a SandboxPolicy>,
 }
 
-/// Builds the tool result of a finished call (SPEC §9): body, outcome line, notice; `details`
-/// with `meta.truncation` whenever anything was left out.
+/// Builds the tool result of a finished call (SPEC §9): body, outcome line, the sandbox line
+/// (SPEC §16: a sandboxed command that failed with a denial in its output, see
+/// [`DENIAL_MARKERS`](crate::DENIAL_MARKERS)), notice; `details` with `meta.truncation`
+/// whenever anything was left out.
 ///
 /// A run the executor reports as cancelled but not timed out was stopped by an abort, so it is
 /// an abort even when `aborted` is false.
@@ -140,6 +148,15 @@ pub fn build_tool_result(run: &FinishedRun<'_>) -> ToolOutcome {
     if let Some(outcome) = outcome {
         text.push_str("\n\n");
         text.push_str(&outcome);
+    }
+    let head_text = run.head_capture.map_or("", |capture| capture.text);
+    if let Some(line) = denial_line_for(
+        run.sandbox,
+        result.exit_code != Some(0),
+        &[&summary.output, head_text],
+    ) {
+        text.push_str("\n\n");
+        text.push_str(&line);
     }
     if shown.byte_limited {
         text.push_str("\n\n");
@@ -227,9 +244,17 @@ pub fn cwd_error_result(error: &CwdError, timeout: Timeout) -> ToolResult {
 /// fenced, or `(no output)`. Then `(command cancelled)` for a stopped command, `Command exited
 /// with code N` for a non-zero exit, or `Command failed: missing exit status` when there is no
 /// exit code (the spec names only the first two; a silent missing status would look like
-/// success). The notice follows when the byte limit truncated the output. Code spans and
-/// fences grow past any backticks in the command or output.
-pub fn bang_context_text(command: &str, result: &BashResult, max_bytes: u64) -> String {
+/// success). Then, for a command run under `sandbox` that failed (a non-zero exit or no exit
+/// status) with a denial in its output, the sandbox line of SPEC §16
+/// (`[sandbox: <mode>; writable: <roots>; network off]`). The notice follows when the byte
+/// limit truncated the output. Code spans and fences grow past any backticks in the command or
+/// output.
+pub fn bang_context_text(
+    command: &str,
+    result: &BashResult,
+    max_bytes: u64,
+    sandbox: Option<&SandboxPolicy>,
+) -> String {
     let summary = &result.summary;
     let shown = Source::tail(&summary.output, summary.truncated, summary.total_lines)
         .show(Limits::NONE, summary.total_lines);
@@ -255,6 +280,10 @@ pub fn bang_context_text(command: &str, result: &BashResult, max_bytes: u64) -> 
     if let Some(outcome) = outcome {
         text.push_str("\n\n");
         text.push_str(&outcome);
+    }
+    if let Some(line) = denial_line_for(sandbox, result.exit_code != Some(0), &[&summary.output]) {
+        text.push_str("\n\n");
+        text.push_str(&line);
     }
     if shown.byte_limited {
         text.push_str("\n\n");

@@ -1,6 +1,6 @@
 //! `AgentSession`: one agent session's shells, artifacts, settings, warnings and context.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
@@ -11,6 +11,7 @@ use agentsh_artifact_store::{
 use agentsh_bash_interceptor::Interceptor;
 use agentsh_output_sink::{OutputSink, SinkOptions, Spill, SpillSource};
 use agentsh_process::env::{TerminalKind, hardened_env};
+use agentsh_process::sandbox::{SandboxError, SandboxPolicy};
 use agentsh_process::shell::{ShellError, ShellSpec, discover_shell, shell_prefix};
 use agentsh_process::snapshot::{default_cache_dir, snapshot_for};
 use agentsh_protocol::BashResult;
@@ -24,6 +25,7 @@ use crate::Timeout;
 use crate::cwd::{CwdError, check_cwd};
 use crate::jobs::Jobs;
 use crate::result::bang_context_text;
+use crate::sandbox::{SessionSandbox, can_enforce};
 use crate::settings::Settings;
 
 /// How an [`AgentSession`] is set up. Start from [`SessionOptions::new`], which takes the one
@@ -87,6 +89,23 @@ pub enum SessionError {
         /// Why the store could not be opened.
         reason: String,
     },
+    /// The session's sandbox cannot be had (SPEC §16): `Sandbox unavailable: <reason>` (the
+    /// kernel, or this build, cannot enforce it: nothing runs) or `Sandbox refuses a writable
+    /// root of <path>` (`/` or `$HOME`).
+    #[error(transparent)]
+    Sandbox(#[from] SandboxError),
+    /// A `sandbox.writable` root (or the session's cwd as one) does not exist or cannot be
+    /// resolved.
+    #[error("Sandbox cannot use the writable root {}: {error}", path.display())]
+    SandboxRoot {
+        /// The root as configured.
+        path: PathBuf,
+        /// Why it cannot be used.
+        error: std::io::Error,
+    },
+    /// The sandbox's private temp dir could not be created.
+    #[error("Sandbox cannot create its private temp dir: {0}")]
+    SandboxTempDir(std::io::Error),
     /// The command could not be run at all. The text includes the executor's reason, so the
     /// error has no separate `source()`.
     #[error("cannot run the command: {0}")]
@@ -120,6 +139,10 @@ struct Inner {
     cwd: PathBuf,
     home: Option<PathBuf>,
     settings: Settings,
+    /// `bash.env`, plus `TMPDIR` (the private temp dir) under a sandbox.
+    env: BTreeMap<String, String>,
+    /// The sandbox (SPEC §16), `None` when `sandbox.mode` is off.
+    sandbox: Option<SessionSandbox>,
     /// The artifact store, or why it could not be opened.
     store: Result<ArtifactStore, String>,
     interceptor: Option<Interceptor>,
@@ -178,6 +201,10 @@ impl AgentSession {
     /// Problems that are not errors (invalid rules, no snapshot, no artifact store) become
     /// warnings, each reported once by [`take_warnings`](Self::take_warnings). An unusable
     /// `bash.shell` is an error: nothing runs on a broken configuration.
+    ///
+    /// With `sandbox.mode` on, the writable roots are resolved here (a missing one, `/` or
+    /// `$HOME` is an error) and the session's private temp dir (0700) is made; it is every
+    /// command's `TMPDIR` and is removed by [`shutdown`](Self::shutdown).
     pub fn new(options: SessionOptions) -> Result<Self, SessionError> {
         let SessionOptions {
             settings,
@@ -197,11 +224,28 @@ impl AgentSession {
             None => default_cache_dir(env_var),
         };
         let home = home.or_else(|| env_var("HOME").map(PathBuf::from));
+        let sandbox = SessionSandbox::new(&settings.sandbox, &cwd, home.as_deref())?;
+        let mut env = settings.bash.env.clone();
+        if let Some(sandbox) = &sandbox {
+            env.insert(
+                "TMPDIR".to_owned(),
+                sandbox.temp_dir().to_string_lossy().into_owned(),
+            );
+        }
 
         let shell = discover_shell(settings.bash.shell.as_deref(), env_var)?;
         let prefix = shell_prefix(settings.bash.prefix.as_deref(), env_var);
 
         let snapshot = match (home.as_deref(), cache_dir) {
+            // The snapshot runs the user's rc files in a shell: never unconfined under a
+            // sandbox that cannot be enforced (no command of the session runs then either).
+            // sandbox: `snapshot_for` is to start its shell under `sandbox.policy` too.
+            _ if sandbox
+                .as_ref()
+                .is_some_and(|sandbox| can_enforce(&sandbox.policy).is_err()) =>
+            {
+                None
+            }
             (Some(home), Some(cache)) => {
                 let env = hardened_env(std::env::vars_os(), &settings.bash.env, TerminalKind::Pipe);
                 match snapshot_for(&shell, home, &cache, &env) {
@@ -240,6 +284,8 @@ impl AgentSession {
                 cwd,
                 home,
                 settings,
+                env,
+                sandbox,
                 store,
                 interceptor,
                 shell,
@@ -278,6 +324,25 @@ impl AgentSession {
     /// The settings the session runs with.
     pub fn settings(&self) -> &Settings {
         &self.inner.settings
+    }
+
+    /// The sandbox every command of the session runs under (SPEC §16), `None` when
+    /// `sandbox.mode` is off: its mode, its writable roots as resolved (the cwd in
+    /// `workspace-write`, the private temp dir, `sandbox.writable`) and whether the network is
+    /// reachable.
+    pub fn sandbox(&self) -> Option<&SandboxPolicy> {
+        self.inner.sandbox.as_ref().map(|sandbox| &sandbox.policy)
+    }
+
+    /// Whether commands may start: without a sandbox always; with one only when it can be
+    /// enforced (`Sandbox unavailable: <reason>` otherwise, and nothing runs). Every command
+    /// path asks through [`exec_request`](Self::exec_request) or
+    /// [`pty_command`](Self::pty_command).
+    pub(crate) fn sandbox_gate(&self) -> Result<(), SessionError> {
+        match self.sandbox() {
+            None => Ok(()),
+            Some(policy) => Ok(can_enforce(policy)?),
+        }
     }
 
     /// The artifact store, when it could be opened.
@@ -357,7 +422,12 @@ impl AgentSession {
             )
             .await?;
         if !options.exclude_from_context {
-            let text = bang_context_text(command, &result, self.inner.settings.output.max_bytes);
+            let text = bang_context_text(
+                command,
+                &result,
+                self.inner.settings.output.max_bytes,
+                self.sandbox(),
+            );
             lock(&self.inner.context).push(text);
         }
         Ok(result)
@@ -417,6 +487,9 @@ impl AgentSession {
         self.inner.shutdown.cancel();
         self.inner.jobs.shutdown().await;
         self.inner.executor.close_session(&self.inner.id).await;
+        if let Some(sandbox) = &self.inner.sandbox {
+            sandbox.remove_temp_dir();
+        }
     }
 
     /// A sink with the session's byte limit, spilling to an artifact allocated when the output
@@ -462,12 +535,12 @@ impl AgentSession {
         sink: &mut OutputSink,
         on_chunk: Option<ChunkCallback<'_>>,
     ) -> Result<BashResult, SessionError> {
-        let request = self.exec_request(command, &cwd, timeout, surface, cancel);
+        let request = self.exec_request(command, &cwd, timeout, surface, cancel)?;
         Ok(self.inner.executor.execute(request, sink, on_chunk).await?)
     }
 
-    /// The request that runs `command` with the session's shell, environment, prefix, snapshot
-    /// and limits.
+    /// The request that runs `command` with the session's shell, environment, prefix, snapshot,
+    /// limits and sandbox; an error when the sandbox cannot be enforced ([`sandbox_gate`](Self::sandbox_gate)).
     pub(crate) fn exec_request(
         &self,
         command: &str,
@@ -475,15 +548,16 @@ impl AgentSession {
         timeout: Timeout,
         surface: Surface,
         cancel: CancellationToken,
-    ) -> ExecRequest {
+    ) -> Result<ExecRequest, SessionError> {
+        self.sandbox_gate()?;
         let inner = &self.inner;
-        ExecRequest {
+        Ok(ExecRequest {
             command: command.to_owned(),
             cwd: cwd.to_path_buf(),
             timeout: timeout.duration(),
             session: SessionKey::new(inner.id.clone(), surface),
             shell: inner.shell.clone(),
-            env: inner.settings.bash.env.clone(),
+            env: inner.env.clone(),
             prefix: inner.prefix.clone(),
             snapshot: inner.snapshot.clone(),
             cancel,
@@ -491,7 +565,8 @@ impl AgentSession {
                 max_shells: inner.settings.bash.max_shells,
                 idle_timeout: inner.settings.bash.shell_idle_timeout(),
             },
-        }
+            sandbox: self.sandbox().cloned(),
+        })
     }
 
     /// The shell executor.
@@ -522,17 +597,25 @@ impl AgentSession {
         self.inner.shutdown.child_token()
     }
 
-    /// `command` as the PTY runtime runs it: the session's shell, environment, prefix and rc
-    /// snapshot, in `cwd`, stopped after `timeout`.
-    pub(crate) fn pty_command(&self, command: &str, cwd: &Path, timeout: Timeout) -> PtyCommand {
+    /// `command` as the PTY runtime runs it: the session's shell, environment, prefix, rc
+    /// snapshot and sandbox, in `cwd`, stopped after `timeout`; an error when the sandbox
+    /// cannot be enforced ([`sandbox_gate`](Self::sandbox_gate)).
+    pub(crate) fn pty_command(
+        &self,
+        command: &str,
+        cwd: &Path,
+        timeout: Timeout,
+    ) -> Result<PtyCommand, SessionError> {
+        self.sandbox_gate()?;
         let inner = &self.inner;
-        PtyCommand {
+        Ok(PtyCommand {
             shell: inner.shell.clone(),
-            env: inner.settings.bash.env.clone(),
+            env: inner.env.clone(),
             prefix: inner.prefix.clone(),
             snapshot: inner.snapshot.clone(),
+            sandbox: self.sandbox().cloned(),
             ..PtyCommand::new(command, cwd, timeout.duration())
-        }
+        })
     }
 }
 

@@ -24,6 +24,6 @@ pub use types::{
     ArtifactSettings, BashSettings, DEFAULT_ARTIFACTS_MAX_AGE_DAYS, DEFAULT_ARTIFACTS_MAX_BYTES,
     DEFAULT_JOBS_MAX_LOG_BYTES, DEFAULT_JOBS_MAX_RUNNING, DEFAULT_MAX_SHELLS,
     DEFAULT_MCP_YIELD_AFTER, DEFAULT_OUTPUT_MAX_BYTES, DEFAULT_SHELL_IDLE_MINUTES,
-    InterceptorSettings, JobSettings, McpSettings, OutputSettings, Settings, UiSettings,
-    VirtualTerminal,
+    InterceptorSettings, JobSettings, McpSettings, OutputSettings, SandboxSettings, Settings,
+    UiSettings, VirtualTerminal,
 };

@@ -213,7 +213,12 @@ impl BashTool {
             )
         });
         let (run, sink) = if let Some(host) = pty_host {
-            let mut command = session.pty_command(&normalized.command, &cwd, timeout);
+            let mut command = match session.pty_command(&normalized.command, &cwd, timeout) {
+                Ok(command) => command,
+                Err(err) => {
+                    return ToolOutcome::Finished(not_run_result(err.to_string(), &cwd, timeout));
+                }
+            };
             if let Some((cols, rows)) = host.size() {
                 command.size = TerminalSize::clamped(cols, rows);
             }
@@ -244,6 +249,7 @@ impl BashTool {
                 aborted: ctx.cancel.is_cancelled(),
                 cwd: &cwd,
                 timeout,
+                sandbox: session.sandbox(),
             }),
             Err(err) => ToolOutcome::Finished(not_run_result(err.to_string(), &cwd, timeout)),
         }

@@ -2,6 +2,7 @@
 
 mod config;
 mod jobs;
+mod sandbox;
 mod session;
 mod tool;
 mod ui;

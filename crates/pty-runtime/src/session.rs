@@ -26,6 +26,7 @@ use std::time::Duration;
 
 use agentsh_output_sink::{OutputSink, SinkOptions};
 use agentsh_process::env::{TerminalKind, hardened_env};
+use agentsh_process::sandbox::SandboxPolicy;
 use agentsh_process::shell::{FALLBACK_SHELL, ShellSpec, apply_prefix, discover_shell};
 use agentsh_process::{ChildExit, ChildStdio, InputWait, SpawnSpec, Supervisor, TERM_GRACE};
 use agentsh_protocol::{BashResult, CANCELLED_ANNOTATION, timeout_annotation};
@@ -90,12 +91,15 @@ pub struct PtyCommand {
     /// A job's terminal (SPEC §13): the environment keeps none of the variables that make
     /// programs skip their questions (`CI`, `npm_config_yes`, …). Default `false`.
     pub answers_prompts: bool,
+    /// The session's sandbox (SPEC §16) for every process on the terminal; `None` (default):
+    /// off.
+    pub sandbox: Option<SandboxPolicy>,
 }
 
 impl PtyCommand {
     /// A command with the discovered shell (`$SHELL` if bash/zsh, else bash, else sh), no
-    /// extra environment, no prefix, no snapshot, a 120×40 terminal and 10,000 lines of
-    /// scrollback.
+    /// extra environment, no prefix, no snapshot, a 120×40 terminal, 10,000 lines of
+    /// scrollback and no sandbox.
     pub fn new(command: impl Into<String>, cwd: impl Into<PathBuf>, timeout: Duration) -> Self {
         let shell = discover_shell(None, |name| std::env::var_os(name))
             .unwrap_or_else(|_| ShellSpec::from_path(FALLBACK_SHELL));
@@ -111,6 +115,7 @@ impl PtyCommand {
             size: TerminalSize::default(),
             scrollback: SCROLLBACK_LINES,
             answers_prompts: false,
+            sandbox: None,
         }
     }
 
@@ -157,6 +162,7 @@ impl PtyCommand {
             ChildStdio::Fd(slave.try_clone()?),
         ];
         spec.controlling_terminal = true;
+        // sandbox: spec.sandbox.clone_from(&self.sandbox);
         Ok(spec)
     }
 }

@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
+use agentsh_process::sandbox::SandboxPolicy;
 use tokio::sync::Notify;
 
 use crate::request::{SessionKey, ShellLimits};
@@ -24,13 +25,14 @@ use crate::shell::ShellProcess;
 const SWEEP_CEILING: Duration = Duration::from_secs(60);
 
 /// What identifies a shell in the cache: shell path, prefix, snapshot path, the sorted `K=V`
-/// environment and the session key.
+/// environment, the sandbox and the session key.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct ShellKey {
     pub(crate) shell: PathBuf,
     pub(crate) prefix: Option<String>,
     pub(crate) snapshot: Option<PathBuf>,
     pub(crate) env: Vec<u8>,
+    pub(crate) sandbox: Option<SandboxPolicy>,
     pub(crate) session: SessionKey,
 }
 

@@ -166,6 +166,7 @@ impl ShellExecutor {
             prefix: request.prefix.clone(),
             snapshot: request.snapshot.clone(),
             env: env_key,
+            sandbox: request.sandbox.clone(),
             session: request.session.clone(),
         };
         let (hold, evicted) = self.cache.acquire(key, request.limits);
@@ -232,7 +233,9 @@ async fn run_in(
     mut output: SinkOutput<'_, '_, '_>,
 ) -> Result<RunOutcome, ExecError> {
     let alive = slot.as_mut().is_some_and(ShellProcess::is_alive);
-    let same_shell = slot.as_ref().is_some_and(|s| s.spec() == &request.shell);
+    let same_shell = slot
+        .as_ref()
+        .is_some_and(|s| s.spec() == &request.shell && s.sandbox() == request.sandbox.as_ref());
     if !alive || !same_shell {
         if let Some(old) = slot.take() {
             old.close().await;
@@ -242,6 +245,7 @@ async fn run_in(
             Vec::clone(&env),
             request.snapshot.as_deref(),
             &request.cwd,
+            request.sandbox.as_ref(),
         )
         .await?;
         *slot = Some(started);

@@ -161,6 +161,7 @@ impl ShellExecutor {
             Vec::clone(&env),
             request.snapshot.as_deref(),
             &request.cwd,
+            request.sandbox.as_ref(),
         )
         .await?;
         shell.for_job();
@@ -192,9 +193,11 @@ impl ShellExecutor {
                     return Ok(Yielded::Finished(JobExit { killed: true, ..JobExit::default() }));
                 }
             };
-            let usable = slot
-                .as_mut()
-                .is_some_and(|shell| shell.is_alive() && shell.spec() == &request.shell);
+            let usable = slot.as_mut().is_some_and(|shell| {
+                shell.is_alive()
+                    && shell.spec() == &request.shell
+                    && shell.sandbox() == request.sandbox.as_ref()
+            });
             let mut shell = match slot.take() {
                 Some(shell) if usable => shell,
                 old => {
@@ -206,6 +209,7 @@ impl ShellExecutor {
                         Vec::clone(&env),
                         request.snapshot.as_deref(),
                         &request.cwd,
+                        request.sandbox.as_ref(),
                     )
                     .await?
                 }

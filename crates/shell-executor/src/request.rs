@@ -5,6 +5,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use agentsh_process::sandbox::SandboxPolicy;
 use agentsh_process::shell::{ShellSpec, discover_shell};
 use tokio_util::sync::CancellationToken;
 
@@ -80,12 +81,15 @@ pub struct ExecRequest {
     pub cancel: CancellationToken,
     /// The session's own cache limits (`bash.max_shells`, `bash.shell_idle_minutes`).
     pub limits: ShellLimits,
+    /// The session's sandbox (SPEC §16), `None` when off. Part of the shell's cache key: two
+    /// sessions with different sandboxes never share a shell, and a job's shell gets it too.
+    pub sandbox: Option<SandboxPolicy>,
 }
 
 impl ExecRequest {
     /// A request with the discovered shell (`$SHELL` if bash/zsh, else bash, else sh), no
-    /// extra environment, no prefix, no snapshot, a fresh cancellation token and the default
-    /// [`ShellLimits`].
+    /// extra environment, no prefix, no snapshot, a fresh cancellation token, the default
+    /// [`ShellLimits`] and no sandbox.
     pub fn new(
         command: impl Into<String>,
         cwd: impl Into<PathBuf>,
@@ -105,6 +109,7 @@ impl ExecRequest {
             snapshot: None,
             cancel: CancellationToken::new(),
             limits: ShellLimits::default(),
+            sandbox: None,
         }
     }
 }

@@ -10,6 +10,7 @@ use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use agentsh_process::sandbox::SandboxPolicy;
 use agentsh_process::shell::ShellSpec;
 use agentsh_process::{
     ChildExit, CommandScope, SpawnSpec, StartMark, Supervisor, TERM_GRACE, can_attribute,
@@ -121,6 +122,8 @@ enum StopMethod {
 /// A running shell and its supervisor.
 pub(crate) struct ShellProcess {
     spec: ShellSpec,
+    /// The sandbox its processes run under (SPEC §16), `None` when off.
+    sandbox: Option<SandboxPolicy>,
     /// `None` once the shell died or was replaced.
     supervisor: Option<Supervisor>,
     /// The report FIFO, held read-write (never EOF): the loop's reports come in here.
@@ -159,11 +162,15 @@ impl ShellProcess {
     /// prepared. Whether it became ready is learnt by the first [`run`](Self::run): a shell that
     /// exits or hangs before it reports ready makes that run fail with
     /// [`ExecError::StartupExit`] or [`ExecError::StartupTimeout`].
+    ///
+    /// `sandbox` is the policy every process of the shell is to run under (SPEC §16); the shell
+    /// keeps it, so that a slot's shell is only reused for requests with the same one.
     pub(crate) async fn start(
         spec: &ShellSpec,
         env: Vec<(OsString, OsString)>,
         snapshot: Option<&Path>,
         cwd: &Path,
+        sandbox: Option<&SandboxPolicy>,
     ) -> Result<Self, ExecError> {
         // 0700 whatever the umask: the command text and cwd written here are nobody else's.
         let dir = tempfile::Builder::new()
@@ -179,9 +186,11 @@ impl ShellProcess {
         spawn.cwd = cwd.to_path_buf();
         // The supervisor removes the directory even when agentsh dies without cleaning up.
         spawn.remove_on_exit = Some(dir.path().to_path_buf());
+        // sandbox: spawn.sandbox = sandbox.cloned(); (with `dir` among the always-writable roots)
         let supervisor = Supervisor::spawn(spawn).await?;
         Ok(Self {
             spec: spec.clone(),
+            sandbox: sandbox.cloned(),
             supervisor: Some(supervisor),
             reports: crate::fifo::register(reports)?,
             triggers,
@@ -204,6 +213,11 @@ impl ShellProcess {
     /// The shell this process runs.
     pub(crate) fn spec(&self) -> &ShellSpec {
         &self.spec
+    }
+
+    /// The sandbox the shell was started with.
+    pub(crate) fn sandbox(&self) -> Option<&SandboxPolicy> {
+        self.sandbox.as_ref()
     }
 
     /// Whether the shell is still there to take the next command.

@@ -116,6 +116,10 @@ impl JobCall<'_> {
     /// a second has passed.
     pub(crate) async fn start_background(&self, pty: bool) -> ToolOutcome {
         let session = self.session;
+        // Nothing starts, not even a slot is taken, when the sandbox cannot be had.
+        if let Err(err) = session.sandbox_gate() {
+            return tool_error(err.to_string(), self.cwd, self.shown_timeout);
+        }
         let jobs = session.jobs();
         let slot = match jobs.reserve(session.settings().jobs.max_running) {
             Ok(slot) => slot,
@@ -126,19 +130,26 @@ impl JobCall<'_> {
         let new = self.new_job();
         let run_time = self.timeout.map_or(NO_TIMEOUT, Timeout::duration);
         let job = if pty {
-            let mut command = session.pty_command(self.command, self.cwd, self.shown_timeout);
+            let mut command = match session.pty_command(self.command, self.cwd, self.shown_timeout)
+            {
+                Ok(command) => command,
+                Err(err) => return tool_error(err.to_string(), self.cwd, self.shown_timeout),
+            };
             command.timeout = run_time;
             command.answers_prompts = true;
             let running = PtySession::start_with_text(command, new.take_sink(), new.texts());
             slot.fill(|id| new.on_pty(self.meta(id, true), running))
         } else {
-            let mut request = session.exec_request(
+            let mut request = match session.exec_request(
                 self.command,
                 self.cwd,
                 self.shown_timeout,
                 Surface::Tool,
                 session.call_token(),
-            );
+            ) {
+                Ok(request) => request,
+                Err(err) => return tool_error(err.to_string(), self.cwd, self.shown_timeout),
+            };
             request.timeout = run_time;
             match session.executor().start_job(request, new.chunks()).await {
                 Ok(run) => slot.fill(|id| new.piped(self.meta(id, false), run)),
@@ -164,17 +175,20 @@ impl JobCall<'_> {
         on_update: &mut (impl FnMut(ToolUpdate) + Send),
     ) -> ToolOutcome {
         let session = self.session;
-        let jobs = session.jobs();
-        let slot = jobs.reserve(session.settings().jobs.max_running).ok();
-        let new = self.maybe_job();
         let token = session.call_token();
-        let request = session.exec_request(
+        let request = match session.exec_request(
             self.command,
             self.cwd,
             self.shown_timeout,
             Surface::Tool,
             token.clone(),
-        );
+        ) {
+            Ok(request) => request,
+            Err(err) => return tool_error(err.to_string(), self.cwd, self.shown_timeout),
+        };
+        let jobs = session.jobs();
+        let slot = jobs.reserve(session.settings().jobs.max_running).ok();
+        let new = self.maybe_job();
         // With no room for one more job the call cannot yield: it runs to its end.
         let yield_after = if slot.is_some() {
             yield_after
@@ -276,6 +290,7 @@ impl JobCall<'_> {
             aborted,
             cwd: self.cwd,
             timeout: self.shown_timeout,
+            sandbox: self.session.sandbox(),
         })
     }
 
@@ -331,6 +346,8 @@ fn answer_about(job: &Job, max_bytes: u64, limits: Limits, reader: Reader) -> To
         aborted: false,
         cwd: &job.cwd,
         timeout: job.timeout,
+        // No outcome here (the state line says how the job is), so no sandbox line either.
+        sandbox: None,
     });
     let result = match &mut outcome {
         ToolOutcome::Finished(result) | ToolOutcome::Aborted(result) => result,

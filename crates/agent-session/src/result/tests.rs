@@ -69,6 +69,7 @@ struct Call<'a> {
     max_bytes: u64,
     aborted: bool,
     timeout: Timeout,
+    sandbox: Option<&'a SandboxPolicy>,
 }
 
 impl<'a> Call<'a> {
@@ -80,6 +81,7 @@ impl<'a> Call<'a> {
             max_bytes,
             aborted: false,
             timeout: Timeout::DEFAULT,
+            sandbox: None,
         }
     }
 
@@ -98,6 +100,11 @@ impl<'a> Call<'a> {
         self
     }
 
+    fn sandboxed(mut self, policy: &'a SandboxPolicy) -> Self {
+        self.sandbox = Some(policy);
+        self
+    }
+
     fn aborted(mut self) -> Self {
         self.aborted = true;
         self
@@ -112,6 +119,7 @@ impl<'a> Call<'a> {
             aborted: self.aborted,
             cwd: Path::new("/work/proj"),
             timeout: self.timeout,
+            sandbox: self.sandbox,
         })
     }
 
@@ -597,6 +605,7 @@ fn cwd_errors() {
 
 mod bang;
 mod not_saved;
+mod sandbox;
 
 mod properties {
     use proptest::prelude::*;

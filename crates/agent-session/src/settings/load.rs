@@ -7,6 +7,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use agentsh_bash_interceptor::Rule;
+use agentsh_process::sandbox::SandboxMode;
 use agentsh_protocol::Theme;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, Visitor};
@@ -18,7 +19,7 @@ use super::types::{
     ArtifactSettings, BashSettings, DEFAULT_ARTIFACTS_MAX_AGE_DAYS, DEFAULT_ARTIFACTS_MAX_BYTES,
     DEFAULT_JOBS_MAX_LOG_BYTES, DEFAULT_JOBS_MAX_RUNNING, DEFAULT_MCP_YIELD_AFTER,
     DEFAULT_OUTPUT_MAX_BYTES, InterceptorSettings, JobSettings, McpSettings, OutputSettings,
-    Settings, UiSettings, VirtualTerminal,
+    SandboxSettings, Settings, UiSettings, VirtualTerminal,
 };
 use crate::Timeout;
 
@@ -148,8 +149,9 @@ impl Settings {
         }
     }
 
-    /// Parses and checks the text of a configuration file; `file` names it in errors, `home`
-    /// expands `~/` in `artifacts.dir`.
+    /// Parses and checks the text of a configuration file; `file` names it in errors (and its
+    /// directory is what a relative `sandbox.writable` path is relative to), `home` expands
+    /// `~/` in `artifacts.dir` and `sandbox.writable`.
     pub fn from_toml(text: &str, file: &Path, home: Option<&Path>) -> Result<Self, ConfigError> {
         let doc = DeTable::parse(text).map_err(|err| {
             let (line, column) = err
@@ -164,7 +166,7 @@ impl Settings {
         })?;
         let raw = RawSettings::deserialize(toml::de::Deserializer::from(doc.clone()))
             .map_err(|err| data_error(&err, doc.get_ref(), text, file))?;
-        raw.check(home)
+        raw.check(home, file)
             .map_err(|Invalid { key, reason }| ConfigError::Invalid {
                 path: file.to_path_buf(),
                 key,
@@ -217,6 +219,7 @@ struct RawSettings {
     jobs: RawJobs,
     mcp: RawMcp,
     ui: RawUi,
+    sandbox: RawSandbox,
 }
 
 #[derive(Deserialize, Default)]
@@ -270,6 +273,39 @@ struct RawJobs {
 #[serde(deny_unknown_fields, default, expecting = "a table")]
 struct RawUi {
     theme: Option<ThemeName>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields, default, expecting = "a table")]
+struct RawSandbox {
+    mode: Option<SandboxModeName>,
+    writable: Option<Vec<String>>,
+    network: Option<bool>,
+}
+
+/// `sandbox.mode`: `"off"` (`None`), `"read-only"` or `"workspace-write"`.
+struct SandboxModeName(Option<SandboxMode>);
+
+impl<'de> Deserialize<'de> for SandboxModeName {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        const VALUES: &[&str] = &["off", "read-only", "workspace-write"];
+        struct ModeVisitor;
+        impl Visitor<'_> for ModeVisitor {
+            type Value = SandboxModeName;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("`off`, `read-only` or `workspace-write`")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<SandboxModeName, E> {
+                match v {
+                    "off" => Ok(SandboxModeName(None)),
+                    "read-only" => Ok(SandboxModeName(Some(SandboxMode::ReadOnly))),
+                    "workspace-write" => Ok(SandboxModeName(Some(SandboxMode::WorkspaceWrite))),
+                    other => Err(E::unknown_variant(other, VALUES)),
+                }
+            }
+        }
+        deserializer.deserialize_any(ModeVisitor)
+    }
 }
 
 /// `ui.theme`: exactly one of the theme names. (Derived enum parsing would answer a
@@ -373,7 +409,7 @@ fn ranged<T: TryFrom<i128>>(key: &str, value: Integer, min: i128, max: i128) -> 
 }
 
 impl RawSettings {
-    fn check(self, home: Option<&Path>) -> Result<Settings, Invalid> {
+    fn check(self, home: Option<&Path>, file: &Path) -> Result<Settings, Invalid> {
         Ok(Settings {
             bash: self.bash.check()?,
             bash_interceptor: InterceptorSettings {
@@ -409,8 +445,75 @@ impl RawSettings {
                     .theme
                     .map_or_else(Theme::default, |ThemeName(theme)| theme),
             },
+            sandbox: self.sandbox.check(home, file)?,
         })
     }
+}
+
+impl RawSandbox {
+    fn check(self, home: Option<&Path>, file: &Path) -> Result<SandboxSettings, Invalid> {
+        let mut writable = Vec::new();
+        for (index, path) in self.writable.unwrap_or_default().iter().enumerate() {
+            writable.push(writable_path(
+                &format!("sandbox.writable[{index}]"),
+                path,
+                home,
+                file,
+            )?);
+        }
+        Ok(SandboxSettings {
+            mode: self.mode.and_then(|SandboxModeName(mode)| mode),
+            writable,
+            network: self.network.unwrap_or(false),
+        })
+    }
+}
+
+/// One `sandbox.writable` entry: `~`/`~/…` expanded against `home`, a relative path resolved
+/// against the directory of the configuration file `file`.
+fn writable_path(
+    key: &str,
+    path: &str,
+    home: Option<&Path>,
+    file: &Path,
+) -> Result<PathBuf, Invalid> {
+    if path.is_empty() {
+        return Err(invalid(key, "must not be empty"));
+    }
+    if path.contains('\0') {
+        return Err(invalid(key, "must not contain a NUL character"));
+    }
+    if path == "~" || path.starts_with("~/") {
+        let Some(home) = home else {
+            return Err(invalid(
+                key,
+                format!("cannot expand `~` in {path:?}: HOME is not set"),
+            ));
+        };
+        let rest = path
+            .strip_prefix('~')
+            .unwrap_or(path)
+            .trim_start_matches('/');
+        return Ok(if rest.is_empty() {
+            home.to_path_buf()
+        } else {
+            home.join(rest)
+        });
+    }
+    let path = Path::new(path);
+    if path.is_absolute() {
+        return Ok(path.to_path_buf());
+    }
+    let dir = file.parent().unwrap_or(Path::new(""));
+    std::path::absolute(dir.join(path)).map_err(|err| {
+        invalid(
+            key,
+            format!(
+                "cannot resolve {} against the config file's directory: {err}",
+                path.display()
+            ),
+        )
+    })
 }
 
 impl RawBash {

@@ -1,7 +1,9 @@
 //! Tests of loading and checking settings: every error names the file, the key and the reason.
 
 use std::ffi::OsString;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+use agentsh_process::sandbox::SandboxMode;
 
 use super::*;
 use crate::{Theme, Timeout};
@@ -81,8 +83,77 @@ fn the_ui_theme_is_read() {
 }
 
 #[test]
+fn the_sandbox_is_read() {
+    let settings = parse("").unwrap();
+    assert_eq!(settings.sandbox, SandboxSettings::default());
+    assert_eq!(settings.sandbox.mode, None);
+    assert!(settings.sandbox.writable.is_empty());
+    assert!(!settings.sandbox.network);
+    assert_eq!(
+        parse("[sandbox]\nmode = \"off\"\n").unwrap().sandbox.mode,
+        None
+    );
+    assert_eq!(
+        parse("[sandbox]\nmode = \"read-only\"\n")
+            .unwrap()
+            .sandbox
+            .mode,
+        Some(SandboxMode::ReadOnly)
+    );
+    let settings = parse(
+        "[sandbox]\nmode = \"workspace-write\"\nnetwork = true\nwritable = [\"/opt/cache\", \"~/.cargo\", \"~\", \"build/out\", \"../shared\"]\n",
+    )
+    .unwrap();
+    assert_eq!(
+        settings.sandbox,
+        SandboxSettings {
+            mode: Some(SandboxMode::WorkspaceWrite),
+            writable: vec![
+                PathBuf::from("/opt/cache"),
+                PathBuf::from("/home/ann/.cargo"),
+                PathBuf::from("/home/ann"),
+                // Relative paths are relative to the config file's directory.
+                PathBuf::from("/x/build/out"),
+                PathBuf::from("/x/../shared"),
+            ],
+            network: true,
+        }
+    );
+}
+
+#[test]
+fn sandbox_tilde_needs_a_home() {
+    let err = Settings::from_toml(
+        "[sandbox]\nwritable = [\"/a\", \"~/x\"]\n",
+        Path::new("/x/config.toml"),
+        None,
+    )
+    .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "config error in /x/config.toml: sandbox.writable[1]: cannot expand `~` in \"~/x\": HOME is not set"
+    );
+}
+
+#[test]
 fn bad_values_name_key_and_reason() {
     let cases: &[(&str, &str)] = &[
+        (
+            "[sandbox]\nmode = \"on\"",
+            "sandbox.mode: unknown variant `on`, expected one of `off`, `read-only`, `workspace-write`",
+        ),
+        (
+            "[sandbox]\nmode = \"Read-Only\"",
+            "sandbox.mode: unknown variant `Read-Only`, expected one of `off`, `read-only`, `workspace-write`",
+        ),
+        (
+            "[sandbox]\nwritable = [\"/a\", \"\"]",
+            "sandbox.writable[1]: must not be empty",
+        ),
+        (
+            "[sandbox]\nwritable = [\"/a\\u0000b\"]",
+            "sandbox.writable[0]: must not contain a NUL character",
+        ),
         (
             "[bash]\nmax_shells = 0",
             "bash.max_shells: must be at least 1, got 0",
@@ -173,6 +244,26 @@ fn bad_values_name_key_and_reason() {
 fn type_errors_name_the_key() {
     let cases: &[(&str, &str)] = &[
         (
+            "[sandbox]\nmode = true",
+            "sandbox.mode: invalid type: boolean `true`, expected `off`, `read-only` or `workspace-write`",
+        ),
+        (
+            "[sandbox]\nnetwork = \"no\"",
+            "sandbox.network: invalid type: string \"no\", expected a boolean",
+        ),
+        (
+            "[sandbox]\nwritable = \"/a\"",
+            "sandbox.writable: invalid type: string \"/a\", expected a sequence",
+        ),
+        (
+            "[sandbox]\nwritable = [\"/a\", 1]",
+            "sandbox.writable[1]: invalid type: integer `1`, expected a string",
+        ),
+        (
+            "sandbox = true",
+            "sandbox: invalid type: boolean `true`, expected a table",
+        ),
+        (
             "[bash]\nmax_shells = \"4\"",
             "bash.max_shells: invalid type: string \"4\", expected an integer",
         ),
@@ -247,11 +338,15 @@ fn unknown_keys_name_the_key() {
         ),
         (
             "[outptu]\nmax_bytes = 1",
-            "outptu: unknown field `outptu`, expected one of `bash`, `bash_interceptor`, `artifacts`, `output`, `jobs`, `mcp`, `ui`",
+            "outptu: unknown field `outptu`, expected one of `bash`, `bash_interceptor`, `artifacts`, `output`, `jobs`, `mcp`, `ui`, `sandbox`",
         ),
         (
             "[ui]\ntheme = \"nerd\"\nthem = \"nerd\"",
             "ui.them: unknown field `them`, expected `theme`",
+        ),
+        (
+            "[sandbox]\nnetwrk = true",
+            "sandbox.netwrk: unknown field `netwrk`, expected one of `mode`, `writable`, `network`",
         ),
         (
             "output.max_byte = 1",

@@ -5,6 +5,7 @@ use std::fmt;
 use std::path::PathBuf;
 
 use agentsh_bash_interceptor::Rule;
+use agentsh_process::sandbox::SandboxMode;
 use agentsh_protocol::Theme;
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize};
@@ -40,6 +41,8 @@ pub struct Settings {
     pub mcp: McpSettings,
     /// `[ui]`: the interactive mode (SPEC §15).
     pub ui: UiSettings,
+    /// `[sandbox]`: kernel-enforced limits on what commands may write and reach (SPEC §16).
+    pub sandbox: SandboxSettings,
 }
 
 /// `[bash]`.
@@ -220,4 +223,18 @@ pub struct UiSettings {
     /// `theme`: the glyphs the interactive mode draws with, `"unicode"` (default), `"nerd"`
     /// or `"ascii"` (SPEC §10).
     pub theme: Theme,
+}
+
+/// `[sandbox]` (SPEC §16).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SandboxSettings {
+    /// `mode`: `"off"` (default, `None`), `"read-only"` or `"workspace-write"`.
+    pub mode: Option<SandboxMode>,
+    /// `writable`: more writable roots in `workspace-write` (ignored in `read-only`), absolute:
+    /// `~`/`~/…` expanded against the home, a relative path resolved against the directory of
+    /// the configuration file. Default: none.
+    pub writable: Vec<PathBuf>,
+    /// `network`: whether sandboxed commands may reach the network. Default false (a private
+    /// network namespace with loopback only, no `socket(AF_UNIX, …)`).
+    pub network: bool,
 }

@@ -294,3 +294,65 @@ fn a_sessions_idle_timeout_applies_only_to_its_shells() {
         );
     });
 }
+
+/// The sandbox is part of a shell's key (SPEC §16): a request with one never gets the shell of
+/// a request without one (or with another), even in the same session and surface, and each
+/// keeps its own shell.
+#[test]
+fn a_sandbox_is_part_of_the_shell_key() {
+    use agentsh_process::sandbox::{SandboxMode, SandboxPolicy};
+
+    runtime().block_on(async {
+        let exec = executor();
+        let key = session("sandbox-key");
+        let sandboxed = |mode: SandboxMode, network: bool| {
+            let mut request = crate::test_helpers::request("echo ${X:-fresh}", &key);
+            request.sandbox = Some(SandboxPolicy {
+                mode,
+                writable: vec![std::env::temp_dir()],
+                network,
+            });
+            request
+        };
+        run(&exec, &key, "export X=plain").await;
+        let run_sandboxed = |request| crate::test_helpers::run_req(&exec, request);
+        assert_eq!(
+            run_sandboxed(sandboxed(SandboxMode::WorkspaceWrite, false))
+                .await
+                .summary
+                .output,
+            "fresh\n"
+        );
+        let mut export = sandboxed(SandboxMode::WorkspaceWrite, false);
+        export.command = "export X=sandboxed".into();
+        run_sandboxed(export).await;
+        // Another policy (network on, or another mode) is another shell again.
+        assert_eq!(
+            run_sandboxed(sandboxed(SandboxMode::WorkspaceWrite, true))
+                .await
+                .summary
+                .output,
+            "fresh\n"
+        );
+        assert_eq!(
+            run_sandboxed(sandboxed(SandboxMode::ReadOnly, false))
+                .await
+                .summary
+                .output,
+            "fresh\n"
+        );
+        // Each kept its own shell and state.
+        assert_eq!(
+            run(&exec, &key, "echo ${X:-fresh}").await.summary.output,
+            "plain\n"
+        );
+        assert_eq!(
+            run_sandboxed(sandboxed(SandboxMode::WorkspaceWrite, false))
+                .await
+                .summary
+                .output,
+            "sandboxed\n"
+        );
+        assert_eq!(shells_of(&exec, "sandbox-key"), 4);
+    });
+}

@@ -69,6 +69,7 @@ fn the_bang_context_text_says_it_too() {
         "seq 100000",
         &exited(not_saved(&whole), Some(0)),
         LIMIT as u64,
+        None,
     );
     assert!(
         text.ends_with(&format!(

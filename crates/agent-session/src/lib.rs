@@ -44,7 +44,7 @@ pub use result::{
     BANG_CANCELLED, FinishedRun, HeadCapture, ToolOutcome, bang_context_text, blocked_result,
     build_tool_result, cwd_error_result,
 };
-pub use sandbox::{DENIAL_MARKERS, SANDBOX_NOT_ENFORCED, sandbox_denial_line, shows_denial};
+pub use sandbox::{DENIAL_MARKERS, sandbox_denial_line, shows_denial};
 pub use serde_json::{Value, json};
 pub use session::{AgentSession, BangOptions, SessionError, SessionOptions};
 pub use settings::{

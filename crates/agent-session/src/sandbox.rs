@@ -15,10 +15,6 @@ use agentsh_process::sandbox::{SandboxError, SandboxMode, SandboxPolicy};
 use crate::session::SessionError;
 use crate::settings::SandboxSettings;
 
-/// The reason of `Sandbox unavailable: <reason>` while this build starts no process under a
-/// sandbox: a session with a sandbox runs nothing rather than run it unconfined.
-pub const SANDBOX_NOT_ENFORCED: &str = "not enforced by this build";
-
 /// What a failed sandboxed command's output shows when the sandbox denied it something (SPEC
 /// §16), as the tools print it (`strerror` texts, resolver and curl messages):
 ///
@@ -106,16 +102,13 @@ pub(crate) fn denial_line_for(
 }
 
 /// Whether a sandbox can be had for `policy` — **the one place** a session asks before it
-/// starts anything under one. Every command path of the session (tool calls piped and on a
+/// starts anything under one: the kernel's answer (`agentsh_process::sandbox::check`: Landlock,
+/// user namespaces, seccomp). Every command path of the session (tool calls piped and on a
 /// PTY, jobs, yielding calls, bang commands) goes through it, by way of
-/// `AgentSession::exec_request` and `AgentSession::pty_command`.
-///
-/// LEAD: once `SpawnSpec.sandbox` enforces the policy, replace the body with
-/// `agentsh_process::sandbox::check(policy)` and set `spawn.sandbox` at the lines marked
-/// `// sandbox:` in `shell-executor/src/shell.rs` and `pty-runtime/src/session.rs`.
+/// `AgentSession::exec_request` and `AgentSession::pty_command`; the spawner then confines the
+/// child (`SpawnSpec::sandbox`), and a refusal there is the same error.
 pub(crate) fn can_enforce(policy: &SandboxPolicy) -> Result<(), SandboxError> {
-    let _ = policy;
-    Err(SandboxError::Unavailable(SANDBOX_NOT_ENFORCED.to_owned()))
+    agentsh_process::sandbox::check(policy)
 }
 
 /// A session's sandbox: the policy its processes run under and its private temp dir (0700,

@@ -13,7 +13,7 @@ use agentsh_output_sink::{OutputSink, SinkOptions, Spill, SpillSource};
 use agentsh_process::env::{TerminalKind, hardened_env};
 use agentsh_process::sandbox::{SandboxError, SandboxPolicy};
 use agentsh_process::shell::{ShellError, ShellSpec, discover_shell, shell_prefix};
-use agentsh_process::snapshot::{default_cache_dir, snapshot_for};
+use agentsh_process::snapshot::{default_cache_dir, snapshot_for_sandboxed};
 use agentsh_protocol::BashResult;
 use agentsh_pty_runtime::PtyCommand;
 use agentsh_shell_executor::{
@@ -237,9 +237,9 @@ impl AgentSession {
         let prefix = shell_prefix(settings.bash.prefix.as_deref(), env_var);
 
         let snapshot = match (home.as_deref(), cache_dir) {
-            // The snapshot runs the user's rc files in a shell: never unconfined under a
-            // sandbox that cannot be enforced (no command of the session runs then either).
-            // sandbox: `snapshot_for` is to start its shell under `sandbox.policy` too.
+            // The snapshot runs the user's rc files in a shell: under the session's sandbox
+            // when it has one (none at all when that cannot be enforced: no command of the
+            // session runs then either).
             _ if sandbox
                 .as_ref()
                 .is_some_and(|sandbox| can_enforce(&sandbox.policy).is_err()) =>
@@ -248,7 +248,8 @@ impl AgentSession {
             }
             (Some(home), Some(cache)) => {
                 let env = hardened_env(std::env::vars_os(), &settings.bash.env, TerminalKind::Pipe);
-                match snapshot_for(&shell, home, &cache, &env) {
+                let policy = sandbox.as_ref().map(|sandbox| &sandbox.policy);
+                match snapshot_for_sandboxed(&shell, home, &cache, &env, policy) {
                     Ok(snapshot) => snapshot.map(|s| s.path),
                     Err(err) => {
                         warnings.push(err.to_string());

@@ -1,19 +1,17 @@
 //! A session's sandbox above the spawner (SPEC §16): its writable roots as resolved, the roots
-//! it refuses, its private temp dir, and that nothing runs while this build cannot enforce it.
+//! it refuses, its private temp dir, and that every command path runs confined.
 
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 
 use agentsh_agent_session::{
-    AgentSession, BangOptions, SANDBOX_NOT_ENFORCED, SandboxError, SandboxMode, SandboxPolicy,
-    SessionError, SessionOptions, Settings, ToolContext,
+    AgentSession, BangOptions, SandboxError, SandboxMode, SandboxPolicy, SessionError,
+    SessionOptions, Settings, ToolContext,
 };
 use serde_json::json;
 use tempfile::TempDir;
 
 use crate::world::temp_session;
-
-const UNAVAILABLE: &str = "Sandbox unavailable: not enforced by this build";
 
 fn canonical(path: &Path) -> PathBuf {
     path.canonicalize().expect("canonical path")
@@ -156,57 +154,98 @@ fn a_missing_writable_root_is_an_error() {
     );
 }
 
-/// Until the spawner enforces it, a sandboxed session runs nothing on any path — never
-/// unconfined — while a session without one in the same process runs as always.
+/// Every command path of a sandboxed session (bang, tool call, background job, yielding call)
+/// runs confined: its cwd writable, nothing outside the roots; a session without a sandbox in
+/// the same process writes where it likes.
 #[tokio::test(flavor = "multi_thread")]
-async fn nothing_runs_unconfined() {
-    assert_eq!(SANDBOX_NOT_ENFORCED, "not enforced by this build");
+async fn every_command_path_runs_confined() {
     let (dir, sandboxed) = temp_session("[sandbox]\nmode = \"workspace-write\"\n");
     let (_plain_dir, plain) = temp_session("");
-    let marker = dir.path().join("work/ran");
-    let touch = format!("touch {}", marker.display());
+    let inside = dir.path().join("work");
+    let outside = dir.path().join("outside");
+    std::fs::create_dir(&outside).expect("outside dir");
+    // Each path writes one file in the cwd (a writable root) and one outside every root.
+    let writes = |name: &str| {
+        format!(
+            "touch {}/{name}; touch {}/{name}",
+            inside.display(),
+            outside.display()
+        )
+    };
 
-    let err = sandboxed
-        .execute_bash(&touch, BangOptions::default())
+    let bang = sandboxed
+        .execute_bash(&writes("bang"), BangOptions::default())
         .await
-        .expect_err("a bang command must not run");
+        .expect("a bang command runs, confined");
+    assert_ne!(bang.exit_code, Some(0), "{bang:?}");
     assert!(
-        matches!(err, SessionError::Sandbox(SandboxError::Unavailable(_))),
-        "{err:?}"
+        bang.summary.output.contains("Permission denied"),
+        "{bang:?}"
     );
-    assert_eq!(err.to_string(), UNAVAILABLE);
 
-    for args in [
-        json!({ "command": touch }),
-        json!({ "command": touch, "run_in_background": true }),
-        json!({ "command": touch, "yield_after": 5 }),
+    for (name, mut args) in [
+        ("tool", json!({})),
+        ("job", json!({ "run_in_background": true })),
+        ("yield", json!({ "yield_after": 5 })),
     ] {
+        args["command"] = json!(writes(name));
         let result = sandboxed
             .execute_tool("call-1", &args, ToolContext::default(), |_| {})
             .await
             .into_result();
-        assert!(result.is_error, "{args}");
-        assert_eq!(result.text(), UNAVAILABLE, "{args}");
+        assert!(!result.text().contains("Sandbox unavailable"), "{args}");
     }
-    assert!(!marker.exists(), "a command ran unconfined");
+    // The tool call's own result names the sandbox after its denial (SPEC §16).
+    let result = sandboxed
+        .execute_tool(
+            "call-2",
+            &json!({ "command": writes("denied") }),
+            ToolContext::default(),
+            |_| {},
+        )
+        .await
+        .into_result();
+    assert!(result.is_error);
+    assert!(
+        result.text().contains("Permission denied")
+            && result
+                .text()
+                .contains("[sandbox: workspace-write; writable: ")
+            && result.text().contains("; network off]"),
+        "{}",
+        result.text()
+    );
+    // The background job wrote what it could by the time it is gone.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !inside.join("job").exists() && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    for name in ["bang", "tool", "job", "yield", "denied"] {
+        assert!(inside.join(name).exists(), "{name}: the cwd is writable");
+        assert!(
+            !outside.join(name).exists(),
+            "{name}: a write outside the roots went through"
+        );
+    }
 
     // The other session is not affected.
     let result = plain
         .execute_tool(
             "call-1",
-            &json!({ "command": "echo plain" }),
+            &json!({ "command": format!("touch {}/plain && echo plain", outside.display()) }),
             ToolContext::default(),
             |_| {},
         )
         .await
         .into_result();
     assert_eq!(result.text(), "plain");
+    assert!(outside.join("plain").exists());
     sandboxed.shutdown().await;
     plain.shutdown().await;
 }
 
-/// The rc snapshot runs the user's rc files in a shell: under a sandbox that cannot be
-/// enforced it is not taken, so that nothing of the session runs unconfined.
+/// The rc snapshot runs the user's rc files in a shell: under the session's sandbox, so an rc
+/// that writes outside the roots cannot.
 #[test]
 fn no_rc_snapshot_runs_unconfined() {
     // Each session in a world of its own: no snapshot cache shared between them.

@@ -162,7 +162,7 @@ impl PtyCommand {
             ChildStdio::Fd(slave.try_clone()?),
         ];
         spec.controlling_terminal = true;
-        // sandbox: spec.sandbox.clone_from(&self.sandbox);
+        spec.sandbox.clone_from(&self.sandbox);
         Ok(spec)
     }
 }

@@ -186,7 +186,9 @@ impl ShellProcess {
         spawn.cwd = cwd.to_path_buf();
         // The supervisor removes the directory even when agentsh dies without cleaning up.
         spawn.remove_on_exit = Some(dir.path().to_path_buf());
-        // sandbox: spawn.sandbox = sandbox.cloned(); (with `dir` among the always-writable roots)
+        // The session's sandbox (SPEC §16); the spawner adds the shell's own directory
+        // (`remove_on_exit`) to the writable roots.
+        spawn.sandbox = sandbox.cloned();
         let supervisor = Supervisor::spawn(spawn).await?;
         Ok(Self {
             spec: spec.clone(),

@@ -233,7 +233,15 @@ impl<R: Renderer> App<R> {
             1 => "1 job running".to_owned(),
             n => format!("{n} jobs running"),
         };
-        let mut fields = vec![cwd, shell, jobs, "sandbox off".to_owned()];
+        let sandbox = match self.session.sandbox() {
+            None => "sandbox off".to_owned(),
+            Some(policy) => format!(
+                "sandbox {}, network {}",
+                policy.mode,
+                if policy.network { "on" } else { "off" }
+            ),
+        };
+        let mut fields = vec![cwd, shell, jobs, sandbox];
         if let Some(path) = &self.listen {
             fields.push(format!("listening on {path}"));
         }

@@ -164,3 +164,16 @@ fn the_ascii_theme_draws_the_modes_own_rows_in_ascii() {
     assert!(status.contains(" - sandbox off"), "{status}");
     assert!(status.is_ascii(), "{status}");
 }
+
+#[test]
+fn the_status_line_names_the_sandbox() {
+    let mut settings = Settings::default();
+    settings.sandbox.mode = Some(agentsh_agent_session::SandboxMode::ReadOnly);
+    let mut f = fixture_with(200, 8, settings);
+    let screen = f.screen();
+    let status = screen.last().expect("the status line");
+    assert!(
+        status.contains("sandbox read-only, network off"),
+        "{status}"
+    );
+}

@@ -28,6 +28,8 @@
 //! - `jobs` (issue 12, in `agentsh/jobs.rs`): `run_in_background` of `true` to its result, a
 //!   `job_output` round trip on an idle job, and a foreground `true` tool call with 10 jobs
 //!   running vs without (goal ≤ 1.05×).
+//! - `sandbox` (issue 16, in `agentsh/sandbox.rs`): the `true` round trip with the sandbox on
+//!   vs off, warm (goal ≤ 1.10×), and a fresh server's first call (its shell's start).
 //!
 //! Subject and baseline samples alternate (one `exec` then one `bash -c true`; a block of 50 RPC
 //! calls then 50 spawns, so the RPC figure is the steady state of a warm server), so a machine
@@ -42,7 +44,7 @@
 //! Every run uses a private HOME/XDG tree and artifact store in a temp dir.
 //! `AGENTSH_BENCH_QUICK=1` shrinks the sizes and counts (for a smoke run). A filter argument
 //! (`cargo xtask bench FILTER`) runs only the groups whose name contains it: `rpc round trip`,
-//! `rpc baseline`, `exec true`, `throughput`, `cpu`, `rss`, `jobs`, `mcp`.
+//! `rpc baseline`, `exec true`, `throughput`, `cpu`, `rss`, `jobs`, `mcp`, `sandbox`.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -54,6 +56,8 @@ use std::time::{Duration, Instant};
 mod jobs;
 #[path = "agentsh/mcp.rs"]
 mod mcp;
+#[path = "agentsh/sandbox.rs"]
+mod sandbox;
 
 use agentsh_bench_support::{Filter, Row, mb_per_s, median, pipe_floor, quick, vm_hwm_kib};
 use serde_json::Value;
@@ -230,7 +234,12 @@ fn spawn_piped(mut command: Command) -> (Child, ChildStdin, BufReader<ChildStdou
 impl RpcServer {
     /// Starts `binary rpc` and warms it up (the first call starts the shell).
     fn start(env: &Env, binary: &Path) -> Self {
-        let (child, stdin, stdout) = spawn_piped(env.binary(binary, &["rpc"]));
+        Self::start_with(env, binary, &["rpc"], true)
+    }
+
+    /// Starts `binary args` (an `rpc` command line), warmed up or not.
+    fn start_with(env: &Env, binary: &Path, args: &[&str], warm: bool) -> Self {
+        let (child, stdin, stdout) = spawn_piped(env.binary(binary, args));
         let mut server = Self {
             child,
             stdin,
@@ -238,7 +247,7 @@ impl RpcServer {
             line: String::new(),
             calls: 0,
         };
-        for _ in 0..WARM_UP_CALLS {
+        for _ in 0..if warm { WARM_UP_CALLS } else { 0 } {
             server.call();
         }
         server
@@ -736,6 +745,10 @@ fn main() {
 
     if filter.wants("jobs") {
         jobs::rows(&env, sizes.job_calls);
+    }
+
+    if filter.wants("sandbox") {
+        sandbox::rows(&env, RPC_CALLS);
     }
 
     if filter.wants("rss") {

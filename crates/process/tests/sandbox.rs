@@ -459,13 +459,8 @@ fn escape_attempts_still_cannot_write_or_connect() {
     assert!(l.tcp.accept().is_err(), "a TCP connection arrived:\n{out}");
 }
 
-#[test]
-fn the_supervisor_still_ends_a_sandboxed_tree() {
-    if !sandbox_available() {
-        return;
-    }
-    let dirs = dirs();
-    let marker = unique_marker("sandboxed-sleep");
+/// A sandboxed bash sleeping beside a `setsid` child whose argv holds `marker`.
+fn sandboxed_sleepers(dirs: &Dirs, marker: &str) -> SpawnSpec {
     let mut spec = SpawnSpec::new("/bin/bash");
     spec.args = vec![
         "-c".into(),
@@ -473,7 +468,18 @@ fn the_supervisor_still_ends_a_sandboxed_tree() {
     ];
     spec.env = vec![("PATH".into(), std::env::var_os("PATH").unwrap_or_default())];
     spec.cwd.clone_from(&dirs.cwd);
-    spec.sandbox = Some(policy(SandboxMode::WorkspaceWrite, &dirs, false));
+    spec.sandbox = Some(policy(SandboxMode::WorkspaceWrite, dirs, false));
+    spec
+}
+
+#[test]
+fn the_supervisor_still_ends_a_sandboxed_tree() {
+    if !sandbox_available() {
+        return;
+    }
+    let dirs = dirs();
+    let marker = unique_marker("sandboxed-sleep");
+    let spec = sandboxed_sleepers(&dirs, &marker);
     runtime().block_on(async {
         let sup = Supervisor::spawn(spec).await.expect("spawn");
         wait_for_process(&marker, Duration::from_secs(5));
@@ -489,14 +495,7 @@ fn a_sandboxed_tree_ends_when_its_supervisor_is_killed() {
     }
     let dirs = dirs();
     let marker = unique_marker("sandboxed-orphan");
-    let mut spec = SpawnSpec::new("/bin/bash");
-    spec.args = vec![
-        "-c".into(),
-        format!("setsid sh -c 'sleep 100; : {marker}' & sleep 100").into(),
-    ];
-    spec.env = vec![("PATH".into(), std::env::var_os("PATH").unwrap_or_default())];
-    spec.cwd.clone_from(&dirs.cwd);
-    spec.sandbox = Some(policy(SandboxMode::WorkspaceWrite, &dirs, false));
+    let spec = sandboxed_sleepers(&dirs, &marker);
     runtime().block_on(async {
         let mut sup = Supervisor::spawn(spec).await.expect("spawn");
         wait_for_process(&marker, Duration::from_secs(5));

@@ -24,6 +24,14 @@ pub use job::{
     no_such_job_text, run_time_text, too_many_jobs_text,
 };
 pub use limits::{DEFAULT_OUTPUT_MAX_BYTES, MAX_SEQUENCE_BYTES};
+
+/// The RPC protocol's number (SPEC §17 `hello`): both sides of a remote connection must speak
+/// the same one.
+pub const RPC_PROTOCOL: u32 = 1;
+
+/// How the error of a remote call whose connection was lost begins (SPEC §17):
+/// `Remote connection lost: <reason>`.
+pub const REMOTE_LOST_PREFIX: &str = "Remote connection lost: ";
 pub use lines::{count_lines, lines_of, tail_of};
 
 pub use args::{ArgsError, BashArgs};

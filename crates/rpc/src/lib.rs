@@ -29,6 +29,7 @@ mod host;
 mod input;
 mod lenient;
 mod output;
+mod proxy;
 mod request;
 mod server;
 mod socket;
@@ -43,7 +44,7 @@ pub use agentsh_agent_session::{
 pub use host::{CallEnd, CallHooks, CallHost, CallObserver, HostedCall, HostedCallKind};
 pub use server::Stop;
 pub use socket::{ListenError, Listener, listen, serve_connection, serve_listener};
-pub use stdio::{StdioError, serve_stdio};
+pub use stdio::{StdioError, serve_stdio, serve_stdio_remote};
 
 /// Parsed requests waiting for the dispatcher; the reader waits when this many are queued.
 const REQUEST_QUEUE: usize = 64;

@@ -228,6 +228,15 @@ impl Output {
     /// Queues one message. Once the output is gone (the client closed stdout) messages are
     /// dropped.
     pub fn send(&self, message: &Message) {
+        self.send_serialized(message);
+    }
+
+    /// Queues one line that is already JSON (a far side's event or response, forwarded).
+    pub fn send_value(&self, message: &Value) {
+        self.send_serialized(message);
+    }
+
+    fn send_serialized(&self, message: &impl Serialize) {
         match serde_json::to_string(message) {
             Ok(mut line) => {
                 line.push('\n');

@@ -7,8 +7,12 @@ use agentsh_agent_session::AgentSession;
 use tokio::runtime::Runtime;
 use tokio::sync::mpsc;
 
+use agentsh_remote::RemoteSession;
+
+use crate::input::Incoming;
+use crate::output::Output;
 use crate::server::{Server, Stop};
-use crate::{REQUEST_QUEUE, input, output};
+use crate::{REQUEST_QUEUE, input, output, proxy};
 
 /// How long the runtime waits for leftover blocking work when the server ends.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
@@ -38,6 +42,35 @@ pub fn serve_stdio<S: Stop>(
     session: AgentSession,
     stop: S,
 ) -> Result<Option<S::Reason>, StdioError> {
+    serve_with(runtime, |output, requests| {
+        Server::new(session, output, None).serve(requests, stop)
+    })
+}
+
+/// Serves `remote`, a far-side session, on stdin and stdout as [`serve_stdio`] serves a local
+/// one: each request is parsed here (bad input gets the same answers) and forwarded; answers
+/// and events come back under the client's ids. A lost connection ends the calls running on it
+/// with `Remote connection lost: <reason>`; the next request reconnects (a new far-side
+/// session, `sessionRestarted: true`). At end of input or a stop, running calls are aborted and
+/// the connection is closed, so the far side ends every tree.
+pub fn serve_stdio_remote<S: Stop>(
+    runtime: Runtime,
+    remote: RemoteSession,
+    stop: S,
+) -> Result<Option<S::Reason>, StdioError> {
+    serve_with(runtime, |output, requests| {
+        proxy::serve(remote, output, requests, stop)
+    })
+}
+
+/// Stdin and stdout set up for `serve`, which runs on `runtime` until it returns.
+fn serve_with<R, F>(
+    runtime: Runtime,
+    serve: impl FnOnce(Output, mpsc::Receiver<Incoming>) -> F,
+) -> Result<Option<R>, StdioError>
+where
+    F: Future<Output = Option<R>>,
+{
     let (output, writer) = output::spawn_writer(io::stdout(), output::stdout_has_room)
         .map_err(StdioError::OutputThread)?;
     let (requests_tx, requests) = mpsc::channel(REQUEST_QUEUE);
@@ -53,7 +86,7 @@ pub fn serve_stdio<S: Stop>(
             .spawn(move || input::read_blocking(&requests_tx))
             .map_err(StdioError::InputThread)?;
     }
-    let stopped = runtime.block_on(Server::new(session, output, None).serve(requests, stop));
+    let stopped = runtime.block_on(serve(output, requests));
     // Drops the reader task, and with it the non-blocking stdin, whose flags it restores.
     runtime.shutdown_timeout(SHUTDOWN_GRACE);
     // Every `Output` was owned by the server and its tasks, now gone: the writer drains its

@@ -1,0 +1,336 @@
+//! [`RemoteSession`]: a far-side session reached through a [`Transport`], reconnected when its
+//! connection is lost.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use agentsh_protocol::{REMOTE_LOST_PREFIX, RPC_PROTOCOL};
+use serde_json::{Map, Value, json};
+use tokio::sync::Mutex as AsyncMutex;
+use tokio_util::sync::CancellationToken;
+
+use crate::connection::{Connection, Response};
+use crate::transport::{FarSide, Transport};
+
+/// The lease the far side is started with (SPEC §17); pings go every third of it.
+pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
+
+/// How long an orderly close waits for the far side to end its trees and exit (its own drain
+/// is bounded at 10 s).
+const CLOSE_GRACE: Duration = Duration::from_secs(12);
+
+/// How a [`RemoteSession`] reaches and sets up its far side.
+#[derive(Debug, Clone)]
+pub struct RemoteConfig {
+    /// The channel.
+    pub transport: Arc<dyn Transport>,
+    /// The far side's working directory and lease.
+    pub far: FarSide,
+    /// The settings that shape execution, sent in every `hello` (SPEC §17); `None` sends none.
+    pub settings: Option<Value>,
+    /// This agentsh's version, named in a protocol mismatch.
+    pub version: String,
+}
+
+/// Why a remote call or connection failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RemoteError {
+    /// The channel could not be opened, or the far side did not answer `hello`.
+    #[error("cannot reach {target}: {reason}")]
+    Connect {
+        /// What the transport reaches.
+        target: String,
+        /// Why.
+        reason: String,
+    },
+    /// The far side answered `hello` but refused the session (settings it cannot enforce, a
+    /// protocol mismatch), or speaks another protocol.
+    #[error("{target} refused the session: {reason}")]
+    Refused {
+        /// What the transport reaches.
+        target: String,
+        /// The far side's (or this side's) reason.
+        reason: String,
+    },
+    /// The connection was lost while the call ran.
+    #[error("{REMOTE_LOST_PREFIX}{0}")]
+    Lost(String),
+    /// The far side answered the request with `success: false`.
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// What the far side said in `hello`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FarVersion {
+    /// Its `agentsh` version.
+    pub agentsh: String,
+    /// Its protocol number.
+    pub protocol: u64,
+}
+
+/// A far-side session. Cloning shares it. Calls go over one connection; when that is lost,
+/// the calls running on it end with [`RemoteError::Lost`] and the next call opens a new one
+/// (a new far-side session: its first result says `sessionRestarted`).
+#[derive(Debug, Clone)]
+pub struct RemoteSession {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    config: RemoteConfig,
+    connection: AsyncMutex<Option<Arc<Connection>>>,
+    /// A reconnect happened that no call result has reported yet.
+    restarted: AtomicBool,
+    /// Far-side `toolCallId`s are this side's own, so two callers' ids never collide there.
+    next_call: AtomicU64,
+    warnings: Mutex<Vec<String>>,
+    far_version: Mutex<Option<FarVersion>>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// One tool call to make on the far side.
+#[derive(Debug, Clone, Copy)]
+pub struct RemoteCall<'a> {
+    /// The tool (`bash`, `job_output`, …).
+    pub name: &'a str,
+    /// Its arguments.
+    pub arguments: &'a Value,
+    /// The agent's other tools, for interception.
+    pub tool_names: &'a [String],
+}
+
+impl RemoteSession {
+    /// Opens the first connection and says `hello`: fails when the far side cannot be reached
+    /// or refuses.
+    pub async fn connect(config: RemoteConfig) -> Result<Self, RemoteError> {
+        let session = Self {
+            inner: Arc::new(Inner {
+                config,
+                connection: AsyncMutex::new(None),
+                restarted: AtomicBool::new(false),
+                next_call: AtomicU64::new(1),
+                warnings: Mutex::default(),
+                far_version: Mutex::default(),
+            }),
+        };
+        session.connection().await?;
+        Ok(session)
+    }
+
+    /// What the transport reaches (`ssh://host`), for messages.
+    pub fn target(&self) -> String {
+        self.inner.config.transport.describe()
+    }
+
+    /// The far side's version, from its last `hello`.
+    pub fn far_version(&self) -> Option<FarVersion> {
+        lock(&self.inner.far_version).clone()
+    }
+
+    /// Warnings the far side sent, not yet taken.
+    pub fn take_warnings(&self) -> Vec<String> {
+        let mut warnings = std::mem::take(&mut *lock(&self.inner.warnings));
+        if let Ok(guard) = self.inner.connection.try_lock()
+            && let Some(connection) = guard.as_ref()
+        {
+            warnings.extend(connection.take_warnings());
+        }
+        warnings
+    }
+
+    /// The live connection, opening one (and saying `hello`) if there is none or it was lost.
+    async fn connection(&self) -> Result<Arc<Connection>, RemoteError> {
+        let mut guard = self.inner.connection.lock().await;
+        if let Some(connection) = guard.as_ref() {
+            if connection.lost().is_none() {
+                return Ok(Arc::clone(connection));
+            }
+            // Its warnings are still the user's.
+            lock(&self.inner.warnings).extend(connection.take_warnings());
+        }
+        let reconnect = guard.is_some();
+        *guard = None;
+        let connection = self.open().await?;
+        if reconnect {
+            self.inner.restarted.store(true, Ordering::Relaxed);
+        }
+        *guard = Some(Arc::clone(&connection));
+        Ok(connection)
+    }
+
+    /// A new connection that has said `hello`.
+    async fn open(&self) -> Result<Arc<Connection>, RemoteError> {
+        let config = &self.inner.config;
+        let target = config.transport.describe();
+        let channel =
+            config
+                .transport
+                .open(&config.far)
+                .await
+                .map_err(|err| RemoteError::Connect {
+                    target: target.clone(),
+                    reason: err.to_string(),
+                })?;
+        let connection = Connection::start(channel, &config.transport, config.far.lease);
+        let mut hello = Map::new();
+        hello.insert("type".to_owned(), Value::from("hello"));
+        hello.insert("protocol".to_owned(), Value::from(RPC_PROTOCOL));
+        if let Some(settings) = &config.settings {
+            hello.insert("settings".to_owned(), settings.clone());
+        }
+        // Bounded: a far side that never answers (a wrapper waiting on a prompt) is an error,
+        // not a hang. ssh's own connect is bounded at 10 s.
+        let answer = tokio::time::timeout(
+            config.far.lease.max(Duration::from_secs(20)),
+            connection.request(hello),
+        )
+        .await;
+        let response = match answer {
+            Ok(Ok(response)) => response,
+            Ok(Err(reason)) => {
+                return Err(RemoteError::Connect { target, reason });
+            }
+            Err(_) => {
+                connection.abandon("no answer to hello");
+                return Err(RemoteError::Connect {
+                    target,
+                    reason: "the far side did not answer hello".to_owned(),
+                });
+            }
+        };
+        if let Err(reason) = failure(&response) {
+            connection.abandon("refused");
+            return Err(RemoteError::Refused { target, reason });
+        }
+        let data = response.get("data").cloned().unwrap_or(Value::Null);
+        let version = FarVersion {
+            agentsh: data
+                .get("agentsh")
+                .and_then(Value::as_str)
+                .unwrap_or("unknown")
+                .to_owned(),
+            protocol: data.get("protocol").and_then(Value::as_u64).unwrap_or(0),
+        };
+        if version.protocol != u64::from(RPC_PROTOCOL) {
+            connection.abandon("protocol mismatch");
+            return Err(RemoteError::Refused {
+                target,
+                reason: format!(
+                    "Protocol mismatch: this agentsh {} speaks protocol {RPC_PROTOCOL}, the far side's agentsh {} speaks protocol {}",
+                    config.version, version.agentsh, version.protocol
+                ),
+            });
+        }
+        *lock(&self.inner.far_version) = Some(version);
+        Ok(connection)
+    }
+
+    /// Sends one request (an object with its `type`; the id is this side's) and returns the
+    /// far side's response object, reconnecting first when the last connection was lost.
+    pub async fn request(
+        &self,
+        request: Map<String, Value>,
+    ) -> Result<Map<String, Value>, RemoteError> {
+        let connection = self.connection().await?;
+        connection.request(request).await.map_err(RemoteError::Lost)
+    }
+
+    /// Whether a reconnect happened since a result last said so; taking it clears it.
+    pub fn take_restarted(&self) -> bool {
+        self.inner.restarted.swap(false, Ordering::Relaxed)
+    }
+
+    /// Runs a tool call on the far side. Each event (`tool_execution_start`, `…_update`,
+    /// `…_end`) goes to `on_event` with the far side's `toolCallId` replaced by `None` (the
+    /// caller sets its own). `cancel` resolving sends an `abort` for the call. The result's
+    /// `details.sessionRestarted` is set when the call is the first after a reconnect.
+    pub async fn tool_call(
+        &self,
+        call: RemoteCall<'_>,
+        cancel: &CancellationToken,
+        mut on_event: impl FnMut(Map<String, Value>) + Send,
+    ) -> Result<Value, RemoteError> {
+        let connection = self.connection().await?;
+        let restarted = self.take_restarted();
+        let call_id = format!(
+            "remote-{}",
+            self.inner.next_call.fetch_add(1, Ordering::Relaxed)
+        );
+        let mut events = connection.events(&call_id);
+        let mut request = Map::new();
+        request.insert("type".to_owned(), Value::from("tool_call"));
+        request.insert("toolCallId".to_owned(), Value::from(call_id.as_str()));
+        request.insert("name".to_owned(), Value::from(call.name));
+        request.insert("arguments".to_owned(), call.arguments.clone());
+        if !call.tool_names.is_empty() {
+            request.insert("toolNames".to_owned(), json!(call.tool_names));
+        }
+        let response = connection.request(request);
+        tokio::pin!(response);
+        let cancelled = cancel.cancelled();
+        tokio::pin!(cancelled);
+        let mut aborted = false;
+        let mut events_open = true;
+        let answer = loop {
+            tokio::select! {
+                answer = &mut response => break answer,
+                event = events.recv(), if events_open => match event {
+                    Some(mut event) => {
+                        event.remove("toolCallId");
+                        on_event(event);
+                    }
+                    None => events_open = false,
+                },
+                () = &mut cancelled, if !aborted => {
+                    aborted = true;
+                    let mut abort = Map::new();
+                    abort.insert("type".to_owned(), Value::from("abort"));
+                    abort.insert("toolCallId".to_owned(), Value::from(call_id.as_str()));
+                    let id = format!("{call_id}-abort");
+                    abort.insert("id".to_owned(), Value::from(id));
+                    let _ = connection.send(&abort);
+                }
+            }
+        };
+        // Events sent before the response are already queued: deliver them in order.
+        while let Ok(mut event) = events.try_recv() {
+            event.remove("toolCallId");
+            on_event(event);
+        }
+        connection.forget(&call_id);
+        let response = answer.map_err(RemoteError::Lost)?;
+        failure(&response).map_err(RemoteError::Failed)?;
+        let mut data = response.get("data").cloned().unwrap_or(Value::Null);
+        if restarted && let Some(details) = data.get_mut("details").and_then(Value::as_object_mut) {
+            details.insert("sessionRestarted".to_owned(), Value::Bool(true));
+        }
+        Ok(data)
+    }
+
+    /// Ends the session in order: the far side's input is closed, so it ends every tree and
+    /// exits; waits up to 12 s for that, then kills the transport.
+    pub async fn shutdown(&self) {
+        let connection = self.inner.connection.lock().await.take();
+        if let Some(connection) = connection {
+            connection.close(CLOSE_GRACE).await;
+        }
+    }
+}
+
+/// `Err(error)` for a `success: false` response.
+fn failure(response: &Response) -> Result<(), String> {
+    if response.get("success").and_then(Value::as_bool) == Some(true) {
+        return Ok(());
+    }
+    Err(response
+        .get("error")
+        .and_then(Value::as_str)
+        .unwrap_or("the far side failed the request without saying why")
+        .to_owned())
+}

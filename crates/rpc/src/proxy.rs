@@ -1,0 +1,339 @@
+//! The RPC server of a remote session (SPEC §17): each request is parsed here as the local
+//! server parses it (so bad input gets the same answers), then forwarded to the far side's
+//! `agentsh rpc`, whose answers and events come back under the client's ids.
+//!
+//! When the connection is lost, every call running on it ends with the tool error
+//! `Remote connection lost: <reason>` (a `bash` request with that failure); the next request
+//! opens a new connection, a new far-side session, and its result says `sessionRestarted`.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use agentsh_agent_session::SessionError;
+use agentsh_protocol::{ToolDetails, ToolResult};
+use agentsh_remote::{RemoteCall, RemoteError, RemoteSession};
+use serde_json::value::to_raw_value;
+use serde_json::{Map, Value};
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::RpcError;
+use crate::output::{Message, Output};
+use crate::request::{Command, Request, RequestError};
+use crate::server::Stop;
+
+/// How long, at end of input, aborted calls get to be answered before the connection is
+/// closed regardless.
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Tool calls running, by the client's `toolCallId`.
+type Calls = Arc<Mutex<HashMap<String, CancellationToken>>>;
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Serves requests for `remote` until they end or `stop` asks; then aborts what runs, closes
+/// the connection (the far side ends every tree) and returns the stop's reason, if one came.
+pub(crate) async fn serve<S: Stop>(
+    remote: RemoteSession,
+    output: Output,
+    mut requests: mpsc::Receiver<Result<Request, RequestError>>,
+    mut stop: S,
+) -> Option<S::Reason> {
+    let mut proxy = Proxy {
+        remote,
+        output,
+        calls: Calls::default(),
+        bash: Arc::new(Mutex::new(None)),
+        tasks: JoinSet::new(),
+    };
+    proxy.send_warnings();
+    let signalled = loop {
+        tokio::select! {
+            request = requests.recv() => match request {
+                Some(Ok(request)) => proxy.dispatch(request),
+                Some(Err(err)) => {
+                    proxy.output.send(&Message::failure(err.id, &err.command, &err.error));
+                }
+                None => break None,
+            },
+            Some(_) = proxy.tasks.join_next(), if !proxy.tasks.is_empty() => {}
+            reason = stop.requested() => break Some(reason),
+        }
+    };
+    for token in lock(&proxy.calls).values() {
+        token.cancel();
+    }
+    if let Some(token) = lock(&proxy.bash).as_ref() {
+        token.cancel();
+    }
+    let drained = tokio::time::timeout(DRAIN_TIMEOUT, async {
+        while proxy.tasks.join_next().await.is_some() {}
+    });
+    let during = tokio::select! {
+        _ = drained => None,
+        reason = stop.requested() => Some(reason),
+    };
+    proxy.tasks.abort_all();
+    proxy.remote.shutdown().await;
+    signalled.or(during)
+}
+
+struct Proxy {
+    remote: RemoteSession,
+    output: Output,
+    calls: Calls,
+    /// The running `bash` request's abort token.
+    bash: Arc<Mutex<Option<CancellationToken>>>,
+    tasks: JoinSet<()>,
+}
+
+impl Proxy {
+    fn send_warnings(&self) {
+        send_warnings(&self.remote, &self.output);
+    }
+
+    fn dispatch(&mut self, request: Request) {
+        let Request { id, command } = request;
+        let name = command.name();
+        match command {
+            Command::ToolCall {
+                tool_call_id,
+                name: tool_name,
+                arguments,
+                tool_names,
+            } => self.tool_call(id, tool_call_id, tool_name, arguments, tool_names),
+            Command::Abort { tool_call_id } => {
+                let token = lock(&self.calls).get(&tool_call_id).cloned();
+                if let Some(token) = token {
+                    self.output.send(&Message::success(id, name, None));
+                    token.cancel();
+                } else {
+                    self.output.send(&Message::failure(
+                        id,
+                        name,
+                        &RpcError::NoSuchToolCall(tool_call_id),
+                    ));
+                }
+            }
+            Command::Bash { command, timeout } => self.bash(id, command, timeout),
+            Command::AbortBash => {
+                self.output.send(&Message::success(id, name, None));
+                if let Some(token) = lock(&self.bash).as_ref() {
+                    token.cancel();
+                }
+            }
+            Command::ReadArtifact {
+                artifact_id,
+                offset,
+                limit,
+            } => {
+                let mut request = Map::new();
+                request.insert("type".to_owned(), Value::from(name));
+                request.insert("artifactId".to_owned(), Value::from(artifact_id));
+                if let Some(offset) = offset {
+                    request.insert("offset".to_owned(), Value::from(offset));
+                }
+                if let Some(limit) = limit {
+                    request.insert("limit".to_owned(), Value::from(limit));
+                }
+                self.forward(id, name, request);
+            }
+        }
+    }
+
+    /// Forwards a request whose response needs only its id put back.
+    fn forward(&mut self, id: Option<Value>, name: &'static str, request: Map<String, Value>) {
+        let remote = self.remote.clone();
+        let output = self.output.clone();
+        self.tasks.spawn(async move {
+            let answer = remote.request(request).await;
+            send_warnings(&remote, &output);
+            output.send_value(&answered(id, name, answer));
+        });
+    }
+
+    fn bash(&mut self, id: Option<Value>, command: String, timeout: Option<f64>) {
+        const NAME: &str = "bash";
+        let abort = CancellationToken::new();
+        {
+            let mut running = lock(&self.bash);
+            if running.is_some() {
+                drop(running);
+                // The session's own error (and text) for this case.
+                let error = RpcError::Session(SessionError::AlreadyRunning);
+                self.output.send(&Message::failure(id, NAME, &error));
+                return;
+            }
+            *running = Some(abort.clone());
+        }
+        let slot = Arc::clone(&self.bash);
+        let remote = self.remote.clone();
+        let output = self.output.clone();
+        self.tasks.spawn(async move {
+            let mut request = Map::new();
+            request.insert("type".to_owned(), Value::from(NAME));
+            request.insert("command".to_owned(), Value::from(command));
+            if let Some(timeout) = timeout {
+                request.insert("timeout".to_owned(), Value::from(timeout));
+            }
+            let restarted_before = remote.take_restarted();
+            let run = remote.request(request);
+            tokio::pin!(run);
+            let answer = tokio::select! {
+                answer = &mut run => answer,
+                () = abort.cancelled() => {
+                    let mut abort = Map::new();
+                    abort.insert("type".to_owned(), Value::from("abort_bash"));
+                    let remote = remote.clone();
+                    // Answered at once there; the bash request's own response follows.
+                    tokio::spawn(async move { remote.request(abort).await });
+                    run.await
+                }
+            };
+            let restarted = restarted_before || remote.take_restarted();
+            *lock(&slot) = None;
+            let mut response = answered(id, NAME, answer);
+            if restarted && let Some(data) = response.get_mut("data").and_then(Value::as_object_mut)
+            {
+                data.insert("sessionRestarted".to_owned(), Value::Bool(true));
+            }
+            send_warnings(&remote, &output);
+            output.send_value(&response);
+        });
+    }
+
+    fn tool_call(
+        &mut self,
+        id: Option<Value>,
+        tool_call_id: String,
+        tool_name: String,
+        arguments: Value,
+        tool_names: Vec<String>,
+    ) {
+        const NAME: &str = "tool_call";
+        let cancel = CancellationToken::new();
+        {
+            let mut calls = lock(&self.calls);
+            if calls.contains_key(&tool_call_id) {
+                drop(calls);
+                self.output.send(&Message::failure(
+                    id,
+                    NAME,
+                    &RpcError::ToolCallIdInUse(tool_call_id),
+                ));
+                return;
+            }
+            calls.insert(tool_call_id.clone(), cancel.clone());
+        }
+        // Sent here, before anything can come back, as the local server does.
+        self.output.send(&Message::ToolExecutionStart {
+            tool_call_id: tool_call_id.clone(),
+            tool_name: tool_name.clone(),
+            args: arguments.clone(),
+        });
+        let remote = self.remote.clone();
+        let output = self.output.clone();
+        let calls = Arc::clone(&self.calls);
+        self.tasks.spawn(async move {
+            let mut ended = false;
+            let call = RemoteCall {
+                name: &tool_name,
+                arguments: &arguments,
+                tool_names: &tool_names,
+            };
+            let answer = remote
+                .tool_call(call, &cancel, |mut event| {
+                    match event.get("type").and_then(Value::as_str) {
+                        // Already sent.
+                        Some("tool_execution_start") => return,
+                        Some("tool_execution_end") => ended = true,
+                        _ => {}
+                    }
+                    event.insert("toolCallId".to_owned(), Value::from(tool_call_id.as_str()));
+                    output.send_value(&Value::Object(event));
+                })
+                .await;
+            lock(&calls).remove(&tool_call_id);
+            send_warnings(&remote, &output);
+            let data = match answer {
+                Ok(data) => data,
+                Err(RemoteError::Failed(error)) => {
+                    output.send_value(&failure(id, NAME, &error));
+                    return;
+                }
+                Err(err) => lost_result(&err),
+            };
+            if !ended {
+                let is_error = data.get("isError").and_then(Value::as_bool).unwrap_or(true);
+                let mut end = Map::new();
+                end.insert("type".to_owned(), Value::from("tool_execution_end"));
+                end.insert("toolCallId".to_owned(), Value::from(tool_call_id.as_str()));
+                end.insert("toolName".to_owned(), Value::from(tool_name.as_str()));
+                end.insert("result".to_owned(), data.clone());
+                end.insert("isError".to_owned(), Value::Bool(is_error));
+                output.send_value(&Value::Object(end));
+            }
+            output.send_value(&success(id, NAME, &data));
+        });
+    }
+}
+
+/// The tool error of a call whose connection failed: `Remote connection lost: <reason>`.
+fn lost_result(err: &RemoteError) -> Value {
+    let text = match err {
+        RemoteError::Lost(_) => err.to_string(),
+        other => format!("{}{other}", agentsh_protocol::REMOTE_LOST_PREFIX),
+    };
+    let details = ToolDetails::not_run(
+        std::path::Path::new(""),
+        agentsh_protocol::Timeout::default(),
+    );
+    let result = ToolResult::new(text, details, true);
+    serde_json::to_value(&result).unwrap_or(Value::Null)
+}
+
+/// The response to a forwarded request: the far side's, under the client's id (and with the
+/// client's request type), or a failure naming why it could not be forwarded.
+fn answered(
+    id: Option<Value>,
+    name: &str,
+    answer: Result<Map<String, Value>, RemoteError>,
+) -> Value {
+    match answer {
+        Ok(mut response) => {
+            match id {
+                Some(id) => response.insert("id".to_owned(), id),
+                None => response.remove("id"),
+            };
+            response.insert("command".to_owned(), Value::from(name));
+            Value::Object(response)
+        }
+        Err(err) => failure(id, name, &err.to_string()),
+    }
+}
+
+fn success(id: Option<Value>, name: &str, data: &Value) -> Value {
+    let data = to_raw_value(data).ok();
+    serde_json::to_value(Message::success(id, name, data)).unwrap_or(Value::Null)
+}
+
+fn failure(id: Option<Value>, name: &str, error: &str) -> Value {
+    serde_json::to_value(Message::Response {
+        id,
+        command: name.to_owned(),
+        success: false,
+        data: None,
+        error: Some(error.to_owned()),
+    })
+    .unwrap_or(Value::Null)
+}
+
+fn send_warnings(remote: &RemoteSession, output: &Output) {
+    for message in remote.take_warnings() {
+        output.send(&Message::Warning { message });
+    }
+}

@@ -15,6 +15,9 @@
 //! - [`tmux`] — a program in a pane of a private tmux server: keys in (`send-keys`), screens
 //!   out (`capture-pane`), resize, exit status; the interactive mode's tests drive the binary
 //!   with it, as a person at a terminal would.
+//! - [`sshd`] — a private OpenSSH server on `127.0.0.1` with its client config (keys, a
+//!   pre-filled `known_hosts`, the far side's own `HOME`), and variants that fail on the host
+//!   key or the client key: the remote-execution tests run agentsh over it.
 //!
 //! ```
 //! // Nothing runs with this argument.
@@ -29,6 +32,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+pub mod sshd;
 pub mod tmux;
 
 /// A multi-threaded tokio runtime with two workers (the CI machine has two cores) and every

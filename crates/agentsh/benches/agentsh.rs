@@ -30,6 +30,9 @@
 //!   running vs without (goal ≤ 1.05×).
 //! - `sandbox` (issue 16, in `agentsh/sandbox.rs`): the `true` round trip with the sandbox on
 //!   vs off, warm (goal ≤ 1.10×), and a fresh server's first call (its shell's start).
+//! - `remote` (issue 17, in `agentsh/remote.rs`, over a private sshd on loopback): the `true`
+//!   round trip through `agentsh rpc --remote` once connected vs `ssh host true` (goal ≤ 0.2×),
+//!   and 100 MB through the connection vs `ssh host cat` of the same bytes.
 //!
 //! Subject and baseline samples alternate (one `exec` then one `bash -c true`; a block of 50 RPC
 //! calls then 50 spawns, so the RPC figure is the steady state of a warm server), so a machine
@@ -44,7 +47,7 @@
 //! Every run uses a private HOME/XDG tree and artifact store in a temp dir.
 //! `AGENTSH_BENCH_QUICK=1` shrinks the sizes and counts (for a smoke run). A filter argument
 //! (`cargo xtask bench FILTER`) runs only the groups whose name contains it: `rpc round trip`,
-//! `rpc baseline`, `exec true`, `throughput`, `cpu`, `rss`, `jobs`, `mcp`, `sandbox`.
+//! `rpc baseline`, `exec true`, `throughput`, `cpu`, `rss`, `jobs`, `mcp`, `sandbox`, `remote`.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -56,6 +59,8 @@ use std::time::{Duration, Instant};
 mod jobs;
 #[path = "agentsh/mcp.rs"]
 mod mcp;
+#[path = "agentsh/remote.rs"]
+mod remote;
 #[path = "agentsh/sandbox.rs"]
 mod sandbox;
 
@@ -359,6 +364,9 @@ fn exec_true(env: &Env) -> Paired {
 }
 
 /// The sizes and counts of a run: the full ones, or smaller for `AGENTSH_BENCH_QUICK`.
+/// Bytes through the remote connection (issue 17).
+const REMOTE_BYTES: u64 = 100_000_000;
+
 struct Sizes {
     shape_bytes: u64,
     rss_bytes: u64,
@@ -366,6 +374,7 @@ struct Sizes {
     job_calls: usize,
     cpu_calls: usize,
     cpu_rounds: usize,
+    remote_bytes: u64,
 }
 
 impl Sizes {
@@ -378,6 +387,7 @@ impl Sizes {
                 job_calls: RPC_CALLS / 10,
                 cpu_calls: CPU_CALLS / 10,
                 cpu_rounds: 1,
+                remote_bytes: REMOTE_BYTES / 10,
             }
         } else {
             Self {
@@ -387,6 +397,7 @@ impl Sizes {
                 job_calls: RPC_CALLS,
                 cpu_calls: CPU_CALLS,
                 cpu_rounds: CPU_ROUNDS,
+                remote_bytes: REMOTE_BYTES,
             }
         }
     }
@@ -749,6 +760,10 @@ fn main() {
 
     if filter.wants("sandbox") {
         sandbox::rows(&env, RPC_CALLS);
+    }
+
+    if filter.wants("remote") {
+        remote::rows(&env, sizes.remote_bytes);
     }
 
     if filter.wants("rss") {

@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+pub use crate::remote::RemoteArgs;
+
 /// The bash tool runtime of an LLM coding agent.
 ///
 /// Runs shell commands the way a coding agent's `bash` tool does: in a persistent shell without
@@ -83,6 +85,9 @@ pub struct McpArgs {
     /// The client's other tools, which blocked commands may suggest.
     #[arg(long, value_name = "a,b", value_delimiter = ',')]
     pub tools: Vec<String>,
+    /// Where the session runs.
+    #[command(flatten)]
+    pub remote: RemoteArgs,
 }
 
 /// `agentsh exec`.
@@ -113,6 +118,9 @@ pub struct ExecArgs {
     /// Print the whole tool result as one line of JSON instead of its text.
     #[arg(long)]
     pub json: bool,
+    /// Where the command runs.
+    #[command(flatten)]
+    pub remote: RemoteArgs,
     /// The command; its words are joined with single spaces.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,
@@ -124,9 +132,13 @@ pub struct RpcArgs {
     /// Configuration file (default: `$AGENTSH_CONFIG`, else `$XDG_CONFIG_HOME/agentsh/config.toml`).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// The session's working directory (default: the current directory).
+    /// The session's working directory (default: the current directory; with `--remote`, the
+    /// far side's login directory).
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
+    /// Where the session runs.
+    #[command(flatten)]
+    pub remote: RemoteArgs,
 }
 
 #[cfg(test)]

@@ -4,8 +4,11 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use agentsh_agent_session::{
-    AgentSession, SessionError, SessionOptions, ToolContext, ToolOutcome, ToolResult,
+    AgentSession, BASH_TOOL, SessionError, SessionOptions, ToolContext, ToolDetails, ToolOutcome,
+    ToolResult,
 };
+use agentsh_protocol::REMOTE_LOST_PREFIX;
+use agentsh_remote::{RemoteCall, RemoteError};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
@@ -36,6 +39,11 @@ pub fn run(args: ExecArgs) -> ExitCode {
         Err(err) => return usage_error(&format_args!("cannot read the current directory: {err}")),
     };
     let tool_args = tool_arguments(&args);
+    // `--cwd` is the tool's argument: on a far side it is resolved there.
+    let remote = match crate::remote::choose(&args.remote, &settings, None) {
+        Ok(remote) => remote,
+        Err(message) => return usage_error(&message),
+    };
     let runtime = match runtime() {
         Ok(runtime) => runtime,
         Err(err) => {
@@ -43,6 +51,9 @@ pub fn run(args: ExecArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if let Some(remote) = remote {
+        return run_remote(&runtime, remote, &tool_args, &args);
+    }
     let outcome = runtime.block_on(async {
         // Installed before anything runs: from here on SIGINT/SIGTERM/SIGHUP cancel the call instead
         // of killing agentsh.
@@ -115,6 +126,94 @@ pub fn run(args: ExecArgs) -> ExitCode {
         ExitCode::from(EXIT_TOOL_ERROR)
     } else {
         ExitCode::SUCCESS
+    }
+}
+
+/// `agentsh exec --remote`: the one call made on the far side, the result printed here.
+fn run_remote(
+    runtime: &tokio::runtime::Runtime,
+    remote: crate::remote::Choice,
+    tool_args: &Value,
+    args: &ExecArgs,
+) -> ExitCode {
+    let outcome = runtime.block_on(async {
+        let mut signals =
+            Signals::install().map_err(|err| format!("cannot handle signals: {err}"))?;
+        let session = tokio::select! {
+            session = remote.connect() => session?,
+            code = signals.recv() => return Ok((None, Some(code))),
+        };
+        print_warnings(&session.take_warnings());
+        let cancel = CancellationToken::new();
+        let call = session.tool_call(
+            RemoteCall {
+                name: BASH_TOOL,
+                arguments: tool_args,
+                tool_names: &args.tools,
+            },
+            &cancel,
+            |_| {},
+        );
+        tokio::pin!(call);
+        let mut interrupted: Option<u8> = None;
+        let answer = loop {
+            let code = tokio::select! {
+                answer = &mut call => break answer,
+                code = signals.recv() => code,
+            };
+            if let Some(first) = interrupted {
+                // A second signal: stop waiting. The transport dies with this process, and
+                // the far side ends everything at end of its input.
+                std::process::exit(i32::from(first));
+            }
+            interrupted = Some(code);
+            cancel.cancel();
+        };
+        print_warnings(&session.take_warnings());
+        // An orderly close: the far side ends its shells before the connection goes.
+        session.shutdown().await;
+        let result = match answer {
+            Ok(value) => serde_json::from_value::<ToolResult>(value).map_err(|err| {
+                format!("the far side sent a result this agentsh cannot read: {err}")
+            })?,
+            Err(RemoteError::Failed(error)) => return Err(error),
+            Err(err) => ToolResult::new(
+                format!("{}", lost(&err)),
+                ToolDetails::not_run(
+                    std::path::Path::new(""),
+                    agentsh_agent_session::Timeout::default(),
+                ),
+                true,
+            ),
+        };
+        Ok((Some(result), interrupted))
+    });
+    let (result, interrupted) = match outcome {
+        Ok(done) => done,
+        Err(message) => {
+            print_error(&message);
+            return ExitCode::from(2);
+        }
+    };
+    if let Some(result) = &result
+        && let Err(err) = print_result(result, args.json)
+        && err.kind() != io::ErrorKind::BrokenPipe
+    {
+        print_error(&format_args!("cannot write the result: {err}"));
+    }
+    match (interrupted, result) {
+        (Some(code), _) => ExitCode::from(code),
+        (None, Some(result)) if result.details.cancelled => ExitCode::from(EXIT_INTERRUPTED),
+        (None, Some(result)) if result.is_error => ExitCode::from(EXIT_TOOL_ERROR),
+        _ => ExitCode::SUCCESS,
+    }
+}
+
+/// `Remote connection lost: <reason>` for any failure of a connection.
+fn lost(err: &RemoteError) -> String {
+    match err {
+        RemoteError::Lost(_) => err.to_string(),
+        other => format!("{REMOTE_LOST_PREFIX}{other}"),
     }
 }
 

@@ -20,6 +20,7 @@ mod config;
 mod exec;
 mod interactive;
 mod mcp;
+mod remote;
 mod rpc;
 mod signals;
 

@@ -16,6 +16,11 @@ use crate::{print_error, usage_error};
 
 /// Runs `agentsh rpc` until stdin ends.
 pub fn run(args: &RpcArgs) -> ExitCode {
+    match remote_choice(args) {
+        Ok(Some(remote)) => return run_remote(remote),
+        Ok(None) => {}
+        Err(code) => return code,
+    }
     let (settings, cwd, runtime) =
         match crate::server_start(args.config.as_deref(), args.cwd.as_deref()) {
             Ok(started) => started,
@@ -44,6 +49,52 @@ pub fn run(args: &RpcArgs) -> ExitCode {
         Err(err) => return usage_error(&err),
     };
     match agentsh_rpc::serve_stdio(runtime, session, signals) {
+        Ok(signalled) => signalled.map_or(ExitCode::SUCCESS, ExitCode::from),
+        Err(err) => {
+            print_error(&err);
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The far side to forward to, if `--remote` or `[remote]` names one.
+fn remote_choice(args: &RpcArgs) -> Result<Option<crate::remote::Choice>, ExitCode> {
+    let settings =
+        crate::config::load_settings(args.config.as_deref()).map_err(|err| usage_error(&err))?;
+    // The far side's directory: not resolved here.
+    crate::remote::choose(&args.remote, &settings, args.cwd.as_deref())
+        .map_err(|message| usage_error(&message))
+}
+
+/// `agentsh rpc --remote`: connects, then serves stdio by forwarding every request.
+fn run_remote(remote: crate::remote::Choice) -> ExitCode {
+    let runtime = match crate::runtime() {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            print_error(&format_args!("cannot start the async runtime: {err}"));
+            return ExitCode::FAILURE;
+        }
+    };
+    let connected = runtime.block_on(async {
+        let mut signals = Signals::install()
+            .map_err(|err| (format!("cannot handle signals: {err}"), ExitCode::FAILURE))?;
+        tokio::select! {
+            session = remote.connect() => session
+                .map(|session| (signals, session))
+                .map_err(|message| (message, ExitCode::from(2))),
+            code = signals.recv() => Err((String::new(), ExitCode::from(code))),
+        }
+    });
+    let (signals, session) = match connected {
+        Ok(connected) => connected,
+        Err((message, code)) => {
+            if !message.is_empty() {
+                print_error(&message);
+            }
+            return code;
+        }
+    };
+    match agentsh_rpc::serve_stdio_remote(runtime, session, signals) {
         Ok(signalled) => signalled.map_or(ExitCode::SUCCESS, ExitCode::from),
         Err(err) => {
             print_error(&err);

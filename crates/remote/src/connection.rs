@@ -25,6 +25,9 @@ const STDERR_TAIL_BYTES: usize = 8 * 1024;
 /// How long a closed channel's process gets to exit before its status is given up on.
 const EXIT_WAIT: Duration = Duration::from_secs(2);
 
+/// How long the far side's output is still read after the transport's process exited.
+const EXIT_DRAIN: Duration = Duration::from_millis(300);
+
 /// A far side's answer to one request: the response object.
 pub(crate) type Response = Map<String, Value>;
 
@@ -340,19 +343,34 @@ async fn read_lines(
     state: Arc<Shared>,
 ) {
     let mut line = Vec::new();
-    let ended = tokio::select! {
-        ended = route_lines(&mut reader, &mut line, &state) => Some(ended),
-        _ = kill => None,
+    let end = tokio::select! {
+        ended = route_lines(&mut reader, &mut line, &state) => End::Routed(ended),
+        _ = kill => End::Killed,
+        status = wait_child(child.as_mut()) => End::Exited(status),
     };
-    if let Some(child) = &mut child {
+    let (ended, mut exit) = match end {
+        End::Routed(ended) => (Some(ended), None),
+        End::Killed => (None, None),
+        // The transport's process ended while the far side's output may still be open (held
+        // by a far-side process it started): what is already there is read, then the channel
+        // counts as ended.
+        End::Exited(status) => {
+            let drained =
+                tokio::time::timeout(EXIT_DRAIN, route_lines(&mut reader, &mut line, &state))
+                    .await
+                    .unwrap_or(Ok(()));
+            (Some(drained), status.ok().map(describe_exit))
+        }
+    };
+    if let Some(child) = &mut child
+        && exit.is_none()
+    {
         // Given up or ended: the transport's process goes too (an ssh client whose link is
         // silent would otherwise wait for its keep-alives).
         if ended.is_none() {
             let _ = child.start_kill();
         }
-    }
-    let exit = match &mut child {
-        Some(child) => match tokio::time::timeout(EXIT_WAIT, child.wait()).await {
+        exit = match tokio::time::timeout(EXIT_WAIT, child.wait()).await {
             Ok(Ok(status)) => Some(describe_exit(status)),
             Ok(Err(_)) => None,
             Err(_) => {
@@ -360,9 +378,8 @@ async fn read_lines(
                 let _ = child.wait().await;
                 None
             }
-        },
-        None => None,
-    };
+        };
+    }
     if let Some(done) = stderr_done {
         let _ = tokio::time::timeout(EXIT_WAIT, done).await;
     }
@@ -371,6 +388,24 @@ async fn read_lines(
         _ => state.end_reason(exit),
     };
     state.lose(&reason);
+}
+
+/// How the reader stopped.
+enum End {
+    /// The far side's output ended (or failed).
+    Routed(Result<(), String>),
+    /// The connection was given up.
+    Killed,
+    /// The transport's process exited first.
+    Exited(std::io::Result<std::process::ExitStatus>),
+}
+
+/// The exit of the transport's process; never, without one.
+async fn wait_child(child: Option<&mut Child>) -> std::io::Result<std::process::ExitStatus> {
+    match child {
+        Some(child) => child.wait().await,
+        None => std::future::pending().await,
+    }
 }
 
 /// `exit status N` or `killed by signal N`.

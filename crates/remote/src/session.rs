@@ -281,10 +281,7 @@ impl RemoteSession {
             tokio::select! {
                 answer = &mut response => break answer,
                 event = events.recv(), if events_open => match event {
-                    Some(mut event) => {
-                        event.remove("toolCallId");
-                        on_event(event);
-                    }
+                    Some(event) => on_event(restart_marked(event, restarted)),
                     None => events_open = false,
                 },
                 () = &mut cancelled, if !aborted => {
@@ -299,9 +296,8 @@ impl RemoteSession {
             }
         };
         // Events sent before the response are already queued: deliver them in order.
-        while let Ok(mut event) = events.try_recv() {
-            event.remove("toolCallId");
-            on_event(event);
+        while let Ok(event) = events.try_recv() {
+            on_event(restart_marked(event, restarted));
         }
         connection.forget(&call_id);
         let response = answer.map_err(RemoteError::Lost)?;
@@ -320,6 +316,26 @@ impl RemoteSession {
         if let Some(connection) = connection {
             connection.close(CLOSE_GRACE).await;
         }
+    }
+}
+
+/// An event for the caller: without the far side's `toolCallId`, and with the end's result
+/// marked `sessionRestarted` when the call is the first after a reconnect.
+fn restart_marked(mut event: Map<String, Value>, restarted: bool) -> Map<String, Value> {
+    event.remove("toolCallId");
+    if restarted
+        && event.get("type").and_then(Value::as_str) == Some("tool_execution_end")
+        && let Some(result) = event.get_mut("result")
+    {
+        mark_restarted(result);
+    }
+    event
+}
+
+/// Sets `details.sessionRestarted` of a tool result.
+fn mark_restarted(result: &mut Value) {
+    if let Some(details) = result.get_mut("details").and_then(Value::as_object_mut) {
+        details.insert("sessionRestarted".to_owned(), Value::Bool(true));
     }
 }
 

@@ -20,7 +20,7 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::RpcError;
-use crate::output::{Message, Output};
+use crate::output::{Message, Output, PartialResult};
 use crate::request::{Command, Request, RequestError};
 use crate::server::Stop;
 
@@ -247,14 +247,10 @@ impl Proxy {
             };
             let answer = remote
                 .tool_call(call, &cancel, |mut event| {
-                    match event.get("type").and_then(Value::as_str) {
-                        // Already sent.
-                        Some("tool_execution_start") => return,
-                        Some("tool_execution_end") => ended = true,
-                        _ => {}
+                    if let Some(message) = event_for_client(&mut event, &tool_call_id) {
+                        ended |= matches!(message, Message::ToolExecutionEnd { .. });
+                        output.send(&message);
                     }
-                    event.insert("toolCallId".to_owned(), Value::from(tool_call_id.as_str()));
-                    output.send_value(&Value::Object(event));
                 })
                 .await;
             lock(&calls).remove(&tool_call_id);
@@ -267,15 +263,14 @@ impl Proxy {
                 }
                 Err(err) => lost_result(&err),
             };
-            if !ended {
+            if !ended && let Ok(result) = to_raw_value(&data) {
                 let is_error = data.get("isError").and_then(Value::as_bool).unwrap_or(true);
-                let mut end = Map::new();
-                end.insert("type".to_owned(), Value::from("tool_execution_end"));
-                end.insert("toolCallId".to_owned(), Value::from(tool_call_id.as_str()));
-                end.insert("toolName".to_owned(), Value::from(tool_name.as_str()));
-                end.insert("result".to_owned(), data.clone());
-                end.insert("isError".to_owned(), Value::Bool(is_error));
-                output.send_value(&Value::Object(end));
+                output.send(&Message::ToolExecutionEnd {
+                    tool_call_id: tool_call_id.clone(),
+                    tool_name: tool_name.clone(),
+                    result,
+                    is_error,
+                });
             }
             output.send_value(&success(id, NAME, &data));
         });
@@ -297,7 +292,8 @@ fn lost_result(err: &RemoteError) -> Value {
 }
 
 /// The response to a forwarded request: the far side's, under the client's id (and with the
-/// client's request type), or a failure naming why it could not be forwarded.
+/// client's request type) in the local server's shape, or a failure naming why it could not be
+/// forwarded.
 fn answered(
     id: Option<Value>,
     name: &str,
@@ -305,14 +301,60 @@ fn answered(
 ) -> Value {
     match answer {
         Ok(mut response) => {
-            match id {
-                Some(id) => response.insert("id".to_owned(), id),
-                None => response.remove("id"),
-            };
-            response.insert("command".to_owned(), Value::from(name));
-            Value::Object(response)
+            let success = response.get("success").and_then(Value::as_bool) == Some(true);
+            let data = response
+                .remove("data")
+                .and_then(|data| to_raw_value(&data).ok());
+            let error = response
+                .remove("error")
+                .and_then(|error| error.as_str().map(str::to_owned));
+            serde_json::to_value(Message::Response {
+                id,
+                command: name.to_owned(),
+                success,
+                data,
+                error: error.or_else(|| (!success).then(|| "the far side failed the request".to_owned())),
+            })
+            .unwrap_or(Value::Null)
         }
         Err(err) => failure(id, name, &err.to_string()),
+    }
+}
+
+/// A far side's event for the client: its fields in the local server's order, under the
+/// client's `toolCallId`; `None` for what the client does not get (the far side's start,
+/// which was sent here already, or an event of no known kind).
+fn event_for_client(event: &mut Map<String, Value>, call: &str) -> Option<Message> {
+    let tool_name = match event.remove("toolName") {
+        Some(Value::String(name)) => name,
+        _ => String::new(),
+    };
+    match event.get("type").and_then(Value::as_str)? {
+        "tool_execution_update" => {
+            let text = event
+                .get("partialResult")?
+                .get("content")?
+                .get(0)?
+                .get("text")?
+                .as_str()?
+                .to_owned();
+            Some(Message::ToolExecutionUpdate {
+                tool_call_id: call.to_owned(),
+                tool_name,
+                partial_result: PartialResult::text(text),
+            })
+        }
+        "tool_execution_end" => {
+            let result = to_raw_value(event.get("result")?).ok()?;
+            let is_error = event.get("isError").and_then(Value::as_bool).unwrap_or(true);
+            Some(Message::ToolExecutionEnd {
+                tool_call_id: call.to_owned(),
+                tool_name,
+                result,
+                is_error,
+            })
+        }
+        _ => None,
     }
 }
 

@@ -5,12 +5,14 @@
 //! common clients' request limits. End of input ends every job and shell and exits 0; SIGINT,
 //! SIGTERM and SIGHUP do the same with 130, 143 and 129.
 
+mod backend;
 mod server;
 mod transport;
 
 use std::process::ExitCode;
 
 use agentsh_agent_session::{AgentSession, SessionOptions};
+use backend::Backend;
 use rmcp::ServiceExt;
 
 use crate::cli::McpArgs;
@@ -80,4 +82,71 @@ pub fn run(args: &McpArgs) -> ExitCode {
     // A blocking stdin read cannot be cancelled: do not wait for it.
     runtime.shutdown_background();
     signalled.map_or(ExitCode::SUCCESS, ExitCode::from)
+}
+
+/// The far side `--remote` or `[remote]` names, if any.
+fn remote_choice(args: &McpArgs) -> Result<Option<crate::remote::Choice>, ExitCode> {
+    let settings =
+        crate::config::load_settings(args.config.as_deref()).map_err(|err| usage_error(&err))?;
+    let Some(mut remote) = crate::remote::choose(&args.remote, &settings, args.cwd.as_deref())
+        .map_err(|message| usage_error(&message))?
+    else {
+        return Ok(None);
+    };
+    // `[mcp] yield_after` is the far side's `bash.yield_after` for these calls.
+    remote.set_yield_after(settings.mcp.yield_after);
+    Ok(Some(remote))
+}
+
+/// A local session for the MCP server, with its runtime and signals.
+fn local_session(args: &McpArgs) -> Result<(tokio::runtime::Runtime, Signals, Backend), ExitCode> {
+    let (mut settings, cwd, runtime) =
+        crate::server_start(args.config.as_deref(), args.cwd.as_deref())?;
+    settings.bash.yield_after = settings.mcp.yield_after;
+    let signals = {
+        let _context = runtime.enter();
+        Signals::install().map_err(|err| {
+            print_error(&format_args!("cannot handle signals: {err}"));
+            ExitCode::FAILURE
+        })?
+    };
+    let session = {
+        let _context = runtime.enter();
+        AgentSession::new(SessionOptions {
+            settings,
+            cwd,
+            ..SessionOptions::default()
+        })
+        .map_err(|err| usage_error(&err))?
+    };
+    Ok((runtime, signals, Backend::Local(session)))
+}
+
+/// A far-side session for the MCP server, connected before the client is served.
+fn connect_remote(
+    remote: crate::remote::Choice,
+) -> Result<(tokio::runtime::Runtime, Signals, Backend), ExitCode> {
+    let runtime = crate::runtime().map_err(|err| {
+        print_error(&format_args!("cannot start the async runtime: {err}"));
+        ExitCode::FAILURE
+    })?;
+    let connected = runtime.block_on(async {
+        let mut signals = Signals::install()
+            .map_err(|err| (format!("cannot handle signals: {err}"), ExitCode::FAILURE))?;
+        tokio::select! {
+            session = remote.connect() => session
+                .map(|session| (signals, session))
+                .map_err(|message| (message, ExitCode::from(2))),
+            code = signals.recv() => Err((String::new(), ExitCode::from(code))),
+        }
+    });
+    match connected {
+        Ok((signals, session)) => Ok((runtime, signals, Backend::Remote(session))),
+        Err((message, code)) => {
+            if !message.is_empty() {
+                print_error(&message);
+            }
+            Err(code)
+        }
+    }
 }

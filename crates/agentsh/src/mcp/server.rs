@@ -5,9 +5,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use agentsh_agent_session::{
-    AgentSession, BASH_TOOL, BashArgs, CancellationToken, ToolContext, ToolResult, ToolUpdate,
-    job_tool_specs, unknown_tool,
+    BASH_TOOL, BashArgs, CancellationToken, ToolContext, ToolResult, job_tool_specs, unknown_tool,
 };
+
+use super::backend::{Backend, Listed};
 use agentsh_protocol::tail_of;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
@@ -41,16 +42,16 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// One connection's server: its session and the client's other tool names.
 #[derive(Clone)]
 pub struct McpServer {
-    session: AgentSession,
+    backend: Backend,
     tool_names: Arc<Vec<String>>,
     /// Cancelled at end of input: running calls are ended.
     ended: CancellationToken,
 }
 
 impl McpServer {
-    pub fn new(session: AgentSession, tool_names: Vec<String>, ended: CancellationToken) -> Self {
+    pub fn new(backend: Backend, tool_names: Vec<String>, ended: CancellationToken) -> Self {
         Self {
-            session,
+            backend,
             tool_names: Arc::new(tool_names),
             ended,
         }
@@ -60,7 +61,7 @@ impl McpServer {
     /// a later MCP revision (SEP-2577), but the clients of the versions agentsh negotiates show it.
     #[allow(deprecated)]
     async fn send_warnings(&self, peer: &Peer<RoleServer>) {
-        for warning in self.session.take_warnings() {
+        for warning in self.backend.take_warnings() {
             let _ = peer
                 .notify_logging_message(
                     rmcp::model::LoggingMessageNotificationParam::new(
@@ -93,12 +94,12 @@ impl McpServer {
                 no_jobs: false,
             };
             let updates = progress.clone();
-            let on_update = move |update: ToolUpdate| {
+            let on_update = move |text: &str| {
                 if let Some(progress) = &updates {
-                    lock(progress).update(&update.text);
+                    lock(progress).update(text);
                 }
             };
-            let call = self.session.execute_tool("mcp", arguments, ctx, on_update);
+            let call = self.backend.bash(arguments, ctx, on_update);
             tokio::pin!(call);
             // First due one period from now: a tick due "now" would still wait for the timer
             // driver's next turn, a millisecond on every call.
@@ -125,13 +126,13 @@ impl McpServer {
                     }
                 }
             };
-            return Ok(outcome.into_result());
+            return Ok(outcome);
         }
-        let job_tool = self.session.execute_job_tool(name, arguments);
+        let job_tool = self.backend.job_tool(name, arguments);
         tokio::pin!(job_tool);
         tokio::select! {
             outcome = &mut job_tool => match outcome {
-                Some(outcome) => Ok(outcome.into_result()),
+                Some(result) => Ok(result),
                 // `call_tool` let only known names through: `bash` went the other way.
                 None => Err(McpError::internal_error(format!("`{name}` is not a job tool"), None)),
             },
@@ -354,16 +355,14 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        let store = self.session.artifacts();
-        let resources = self
-            .session
-            .artifact_ids(LISTED_ARTIFACTS)
+        let listed = self
+            .backend
+            .artifacts(LISTED_ARTIFACTS)
+            .await
+            .map_err(|err| McpError::internal_error(err, None))?;
+        let resources = listed
             .into_iter()
-            .map(|id| {
-                let size = store
-                    .and_then(|store| store.resolve(&id).ok())
-                    .and_then(|path| std::fs::metadata(path).ok())
-                    .map(|meta| meta.len());
+            .map(|Listed { id, size }| {
                 let resource = Resource::new(format!("artifact://{id}"), format!("artifact {id}"))
                     .with_mime_type("text/plain")
                     .with_description("Full output of a command or job log");
@@ -400,14 +399,13 @@ impl ServerHandler for McpServer {
     ) -> Result<ReadResourceResponse, McpError> {
         let uri = request.uri.as_str();
         let (base, offset, limit) = parse_uri(uri)?;
-        let store = self.session.artifacts().ok_or_else(|| {
-            McpError::internal_error("artifacts are unavailable in this session", None)
-        })?;
-        let path = store
-            .resolve(base)
-            .map_err(|err| McpError::resource_not_found(err.to_string(), None))?;
         if offset.is_none() && limit.is_none() {
-            let size = std::fs::metadata(&path).map_or(0, |meta| meta.len());
+            let size = self
+                .backend
+                .artifact_size(base)
+                .await
+                .map_err(|err| McpError::resource_not_found(err, None))?
+                .unwrap_or(0);
             if size > WHOLE_READ_LIMIT {
                 return Err(McpError::invalid_params(
                     format!(
@@ -417,12 +415,11 @@ impl ServerHandler for McpServer {
                 ));
             }
         }
-        let session = self.session.clone();
-        let id = base.to_owned();
-        let text = tokio::task::spawn_blocking(move || session.read_artifact(&id, offset, limit))
+        let text = self
+            .backend
+            .read_artifact(base, offset, limit)
             .await
-            .map_err(|err| McpError::internal_error(err.to_string(), None))?
-            .map_err(|err| McpError::resource_not_found(err.to_string(), None))?;
+            .map_err(|err| McpError::resource_not_found(err, None))?;
         Ok(ReadResourceResult::new(vec![
             ResourceContents::text(text.text, uri).with_mime_type("text/plain"),
         ])

@@ -1,0 +1,242 @@
+//! Where the MCP server's calls run: a local session, or a far side over a remote connection
+//! (SPEC §17: tools, jobs and artifact resources are all the far side's).
+
+use agentsh_agent_session::{AgentSession, ToolContext, ToolDetails, ToolResult, ToolUpdate};
+use agentsh_protocol::REMOTE_LOST_PREFIX;
+use agentsh_remote::{RemoteCall, RemoteError, RemoteSession};
+use serde_json::{Map, Value};
+
+/// A session the MCP server serves.
+#[derive(Debug, Clone)]
+pub enum Backend {
+    /// Commands run here.
+    Local(AgentSession),
+    /// Commands run on a far side.
+    Remote(RemoteSession),
+}
+
+/// One artifact as a resource lists it.
+pub struct Listed {
+    pub id: String,
+    pub size: Option<u64>,
+}
+
+impl Backend {
+    /// Warnings not reported yet.
+    pub fn take_warnings(&self) -> Vec<String> {
+        match self {
+            Self::Local(session) => session.take_warnings(),
+            Self::Remote(remote) => remote.take_warnings(),
+        }
+    }
+
+    /// A `bash` call; `on_update` gets the output's text so far (only when the context wants
+    /// live updates).
+    pub async fn bash(
+        &self,
+        arguments: &Value,
+        context: ToolContext,
+        mut on_update: impl FnMut(&str) + Send + 'static,
+    ) -> ToolResult {
+        match self {
+            Self::Local(session) => session
+                .execute_tool("mcp", arguments, context, move |update: ToolUpdate| {
+                    on_update(&update.text);
+                })
+                .await
+                .into_result(),
+            Self::Remote(remote) => {
+                let call = RemoteCall {
+                    name: agentsh_agent_session::BASH_TOOL,
+                    arguments,
+                    tool_names: &context.tool_names,
+                };
+                let answer = remote
+                    .tool_call(call, &context.cancel, |event| {
+                        if let Some(text) = update_text(&event) {
+                            on_update(text);
+                        }
+                    })
+                    .await;
+                remote_result(answer)
+            }
+        }
+    }
+
+    /// A job tool call (`job_output`, …); `None` when `name` is no job tool.
+    pub async fn job_tool(&self, name: &str, arguments: &Value) -> Option<ToolResult> {
+        match self {
+            Self::Local(session) => session
+                .execute_job_tool(name, arguments)
+                .await
+                .map(agentsh_agent_session::ToolOutcome::into_result),
+            Self::Remote(remote) => {
+                let call = RemoteCall {
+                    name,
+                    arguments,
+                    tool_names: &[],
+                };
+                let never = tokio_util::sync::CancellationToken::new();
+                Some(remote_result(remote.tool_call(call, &never, |_| {}).await))
+            }
+        }
+    }
+
+    /// The newest artifacts, at most `limit`.
+    pub async fn artifacts(&self, limit: usize) -> Result<Vec<Listed>, String> {
+        match self {
+            Self::Local(session) => {
+                let store = session.artifacts();
+                Ok(session
+                    .artifact_ids(limit)
+                    .into_iter()
+                    .map(|id| {
+                        let size = store
+                            .and_then(|store| store.resolve(&id).ok())
+                            .and_then(|path| std::fs::metadata(path).ok())
+                            .map(|meta| meta.len());
+                        Listed { id, size }
+                    })
+                    .collect())
+            }
+            Self::Remote(remote) => {
+                let data = remote_request(remote, "list_artifacts", Map::new()).await?;
+                Ok(data
+                    .get("artifacts")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|artifact| {
+                        Some(Listed {
+                            id: artifact.get("id")?.as_str()?.to_owned(),
+                            size: artifact.get("size").and_then(Value::as_u64),
+                        })
+                    })
+                    .take(limit)
+                    .collect())
+            }
+        }
+    }
+
+    /// The size of artifact `id` (digits), if it can be found.
+    pub async fn artifact_size(&self, id: &str) -> Result<Option<u64>, String> {
+        match self {
+            Self::Local(session) => {
+                let store = session
+                    .artifacts()
+                    .ok_or_else(|| "artifacts are unavailable in this session".to_owned())?;
+                let path = store.resolve(id).map_err(|err| err.to_string())?;
+                Ok(std::fs::metadata(&path).ok().map(|meta| meta.len()))
+            }
+            Self::Remote(_) => {
+                let digits = id.strip_prefix("artifact://").unwrap_or(id);
+                Ok(self
+                    .artifacts(usize::MAX)
+                    .await?
+                    .into_iter()
+                    .find(|listed| listed.id == digits)
+                    .and_then(|listed| listed.size))
+            }
+        }
+    }
+
+    /// Lines of an artifact (or all of it).
+    pub async fn read_artifact(
+        &self,
+        id: &str,
+        offset: Option<u64>,
+        limit: Option<u64>,
+    ) -> Result<String, String> {
+        match self {
+            Self::Local(session) => {
+                let session = session.clone();
+                let id = id.to_owned();
+                tokio::task::spawn_blocking(move || session.read_artifact(&id, offset, limit))
+                    .await
+                    .map_err(|err| err.to_string())?
+                    .map(|artifact| artifact.text)
+                    .map_err(|err| err.to_string())
+            }
+            Self::Remote(remote) => {
+                let mut request = Map::new();
+                request.insert("artifactId".to_owned(), Value::from(id));
+                if let Some(offset) = offset {
+                    request.insert("offset".to_owned(), Value::from(offset));
+                }
+                if let Some(limit) = limit {
+                    request.insert("limit".to_owned(), Value::from(limit));
+                }
+                let data = remote_request(remote, "read_artifact", request).await?;
+                Ok(data
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned())
+            }
+        }
+    }
+
+    /// Ends every job and shell (here, or on the far side).
+    pub async fn shutdown(&self) {
+        match self {
+            Self::Local(session) => session.shutdown().await,
+            Self::Remote(remote) => remote.shutdown().await,
+        }
+    }
+}
+
+/// The text of a `tool_execution_update` event.
+fn update_text(event: &Map<String, Value>) -> Option<&str> {
+    if event.get("type")?.as_str()? != "tool_execution_update" {
+        return None;
+    }
+    event
+        .get("partialResult")?
+        .get("content")?
+        .get(0)?
+        .get("text")?
+        .as_str()
+}
+
+/// A far side's result, or the tool error of a failed call.
+fn remote_result(answer: Result<Value, RemoteError>) -> ToolResult {
+    let text = match answer {
+        Ok(value) => match serde_json::from_value::<ToolResult>(value) {
+            Ok(result) => return result,
+            Err(err) => format!("the far side sent a result this agentsh cannot read: {err}"),
+        },
+        Err(RemoteError::Failed(error)) => error,
+        Err(err @ RemoteError::Lost(_)) => err.to_string(),
+        Err(err) => format!("{REMOTE_LOST_PREFIX}{err}"),
+    };
+    ToolResult::new(
+        text,
+        ToolDetails::not_run(
+            std::path::Path::new(""),
+            agentsh_agent_session::Timeout::default(),
+        ),
+        true,
+    )
+}
+
+/// A request's `data`, or its error as text.
+async fn remote_request(
+    remote: &RemoteSession,
+    kind: &str,
+    mut request: Map<String, Value>,
+) -> Result<Value, String> {
+    request.insert("type".to_owned(), Value::from(kind));
+    let response = remote
+        .request(request)
+        .await
+        .map_err(|err| err.to_string())?;
+    if response.get("success").and_then(Value::as_bool) == Some(true) {
+        Ok(response.get("data").cloned().unwrap_or(Value::Null))
+    } else {
+        Err(response
+            .get("error")
+            .and_then(Value::as_str)
+            .unwrap_or("the far side failed the request")
+            .to_owned())
+    }
+}

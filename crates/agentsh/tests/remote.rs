@@ -1,0 +1,199 @@
+//! Remote execution (SPEC §17) through the real binary: a real sshd on loopback
+//! (`agentsh_test_support::sshd`) and the generic `command` transport with `agentsh rpc` under
+//! `unshare` in new mount and PID namespaces. Each case runs on both far sides.
+
+mod faults;
+mod setup;
+
+use serde_json::json;
+
+use crate::util::{
+    LIVENESS, TestEnv, assert_no_survivor, marked_sleep, unique_marker, wait_for_process,
+};
+use setup::{Far, body, call_id, tool_call};
+
+/// Runs `case` against every far side this machine offers (sshd is installed by
+/// `scripts/install-test-deps`; without it, the ssh half is skipped, or fails under CI).
+fn on_every_far_side(test: &str, case: impl Fn(&Far)) {
+    for far in Far::all(test) {
+        case(&far);
+    }
+}
+
+#[test]
+fn exec_runs_on_the_far_side_and_keeps_exit_codes() {
+    on_every_far_side("exec_runs_on_the_far_side", |far| {
+        let env = far.env("");
+        let hi = far.exec(&env, &["--", "echo hi; echo \"conn=$SSH_CONNECTION\""]);
+        assert_eq!(hi.code(), 0, "{} {hi:?}", far.name());
+        assert!(hi.stdout.starts_with("hi\n"), "{hi:?}");
+        if far.is_ssh() {
+            // Really through sshd: the far side's environment names the connection.
+            assert!(hi.stdout.contains("conn=127.0.0.1 "), "{hi:?}");
+        }
+        let failed = far.exec(&env, &["--", "echo out; exit 3"]);
+        assert_eq!(failed.code(), 1, "{failed:?}");
+        assert!(
+            failed.stdout.contains("out\n") && failed.stdout.contains("Command exited with code 3"),
+            "{failed:?}"
+        );
+        let json = far.exec(&env, &["--json", "--", "exit 7"]).json();
+        assert_eq!(json["details"]["exitCode"], 7, "{json}");
+        assert_eq!(json["isError"], true, "{json}");
+    });
+}
+
+#[test]
+fn a_timeout_leaves_no_survivor_on_the_far_side() {
+    on_every_far_side("a_timeout_leaves_no_survivor", |far| {
+        let env = far.env("");
+        let marker = unique_marker();
+        let command = format!("echo started; {}", marked_sleep(&marker));
+        let timed_out = far.exec(&env, &["--timeout", "1", "--", &command]);
+        assert_eq!(timed_out.code(), 1, "{timed_out:?}");
+        assert!(
+            timed_out.stdout.contains("started")
+                && timed_out.stdout.contains("Command timed out after 1 second"),
+            "{timed_out:?}"
+        );
+        assert_no_survivor(&marker);
+    });
+}
+
+#[test]
+fn a_chatty_far_side_rc_is_skipped() {
+    let Some(far) = Far::ssh("a_chatty_far_side_rc_is_skipped") else {
+        return;
+    };
+    far.write_bashrc("echo 'Welcome to the far side {\"type\":\"response\"'\necho '{not json'\n");
+    let env = far.env("");
+    let hi = far.exec(&env, &["--", "echo hi"]);
+    assert_eq!(hi.code(), 0, "{hi:?}");
+    assert_eq!(hi.stdout, "hi\n", "{hi:?}");
+}
+
+#[test]
+fn rpc_forwards_calls_aborts_and_jobs() {
+    on_every_far_side("rpc_forwards_calls_aborts_and_jobs", |far| {
+        let env = far.env("");
+        let mut rpc = far.rpc(&env);
+        // A plain call, with its events under the client's toolCallId.
+        let (events, hi) = tool_call(&mut rpc, "c1", "bash", json!({"command": "echo hi"}));
+        assert_eq!(body(&hi), "hi", "{hi}");
+        assert_eq!(events.first().map(|e| e["type"].clone()), Some(json!("tool_execution_start")));
+        assert!(
+            events.iter().all(|event| call_id(event) == "c1"),
+            "{events:#?}"
+        );
+        // An abort: answered at once, the tree ended on the far side.
+        let marker = unique_marker();
+        rpc.send_json(&json!({"id": "2", "type": "tool_call", "toolCallId": "c2",
+            "name": "bash", "arguments": {"command": format!("echo go; {}", marked_sleep(&marker))}}));
+        wait_for_process(&marker);
+        rpc.send_json(&json!({"id": "3", "type": "abort", "toolCallId": "c2"}));
+        let aborted = rpc.response("2");
+        let text = aborted["data"]["content"][0]["text"].as_str().unwrap_or_default();
+        assert!(text.contains("Command aborted"), "{aborted}");
+        assert_no_survivor(&marker);
+        // A background job, read and killed through the connection.
+        let (_, started) = tool_call(
+            &mut rpc,
+            "c3",
+            "bash",
+            json!({"command": "echo job-out; sleep 300", "run_in_background": true}),
+        );
+        let job = started["details"]["job"]["id"].as_str().expect("job id").to_owned();
+        let (_, output) = tool_call(
+            &mut rpc,
+            "c4",
+            "job_output",
+            json!({"jobId": job, "until": "job-out", "wait": 10}),
+        );
+        assert!(body(&output).contains("job-out"), "{output}");
+        let (_, killed) = tool_call(&mut rpc, "c5", "job_kill", json!({"jobId": job}));
+        assert_eq!(killed["details"]["job"]["state"], "killed", "{killed}");
+        let (status, _) = rpc.close(LIVENESS);
+        assert!(status.success(), "{status:?}");
+    });
+}
+
+#[test]
+fn a_large_artifact_reads_back_byte_exact_through_the_connection() {
+    on_every_far_side("a_large_artifact_reads_back_byte_exact", |far| {
+        let env = far.env("");
+        let mut rpc = far.rpc(&env);
+        let (_, result) = tool_call(&mut rpc, "big", "bash", json!({"command": "seq 2000000"}));
+        let artifact = result["details"]["meta"]["truncation"]["artifactId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("an artifact: {result}"))
+            .to_owned();
+        let expected: String = (1..=2_000_000).map(|n| format!("{n}\n")).collect();
+        rpc.send_json(&json!({"id": "list", "type": "list_artifacts"}));
+        let listed = rpc.response("list");
+        assert_eq!(listed["data"]["artifacts"][0]["id"], artifact.as_str(), "{listed}");
+        assert_eq!(
+            listed["data"]["artifacts"][0]["size"],
+            expected.len(),
+            "{listed}"
+        );
+        rpc.send_json(&json!({"id": "read", "type": "read_artifact", "artifactId": artifact}));
+        let read = rpc.response_within("read", LIVENESS * 3);
+        assert_eq!(read["success"], true, "{}", read["error"]);
+        let text = read["data"]["text"].as_str().expect("text");
+        assert!(text == expected || format!("{text}\n") == expected, "{} bytes back", text.len());
+        assert_eq!(read["data"]["totalLines"], 2_000_000);
+        // A window of it.
+        rpc.send_json(&json!({"id": "w", "type": "read_artifact",
+            "artifactId": format!("artifact://{artifact}"), "offset": 1_999_999, "limit": 5}));
+        let window = rpc.response("w");
+        assert_eq!(window["data"]["text"].as_str().map(str::trim_end), Some("1999999\n2000000"));
+    });
+}
+
+#[test]
+fn hello_is_answered_and_ping_stays_local() {
+    on_every_far_side("hello_is_answered", |far| {
+        let env = far.env("");
+        let mut rpc = far.rpc(&env);
+        rpc.send(r#"{"id":"p","type":"ping"}"#);
+        let pong = rpc.response("p");
+        assert_eq!(pong["success"], true, "{pong}");
+        rpc.send(r#"{"id":"h","type":"hello"}"#);
+        let hello = rpc.response("h");
+        assert_eq!(hello["data"]["protocol"], 1, "{hello}");
+        assert_eq!(hello["data"]["agentsh"], env!("CARGO_PKG_VERSION"), "{hello}");
+        // Bad input is answered here, as the local server answers it.
+        rpc.send(r#"{"id":"x","type":"nope"}"#);
+        let bad = rpc.response("x");
+        assert!(
+            bad["error"].as_str().unwrap_or_default().starts_with("Unknown command type `nope`"),
+            "{bad}"
+        );
+    });
+}
+
+#[test]
+fn local_settings_travel_in_the_hello() {
+    on_every_far_side("local_settings_travel_in_the_hello", |far| {
+        let env = far.env("[bash.env]\nAGENTSH_FROM_HELLO = \"travelled\"\n[output]\nmax_bytes = 4096\n");
+        let out = far.exec(&env, &["--", "echo $AGENTSH_FROM_HELLO; seq 3000"]);
+        assert_eq!(out.code(), 0, "{out:?}");
+        // Cut to the far side's 4 KB: the settings were applied there.
+        assert!(!out.stdout.contains("travelled\n1\n"), "{out:?}");
+        assert!(out.stdout.contains("2999\n3000"), "{out:?}");
+        let env = far.env("[bash.env]\nAGENTSH_FROM_HELLO = \"travelled\"\n");
+        let out = far.exec(&env, &["--", "echo $AGENTSH_FROM_HELLO"]);
+        assert_eq!(out.stdout, "travelled\n", "{out:?}");
+    });
+}
+
+#[test]
+fn remote_flags_are_checked_before_anything_runs() {
+    let env = TestEnv::new();
+    let bad = env.exec(&["--remote", "ssh://-oProxyCommand=x", "--", "true"]);
+    assert_eq!(bad.code(), 2, "{bad:?}");
+    assert!(bad.stderr.contains("--remote ssh://-oProxyCommand=x"), "{bad:?}");
+    let install = env.exec(&["--remote-install", "--", "true"]);
+    assert_eq!(install.code(), 2, "{install:?}");
+    assert!(install.stderr.contains("--remote-install"), "{install:?}");
+}

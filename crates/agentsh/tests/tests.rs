@@ -7,5 +7,6 @@ mod golden;
 mod interactive;
 mod jobs;
 mod mcp;
+mod remote;
 mod rpc;
 mod util;

@@ -22,7 +22,7 @@ mod tool;
 // The whole public surface. Types from other agentsh crates (and `serde_json::Value`) are
 // re-exported because this crate's public signatures use them: a user of the facade needs no
 // other agentsh crate.
-pub use agentsh_artifact_store::{ArtifactError, ArtifactStore, ArtifactText};
+pub use agentsh_artifact_store::{ArtifactError, ArtifactInfo, ArtifactStore, ArtifactText};
 pub use agentsh_bash_interceptor::{Interception, Rule};
 pub use agentsh_bash_normalize::Limits;
 pub use agentsh_process::sandbox::{SandboxError, SandboxMode, SandboxPolicy};
@@ -48,11 +48,12 @@ pub use sandbox::{DENIAL_MARKERS, sandbox_denial_line, shows_denial};
 pub use serde_json::{Value, json};
 pub use session::{AgentSession, BangOptions, SessionError, SessionOptions};
 pub use settings::{
-    ArtifactSettings, BashSettings, CONFIG_ENV, ConfigError, ConfigPath,
+    ArtifactSettings, BashSettings, CONFIG_ENV, ConfigError, ConfigPath, DEFAULT_AGENTSH_PATH,
     DEFAULT_ARTIFACTS_MAX_AGE_DAYS, DEFAULT_ARTIFACTS_MAX_BYTES, DEFAULT_JOBS_MAX_LOG_BYTES,
     DEFAULT_JOBS_MAX_RUNNING, DEFAULT_MAX_SHELLS, DEFAULT_MCP_YIELD_AFTER,
-    DEFAULT_OUTPUT_MAX_BYTES, DEFAULT_SHELL_IDLE_MINUTES, InterceptorSettings, JobSettings,
-    McpSettings, OutputSettings, SandboxSettings, Settings, UiSettings, VirtualTerminal,
+    DEFAULT_OUTPUT_MAX_BYTES, DEFAULT_SHELL_IDLE_MINUTES, DEFAULT_SSH_COMMAND, EXECUTION_SECTIONS,
+    HELLO_SETTINGS_SOURCE, InterceptorSettings, JobSettings, McpSettings, OutputSettings,
+    RemoteSettings, RemoteTarget, SandboxSettings, Settings, UiSettings, VirtualTerminal,
     config_path,
 };
 pub use tool::{BashTool, PtyHost, ToolContext, ToolUpdate};

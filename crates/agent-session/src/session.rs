@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use agentsh_artifact_store::{
-    ArtifactError, ArtifactReservation, ArtifactStore, ArtifactText, RetentionPolicy,
+    ArtifactError, ArtifactInfo, ArtifactReservation, ArtifactStore, ArtifactText, RetentionPolicy,
 };
 use agentsh_bash_interceptor::Interceptor;
 use agentsh_output_sink::{OutputSink, SinkOptions, Spill, SpillSource};
@@ -346,6 +346,14 @@ impl AgentSession {
         }
     }
 
+    /// Whether the session's sandbox can be enforced here: `Ok` without a sandbox, else the
+    /// kernel's answer (`Sandbox unavailable: <reason>` when it cannot be had: no command of
+    /// the session would run). A server that is asked for a session it cannot enforce refuses
+    /// it with this.
+    pub fn check_sandbox(&self) -> Result<(), SessionError> {
+        self.sandbox_gate()
+    }
+
     /// The artifact store, when it could be opened.
     pub fn artifacts(&self) -> Option<&ArtifactStore> {
         self.inner.store.as_ref().ok()
@@ -466,6 +474,20 @@ impl AgentSession {
                 reason: reason.clone(),
             })?;
         Ok(store.read(id_or_url, offset, limit)?)
+    }
+
+    /// Every artifact in the session's store (shared with the other sessions that use its
+    /// directory), newest first, with its size and time (RPC `list_artifacts`, SPEC §17). Reads
+    /// the directory: call it off the async threads.
+    pub fn list_artifacts(&self) -> Result<Vec<ArtifactInfo>, SessionError> {
+        let store = self
+            .inner
+            .store
+            .as_ref()
+            .map_err(|reason| SessionError::NoArtifactStore {
+                reason: reason.clone(),
+            })?;
+        Ok(store.list()?)
     }
 
     /// The ids of the artifacts this session wrote that still exist, newest first, at most

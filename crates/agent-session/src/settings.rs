@@ -10,16 +10,23 @@
 //! - `types`: the checked settings, with every default in one constant;
 //! - `load`: finding the file (`--config`, `AGENTSH_CONFIG`, the XDG default), reading and
 //!   checking it, and [`ConfigError`];
-//! - `key_path`: which key a serde error is about, and how a key path is written.
+//! - `key_path`: which key a serde error is about, and how a key path is written;
+//! - `remote`: `[remote]` and the `ssh://` target;
+//! - `execution`: the sections that shape execution as they travel in a remote session's
+//!   hello (SPEC §17), and applying them on the far side.
 
+mod execution;
 mod key_path;
 mod load;
+mod remote;
 mod types;
 
 #[cfg(test)]
 mod tests;
 
+pub use execution::{EXECUTION_SECTIONS, HELLO_SETTINGS_SOURCE};
 pub use load::{CONFIG_ENV, ConfigError, ConfigPath, config_path};
+pub use remote::{DEFAULT_AGENTSH_PATH, DEFAULT_SSH_COMMAND, RemoteSettings, RemoteTarget};
 pub use types::{
     ArtifactSettings, BashSettings, DEFAULT_ARTIFACTS_MAX_AGE_DAYS, DEFAULT_ARTIFACTS_MAX_BYTES,
     DEFAULT_JOBS_MAX_LOG_BYTES, DEFAULT_JOBS_MAX_RUNNING, DEFAULT_MAX_SHELLS,

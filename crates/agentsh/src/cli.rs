@@ -1,6 +1,7 @@
 //! The command line (clap derive): `agentsh exec …` and `agentsh rpc …`.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
@@ -60,10 +61,11 @@ pub enum Mode {
     Exec(ExecArgs),
     /// RPC mode: JSON lines on stdin (commands) and stdout (responses and events).
     ///
-    /// Commands: `bash`, `abort_bash`, `tool_call`, `abort`, `read_artifact`, one JSON object
-    /// per line (at most 32 MiB). Ends with exit status 0 when stdin is closed, and 130 / 143 /
-    /// 129 after SIGINT / SIGTERM / SIGHUP, each time after ending every running command and
-    /// every shell's process tree.
+    /// Commands: `bash`, `abort_bash`, `tool_call`, `abort`, `read_artifact`,
+    /// `list_artifacts`, `hello`, `ping`, one JSON object per line (at most 32 MiB). Ends with
+    /// exit status 0 when stdin is closed (or the --lease runs out), and 130 / 143 / 129 after
+    /// SIGINT / SIGTERM / SIGHUP, each time after ending every running command and every
+    /// shell's process tree.
     Rpc(RpcArgs),
     /// MCP mode: an MCP server on stdio (tools bash, job_output, job_input, job_kill, job_list;
     /// artifacts as resources).
@@ -136,9 +138,26 @@ pub struct RpcArgs {
     /// far side's login directory).
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
+    /// End as at end of input once no input line has come for S seconds (fractions allowed):
+    /// every running command ended, exit status 0. A remote agentsh runs with one, so a link
+    /// that died silently cannot leave trees running; its client pings to keep it.
+    #[arg(long, value_name = "S", value_parser = parse_lease)]
+    pub lease: Option<Duration>,
     /// Where the session runs.
     #[command(flatten)]
     pub remote: RemoteArgs,
+}
+
+/// `--lease`: a number of seconds above 0.
+fn parse_lease(text: &str) -> Result<Duration, String> {
+    let seconds: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("not a number of seconds: {text:?}"))?;
+    if seconds.is_nan() || seconds <= 0.0 {
+        return Err(format!("must be a number of seconds above 0, got {text:?}"));
+    }
+    Duration::try_from_secs_f64(seconds).map_err(|_| format!("too long: {text:?} seconds"))
 }
 
 #[cfg(test)]
@@ -228,5 +247,25 @@ mod timeout_tests {
         assert!(parse_timeout("nan").is_err());
         assert!(parse_timeout("NaN").is_err());
         assert!(parse_timeout("soon").is_err());
+    }
+
+    #[test]
+    fn a_lease_is_seconds_above_zero() {
+        use std::time::Duration;
+
+        use super::parse_lease;
+        assert_eq!(parse_lease("30"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_lease("0.5"), Ok(Duration::from_millis(500)));
+        for bad in ["0", "-1", "nan", "soon", ""] {
+            assert!(parse_lease(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(
+            parse_lease("0"),
+            Err("must be a number of seconds above 0, got \"0\"".to_owned())
+        );
+        assert_eq!(
+            parse_lease("inf"),
+            Err("too long: \"inf\" seconds".to_owned())
+        );
     }
 }

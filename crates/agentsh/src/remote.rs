@@ -7,7 +7,7 @@ use std::sync::Arc;
 use agentsh_agent_session::{RemoteTarget, Settings};
 use agentsh_remote::{
     CommandTransport, DEFAULT_LEASE, FarSide, RemoteConfig, RemoteSession, SshTarget, SshTransport,
-    Transport,
+    Transport as _,
 };
 
 /// Overrides the far side's lease (seconds), for tests of a silent link that should not wait
@@ -45,7 +45,7 @@ pub fn choose(
         None => remote.target.clone(),
     };
     let transport = match (target, &remote.command) {
-        (Some(target), _) => Transport::Ssh(SshTransport {
+        (Some(target), _) => Via::Ssh(SshTransport {
             target: SshTarget {
                 user: target.user,
                 host: target.host,
@@ -54,7 +54,7 @@ pub fn choose(
             ssh_command: remote.ssh_command.clone(),
             agentsh_path: remote.agentsh_path.clone(),
         }),
-        (None, Some(command)) => Transport::Command(CommandTransport {
+        (None, Some(command)) => Via::Command(CommandTransport {
             command: command.clone(),
         }),
         (None, None) => {
@@ -64,7 +64,7 @@ pub fn choose(
             return Ok(None);
         }
     };
-    if args.remote_install && matches!(transport, Transport::Command(_)) {
+    if args.remote_install && matches!(transport, Via::Command(_)) {
         return Err(
             "--remote-install works with ssh targets only; `[remote] command` is used as it is"
                 .to_owned(),
@@ -97,7 +97,7 @@ fn lease() -> Result<std::time::Duration, String> {
 
 /// The two transports the binary offers.
 #[derive(Debug, Clone)]
-pub enum Transport {
+pub enum Via {
     /// `ssh://…`.
     Ssh(SshTransport),
     /// `[remote] command`.
@@ -107,21 +107,13 @@ pub enum Transport {
 /// A far side to connect to.
 #[derive(Debug, Clone)]
 pub struct Choice {
-    transport: Transport,
+    transport: Via,
     install: bool,
     far: FarSide,
     settings: serde_json::Value,
 }
 
 impl Choice {
-    /// What it reaches, for messages.
-    pub fn describe(&self) -> String {
-        match &self.transport {
-            Transport::Ssh(ssh) => ssh.describe(),
-            Transport::Command(command) => command.describe(),
-        }
-    }
-
     /// Sets the far side's `bash.yield_after` (MCP mode's `mcp.yield_after`; `None`: never).
     pub fn set_yield_after(&mut self, seconds: Option<f64>) {
         if !self.settings.is_object() {
@@ -144,9 +136,9 @@ impl Choice {
     /// Connects (installing first with `--remote-install`) and says `hello`.
     pub async fn connect(self) -> Result<RemoteSession, String> {
         let transport: Arc<dyn agentsh_remote::Transport> = match self.transport {
-            Transport::Ssh(ssh) if self.install => Arc::new(install(ssh).await?),
-            Transport::Ssh(ssh) => Arc::new(ssh),
-            Transport::Command(command) => Arc::new(command),
+            Via::Ssh(ssh) if self.install => Arc::new(install(ssh).await?),
+            Via::Ssh(ssh) => Arc::new(ssh),
+            Via::Command(command) => Arc::new(command),
         };
         RemoteSession::connect(RemoteConfig {
             transport,

@@ -1,14 +1,15 @@
 //! RPC mode: JSON lines both ways (the requests, responses and events are listed in the
 //! crate README), served by `agentsh_rpc::serve_stdio`.
 //!
-//! On end of input every running command is ended, the session shut down, and the process exits
-//! with status 0. SIGINT, SIGTERM and SIGHUP do the same, then exit 130, 143 or 129
+//! On end of input (or when the `--lease` runs out) every running command is ended, the session
+//! shut down, and the process exits with status 0. SIGINT, SIGTERM and SIGHUP do the same, then exit 130, 143 or 129
 //! ([`crate::signals`]).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use agentsh_agent_session::{AgentSession, SessionOptions};
+use agentsh_rpc::StdioOptions;
 
 use crate::cli::RpcArgs;
 use crate::signals::Signals;
@@ -36,19 +37,27 @@ pub fn run(args: &RpcArgs) -> ExitCode {
                 return ExitCode::FAILURE;
             }
         };
-        let session = AgentSession::new(SessionOptions {
+        let options = SessionOptions {
             settings,
             cwd,
             ..SessionOptions::default()
-        });
-        (signals, session)
+        };
+        (
+            signals,
+            AgentSession::new(options.clone()).map(|session| (session, options)),
+        )
     };
-    let session = match session {
-        Ok(session) => session,
+    let (session, session_options) = match session {
+        Ok(made) => made,
         // An unusable `bash.shell`: nothing runs on a broken configuration.
         Err(err) => return usage_error(&err),
     };
-    match agentsh_rpc::serve_stdio(runtime, session, signals) {
+    let options = StdioOptions {
+        // A hello's settings make a new session as this one was made (SPEC §17).
+        session_options: Some(session_options),
+        lease: args.lease,
+    };
+    match agentsh_rpc::serve_stdio(runtime, session, options, signals) {
         Ok(signalled) => signalled.map_or(ExitCode::SUCCESS, ExitCode::from),
         Err(err) => {
             print_error(&err);
@@ -59,8 +68,15 @@ pub fn run(args: &RpcArgs) -> ExitCode {
 
 /// The far side to forward to, if `--remote` or `[remote]` names one.
 fn remote_choice(args: &RpcArgs) -> Result<Option<crate::remote::Choice>, ExitCode> {
-    let settings =
+    let mut settings =
         crate::config::load_settings(args.config.as_deref()).map_err(|err| usage_error(&err))?;
+    if args.lease.is_some() {
+        // With a lease this is a far side (another agentsh started it): the configuration's
+        // own far side would forward again, in a loop when both share a home. Only an explicit
+        // `--remote` forwards from here.
+        settings.remote.target = None;
+        settings.remote.command = None;
+    }
     // The far side's directory: not resolved here.
     crate::remote::choose(&args.remote, &settings, args.cwd.as_deref())
         .map_err(|message| usage_error(&message))

@@ -2,6 +2,7 @@
 //! (`agentsh_test_support::sshd`) and the generic `command` transport with `agentsh rpc` under
 //! `unshare` in new mount and PID namespaces. Each case runs on both far sides.
 
+mod far_side;
 mod faults;
 mod setup;
 
@@ -53,7 +54,9 @@ fn a_timeout_leaves_no_survivor_on_the_far_side() {
         assert_eq!(timed_out.code(), 1, "{timed_out:?}");
         assert!(
             timed_out.stdout.contains("started")
-                && timed_out.stdout.contains("Command timed out after 1 second"),
+                && timed_out
+                    .stdout
+                    .contains("Command timed out after 1 second"),
             "{timed_out:?}"
         );
         assert_no_survivor(&marker);
@@ -80,7 +83,10 @@ fn rpc_forwards_calls_aborts_and_jobs() {
         // A plain call, with its events under the client's toolCallId.
         let (events, hi) = tool_call(&mut rpc, "c1", "bash", json!({"command": "echo hi"}));
         assert_eq!(body(&hi), "hi", "{hi}");
-        assert_eq!(events.first().map(|e| e["type"].clone()), Some(json!("tool_execution_start")));
+        assert_eq!(
+            events.first().map(|e| e["type"].clone()),
+            Some(json!("tool_execution_start"))
+        );
         assert!(
             events.iter().all(|event| call_id(event) == "c1"),
             "{events:#?}"
@@ -92,7 +98,9 @@ fn rpc_forwards_calls_aborts_and_jobs() {
         wait_for_process(&marker);
         rpc.send_json(&json!({"id": "3", "type": "abort", "toolCallId": "c2"}));
         let aborted = rpc.response("2");
-        let text = aborted["data"]["content"][0]["text"].as_str().unwrap_or_default();
+        let text = aborted["data"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default();
         assert!(text.contains("Command aborted"), "{aborted}");
         assert_no_survivor(&marker);
         // A background job, read and killed through the connection.
@@ -102,7 +110,10 @@ fn rpc_forwards_calls_aborts_and_jobs() {
             "bash",
             json!({"command": "echo job-out; sleep 300", "run_in_background": true}),
         );
-        let job = started["details"]["job"]["id"].as_str().expect("job id").to_owned();
+        let job = started["details"]["job"]["id"]
+            .as_str()
+            .expect("job id")
+            .to_owned();
         let (_, output) = tool_call(
             &mut rpc,
             "c4",
@@ -130,7 +141,11 @@ fn a_large_artifact_reads_back_byte_exact_through_the_connection() {
         let expected: String = (1..=2_000_000).map(|n| format!("{n}\n")).collect();
         rpc.send_json(&json!({"id": "list", "type": "list_artifacts"}));
         let listed = rpc.response("list");
-        assert_eq!(listed["data"]["artifacts"][0]["id"], artifact.as_str(), "{listed}");
+        assert_eq!(
+            listed["data"]["artifacts"][0]["id"],
+            artifact.as_str(),
+            "{listed}"
+        );
         assert_eq!(
             listed["data"]["artifacts"][0]["size"],
             expected.len(),
@@ -140,13 +155,20 @@ fn a_large_artifact_reads_back_byte_exact_through_the_connection() {
         let read = rpc.response_within("read", LIVENESS * 3);
         assert_eq!(read["success"], true, "{}", read["error"]);
         let text = read["data"]["text"].as_str().expect("text");
-        assert!(text == expected || format!("{text}\n") == expected, "{} bytes back", text.len());
+        assert!(
+            text == expected || format!("{text}\n") == expected,
+            "{} bytes back",
+            text.len()
+        );
         assert_eq!(read["data"]["totalLines"], 2_000_000);
         // A window of it.
         rpc.send_json(&json!({"id": "w", "type": "read_artifact",
             "artifactId": format!("artifact://{artifact}"), "offset": 1_999_999, "limit": 5}));
         let window = rpc.response("w");
-        assert_eq!(window["data"]["text"].as_str().map(str::trim_end), Some("1999999\n2000000"));
+        assert_eq!(
+            window["data"]["text"].as_str().map(str::trim_end),
+            Some("1999999\n2000000")
+        );
     });
 }
 
@@ -161,12 +183,19 @@ fn hello_is_answered_and_ping_stays_local() {
         rpc.send(r#"{"id":"h","type":"hello"}"#);
         let hello = rpc.response("h");
         assert_eq!(hello["data"]["protocol"], 1, "{hello}");
-        assert_eq!(hello["data"]["agentsh"], env!("CARGO_PKG_VERSION"), "{hello}");
+        assert_eq!(
+            hello["data"]["agentsh"],
+            env!("CARGO_PKG_VERSION"),
+            "{hello}"
+        );
         // Bad input is answered here, as the local server answers it.
         rpc.send(r#"{"id":"x","type":"nope"}"#);
         let bad = rpc.response("x");
         assert!(
-            bad["error"].as_str().unwrap_or_default().starts_with("Unknown command type `nope`"),
+            bad["error"]
+                .as_str()
+                .unwrap_or_default()
+                .starts_with("Unknown command type `nope`"),
             "{bad}"
         );
     });
@@ -175,7 +204,8 @@ fn hello_is_answered_and_ping_stays_local() {
 #[test]
 fn local_settings_travel_in_the_hello() {
     on_every_far_side("local_settings_travel_in_the_hello", |far| {
-        let env = far.env("[bash.env]\nAGENTSH_FROM_HELLO = \"travelled\"\n[output]\nmax_bytes = 4096\n");
+        let env =
+            far.env("[bash.env]\nAGENTSH_FROM_HELLO = \"travelled\"\n[output]\nmax_bytes = 4096\n");
         let out = far.exec(&env, &["--", "echo $AGENTSH_FROM_HELLO; seq 3000"]);
         assert_eq!(out.code(), 0, "{out:?}");
         // Cut to the far side's 4 KB: the settings were applied there.
@@ -192,7 +222,10 @@ fn remote_flags_are_checked_before_anything_runs() {
     let env = TestEnv::new();
     let bad = env.exec(&["--remote", "ssh://-oProxyCommand=x", "--", "true"]);
     assert_eq!(bad.code(), 2, "{bad:?}");
-    assert!(bad.stderr.contains("--remote ssh://-oProxyCommand=x"), "{bad:?}");
+    assert!(
+        bad.stderr.contains("--remote ssh://-oProxyCommand=x"),
+        "{bad:?}"
+    );
     let install = env.exec(&["--remote-install", "--", "true"]);
     assert_eq!(install.code(), 2, "{install:?}");
     assert!(install.stderr.contains("--remote-install"), "{install:?}");

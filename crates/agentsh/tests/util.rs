@@ -335,6 +335,11 @@ impl Rpc {
         lines.last().cloned().expect("at least the response")
     }
 
+    /// The exit status, if the server has exited (it is not waited for).
+    pub fn exited(&mut self) -> Option<ExitStatus> {
+        self.child.try_wait().expect("try_wait")
+    }
+
     /// SIGKILLs the server and reaps it.
     pub fn kill(&mut self) {
         let _ = self.child.kill();

@@ -17,4 +17,4 @@ pub use reservation::ArtifactReservation;
 pub use retention::{
     DEFAULT_RETENTION_MAX_AGE_DAYS, DEFAULT_RETENTION_MAX_BYTES, RetentionPolicy, RetentionReport,
 };
-pub use store::ArtifactStore;
+pub use store::{ArtifactInfo, ArtifactStore};

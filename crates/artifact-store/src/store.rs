@@ -25,6 +25,17 @@ const FIRST_ID: u64 = 1;
 /// the directory and jump past its highest id instead of probing one id at a time.
 const RESCAN_AFTER_COLLISIONS: u32 = 8;
 
+/// One artifact of a store, as [`ArtifactStore::list`] gives it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArtifactInfo {
+    /// Its id (`artifact://<id>`).
+    pub id: u64,
+    /// Its size in bytes.
+    pub size: u64,
+    /// When it was last written.
+    pub modified: SystemTime,
+}
+
 /// A private directory of artifacts: allocates ids, resolves `artifact://` references,
 /// reads line ranges, and applies retention when opened.
 ///
@@ -125,6 +136,27 @@ impl ArtifactStore {
             .collect();
         ids.sort_unstable();
         Ok(ids)
+    }
+
+    /// The artifacts in the store, newest first (by modification time, then by id), each with
+    /// its size. One being removed meanwhile (retention, another process) is left out.
+    pub fn list(&self) -> Result<Vec<ArtifactInfo>, ArtifactError> {
+        let mut listed = Vec::new();
+        for entry in scan(&self.dir)?.into_iter().filter(|entry| entry.is_file) {
+            match fs::symlink_metadata(&entry.path) {
+                Ok(meta) if meta.is_file() => listed.push(ArtifactInfo {
+                    id: entry.id,
+                    size: meta.len(),
+                    // A file system without mtimes: the epoch, so the id orders it.
+                    modified: meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+                }),
+                Ok(_) => {}
+                Err(err) if err.kind() == io::ErrorKind::NotFound => {}
+                Err(err) => return Err(ArtifactError::io("examine artifact", entry.path, err)),
+            }
+        }
+        listed.sort_unstable_by_key(|info| std::cmp::Reverse((info.modified, info.id)));
+        Ok(listed)
     }
 
     /// The file of an artifact, given as a bare id (`"7"`) or a URL (`"artifact://7"`).

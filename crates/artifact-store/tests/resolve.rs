@@ -170,3 +170,22 @@ fn things_named_like_artifacts_that_are_not_files_are_not_found() {
     }
     assert_eq!(store.resolve("1").expect("real"), artifact_path(&store, 1));
 }
+
+#[test]
+fn list_is_newest_first_with_sizes() {
+    let (_tmp, store) = new_store();
+    let old = artifact(&store, b"old\n");
+    let newer = artifact(&store, b"newer, longer\n");
+    let newest = artifact(&store, b"x");
+    crate::util::age(&artifact_path(&store, old), crate::util::hours(2));
+    crate::util::age(&artifact_path(&store, newer), crate::util::hours(1));
+    // Named like an artifact but not a file: not listed.
+    fs::create_dir(store.dir().join("99.bash.log")).expect("a directory named like one");
+    let listed: Vec<(u64, u64)> = store
+        .list()
+        .expect("list")
+        .into_iter()
+        .map(|info| (info.id, info.size))
+        .collect();
+    assert_eq!(listed, [(newest, 1), (newer, 14), (old, 4)]);
+}

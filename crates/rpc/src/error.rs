@@ -3,7 +3,7 @@
 //! The text of a failure is its `Display`; [`crate::output::Message::failure`] is the one place
 //! that turns a failure into a response line.
 
-use agentsh_agent_session::SessionError;
+use agentsh_agent_session::{ConfigError, SessionError};
 
 use crate::framing::MAX_LINE_BYTES;
 
@@ -38,9 +38,42 @@ pub enum RpcError {
     /// unknown artifact, …), in the session's own words.
     #[error(transparent)]
     Session(#[from] SessionError),
+    /// A `hello` names a protocol other than this server's.
+    #[error(
+        "Protocol mismatch: this agentsh {version} speaks protocol {ours}, the other side speaks {theirs}"
+    )]
+    ProtocolMismatch {
+        /// This agentsh's version.
+        version: &'static str,
+        /// The protocol this server speaks.
+        ours: u32,
+        /// The protocol the hello named.
+        theirs: u64,
+    },
+    /// A `hello` with `settings` while calls run: they would lose their session.
+    #[error(
+        "hello while calls are running: settings apply to a new session, so a hello with \
+         `settings` must come while no call runs"
+    )]
+    HelloWhileRunning,
+    /// A `hello` with `settings` where the server cannot make a new session (a socket
+    /// connection).
+    #[error("this server does not take settings in a hello (only `agentsh rpc` does)")]
+    HelloSettingsUnsupported,
+    /// The settings of a `hello` are not valid, in the configuration's own words
+    /// (`config error in hello settings: sandbox.mode: …`).
+    #[error(transparent)]
+    Config(Box<ConfigError>),
     /// A request's task panicked or its result could not be serialised.
     #[error("internal error: {0}")]
     Internal(String),
+}
+
+impl From<ConfigError> for RpcError {
+    fn from(error: ConfigError) -> Self {
+        // Boxed: the path and texts would make every `Result` of a request large.
+        Self::Config(Box::new(error))
+    }
 }
 
 impl RpcError {

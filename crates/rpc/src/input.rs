@@ -10,11 +10,12 @@ use tokio::io::{AsyncReadExt, Interest};
 use tokio::net::unix::OwnedReadHalf;
 use tokio::sync::mpsc;
 
-use crate::framing::{InputLine, LineReader, LineSplitter, MAX_LINE_BYTES};
+use crate::framing::{LineReader, LineSplitter, MAX_LINE_BYTES};
 use crate::request::{Request, RequestError, parse_input_line};
 
-/// What the dispatcher receives for each line.
-pub type Incoming = Result<Request, RequestError>;
+/// What the dispatcher receives for each line: a request, `None` for a blank line (no
+/// request, but input all the same: it renews a lease), or why the line is no request.
+pub type Incoming = Result<Option<Request>, RequestError>;
 
 /// Bytes read from stdin at a time.
 const READ_BYTES: usize = 64 * 1024;
@@ -104,15 +105,6 @@ impl Source for OwnedReadHalf {
     }
 }
 
-/// Parses one line; `None` for a line that carries no request (blank).
-fn incoming(line: &InputLine) -> Option<Incoming> {
-    match parse_input_line(line) {
-        Ok(None) => None,
-        Ok(Some(request)) => Some(Ok(request)),
-        Err(err) => Some(Err(err)),
-    }
-}
-
 /// The reader task: lines from a non-blocking stdin or a socket until end of input (or until
 /// the dispatcher is gone). Dropping `requests` tells the dispatcher that input ended.
 pub async fn read_async<S: Source>(mut source: S, requests: mpsc::Sender<Incoming>) {
@@ -127,8 +119,8 @@ pub async fn read_async<S: Source>(mut source: S, requests: mpsc::Sender<Incomin
             }
         };
         if n == 0 {
-            if let Some(request) = splitter.finish().as_ref().and_then(incoming) {
-                let _ = requests.send(request).await;
+            if let Some(line) = splitter.finish() {
+                let _ = requests.send(parse_input_line(&line)).await;
             }
             return;
         }
@@ -136,8 +128,8 @@ pub async fn read_async<S: Source>(mut source: S, requests: mpsc::Sender<Incomin
         while !chunk.is_empty() {
             let (used, line) = splitter.push(chunk);
             chunk = &chunk[used..];
-            if let Some(request) = line.as_ref().and_then(incoming)
-                && requests.send(request).await.is_err()
+            if let Some(line) = line
+                && requests.send(parse_input_line(&line)).await.is_err()
             {
                 return;
             }
@@ -157,9 +149,7 @@ pub fn read_blocking(requests: &mpsc::Sender<Incoming>) {
                 return;
             }
         };
-        if let Some(request) = incoming(&line)
-            && requests.blocking_send(request).is_err()
-        {
+        if requests.blocking_send(parse_input_line(&line)).is_err() {
             return;
         }
     }

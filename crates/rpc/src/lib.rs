@@ -25,6 +25,7 @@
 
 mod error;
 mod framing;
+mod hello;
 mod host;
 mod input;
 mod lenient;
@@ -44,7 +45,12 @@ pub use agentsh_agent_session::{
 pub use host::{CallEnd, CallHooks, CallHost, CallObserver, HostedCall, HostedCallKind};
 pub use server::Stop;
 pub use socket::{ListenError, Listener, listen, serve_connection, serve_listener};
-pub use stdio::{StdioError, serve_stdio, serve_stdio_remote};
+pub use stdio::{StdioError, StdioOptions, serve_stdio, serve_stdio_remote};
+
+/// The protocol this agentsh speaks (SPEC §17): a `hello` naming another is refused, and both
+/// sides name theirs in it. Raised when a change to the requests or answers would break an
+/// agentsh on the other end.
+pub const PROTOCOL: u32 = agentsh_protocol::RPC_PROTOCOL;
 
 /// Parsed requests waiting for the dispatcher; the reader waits when this many are queued.
 const REQUEST_QUEUE: usize = 64;

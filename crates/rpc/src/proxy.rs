@@ -20,8 +20,9 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::RpcError;
+use crate::input::Incoming;
 use crate::output::{Message, Output, PartialResult};
-use crate::request::{Command, Request, RequestError};
+use crate::request::{Command, Request};
 use crate::server::Stop;
 
 /// How long, at end of input, aborted calls get to be answered before the connection is
@@ -40,7 +41,7 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 pub(crate) async fn serve<S: Stop>(
     remote: RemoteSession,
     output: Output,
-    mut requests: mpsc::Receiver<Result<Request, RequestError>>,
+    mut requests: mpsc::Receiver<Incoming>,
     mut stop: S,
 ) -> Option<S::Reason> {
     let mut proxy = Proxy {
@@ -54,7 +55,9 @@ pub(crate) async fn serve<S: Stop>(
     let signalled = loop {
         tokio::select! {
             request = requests.recv() => match request {
-                Some(Ok(request)) => proxy.dispatch(request),
+                Some(Ok(Some(request))) => proxy.dispatch(request),
+                // A blank line: nothing to do (the far side's lease is kept by the pings).
+                Some(Ok(None)) => {}
                 Some(Err(err)) => {
                     proxy.output.send(&Message::failure(err.id, &err.command, &err.error));
                 }
@@ -125,6 +128,35 @@ impl Proxy {
                 if let Some(token) = lock(&self.bash).as_ref() {
                     token.cancel();
                 }
+            }
+            // The link to this agentsh: answered here.
+            Command::Ping => self.output.send(&Message::success(id, name, None)),
+            Command::Hello {
+                protocol,
+                settings: None,
+            } => self
+                .output
+                .send(&crate::hello::hello_response(id, protocol)),
+            // Settings for the far side's session: it applies them (a new session there) or
+            // refuses them. A reconnect later starts from this side's own settings again.
+            Command::Hello {
+                protocol,
+                settings: Some(settings),
+            } => {
+                if let Err(error) = crate::hello::check_protocol(protocol) {
+                    self.output.send(&Message::failure(id, name, &error));
+                    return;
+                }
+                let mut request = Map::new();
+                request.insert("type".to_owned(), Value::from(name));
+                request.insert("protocol".to_owned(), Value::from(crate::PROTOCOL));
+                request.insert("settings".to_owned(), settings);
+                self.forward(id, name, request);
+            }
+            Command::ListArtifacts => {
+                let mut request = Map::new();
+                request.insert("type".to_owned(), Value::from(name));
+                self.forward(id, name, request);
             }
             Command::ReadArtifact {
                 artifact_id,
@@ -313,7 +345,8 @@ fn answered(
                 command: name.to_owned(),
                 success,
                 data,
-                error: error.or_else(|| (!success).then(|| "the far side failed the request".to_owned())),
+                error: error
+                    .or_else(|| (!success).then(|| "the far side failed the request".to_owned())),
             })
             .unwrap_or(Value::Null)
         }
@@ -346,7 +379,10 @@ fn event_for_client(event: &mut Map<String, Value>, call: &str) -> Option<Messag
         }
         "tool_execution_end" => {
             let result = to_raw_value(event.get("result")?).ok()?;
-            let is_error = event.get("isError").and_then(Value::as_bool).unwrap_or(true);
+            let is_error = event
+                .get("isError")
+                .and_then(Value::as_bool)
+                .unwrap_or(true);
             Some(Message::ToolExecutionEnd {
                 tool_call_id: call.to_owned(),
                 tool_name,

@@ -67,6 +67,18 @@ pub enum Command {
         /// Number of lines.
         limit: Option<u64>,
     },
+    /// `{"type": "list_artifacts"}`.
+    ListArtifacts,
+    /// `{"type": "hello", "protocol"?, "settings"?}` (SPEC §17).
+    Hello {
+        /// The protocol the other side speaks; not checked when absent.
+        protocol: Option<u64>,
+        /// The other side's execution settings, to apply to a new session (a JSON object, as
+        /// `Settings::execution_settings` makes it; checked by the session's settings).
+        settings: Option<Value>,
+    },
+    /// `{"type": "ping"}`.
+    Ping,
 }
 
 impl Command {
@@ -82,6 +94,9 @@ impl Command {
             Self::ToolCall { .. } => RequestType::ToolCall,
             Self::Abort { .. } => RequestType::Abort,
             Self::ReadArtifact { .. } => RequestType::ReadArtifact,
+            Self::ListArtifacts => RequestType::ListArtifacts,
+            Self::Hello { .. } => RequestType::Hello,
+            Self::Ping => RequestType::Ping,
         }
     }
 
@@ -128,6 +143,15 @@ impl Command {
                     limit: limit.map(|count| count.0),
                 }
             }
+            RequestType::ListArtifacts => Self::ListArtifacts,
+            RequestType::Hello => {
+                let HelloFields { protocol, settings } = deserialize(fields, line)?;
+                Self::Hello {
+                    protocol: protocol.map(|number| number.0),
+                    settings: settings.map(|settings| settings.0),
+                }
+            }
+            RequestType::Ping => Self::Ping,
         })
     }
 }
@@ -142,6 +166,9 @@ enum RequestType {
     ToolCall,
     Abort,
     ReadArtifact,
+    ListArtifacts,
+    Hello,
+    Ping,
 }
 
 impl RequestType {
@@ -158,6 +185,9 @@ impl RequestType {
             Self::ToolCall => "tool_call",
             Self::Abort => "abort",
             Self::ReadArtifact => "read_artifact",
+            Self::ListArtifacts => "list_artifacts",
+            Self::Hello => "hello",
+            Self::Ping => "ping",
         }
     }
 }
@@ -353,6 +383,13 @@ struct ReadArtifactFields {
     limit: Option<LineCount>,
 }
 
+/// The fields of a `hello` request.
+#[derive(serde::Deserialize)]
+struct HelloFields {
+    protocol: Option<Whole>,
+    settings: Option<Object>,
+}
+
 /// A field type, as named in errors.
 trait Expected {
     /// What a value must be (`a string`).
@@ -418,6 +455,24 @@ impl<'de> Deserialize<'de> for LineCount {
                 de::Error::custom(format_args!(
                     "must be a whole number of lines (0 or more), got {number}"
                 ))
+            }),
+            other => Err(mistyped::<Self, _>(&other)),
+        }
+    }
+}
+
+/// A whole number, 0 or more.
+struct Whole(u64);
+
+impl Expected for Whole {
+    const EXPECTED: &'static str = "a whole number";
+}
+
+impl<'de> Deserialize<'de> for Whole {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match Value::deserialize(deserializer)? {
+            Value::Number(number) => number.as_u64().map(Self).ok_or_else(|| {
+                de::Error::custom(format_args!("must be a whole number, got {number}"))
             }),
             other => Err(mistyped::<Self, _>(&other)),
         }

@@ -6,8 +6,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use agentsh_agent_session::{
-    AgentSession, BASH_TOOL, BangOptions, SessionError, ToolContext, ToolDetails, ToolOutcome,
-    ToolResult, ToolUpdate, unknown_tool,
+    AgentSession, BASH_TOOL, BangOptions, SessionError, SessionOptions, ToolContext, ToolDetails,
+    ToolOutcome, ToolResult, ToolUpdate, unknown_tool,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -17,9 +17,11 @@ use tokio::task::{self, JoinError, JoinSet};
 use tokio_util::sync::CancellationToken;
 
 use crate::error::RpcError;
+use crate::hello::{ArtifactList, ListedArtifact, check_protocol, hello_response};
 use crate::host::{CallEnd, CallHooks, CallHost, HostedCall, HostedCallKind};
+use crate::input::Incoming;
 use crate::output::{Message, Output, PartialResult};
-use crate::request::{Command, Request, RequestError};
+use crate::request::{Command, Request};
 
 /// How long, at end of input, running commands get to end after being cancelled before the
 /// session is shut down regardless.
@@ -86,6 +88,11 @@ pub struct Server {
     tasks: JoinSet<()>,
     /// The request each task answers, to answer it if the task panics.
     task_requests: HashMap<task::Id, (Option<Value>, &'static str)>,
+    /// What a `hello` with `settings` makes its new session from; `None`: such a hello is
+    /// refused.
+    session_options: Option<SessionOptions>,
+    /// With no input line for this long, serving ends as at end of input.
+    lease: Option<Duration>,
 }
 
 impl Server {
@@ -99,31 +106,79 @@ impl Server {
             tool_calls: ToolCalls::default(),
             tasks: JoinSet::new(),
             task_requests: HashMap::new(),
+            session_options: None,
+            lease: None,
         }
     }
 
-    /// Serves requests until `requests` ends (input closed) or a stop is requested, then ends
-    /// every running command and shuts the session down. Returns the reason of the first stop
-    /// request, if one came (also while shutting down).
+    /// Lets a `hello` with `settings` replace the session: a new one is made from `options`
+    /// (the options the first session was made with) with the hello's settings applied and a
+    /// fresh id.
+    pub fn with_session_options(mut self, options: SessionOptions) -> Self {
+        self.session_options = Some(options);
+        self
+    }
+
+    /// Ends serving, as at end of input, once no input line (a request, a bad line, a blank
+    /// line) has come for `lease`. Running calls do not renew it; only input does.
+    pub fn with_lease(mut self, lease: Option<Duration>) -> Self {
+        self.lease = lease;
+        self
+    }
+
+    /// Serves requests until `requests` ends (input closed), the lease runs out or a stop is
+    /// requested, then ends every running command and shuts the session down. Returns the
+    /// reason of the first stop request, if one came (also while shutting down).
+    ///
+    /// A `hello` with `settings` is served in line: no other request is read until its new
+    /// session is made (or refused) and the old one shut down.
     pub async fn serve<S: Stop>(
         mut self,
-        mut requests: mpsc::Receiver<Result<Request, RequestError>>,
+        mut requests: mpsc::Receiver<Incoming>,
         mut stop: S,
     ) -> Option<S::Reason> {
         send_warnings(&self.session, &self.output);
+        // Without a lease the deadline is never armed.
+        let expiry = tokio::time::sleep(self.lease.unwrap_or(Duration::MAX));
+        tokio::pin!(expiry);
+        let renew = |expiry: std::pin::Pin<&mut tokio::time::Sleep>, lease: Option<Duration>| {
+            if let Some(lease) = lease {
+                expiry.reset(tokio::time::Instant::now() + lease);
+            }
+        };
         let signalled = loop {
             tokio::select! {
-                request = requests.recv() => match request {
-                    Some(Ok(request)) => self.dispatch(request),
-                    Some(Err(err)) => {
-                        self.output.send(&Message::failure(err.id, &err.command, &err.error));
+                request = requests.recv() => {
+                    renew(expiry.as_mut(), self.lease);
+                    match request {
+                        Some(Ok(Some(Request {
+                            id,
+                            command: Command::Hello { protocol, settings },
+                        }))) => {
+                            self.hello(id, protocol, settings).await;
+                            // The hello's own work does not count against the lease.
+                            renew(expiry.as_mut(), self.lease);
+                        }
+                        Some(Ok(Some(request))) => self.dispatch(request),
+                        Some(Ok(None)) => {}
+                        Some(Err(err)) => {
+                            self.output.send(&Message::failure(err.id, &err.command, &err.error));
+                        }
+                        None => break None,
                     }
-                    None => break None,
-                },
+                }
                 Some(joined) = self.tasks.join_next_with_id(), if !self.tasks.is_empty() => {
                     self.reaped(joined);
                 }
                 reason = stop.requested() => break Some(reason),
+                () = &mut expiry, if self.lease.is_some() => {
+                    // A line that is already queued came in time.
+                    if requests.is_empty() {
+                        tracing::debug!("no input for the lease ({:?}): shutting down", self.lease);
+                        break None;
+                    }
+                    renew(expiry.as_mut(), self.lease);
+                }
             }
         };
         if signalled.is_some() {
@@ -171,7 +226,83 @@ impl Server {
                 offset,
                 limit,
             } => self.read_artifact(id, artifact_id, offset, limit),
+            Command::ListArtifacts => self.list_artifacts(id),
+            Command::Ping => self.output.send(&Message::success(id, name, None)),
+            // A hello with settings is served by `serve` itself; this one only checks.
+            Command::Hello { protocol, .. } => self.output.send(&hello_response(id, protocol)),
         }
+    }
+
+    /// `hello`: the version and protocol; with `settings`, a new session first (SPEC §17).
+    async fn hello(&mut self, id: Option<Value>, protocol: Option<u64>, settings: Option<Value>) {
+        const NAME: &str = "hello";
+        let Some(settings) = settings else {
+            self.output.send(&hello_response(id, protocol));
+            return;
+        };
+        if let Err(error) = check_protocol(protocol) {
+            self.output.send(&Message::failure(id, NAME, &error));
+            return;
+        }
+        match self.new_session(&settings).await {
+            Ok(session) => {
+                let old = std::mem::replace(&mut self.session, session);
+                // Its shells and jobs, with their trees, end before the hello is answered.
+                old.shutdown().await;
+                send_warnings(&self.session, &self.output);
+                self.output.send(&hello_response(id, protocol));
+            }
+            Err(error) => self.output.send(&Message::failure(id, NAME, &error)),
+        }
+    }
+
+    /// A session made as the first one was, with `settings` applied to its settings; refused
+    /// while calls run, or when its sandbox cannot be enforced here.
+    async fn new_session(&self, settings: &Value) -> Result<AgentSession, RpcError> {
+        let Some(base) = &self.session_options else {
+            return Err(RpcError::HelloSettingsUnsupported);
+        };
+        if lock(&self.bash).is_some() || !lock(&self.tool_calls).is_empty() {
+            return Err(RpcError::HelloWhileRunning);
+        }
+        let options = SessionOptions {
+            settings: base.settings.with_execution_settings(settings)?,
+            session_id: None,
+            ..base.clone()
+        };
+        // Making a session may take the rc snapshot: off the async threads.
+        task::spawn_blocking(move || {
+            let session = AgentSession::new(options)?;
+            // Refused now rather than on its every command.
+            session.check_sandbox()?;
+            Ok(session)
+        })
+        .await
+        .map_err(|err| RpcError::internal(&err))?
+        .map_err(RpcError::Session)
+    }
+
+    fn list_artifacts(&mut self, id: Option<Value>) {
+        const NAME: &str = "list_artifacts";
+        let session = self.session.clone();
+        let output = self.output.clone();
+        let request_id = id.clone();
+        self.spawn(id, NAME, async move {
+            // A listing reads the directory: off the async threads.
+            let listed = task::spawn_blocking(move || session.list_artifacts()).await;
+            let message = match listed {
+                Ok(Ok(artifacts)) => data_response(
+                    request_id,
+                    NAME,
+                    &ArtifactList {
+                        artifacts: artifacts.iter().map(ListedArtifact::from).collect(),
+                    },
+                ),
+                Ok(Err(err)) => Message::failure(request_id, NAME, &err.into()),
+                Err(err) => Message::failure(request_id, NAME, &RpcError::internal(&err)),
+            };
+            output.send(&message);
+        });
     }
 
     fn read_artifact(
@@ -488,7 +619,7 @@ struct ArtifactData<'a> {
 }
 
 /// A successful response carrying `data`.
-fn data_response(id: Option<Value>, command: &str, data: &impl Serialize) -> Message {
+pub(crate) fn data_response(id: Option<Value>, command: &str, data: &impl Serialize) -> Message {
     match to_raw_value(data) {
         Ok(data) => Message::success(id, command, Some(data)),
         Err(err) => Message::failure(id, command, &RpcError::internal(&err)),

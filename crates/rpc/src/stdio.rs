@@ -3,7 +3,7 @@
 use std::io;
 use std::time::Duration;
 
-use agentsh_agent_session::AgentSession;
+use agentsh_agent_session::{AgentSession, SessionOptions};
 use tokio::runtime::Runtime;
 use tokio::sync::mpsc;
 
@@ -28,9 +28,24 @@ pub enum StdioError {
     InputThread(#[source] io::Error),
 }
 
-/// Serves `session` on stdin and stdout until stdin ends or `stop` asks, then ends every
-/// running command, shuts the session down and shuts `runtime` down (waiting up to 2 s for
-/// leftover blocking work). Returns the reason of the first stop request, if one came.
+/// How [`serve_stdio`] serves, beyond its session.
+#[derive(Clone, Default)]
+pub struct StdioOptions {
+    /// The options the session was made with. A `hello` with `settings` (SPEC §17) makes a new
+    /// session from them: their settings with the hello's applied
+    /// (`Settings::with_execution_settings`), the same cwd and home, a fresh id; the old
+    /// session is shut down once the new one stands. `None`: such a hello is refused.
+    pub session_options: Option<SessionOptions>,
+    /// `agentsh rpc --lease S`: once no input line (a request, a bad line, a blank line) has
+    /// come for this long, serving ends exactly as at end of input. Running calls do not
+    /// renew it. `None`: never.
+    pub lease: Option<Duration>,
+}
+
+/// Serves `session` on stdin and stdout until stdin ends, the lease of `options` runs out or
+/// `stop` asks, then ends every running command, shuts the session down and shuts `runtime`
+/// down (waiting up to 2 s for leftover blocking work). Returns the reason of the first stop
+/// request, if one came.
 ///
 /// `runtime` is the one `session` was made in. Stdin is read by a task on it when it is a pipe
 /// or a socket (made non-blocking while served, its flags restored after), else by a thread
@@ -40,10 +55,15 @@ pub enum StdioError {
 pub fn serve_stdio<S: Stop>(
     runtime: Runtime,
     session: AgentSession,
+    options: StdioOptions,
     stop: S,
 ) -> Result<Option<S::Reason>, StdioError> {
     serve_with(runtime, |output, requests| {
-        Server::new(session, output, None).serve(requests, stop)
+        let mut server = Server::new(session, output, None).with_lease(options.lease);
+        if let Some(session_options) = options.session_options {
+            server = server.with_session_options(session_options);
+        }
+        server.serve(requests, stop)
     })
 }
 

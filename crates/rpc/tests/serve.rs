@@ -204,3 +204,33 @@ fn a_client_that_does_not_read_cannot_hold_shutdown_up() {
     served.shut_down();
     drop(client);
 }
+
+#[test]
+fn a_socket_answers_hello_ping_and_list_artifacts_but_takes_no_hello_settings() {
+    let world = World::new("");
+    let served = Served::start(&world, None);
+    let mut client = served.connect();
+    client.send(&json!({"id": "h", "type": "hello", "protocol": agentsh_rpc::PROTOCOL}));
+    assert_eq!(
+        client.response("h"),
+        json!({"id": "h", "type": "response", "command": "hello", "success": true,
+               "data": {"agentsh": env!("CARGO_PKG_VERSION"), "protocol": 1}})
+    );
+    client.send(&json!({"id": "p", "type": "ping"}));
+    assert_eq!(
+        client.response("p"),
+        json!({"id": "p", "type": "response", "command": "ping", "success": true})
+    );
+    client.send(&json!({"id": "s", "type": "hello", "settings": {"output": {"max_bytes": 5}}}));
+    assert_eq!(
+        client.response("s"),
+        json!({"id": "s", "type": "response", "command": "hello", "success": false,
+               "error": "this server does not take settings in a hello (only `agentsh rpc` does)"})
+    );
+    client.send(&json!({"id": "l", "type": "list_artifacts"}));
+    assert_eq!(
+        client.response("l"),
+        json!({"id": "l", "type": "response", "command": "list_artifacts", "success": true,
+               "data": {"artifacts": []}})
+    );
+}

@@ -14,7 +14,9 @@ use serde::de::{self, Deserializer, Visitor};
 use thiserror::Error;
 use toml::de::DeTable;
 
+use super::execution::Written;
 use super::key_path::{Location, display_key, line_column, locate};
+use super::remote::RawRemote;
 use super::types::{
     ArtifactSettings, BashSettings, DEFAULT_ARTIFACTS_MAX_AGE_DAYS, DEFAULT_ARTIFACTS_MAX_BYTES,
     DEFAULT_JOBS_MAX_LOG_BYTES, DEFAULT_JOBS_MAX_RUNNING, DEFAULT_MCP_YIELD_AFTER,
@@ -125,10 +127,12 @@ pub enum ConfigError {
 
 impl Settings {
     /// Reads the configuration at `source` ([`config_path`]); `None` or a missing default file
-    /// means defaults. `home` expands `~/` in `artifacts.dir`.
+    /// means defaults. `home` expands `~/` in `artifacts.dir` and `sandbox.writable`, and is
+    /// kept for the `~` of sections applied later
+    /// ([`with_execution_settings`](Self::with_execution_settings)).
     pub fn load(source: Option<&ConfigPath>, home: Option<&Path>) -> Result<Self, ConfigError> {
         let Some(source) = source else {
-            return Ok(Self::default());
+            return Ok(Self::defaults_with_home(home));
         };
         let path = source.path();
         match std::fs::read_to_string(path) {
@@ -139,7 +143,7 @@ impl Settings {
                         path: path.to_path_buf(),
                     })
                 } else {
-                    Ok(Self::default())
+                    Ok(Self::defaults_with_home(home))
                 }
             }
             Err(error) => Err(ConfigError::Read {
@@ -151,7 +155,9 @@ impl Settings {
 
     /// Parses and checks the text of a configuration file; `file` names it in errors (and its
     /// directory is what a relative `sandbox.writable` path is relative to), `home` expands
-    /// `~/` in `artifacts.dir` and `sandbox.writable`.
+    /// `~/` in `artifacts.dir` and `sandbox.writable` (and is kept, as by [`load`](Self::load)).
+    /// The execution sections are also kept as written
+    /// ([`execution_settings`](Self::execution_settings)).
     pub fn from_toml(text: &str, file: &Path, home: Option<&Path>) -> Result<Self, ConfigError> {
         let doc = DeTable::parse(text).map_err(|err| {
             let (line, column) = err
@@ -166,12 +172,27 @@ impl Settings {
         })?;
         let raw = RawSettings::deserialize(toml::de::Deserializer::from(doc.clone()))
             .map_err(|err| data_error(&err, doc.get_ref(), text, file))?;
-        raw.check(home, file)
-            .map_err(|Invalid { key, reason }| ConfigError::Invalid {
-                path: file.to_path_buf(),
-                key,
-                reason,
-            })
+        let relative_to = file.parent().unwrap_or(Path::new(""));
+        let mut settings =
+            raw.check(home, Some(relative_to))
+                .map_err(|Invalid { key, reason }| ConfigError::Invalid {
+                    path: file.to_path_buf(),
+                    key,
+                    reason,
+                })?;
+        // Kept as written for the hello of a remote session (SPEC §17).
+        let written = serde_json::Value::deserialize(toml::de::Deserializer::from(doc.clone()))
+            .map_err(|err| data_error(&err, doc.get_ref(), text, file))?;
+        settings.written = Written::new(&written, home);
+        Ok(settings)
+    }
+
+    /// The defaults, recording `home` for the `~` of execution settings applied later.
+    fn defaults_with_home(home: Option<&Path>) -> Self {
+        Self {
+            written: Written::new(&serde_json::Value::Null, home),
+            ..Self::default()
+        }
     }
 }
 
@@ -194,12 +215,12 @@ fn data_error(err: &toml::de::Error, doc: &DeTable<'_>, text: &str, file: &Path)
 }
 
 /// A bad value found after parsing.
-struct Invalid {
-    key: String,
-    reason: String,
+pub(super) struct Invalid {
+    pub(super) key: String,
+    pub(super) reason: String,
 }
 
-fn invalid(key: &str, reason: impl Into<String>) -> Invalid {
+pub(super) fn invalid(key: &str, reason: impl Into<String>) -> Invalid {
     Invalid {
         key: key.to_owned(),
         reason: reason.into(),
@@ -211,7 +232,7 @@ fn invalid(key: &str, reason: impl Into<String>) -> Invalid {
 
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields, default, expecting = "a table")]
-struct RawSettings {
+pub(super) struct RawSettings {
     bash: RawBash,
     bash_interceptor: RawInterceptor,
     artifacts: RawArtifacts,
@@ -220,6 +241,7 @@ struct RawSettings {
     mcp: RawMcp,
     ui: RawUi,
     sandbox: RawSandbox,
+    remote: RawRemote,
 }
 
 #[derive(Deserialize, Default)]
@@ -409,7 +431,14 @@ fn ranged<T: TryFrom<i128>>(key: &str, value: Integer, min: i128, max: i128) -> 
 }
 
 impl RawSettings {
-    fn check(self, home: Option<&Path>, file: &Path) -> Result<Settings, Invalid> {
+    /// The settings these mean. `home` expands `~`; a relative `sandbox.writable` path is
+    /// resolved against `relative_to` (the configuration file's directory), or refused
+    /// without one (settings that came in a hello have no file).
+    pub(super) fn check(
+        self,
+        home: Option<&Path>,
+        relative_to: Option<&Path>,
+    ) -> Result<Settings, Invalid> {
         Ok(Settings {
             bash: self.bash.check()?,
             bash_interceptor: InterceptorSettings {
@@ -445,20 +474,26 @@ impl RawSettings {
                     .theme
                     .map_or_else(Theme::default, |ThemeName(theme)| theme),
             },
-            sandbox: self.sandbox.check(home, file)?,
+            sandbox: self.sandbox.check(home, relative_to)?,
+            remote: self.remote.check()?,
+            written: Written::default(),
         })
     }
 }
 
 impl RawSandbox {
-    fn check(self, home: Option<&Path>, file: &Path) -> Result<SandboxSettings, Invalid> {
+    fn check(
+        self,
+        home: Option<&Path>,
+        relative_to: Option<&Path>,
+    ) -> Result<SandboxSettings, Invalid> {
         let mut writable = Vec::new();
         for (index, path) in self.writable.unwrap_or_default().iter().enumerate() {
             writable.push(writable_path(
                 &format!("sandbox.writable[{index}]"),
                 path,
                 home,
-                file,
+                relative_to,
             )?);
         }
         Ok(SandboxSettings {
@@ -470,12 +505,12 @@ impl RawSandbox {
 }
 
 /// One `sandbox.writable` entry: `~`/`~/…` expanded against `home`, a relative path resolved
-/// against the directory of the configuration file `file`.
+/// against `relative_to` (the directory of the configuration file), or refused without one.
 fn writable_path(
     key: &str,
     path: &str,
     home: Option<&Path>,
-    file: &Path,
+    relative_to: Option<&Path>,
 ) -> Result<PathBuf, Invalid> {
     if path.is_empty() {
         return Err(invalid(key, "must not be empty"));
@@ -504,7 +539,16 @@ fn writable_path(
     if path.is_absolute() {
         return Ok(path.to_path_buf());
     }
-    let dir = file.parent().unwrap_or(Path::new(""));
+    let Some(dir) = relative_to else {
+        return Err(invalid(
+            key,
+            format!(
+                "a relative path ({}) has no configuration file here to be relative to: \
+                 write it absolute or starting with `~/`",
+                path.display()
+            ),
+        ));
+    };
     std::path::absolute(dir.join(path)).map_err(|err| {
         invalid(
             key,

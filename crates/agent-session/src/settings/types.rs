@@ -10,6 +10,8 @@ use agentsh_protocol::Theme;
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize};
 
+use super::execution::Written;
+use super::remote::RemoteSettings;
 use crate::Timeout;
 
 /// Default of `bash.max_shells`: at most this many persistent shells are cached.
@@ -25,7 +27,10 @@ pub const DEFAULT_ARTIFACTS_MAX_AGE_DAYS: u32 =
 pub const DEFAULT_OUTPUT_MAX_BYTES: u64 = agentsh_protocol::DEFAULT_OUTPUT_MAX_BYTES;
 
 /// Everything the configuration file can set, with defaults filled in.
-#[derive(Debug, Clone, Default, PartialEq)]
+///
+/// Two settings are equal when every section is: how they were written (which the
+/// [`execution_settings`](Settings::execution_settings) keep) does not count.
+#[derive(Debug, Clone, Default)]
 pub struct Settings {
     /// `[bash]`: the shells and the tool.
     pub bash: BashSettings,
@@ -43,6 +48,37 @@ pub struct Settings {
     pub ui: UiSettings,
     /// `[sandbox]`: kernel-enforced limits on what commands may write and reach (SPEC §16).
     pub sandbox: SandboxSettings,
+    /// `[remote]`: running every command on another machine (SPEC §17).
+    pub remote: RemoteSettings,
+    /// The execution sections as written, for the hello of a remote session.
+    pub(super) written: Written,
+}
+
+impl PartialEq for Settings {
+    fn eq(&self, other: &Self) -> bool {
+        // Spelled out, so that a new section cannot be forgotten here.
+        let Self {
+            bash,
+            bash_interceptor,
+            artifacts,
+            output,
+            jobs,
+            mcp,
+            ui,
+            sandbox,
+            remote,
+            written: _,
+        } = self;
+        *bash == other.bash
+            && *bash_interceptor == other.bash_interceptor
+            && *artifacts == other.artifacts
+            && *output == other.output
+            && *jobs == other.jobs
+            && *mcp == other.mcp
+            && *ui == other.ui
+            && *sandbox == other.sandbox
+            && *remote == other.remote
+    }
 }
 
 /// `[bash]`.

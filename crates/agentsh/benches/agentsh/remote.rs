@@ -26,7 +26,9 @@ const TRANSFER_ROUNDS: usize = 3;
 /// The rows; `bytes` for the transfer (100 MB unless quick).
 pub fn rows(env: &Env, bytes: u64) {
     if !sshd_available() {
-        eprintln!("{BENCH}: remote: no /usr/sbin/sshd (scripts/install-test-deps installs it); skipped");
+        eprintln!(
+            "{BENCH}: remote: no /usr/sbin/sshd (scripts/install-test-deps installs it); skipped"
+        );
         return;
     }
     let sshd = Sshd::start().expect("sshd starts");
@@ -79,7 +81,10 @@ pub fn rows(env: &Env, bytes: u64) {
         let (data, took) = remote.request_data(&read);
         // Every byte came back (the last line's newline may be left out of the text).
         let text = data["text"].as_str().map_or(0, str::len) as u64;
-        assert!(text == bytes || text + 1 == bytes, "{text} of {bytes} bytes came back");
+        assert!(
+            text == bytes || text + 1 == bytes,
+            "{text} of {bytes} bytes came back"
+        );
         through.push(took);
         cat.push(ssh_cat(&sshd, &path, bytes));
     }
@@ -95,7 +100,10 @@ pub fn rows(env: &Env, bytes: u64) {
         ),
     )
     .value(ours, "MB/s")
-    .ratio(ours / floor, format!("ssh host cat of the same file, {floor:.0} MB/s"))
+    .ratio(
+        ours / floor,
+        format!("ssh host cat of the same file, {floor:.0} MB/s"),
+    )
     .report();
 }
 

@@ -7,7 +7,7 @@ use agentsh_remote::{RemoteCall, RemoteError, RemoteSession};
 use serde_json::{Map, Value};
 
 /// A session the MCP server serves.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub enum Backend {
     /// Commands run here.
     Local(AgentSession),

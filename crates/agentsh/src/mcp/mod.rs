@@ -24,29 +24,21 @@ const WRITER_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Runs `agentsh mcp` until stdin ends.
 pub fn run(args: &McpArgs) -> ExitCode {
-    let (mut settings, cwd, runtime) =
-        match crate::server_start(args.config.as_deref(), args.cwd.as_deref()) {
-            Ok(started) => started,
+    let remote = match remote_choice(args) {
+        Ok(remote) => remote,
+        Err(code) => return code,
+    };
+    let (runtime, mut signals, session) = match remote {
+        Some(remote) => match connect_remote(remote) {
+            Ok(connected) => connected,
             Err(code) => return code,
-        };
-    // `mcp.yield_after` wins over `bash.yield_after` here (SPEC §13).
-    settings.bash.yield_after = settings.mcp.yield_after;
+        },
+        None => match local_session(args) {
+            Ok(local) => local,
+            Err(code) => return code,
+        },
+    };
     let _context = runtime.enter();
-    let mut signals = match Signals::install() {
-        Ok(signals) => signals,
-        Err(err) => {
-            print_error(&format_args!("cannot handle signals: {err}"));
-            return ExitCode::FAILURE;
-        }
-    };
-    let session = match AgentSession::new(SessionOptions {
-        settings,
-        cwd,
-        ..SessionOptions::default()
-    }) {
-        Ok(session) => session,
-        Err(err) => return usage_error(&err),
-    };
     // Cancelled at end of input: what still runs is ended, not waited for (rmcp would let
     // an in-flight call run on for its drain time).
     let ended = tokio_util::sync::CancellationToken::new();
@@ -93,7 +85,7 @@ fn remote_choice(args: &McpArgs) -> Result<Option<crate::remote::Choice>, ExitCo
     else {
         return Ok(None);
     };
-    // `[mcp] yield_after` is the far side's `bash.yield_after` for these calls.
+    // `mcp.yield_after` wins over `bash.yield_after` here (SPEC §13): on the far side too.
     remote.set_yield_after(settings.mcp.yield_after);
     Ok(Some(remote))
 }
@@ -102,22 +94,21 @@ fn remote_choice(args: &McpArgs) -> Result<Option<crate::remote::Choice>, ExitCo
 fn local_session(args: &McpArgs) -> Result<(tokio::runtime::Runtime, Signals, Backend), ExitCode> {
     let (mut settings, cwd, runtime) =
         crate::server_start(args.config.as_deref(), args.cwd.as_deref())?;
+    // `mcp.yield_after` wins over `bash.yield_after` here (SPEC §13).
     settings.bash.yield_after = settings.mcp.yield_after;
-    let signals = {
+    let (signals, session) = {
         let _context = runtime.enter();
-        Signals::install().map_err(|err| {
+        let signals = Signals::install().map_err(|err| {
             print_error(&format_args!("cannot handle signals: {err}"));
             ExitCode::FAILURE
-        })?
-    };
-    let session = {
-        let _context = runtime.enter();
-        AgentSession::new(SessionOptions {
+        })?;
+        let session = AgentSession::new(SessionOptions {
             settings,
             cwd,
             ..SessionOptions::default()
         })
-        .map_err(|err| usage_error(&err))?
+        .map_err(|err| usage_error(&err))?;
+        (signals, session)
     };
     Ok((runtime, signals, Backend::Local(session)))
 }

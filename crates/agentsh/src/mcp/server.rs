@@ -421,7 +421,7 @@ impl ServerHandler for McpServer {
             .await
             .map_err(|err| McpError::resource_not_found(err, None))?;
         Ok(ReadResourceResult::new(vec![
-            ResourceContents::text(text.text, uri).with_mime_type("text/plain"),
+            ResourceContents::text(text, uri).with_mime_type("text/plain"),
         ])
         .into())
     }

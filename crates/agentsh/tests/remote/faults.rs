@@ -15,7 +15,10 @@ use crate::util::{
 /// Nothing with `marker` is left within 3 s (SPEC §17: the far side ends every tree).
 fn assert_gone_within_3s(marker: &str, what: &str) {
     agentsh_test_support::assert_no_survivor(marker, Duration::from_secs(3));
-    assert!(processes_with(marker).is_empty(), "{what}: {marker} survived");
+    assert!(
+        processes_with(marker).is_empty(),
+        "{what}: {marker} survived"
+    );
 }
 
 /// Starts `setsid <sleeper> &` plus a foreground sleeper through `rpc` (call `c-tree`); both
@@ -27,8 +30,10 @@ fn start_two_trees(rpc: &mut Rpc) -> (String, String) {
         marked_sleeper(&detached),
         marked_sleeper(&foreground)
     );
-    rpc.send_json(&json!({"id": "tree", "type": "tool_call", "toolCallId": "c-tree",
-        "name": "bash", "arguments": {"command": command}}));
+    rpc.send_json(
+        &json!({"id": "tree", "type": "tool_call", "toolCallId": "c-tree",
+        "name": "bash", "arguments": {"command": command}}),
+    );
     wait_for_process(&detached);
     wait_for_process(&foreground);
     (detached, foreground)
@@ -41,7 +46,11 @@ fn transport_pid(rpc: &Rpc, far: &Far) -> u32 {
         if let Some(pid) = child_named(rpc.pid(), far.transport_comm()) {
             return pid;
         }
-        assert!(Instant::now() < deadline, "no {} child of agentsh", far.transport_comm());
+        assert!(
+            Instant::now() < deadline,
+            "no {} child of agentsh",
+            far.transport_comm()
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
 }
@@ -49,14 +58,17 @@ fn transport_pid(rpc: &Rpc, far: &Far) -> u32 {
 /// A child of `parent` whose command name is `comm`, from `/proc/*/stat`
 /// (`pid (comm) state ppid …`).
 fn child_named(parent: u32, comm: &str) -> Option<u32> {
-    std::fs::read_dir("/proc").ok()?.flatten().find_map(|entry| {
-        let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
-        let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
-        let open = stat.find('(')?;
-        let close = stat.rfind(')')?;
-        let ppid: u32 = stat[close + 2..].split(' ').nth(1)?.parse().ok()?;
-        (ppid == parent && &stat[open + 1..close] == comm).then_some(pid)
-    })
+    std::fs::read_dir("/proc")
+        .ok()?
+        .flatten()
+        .find_map(|entry| {
+            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
+            let open = stat.find('(')?;
+            let close = stat.rfind(')')?;
+            let ppid: u32 = stat[close + 2..].split(' ').nth(1)?.parse().ok()?;
+            (ppid == parent && &stat[open + 1..close] == comm).then_some(pid)
+        })
 }
 
 fn signal(pid: u32, signal: i32) {
@@ -76,7 +88,9 @@ fn a_killed_transport_ends_everything_and_the_next_call_reconnects() {
         let (detached, foreground) = start_two_trees(&mut rpc);
         signal(transport_pid(&rpc, far), libc::SIGKILL);
         let response = rpc.response("tree");
-        let text = response["data"]["content"][0]["text"].as_str().unwrap_or_default();
+        let text = response["data"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default();
         assert!(text.starts_with("Remote connection lost: "), "{response}");
         assert_eq!(response["data"]["isError"], true, "{response}");
         assert_gone_within_3s(&detached, "setsid child after the transport was killed");
@@ -117,7 +131,9 @@ fn a_silent_link_ends_everything_when_the_lease_runs_out() {
     agentsh_test_support::assert_no_survivor(&detached, Duration::from_secs(2 + 3));
     agentsh_test_support::assert_no_survivor(&foreground, Duration::from_secs(3));
     let response = rpc.response("tree");
-    let text = response["data"]["content"][0]["text"].as_str().unwrap_or_default();
+    let text = response["data"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
     assert!(text.starts_with("Remote connection lost: "), "{response}");
     let _ = unsafe_cont(ssh);
 }
@@ -181,13 +197,19 @@ fn a_far_side_that_never_starts_is_a_clear_error() {
     let env = TestEnv::with_config(config);
     let failed = env.exec(&["--", "true"]);
     assert_eq!(failed.code(), 2, "{failed:?}");
-    assert!(failed.stderr.contains("/nonexistent/agentsh-far-side"), "{failed:?}");
+    assert!(
+        failed.stderr.contains("/nonexistent/agentsh-far-side"),
+        "{failed:?}"
+    );
     // A far side that exits at once: its stderr is the reason.
     let config = "[remote]\ncommand = [\"sh\", \"-c\", \"echo 'agentsh: command not found' >&2; exit 127\", \"x\"]\n";
     let env = TestEnv::with_config(config);
     let failed = env.exec(&["--", "true"]);
     assert_eq!(failed.code(), 2, "{failed:?}");
-    assert!(failed.stderr.contains("agentsh: command not found"), "{failed:?}");
+    assert!(
+        failed.stderr.contains("agentsh: command not found"),
+        "{failed:?}"
+    );
 }
 
 #[test]
@@ -203,15 +225,29 @@ fn remote_install_copies_agentsh_to_a_target_that_lacks_it() {
     let env = TestEnv::with_config(&config);
     let without = env.exec(&["--remote", &sshd.target(), "--", "echo hi"]);
     assert_eq!(without.code(), 2, "{without:?}");
-    let with = env.exec(&["--remote", &sshd.target(), "--remote-install", "--", "echo hi"]);
+    let with = env.exec(&[
+        "--remote",
+        &sshd.target(),
+        "--remote-install",
+        "--",
+        "echo hi",
+    ]);
     assert_eq!(with.code(), 0, "{with:?}");
     assert_eq!(with.stdout, "hi\n", "{with:?}");
     let installed = sshd.home().join(".local/bin/agentsh");
     let mode = std::os::unix::fs::PermissionsExt::mode(
-        &std::fs::metadata(&installed).expect("installed").permissions(),
+        &std::fs::metadata(&installed)
+            .expect("installed")
+            .permissions(),
     );
     assert_eq!(mode & 0o777, 0o755, "{}", installed.display());
     // A second time it is used as it is.
-    let again = env.exec(&["--remote", &sshd.target(), "--remote-install", "--", "echo again"]);
+    let again = env.exec(&[
+        "--remote",
+        &sshd.target(),
+        "--remote-install",
+        "--",
+        "echo again",
+    ]);
     assert_eq!(again.stdout, "again\n", "{again:?}");
 }

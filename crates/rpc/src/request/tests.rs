@@ -75,6 +75,47 @@ fn each_request_type() {
             limit: Some(0)
         }
     );
+    assert_eq!(
+        ok(r#"{"id":"l","type":"list_artifacts"}"#).command,
+        Command::ListArtifacts
+    );
+    assert_eq!(ok(r#"{"type":"ping"}"#).command, Command::Ping);
+    assert_eq!(
+        ok(r#"{"type":"hello"}"#).command,
+        Command::Hello {
+            protocol: None,
+            settings: None
+        }
+    );
+    assert_eq!(
+        ok(r#"{"type":"hello","protocol":1,"settings":{"output":{"max_bytes":9}}}"#).command,
+        Command::Hello {
+            protocol: Some(1),
+            settings: Some(json!({"output": {"max_bytes": 9}}))
+        }
+    );
+}
+
+#[test]
+fn bad_hello_fields_are_named() {
+    check_err(
+        r#"{"id":1,"type":"hello","protocol":"1"}"#,
+        Some(json!(1)),
+        "hello",
+        "field `protocol` must be a whole number, got a string",
+    );
+    check_err(
+        r#"{"type":"hello","protocol":-1}"#,
+        None,
+        "hello",
+        "field `protocol` must be a whole number, got -1",
+    );
+    check_err(
+        r#"{"type":"hello","settings":[]}"#,
+        None,
+        "hello",
+        "field `settings` must be an object, got an array",
+    );
 }
 
 #[test]
@@ -203,7 +244,7 @@ fn bad_fields_are_named_and_the_id_echoed() {
         r#"{"id":"x","type":"frobnicate"}"#,
         Some(json!("x")),
         "frobnicate",
-        "Unknown command type `frobnicate` (expected one of: bash, abort_bash, tool_call, abort, read_artifact)",
+        "Unknown command type `frobnicate` (expected one of: bash, abort_bash, tool_call, abort, read_artifact, list_artifacts, hello, ping)",
     );
     check_err(
         r#"{"id":"x","type":"bash"}"#,
@@ -257,6 +298,9 @@ fn response_names_are_the_serde_names() {
         RequestType::ToolCall,
         RequestType::Abort,
         RequestType::ReadArtifact,
+        RequestType::ListArtifacts,
+        RequestType::Hello,
+        RequestType::Ping,
     ] {
         assert_eq!(RequestType::from_name(kind.name()), Ok(kind));
     }

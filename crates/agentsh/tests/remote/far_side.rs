@@ -1,0 +1,377 @@
+//! The far side of remote execution (SPEC §17) through the real binary: `hello` (version,
+//! protocol, settings for a new session), `ping`, `list_artifacts` and `agentsh rpc --lease`.
+
+use std::process::Command;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use serde_json::{Value, json};
+
+use crate::util::{
+    LIVENESS, Rpc, TestEnv, assert_no_survivor, marked_sleep, marked_sleeper, unique_marker,
+    wait_for_process,
+};
+
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// `agentsh rpc --config <config> <extra…>`.
+fn rpc_with(env: &TestEnv, extra: &[&str]) -> Rpc {
+    Rpc::spawn(rpc_command(env, extra))
+}
+
+fn rpc_command(env: &TestEnv, extra: &[&str]) -> Command {
+    let config = env.config_path();
+    let mut args = vec!["rpc", "--config", config.to_str().expect("utf-8 path")];
+    args.extend_from_slice(extra);
+    env.command(&args)
+}
+
+/// The `data.output` of a `bash` request's response.
+fn bash_output(rpc: &mut Rpc, id: &str, command: &str) -> Value {
+    rpc.send_json(&json!({"id": id, "type": "bash", "command": command}));
+    let response = rpc.response(id);
+    assert_eq!(response["success"], true, "{response}");
+    response["data"]["output"].clone()
+}
+
+/// Sends a `hello` with `settings` and returns its response.
+fn hello(rpc: &mut Rpc, id: &str, settings: &Value) -> Value {
+    rpc.send_json(&json!({"id": id, "type": "hello", "protocol": 1, "settings": settings}));
+    rpc.response(id)
+}
+
+#[test]
+fn hello_names_the_version_and_protocol_and_ping_answers() {
+    let env = TestEnv::new();
+    let mut rpc = env.rpc();
+    let answer = json!({"id": "h", "type": "response", "command": "hello", "success": true,
+                        "data": {"agentsh": VERSION, "protocol": 1}});
+    rpc.send(r#"{"id": "h", "type": "hello", "protocol": 1}"#);
+    assert_eq!(rpc.response("h"), answer);
+    // Without a protocol nothing is checked.
+    rpc.send(r#"{"id": "h", "type": "hello"}"#);
+    assert_eq!(rpc.response("h"), answer);
+    rpc.send(r#"{"id": "p", "type": "ping"}"#);
+    assert_eq!(
+        rpc.response("p"),
+        json!({"id": "p", "type": "response", "command": "ping", "success": true})
+    );
+}
+
+#[test]
+fn a_hello_of_another_protocol_is_refused_naming_both() {
+    let env = TestEnv::new();
+    let mut rpc = env.rpc();
+    let refused = |id: &str| {
+        json!({"id": id, "type": "response", "command": "hello", "success": false,
+               "error": format!("Protocol mismatch: this agentsh {VERSION} speaks protocol 1, the other side speaks 2")})
+    };
+    rpc.send(r#"{"id": "h", "type": "hello", "protocol": 2}"#);
+    assert_eq!(rpc.response("h"), refused("h"));
+    // Its settings are not applied.
+    rpc.send_json(&json!({"id": "s", "type": "hello", "protocol": 2,
+                          "settings": {"bash": {"env": {"FAR": "applied"}}}}));
+    assert_eq!(rpc.response("s"), refused("s"));
+    assert_eq!(
+        bash_output(&mut rpc, "b", "echo \"${FAR-unset}\""),
+        "unset\n"
+    );
+}
+
+#[test]
+fn hello_settings_take_effect_in_the_next_call_and_end_the_old_session() {
+    let env = TestEnv::new();
+    let mut rpc = env.rpc();
+    // A job of the old session: its tree ends with that session.
+    let marker = unique_marker();
+    rpc.send_json(&json!({"id": "job", "type": "tool_call", "toolCallId": "job", "name": "bash",
+                          "arguments": {"command": marked_sleeper(&marker), "run_in_background": true}}));
+    assert_eq!(rpc.response("job")["success"], true);
+    wait_for_process(&marker);
+    assert_eq!(bash_output(&mut rpc, "1", "X=old; echo $X"), "old\n");
+
+    let settings = json!({"bash": {"env": {"FAR": "applied"}}, "output": {"max_bytes": 100}});
+    let answer = hello(&mut rpc, "h", &settings);
+    assert_eq!(
+        answer,
+        json!({"id": "h", "type": "response", "command": "hello", "success": true,
+               "data": {"agentsh": VERSION, "protocol": 1}})
+    );
+    assert_no_survivor(&marker);
+
+    // A new session: a new shell (the old one's variable is gone), the hello's environment.
+    assert_eq!(
+        bash_output(&mut rpc, "2", "echo \"${X-unset} $FAR\""),
+        "unset applied\n"
+    );
+    // And the hello's output bound: 100 bytes of tail.
+    rpc.send(r#"{"id": "3", "type": "bash", "command": "seq 1000"}"#);
+    let data = rpc.response("3")["data"].clone();
+    assert_eq!(data["truncated"], true, "{data}");
+    let output = data["output"].as_str().expect("output");
+    assert!(output.len() <= 100, "{} bytes: {output:?}", output.len());
+    assert!(output.ends_with("999\n1000\n"), "{output:?}");
+}
+
+#[test]
+fn bad_hello_settings_name_the_key_and_keep_the_session() {
+    let env = TestEnv::new();
+    let mut rpc = env.rpc();
+    assert_eq!(bash_output(&mut rpc, "1", "KEPT=yes; echo set"), "set\n");
+    let cases = [
+        (
+            json!({"sandbox": {"mode": "on"}}),
+            "config error in hello settings: sandbox.mode: unknown variant `on`, expected one of `off`, `read-only`, `workspace-write`",
+        ),
+        (
+            json!({"output": {"max_bytes": 0}}),
+            "config error in hello settings: output.max_bytes: must be at least 1, got 0",
+        ),
+        (
+            json!({"artifacts": {"dir": "/elsewhere"}}),
+            "config error in hello settings: artifacts: is not a section that shapes execution (those are bash, bash_interceptor, output, jobs, sandbox)",
+        ),
+    ];
+    for (settings, error) in cases {
+        assert_eq!(
+            hello(&mut rpc, "h", &settings),
+            json!({"id": "h", "type": "response", "command": "hello", "success": false,
+                   "error": error})
+        );
+    }
+    // The same session, the same shell.
+    assert_eq!(bash_output(&mut rpc, "2", "echo $KEPT"), "yes\n");
+}
+
+#[test]
+fn a_hello_with_settings_while_a_call_runs_is_refused() {
+    let env = TestEnv::new();
+    let mut rpc = env.rpc();
+    let marker = unique_marker();
+    rpc.send_json(&json!({"id": "b", "type": "bash", "command": marked_sleep(&marker)}));
+    wait_for_process(&marker);
+    assert_eq!(
+        hello(&mut rpc, "h", &json!({})),
+        json!({"id": "h", "type": "response", "command": "hello", "success": false,
+               "error": "hello while calls are running: settings apply to a new session, so a hello with `settings` must come while no call runs"})
+    );
+    // A hello without settings only checks.
+    rpc.send(r#"{"id": "plain", "type": "hello", "protocol": 1}"#);
+    assert_eq!(rpc.response("plain")["success"], true);
+    rpc.send(r#"{"id": "a", "type": "abort_bash"}"#);
+    assert_eq!(rpc.response("b")["data"]["cancelled"], true);
+    assert_no_survivor(&marker);
+    assert_eq!(hello(&mut rpc, "h2", &json!({}))["success"], true);
+}
+
+#[test]
+fn a_hello_sandbox_that_cannot_be_had_is_refused_and_the_session_stays() {
+    // Workspace-write in a cwd of `$HOME`: the session refuses that writable root.
+    let env = TestEnv::new();
+    let home = env.root().join("home");
+    let mut rpc = rpc_with(&env, &["--cwd", home.to_str().expect("utf-8 path")]);
+    assert_eq!(bash_output(&mut rpc, "1", "KEPT=yes; echo set"), "set\n");
+    assert_eq!(
+        hello(
+            &mut rpc,
+            "h",
+            &json!({"sandbox": {"mode": "workspace-write"}})
+        ),
+        json!({"id": "h", "type": "response", "command": "hello", "success": false,
+               "error": format!("Sandbox refuses a writable root of {}", home.display())})
+    );
+    assert_eq!(bash_output(&mut rpc, "2", "echo $KEPT"), "yes\n");
+}
+
+#[test]
+fn a_hello_sandbox_confines_the_next_call() {
+    let env = TestEnv::new();
+    let mut rpc = env.rpc();
+    let target = env.work_dir().join("written");
+    let answer = hello(&mut rpc, "h", &json!({"sandbox": {"mode": "read-only"}}));
+    if answer["error"]
+        .as_str()
+        .is_some_and(|error| error.starts_with("Sandbox unavailable: "))
+    {
+        eprintln!("skipped: this kernel cannot enforce a sandbox: {answer}");
+        return;
+    }
+    assert_eq!(answer["success"], true, "{answer}");
+    rpc.send_json(&json!({"id": "w", "type": "bash",
+                          "command": format!("touch {}", target.display())}));
+    let data = rpc.response("w")["data"].clone();
+    assert_ne!(data["exitCode"], 0, "{data}");
+    assert!(
+        data["output"]
+            .as_str()
+            .is_some_and(|output| output.contains("Permission denied")),
+        "{data}"
+    );
+    assert!(!target.exists());
+}
+
+/// Runs the rest of its arguments under a seccomp filter that answers
+/// `landlock_create_ruleset` (444 on every architecture) with ENOSYS: a kernel without
+/// Landlock, as in a container whose seccomp profile predates it.
+const WITHOUT_LANDLOCK: &str = r"
+import ctypes, os, struct, sys
+libc = ctypes.CDLL(None, use_errno=True)
+code = [(0x20, 0, 0, 0), (0x15, 0, 1, 444), (0x06, 0, 0, 0x00050000 | 38), (0x06, 0, 0, 0x7fff0000)]
+filters = ctypes.create_string_buffer(b''.join(struct.pack('HBBI', *op) for op in code))
+class Prog(ctypes.Structure):
+    _fields_ = [('len', ctypes.c_ushort), ('filter', ctypes.c_void_p)]
+prog = Prog(len(code), ctypes.addressof(filters))
+if libc.prctl(38, 1, 0, 0, 0) != 0 or libc.prctl(22, 2, ctypes.byref(prog), 0, 0) != 0:
+    sys.exit('cannot install the seccomp filter: ' + os.strerror(ctypes.get_errno()))
+os.execv(sys.argv[1], sys.argv[1:])
+";
+
+#[test]
+fn a_hello_sandbox_the_kernel_cannot_enforce_is_refused() {
+    if agentsh_test_support::which("python3").is_none() {
+        eprintln!("skipped: no python3 to hide Landlock with a seccomp filter");
+        return;
+    }
+    let env = TestEnv::new();
+    let config = env.config_path();
+    let mut rpc = Rpc::spawn(env.program(
+        "python3",
+        &[
+            "-c",
+            WITHOUT_LANDLOCK,
+            crate::util::AGENTSH,
+            "rpc",
+            "--config",
+            config.to_str().expect("utf-8 path"),
+        ],
+    ));
+    assert_eq!(bash_output(&mut rpc, "1", "KEPT=yes; echo set"), "set\n");
+    let refused = hello(&mut rpc, "h", &json!({"sandbox": {"mode": "read-only"}}));
+    assert_eq!(
+        refused,
+        json!({"id": "h", "type": "response", "command": "hello", "success": false,
+               "error": "Sandbox unavailable: Landlock is not enabled in this kernel (it needs Linux 6.2 or later with `landlock` in the `lsm=` list)"})
+    );
+    assert_eq!(bash_output(&mut rpc, "2", "echo $KEPT"), "yes\n");
+}
+
+#[test]
+fn list_artifacts_gives_the_newest_first_with_real_sizes() {
+    let env = TestEnv::new();
+    let mut rpc = env.rpc();
+    rpc.send(r#"{"id": "l0", "type": "list_artifacts"}"#);
+    assert_eq!(
+        rpc.response("l0"),
+        json!({"id": "l0", "type": "response", "command": "list_artifacts", "success": true,
+               "data": {"artifacts": []}})
+    );
+    let before = SystemTime::now();
+    let mut ids = Vec::new();
+    for (id, command) in [("1", "seq 200000"), ("2", "seq 100000")] {
+        rpc.send_json(&json!({"id": id, "type": "bash", "command": command}));
+        let data = rpc.response(id)["data"].clone();
+        assert_eq!(data["truncated"], true, "{data}");
+        ids.push(data["artifactId"].as_str().expect("an artifact").to_owned());
+    }
+    let after = SystemTime::now();
+    rpc.send(r#"{"id": "l", "type": "list_artifacts"}"#);
+    let response = rpc.response("l");
+    assert_eq!(response["success"], true, "{response}");
+    let listed = response["data"]["artifacts"]
+        .as_array()
+        .expect("artifacts")
+        .clone();
+    // `seq 200000`: 9×2 + 90×3 + 900×4 + 9000×5 + 90000×6 + 100001×7 bytes.
+    let sizes = [1_288_895, 588_895];
+    let millis = |time: SystemTime| {
+        u64::try_from(
+            time.duration_since(UNIX_EPOCH)
+                .expect("after 1970")
+                .as_millis(),
+        )
+        .expect("fits")
+    };
+    assert_eq!(listed.len(), 2, "{listed:#?}");
+    for (entry, (id, size)) in listed.iter().zip(ids.iter().zip(sizes).rev()) {
+        assert_eq!(entry["id"], json!(id), "newest first: {listed:#?}");
+        assert_eq!(entry["size"], json!(size), "{entry}");
+        let path = env.artifacts_dir().join(format!("{id}.bash.log"));
+        assert_eq!(
+            std::fs::metadata(&path).expect("the artifact").len(),
+            size,
+            "{path:?}"
+        );
+        let modified = entry["modifiedMs"].as_u64().expect("modifiedMs");
+        // File times may be a tick coarser than the clock.
+        assert!(
+            (millis(before).saturating_sub(1000)..=millis(after) + 1000).contains(&modified),
+            "{entry}"
+        );
+    }
+}
+
+#[test]
+fn a_lease_ends_the_server_and_every_tree_after_silence() {
+    let env = TestEnv::new();
+    let mut rpc = rpc_with(&env, &["--lease", "1"]);
+    let (detached, child) = (unique_marker(), unique_marker());
+    let command = format!(
+        "setsid {} & {}",
+        marked_sleeper(&detached),
+        marked_sleeper(&child)
+    );
+    let sent = Instant::now();
+    rpc.send_json(&json!({"id": "b", "type": "bash", "command": command}));
+    wait_for_process(&detached);
+    wait_for_process(&child);
+    // Silence from here on, stdin still open: the lease ends everything, as end of input would:
+    // the running call is answered, every tree ended, exit status 0.
+    let response = rpc.response("b");
+    let lasted = sent.elapsed();
+    assert!(
+        lasted >= Duration::from_secs(1),
+        "answered after {lasted:?}"
+    );
+    assert_eq!(response["data"]["cancelled"], true, "{response}");
+    let (status, _) = rpc.wait(LIVENESS);
+    assert_eq!(status.code(), Some(0), "{status:?}");
+    assert_no_survivor(&detached);
+    assert_no_survivor(&child);
+}
+
+#[test]
+fn any_input_line_renews_the_lease_a_running_command_does_not() {
+    let env = TestEnv::new();
+    let mut rpc = rpc_with(&env, &["--lease", "1"]);
+    let started = Instant::now();
+    // Each kind of line alone keeps it for longer than the lease: lines 0.3 s apart for 1.5 s.
+    for kind in ["ping", "bad", "blank"] {
+        let phase = Instant::now();
+        while phase.elapsed() < Duration::from_millis(1500) {
+            std::thread::sleep(Duration::from_millis(300));
+            match kind {
+                "ping" => {
+                    rpc.send(r#"{"id": "p", "type": "ping"}"#);
+                    assert_eq!(rpc.response("p")["success"], true);
+                }
+                "bad" => {
+                    rpc.send("not json");
+                    assert_eq!(rpc.next(LIVENESS)["command"], "parse");
+                }
+                _ => rpc.send(""),
+            }
+            assert!(
+                rpc.exited().is_none(),
+                "ended after {:?}, sending {kind} lines",
+                started.elapsed()
+            );
+        }
+    }
+    // A command that runs on does not keep it: only input does.
+    let marker = unique_marker();
+    rpc.send_json(&json!({"id": "b", "type": "bash", "command": marked_sleep(&marker)}));
+    wait_for_process(&marker);
+    assert_eq!(rpc.response("b")["data"]["cancelled"], true);
+    let (status, _) = rpc.wait(LIVENESS);
+    assert_eq!(status.code(), Some(0), "{status:?}");
+    assert_no_survivor(&marker);
+}

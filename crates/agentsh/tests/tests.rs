@@ -8,4 +8,5 @@ mod interactive;
 mod jobs;
 mod mcp;
 mod rpc;
+mod sandbox;
 mod util;

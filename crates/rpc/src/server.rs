@@ -6,8 +6,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use agentsh_agent_session::{
-    AgentSession, BASH_TOOL, BangOptions, SessionError, ToolContext, ToolDetails, ToolOutcome,
-    ToolResult, ToolUpdate, unknown_tool,
+    AgentSession, BASH_TOOL, BangOptions, BashResult, SessionError, ToolContext, ToolDetails,
+    ToolOutcome, ToolResult, ToolUpdate, unknown_tool,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -259,7 +259,14 @@ impl Server {
             drop(busy);
             send_warnings(&session, &output);
             output.send(&match result {
-                Ok(result) => data_response(request_id, NAME, &result),
+                Ok(result) => {
+                    let text = session.bang_text(&command, &result);
+                    let data = BashData {
+                        result: &result,
+                        text,
+                    };
+                    data_response(request_id, NAME, &data)
+                }
                 Err(err) => Message::failure(request_id, NAME, &err.into()),
             });
         });
@@ -488,6 +495,16 @@ struct ArtifactData<'a> {
 }
 
 /// A successful response carrying `data`.
+/// The `data` of a `bash` response: the `BashResult`'s fields, then `text`, the result as the
+/// model's context gets it ([`AgentSession::bang_text`]: the fenced output, the outcome, the
+/// sandbox line of SPEC §16 when a sandboxed command failed with a denial, the notice).
+#[derive(Serialize)]
+struct BashData<'a> {
+    #[serde(flatten)]
+    result: &'a BashResult,
+    text: String,
+}
+
 fn data_response(id: Option<Value>, command: &str, data: &impl Serialize) -> Message {
     match to_raw_value(data) {
         Ok(data) => Message::success(id, command, Some(data)),

@@ -25,7 +25,9 @@ mod tool;
 pub use agentsh_artifact_store::{ArtifactError, ArtifactInfo, ArtifactStore, ArtifactText};
 pub use agentsh_bash_interceptor::{Interception, Rule};
 pub use agentsh_bash_normalize::Limits;
-pub use agentsh_process::sandbox::{SandboxError, SandboxMode, SandboxPolicy};
+pub use agentsh_process::sandbox::{
+    Kernel as SandboxKernel, SandboxError, SandboxMode, SandboxPolicy,
+};
 pub use agentsh_process::shell::ShellError;
 pub use agentsh_protocol::{
     ArgsError, BashArgs, BashResult, Cell, CellAttrs, CellColor, InterceptionDetails, JobDetails,
@@ -44,7 +46,7 @@ pub use result::{
     BANG_CANCELLED, FinishedRun, HeadCapture, ToolOutcome, bang_context_text, blocked_result,
     build_tool_result, cwd_error_result,
 };
-pub use sandbox::{DENIAL_MARKERS, sandbox_denial_line, shows_denial};
+pub use sandbox::{DENIAL_MARKERS, SANDBOX_KERNEL_LIMIT_ENV, sandbox_denial_line, shows_denial};
 pub use serde_json::{Value, json};
 pub use session::{AgentSession, BangOptions, SessionError, SessionOptions};
 pub use settings::{

@@ -261,7 +261,13 @@ pub fn bang_context_text(
 
     let mut text = format!("Ran {}\n", code_span(command));
     let mut body = annotation_text(result);
-    body.push_str(trim_final_newline(shown.text));
+    let output = trim_final_newline(shown.text);
+    if output.is_empty() {
+        // A stopped command with no output: the annotation line alone, no blank line after it.
+        body.pop();
+    } else {
+        body.push_str(output);
+    }
     if body.is_empty() {
         text.push_str(NO_OUTPUT);
     } else {

@@ -8,9 +8,10 @@
 
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{LazyLock, Mutex};
 
-use agentsh_process::sandbox::{SandboxError, SandboxMode, SandboxPolicy};
+use agentsh_process::sandbox::{Kernel, SandboxError, SandboxMode, SandboxPolicy};
+use regex::Regex;
 
 use crate::session::SessionError;
 use crate::settings::SandboxSettings;
@@ -54,7 +55,60 @@ pub const DENIAL_MARKERS: &[&str] = &[
 
 /// Whether `text` (a failed command's output) shows a denial: one of [`DENIAL_MARKERS`].
 pub fn shows_denial(text: &str) -> bool {
-    DENIAL_MARKERS.iter().any(|marker| text.contains(marker))
+    // One pass for all the markers (a job's output is watched as it streams).
+    static MARKERS: LazyLock<Regex> = LazyLock::new(|| {
+        let alternatives: Vec<String> = DENIAL_MARKERS.iter().map(|m| regex::escape(m)).collect();
+        Regex::new(&alternatives.join("|")).expect("escaped literals form a valid regex")
+    });
+    MARKERS.is_match(text)
+}
+
+/// Watches a stream of text (a job's output, piece by piece, SPEC §13) for a denial, so that
+/// the result that reports the job's failure gets the sandbox line even when the denial was
+/// in output an earlier result showed. A marker split between two pieces is found too.
+pub(crate) struct DenialWatch {
+    policy: SandboxPolicy,
+    seen: bool,
+    /// The end of the text so far: one byte shorter than the longest marker.
+    carry: String,
+}
+
+impl DenialWatch {
+    pub(crate) fn new(policy: SandboxPolicy) -> Self {
+        Self {
+            policy,
+            seen: false,
+            carry: String::new(),
+        }
+    }
+
+    /// Takes the next piece of the stream.
+    pub(crate) fn push(&mut self, text: &str) {
+        if self.seen || text.is_empty() {
+            return;
+        }
+        let keep = DENIAL_MARKERS.iter().map(|m| m.len()).max().unwrap_or(1) - 1;
+        // A marker that starts in the carry ends within the first `keep` bytes of `text`.
+        let mut head = keep.min(text.len());
+        while !text.is_char_boundary(head) {
+            head += 1;
+        }
+        let mut joined = std::mem::take(&mut self.carry);
+        joined.push_str(&text[..head]);
+        self.seen = shows_denial(&joined) || shows_denial(text);
+        let source = if text.len() >= keep { text } else { &joined };
+        let mut start = source.len().saturating_sub(keep);
+        while !source.is_char_boundary(start) {
+            start -= 1;
+        }
+        source[start..].clone_into(&mut self.carry);
+    }
+
+    /// The sandbox line for the stream's command when it `failed` and the stream showed a
+    /// denial.
+    pub(crate) fn line(&self, failed: bool) -> Option<String> {
+        (failed && self.seen).then(|| sandbox_denial_line(&self.policy))
+    }
 }
 
 /// The line a failed sandboxed command's result gets when its output shows a denial (SPEC
@@ -101,14 +155,77 @@ pub(crate) fn denial_line_for(
     (failed && outputs.iter().any(|text| shows_denial(text))).then(|| sandbox_denial_line(policy))
 }
 
-/// Whether a sandbox can be had for `policy` — **the one place** a session asks before it
-/// starts anything under one: the kernel's answer (`agentsh_process::sandbox::check`: Landlock,
-/// user namespaces, seccomp). Every command path of the session (tool calls piped and on a
-/// PTY, jobs, yielding calls, bang commands) goes through it, by way of
-/// `AgentSession::exec_request` and `AgentSession::pty_command`; the spawner then confines the
-/// child (`SpawnSpec::sandbox`), and a refusal there is the same error.
-pub(crate) fn can_enforce(policy: &SandboxPolicy) -> Result<(), SandboxError> {
-    agentsh_process::sandbox::check(policy)
+/// The environment variable that makes a session's sandbox check stricter, for tests: the
+/// kernel is taken to offer at most what it says (comma-separated `landlock_abi=N`,
+/// `user_namespaces=false`, `seccomp=false`), so a test can see the start-up refusal a weaker
+/// kernel gets. It can only take away ([`Kernel::limited_to`]): the sandbox itself is always
+/// built from what the running kernel offers. An unreadable value refuses the sandbox too.
+#[doc(hidden)]
+pub const SANDBOX_KERNEL_LIMIT_ENV: &str = "AGENTSH_TEST_SANDBOX_KERNEL";
+
+/// The kernel a session's sandbox is checked against: the running one
+/// ([`Kernel::probe`]), within `limit` ([`SessionOptions::sandbox_kernel_limit`](crate::SessionOptions))
+/// and within [`SANDBOX_KERNEL_LIMIT_ENV`] when set.
+pub(crate) fn session_kernel(limit: Option<Kernel>) -> Result<Kernel, SandboxError> {
+    let mut kernel = Kernel::probe();
+    if let Some(limit) = limit {
+        kernel = kernel.limited_to(limit);
+    }
+    if let Some(value) = std::env::var_os(SANDBOX_KERNEL_LIMIT_ENV) {
+        let limit = parse_kernel_limit(&value.to_string_lossy()).map_err(|why| {
+            SandboxError::Unavailable(format!(
+                "{SANDBOX_KERNEL_LIMIT_ENV}={value:?} is not valid: {why}",
+                value = value.to_string_lossy()
+            ))
+        })?;
+        kernel = kernel.limited_to(limit);
+    }
+    Ok(kernel)
+}
+
+/// `landlock_abi=N,user_namespaces=false,seccomp=false` (any of them, any order; a field left
+/// out limits nothing).
+fn parse_kernel_limit(value: &str) -> Result<Kernel, String> {
+    let mut limit = Kernel {
+        landlock_abi: i32::MAX,
+        user_namespaces: true,
+        seccomp: true,
+    };
+    for field in value.split(',').map(str::trim).filter(|f| !f.is_empty()) {
+        let (key, setting) = field
+            .split_once('=')
+            .ok_or_else(|| format!("`{field}` is not `key=value`"))?;
+        let flag = || {
+            setting
+                .parse::<bool>()
+                .map_err(|_| format!("`{key}` takes true or false, got `{setting}`"))
+        };
+        match key {
+            "landlock_abi" => {
+                limit.landlock_abi = setting
+                    .parse()
+                    .map_err(|_| format!("`landlock_abi` takes a number, got `{setting}`"))?;
+            }
+            "user_namespaces" => limit.user_namespaces = flag()?,
+            "seccomp" => limit.seccomp = flag()?,
+            _ => {
+                return Err(format!(
+                    "unknown key `{key}` (expected landlock_abi, user_namespaces or seccomp)"
+                ));
+            }
+        }
+    }
+    Ok(limit)
+}
+
+/// Whether a sandbox can be had for `policy` on `kernel` — **the one place** a session asks,
+/// once, when it is made ([`SessionSandbox::new`]): a sandbox that cannot be enforced is an
+/// error at start, so no command of the session ever runs without it. The spawner asks again
+/// for every process it confines (`SpawnSpec::sandbox`), with the same answer (the kernel is
+/// probed once per process), and still refuses what it cannot build then (a writable root
+/// removed since the session started).
+pub(crate) fn can_enforce(policy: &SandboxPolicy, kernel: Kernel) -> Result<(), SandboxError> {
+    agentsh_process::sandbox::check_with(policy, kernel)
 }
 
 /// A session's sandbox: the policy its processes run under and its private temp dir (0700,
@@ -124,17 +241,20 @@ impl SessionSandbox {
     /// The sandbox of a session in `cwd` (absolute, existing) whose user's home is `home`, or
     /// `None` when `settings.mode` is off. Writable roots, canonicalised: in `workspace-write`
     /// `cwd`, the private temp dir and `settings.writable`; in `read-only` the private temp dir
-    /// alone. `/` or `home` as one is refused.
+    /// alone. `/` or `home` as one is refused; so is a sandbox `kernel`
+    /// ([`session_kernel`]) cannot enforce (`Sandbox unavailable: <reason>`).
     pub(crate) fn new(
         settings: &SandboxSettings,
         cwd: &Path,
         home: Option<&Path>,
+        kernel_limit: Option<Kernel>,
     ) -> Result<Option<Self>, SessionError> {
         let Some(mode) = settings.mode else {
             return Ok(None);
         };
         let home = home.and_then(|home| home.canonicalize().ok());
-        // The roots are checked before the temp dir is made: a refused one leaves nothing.
+        // The roots and the kernel are checked before the temp dir is made: a refusal leaves
+        // nothing behind.
         let mut configured = Vec::new();
         if mode == SandboxMode::WorkspaceWrite {
             configured.push(writable_root(cwd, home.as_deref())?);
@@ -142,6 +262,16 @@ impl SessionSandbox {
                 configured.push(writable_root(root, home.as_deref())?);
             }
         }
+        // The temp dir, made below, is an absolute path other than `/`: the check of the roots
+        // without it is the check of the whole policy.
+        can_enforce(
+            &SandboxPolicy {
+                mode,
+                writable: configured.clone(),
+                network: settings.network,
+            },
+            session_kernel(kernel_limit)?,
+        )?;
         let temp = tempfile::Builder::new()
             .prefix("agentsh-sandbox-")
             .permissions(std::fs::Permissions::from_mode(0o700))
@@ -210,4 +340,73 @@ fn writable_root(root: &Path, home: Option<&Path>) -> Result<PathBuf, SessionErr
         )));
     }
     Ok(resolved)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_kernel_limit_reads_its_fields_and_refuses_the_rest() {
+        let none = Kernel {
+            landlock_abi: i32::MAX,
+            user_namespaces: true,
+            seccomp: true,
+        };
+        assert_eq!(parse_kernel_limit(""), Ok(none));
+        assert_eq!(
+            parse_kernel_limit(" landlock_abi=2, seccomp=false "),
+            Ok(Kernel {
+                landlock_abi: 2,
+                seccomp: false,
+                ..none
+            })
+        );
+        assert_eq!(
+            parse_kernel_limit("user_namespaces=false"),
+            Ok(Kernel {
+                user_namespaces: false,
+                ..none
+            })
+        );
+        for (bad, why) in [
+            ("landlock", "`landlock` is not `key=value`"),
+            ("landlock_abi=x", "`landlock_abi` takes a number, got `x`"),
+            ("seccomp=no", "`seccomp` takes true or false, got `no`"),
+            ("abi=1", "unknown key `abi`"),
+        ] {
+            let err = parse_kernel_limit(bad).expect_err(bad);
+            assert!(err.starts_with(why), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_denial_split_between_pieces_is_seen() {
+        let policy = SandboxPolicy {
+            mode: SandboxMode::ReadOnly,
+            writable: vec![PathBuf::from("/tmp/t")],
+            network: false,
+        };
+        let watched = |pieces: &[&str]| {
+            let mut watch = DenialWatch::new(policy.clone());
+            for piece in pieces {
+                watch.push(piece);
+            }
+            watch.line(true).is_some()
+        };
+        assert!(watched(&["touch: x: Permission denied\n"]));
+        assert!(watched(&["touch: x: Permiss", "ion denied\n"]));
+        // Split across several short pieces, and after long ones.
+        assert!(watched(&["Per", "mis", "sion", " de", "nied"]));
+        assert!(watched(&[&"a".repeat(100), "Read-only file sy", "stem"]));
+        // Multi-byte text around the cut is no problem.
+        assert!(watched(&["ééééé Operation not perm", "itted ééé"]));
+        assert!(!watched(&["Permission", "\ndenied"]));
+        assert!(!watched(&["all good\n", "é".repeat(40).as_str()]));
+        // Only a failure gets the line.
+        let mut watch = DenialWatch::new(policy.clone());
+        watch.push("Permission denied");
+        assert_eq!(watch.line(false), None);
+        assert_eq!(watch.line(true), Some(sandbox_denial_line(&policy)));
+    }
 }

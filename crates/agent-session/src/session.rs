@@ -11,7 +11,7 @@ use agentsh_artifact_store::{
 use agentsh_bash_interceptor::Interceptor;
 use agentsh_output_sink::{OutputSink, SinkOptions, Spill, SpillSource};
 use agentsh_process::env::{TerminalKind, hardened_env};
-use agentsh_process::sandbox::{SandboxError, SandboxPolicy};
+use agentsh_process::sandbox::{Kernel as SandboxKernel, SandboxError, SandboxPolicy};
 use agentsh_process::shell::{ShellError, ShellSpec, discover_shell, shell_prefix};
 use agentsh_process::snapshot::{default_cache_dir, snapshot_for_sandboxed};
 use agentsh_protocol::BashResult;
@@ -25,7 +25,7 @@ use crate::Timeout;
 use crate::cwd::{CwdError, check_cwd};
 use crate::jobs::Jobs;
 use crate::result::bang_context_text;
-use crate::sandbox::{SessionSandbox, can_enforce};
+use crate::sandbox::SessionSandbox;
 use crate::settings::Settings;
 
 /// How an [`AgentSession`] is set up. Start from [`SessionOptions::new`], which takes the one
@@ -47,6 +47,12 @@ pub struct SessionOptions {
     pub home: Option<PathBuf>,
     /// The shell cache to use; the one shared by the whole process when `None`.
     pub executor: Option<Arc<ShellExecutor>>,
+    /// For tests: check the sandbox as if the kernel offered at most this
+    /// ([`Kernel::limited_to`](agentsh_process::sandbox::Kernel::limited_to)), to see the
+    /// start-up refusal a weaker kernel gets. It can only make the check stricter; the sandbox
+    /// is always built from what the running kernel offers.
+    #[doc(hidden)]
+    pub sandbox_kernel_limit: Option<SandboxKernel>,
 }
 
 impl SessionOptions {
@@ -90,8 +96,8 @@ pub enum SessionError {
         reason: String,
     },
     /// The session's sandbox cannot be had (SPEC §16): `Sandbox unavailable: <reason>` (the
-    /// kernel, or this build, cannot enforce it: nothing runs) or `Sandbox refuses a writable
-    /// root of <path>` (`/` or `$HOME`).
+    /// kernel, or this build, cannot enforce it: the session is not made, nothing runs) or
+    /// `Sandbox refuses a writable root of <path>` (`/` or `$HOME`).
     #[error(transparent)]
     Sandbox(#[from] SandboxError),
     /// A `sandbox.writable` root (or the session's cwd as one) does not exist or cannot be
@@ -203,8 +209,11 @@ impl AgentSession {
     /// `bash.shell` is an error: nothing runs on a broken configuration.
     ///
     /// With `sandbox.mode` on, the writable roots are resolved here (a missing one, `/` or
-    /// `$HOME` is an error) and the session's private temp dir (0700) is made; it is every
-    /// command's `TMPDIR` and is removed by [`shutdown`](Self::shutdown).
+    /// `$HOME` is an error), the kernel is asked whether it can enforce the sandbox (a mode it
+    /// cannot is [`SessionError::Sandbox`], `Sandbox unavailable: <reason>`, before any shell
+    /// or file is made: never a silent or partial fallback), and the session's private temp
+    /// dir (0700) is made; it is every command's `TMPDIR` and is removed by
+    /// [`shutdown`](Self::shutdown).
     pub fn new(options: SessionOptions) -> Result<Self, SessionError> {
         let SessionOptions {
             settings,
@@ -212,6 +221,7 @@ impl AgentSession {
             session_id,
             home,
             executor,
+            sandbox_kernel_limit,
         } = options;
         check_session_cwd(&cwd)?;
         // Decided on first use: ends what an earlier agentsh that died together with its
@@ -224,7 +234,12 @@ impl AgentSession {
             None => default_cache_dir(env_var),
         };
         let home = home.or_else(|| env_var("HOME").map(PathBuf::from));
-        let sandbox = SessionSandbox::new(&settings.sandbox, &cwd, home.as_deref())?;
+        let sandbox = SessionSandbox::new(
+            &settings.sandbox,
+            &cwd,
+            home.as_deref(),
+            sandbox_kernel_limit,
+        )?;
         let mut env = settings.bash.env.clone();
         if let Some(sandbox) = &sandbox {
             env.insert(
@@ -238,14 +253,7 @@ impl AgentSession {
 
         let snapshot = match (home.as_deref(), cache_dir) {
             // The snapshot runs the user's rc files in a shell: under the session's sandbox
-            // when it has one (none at all when that cannot be enforced: no command of the
-            // session runs then either).
-            _ if sandbox
-                .as_ref()
-                .is_some_and(|sandbox| can_enforce(&sandbox.policy).is_err()) =>
-            {
-                None
-            }
+            // when it has one (which the kernel can enforce, or the session would not exist).
             (Some(home), Some(cache)) => {
                 let env = hardened_env(std::env::vars_os(), &settings.bash.env, TerminalKind::Pipe);
                 let policy = sandbox.as_ref().map(|sandbox| &sandbox.policy);
@@ -335,25 +343,6 @@ impl AgentSession {
         self.inner.sandbox.as_ref().map(|sandbox| &sandbox.policy)
     }
 
-    /// Whether commands may start: without a sandbox always; with one only when it can be
-    /// enforced (`Sandbox unavailable: <reason>` otherwise, and nothing runs). Every command
-    /// path asks through [`exec_request`](Self::exec_request) or
-    /// [`pty_command`](Self::pty_command).
-    pub(crate) fn sandbox_gate(&self) -> Result<(), SessionError> {
-        match self.sandbox() {
-            None => Ok(()),
-            Some(policy) => Ok(can_enforce(policy)?),
-        }
-    }
-
-    /// Whether the session's sandbox can be enforced here: `Ok` without a sandbox, else the
-    /// kernel's answer (`Sandbox unavailable: <reason>` when it cannot be had: no command of
-    /// the session would run). A server that is asked for a session it cannot enforce refuses
-    /// it with this.
-    pub fn check_sandbox(&self) -> Result<(), SessionError> {
-        self.sandbox_gate()
-    }
-
     /// The artifact store, when it could be opened.
     pub fn artifacts(&self) -> Option<&ArtifactStore> {
         self.inner.store.as_ref().ok()
@@ -431,15 +420,24 @@ impl AgentSession {
             )
             .await?;
         if !options.exclude_from_context {
-            let text = bang_context_text(
-                command,
-                &result,
-                self.inner.settings.output.max_bytes,
-                self.sandbox(),
-            );
+            let text = self.bang_text(command, &result);
             lock(&self.inner.context).push(text);
         }
         Ok(result)
+    }
+
+    /// The text of a bang command's result as the model's context gets it (SPEC §10,
+    /// [`bang_context_text`] with the session's byte limit and sandbox): what
+    /// [`context_messages`](Self::context_messages) records for it, with the sandbox line of
+    /// SPEC §16 after the outcome when a sandboxed command failed with a denial. The RPC
+    /// `bash` response carries it as `text`.
+    pub fn bang_text(&self, command: &str, result: &BashResult) -> String {
+        bang_context_text(
+            command,
+            result,
+            self.inner.settings.output.max_bytes,
+            self.sandbox(),
+        )
     }
 
     /// Aborts the running bang command, if any; returns at once.
@@ -558,12 +556,12 @@ impl AgentSession {
         sink: &mut OutputSink,
         on_chunk: Option<ChunkCallback<'_>>,
     ) -> Result<BashResult, SessionError> {
-        let request = self.exec_request(command, &cwd, timeout, surface, cancel)?;
+        let request = self.exec_request(command, &cwd, timeout, surface, cancel);
         Ok(self.inner.executor.execute(request, sink, on_chunk).await?)
     }
 
     /// The request that runs `command` with the session's shell, environment, prefix, snapshot,
-    /// limits and sandbox; an error when the sandbox cannot be enforced ([`sandbox_gate`](Self::sandbox_gate)).
+    /// limits and sandbox (one the kernel can enforce: [`new`](Self::new) checked).
     pub(crate) fn exec_request(
         &self,
         command: &str,
@@ -571,10 +569,9 @@ impl AgentSession {
         timeout: Timeout,
         surface: Surface,
         cancel: CancellationToken,
-    ) -> Result<ExecRequest, SessionError> {
-        self.sandbox_gate()?;
+    ) -> ExecRequest {
         let inner = &self.inner;
-        Ok(ExecRequest {
+        ExecRequest {
             command: command.to_owned(),
             cwd: cwd.to_path_buf(),
             timeout: timeout.duration(),
@@ -589,7 +586,7 @@ impl AgentSession {
                 idle_timeout: inner.settings.bash.shell_idle_timeout(),
             },
             sandbox: self.sandbox().cloned(),
-        })
+        }
     }
 
     /// The shell executor.
@@ -621,24 +618,18 @@ impl AgentSession {
     }
 
     /// `command` as the PTY runtime runs it: the session's shell, environment, prefix, rc
-    /// snapshot and sandbox, in `cwd`, stopped after `timeout`; an error when the sandbox
-    /// cannot be enforced ([`sandbox_gate`](Self::sandbox_gate)).
-    pub(crate) fn pty_command(
-        &self,
-        command: &str,
-        cwd: &Path,
-        timeout: Timeout,
-    ) -> Result<PtyCommand, SessionError> {
-        self.sandbox_gate()?;
+    /// snapshot and sandbox (one the kernel can enforce: [`new`](Self::new) checked), in
+    /// `cwd`, stopped after `timeout`.
+    pub(crate) fn pty_command(&self, command: &str, cwd: &Path, timeout: Timeout) -> PtyCommand {
         let inner = &self.inner;
-        Ok(PtyCommand {
+        PtyCommand {
             shell: inner.shell.clone(),
             env: inner.env.clone(),
             prefix: inner.prefix.clone(),
             snapshot: inner.snapshot.clone(),
             sandbox: self.sandbox().cloned(),
             ..PtyCommand::new(command, cwd, timeout.duration())
-        })
+        }
     }
 }
 

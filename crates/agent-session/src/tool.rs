@@ -213,12 +213,7 @@ impl BashTool {
             )
         });
         let (run, sink) = if let Some(host) = pty_host {
-            let mut command = match session.pty_command(&normalized.command, &cwd, timeout) {
-                Ok(command) => command,
-                Err(err) => {
-                    return ToolOutcome::Finished(not_run_result(err.to_string(), &cwd, timeout));
-                }
-            };
+            let mut command = session.pty_command(&normalized.command, &cwd, timeout);
             if let Some((cols, rows)) = host.size() {
                 command.size = TerminalSize::clamped(cols, rows);
             }

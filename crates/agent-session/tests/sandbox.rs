@@ -5,8 +5,8 @@ use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 
 use agentsh_agent_session::{
-    AgentSession, BangOptions, SandboxError, SandboxMode, SandboxPolicy, SessionError,
-    SessionOptions, Settings, ToolContext,
+    AgentSession, BangOptions, PtyController, PtyHost, SandboxError, SandboxKernel, SandboxMode,
+    SandboxPolicy, SessionError, SessionOptions, Settings, ToolContext, ToolResult,
 };
 use serde_json::json;
 use tempfile::TempDir;
@@ -19,6 +19,16 @@ fn canonical(path: &Path) -> PathBuf {
 
 /// A session in `cwd` with home `dir/home` and `toml` as its config.
 fn new_session(dir: &TempDir, cwd: &Path, toml: &str) -> Result<AgentSession, SessionError> {
+    new_session_on(dir, cwd, toml, None)
+}
+
+/// [`new_session`], its sandbox checked as if the kernel offered at most `kernel_limit`.
+fn new_session_on(
+    dir: &TempDir,
+    cwd: &Path,
+    toml: &str,
+    kernel_limit: Option<SandboxKernel>,
+) -> Result<AgentSession, SessionError> {
     let home = dir.path().join("home");
     std::fs::create_dir_all(&home).expect("home");
     let toml = format!(
@@ -31,6 +41,7 @@ fn new_session(dir: &TempDir, cwd: &Path, toml: &str) -> Result<AgentSession, Se
         settings,
         cwd: cwd.to_path_buf(),
         home: Some(home),
+        sandbox_kernel_limit: kernel_limit,
         ..SessionOptions::default()
     })
 }
@@ -270,4 +281,283 @@ fn no_rc_snapshot_runs_unconfined() {
         !rc_ran("[sandbox]\nmode = \"workspace-write\"\n"),
         "the rc file ran unconfined"
     );
+}
+
+/// What the running kernel offers within `limit`'s changes (the seam asks for less).
+const fn limit(landlock_abi: i32, user_namespaces: bool, seccomp: bool) -> SandboxKernel {
+    SandboxKernel {
+        landlock_abi,
+        user_namespaces,
+        seccomp,
+    }
+}
+
+/// A sandbox the kernel cannot enforce is an error when the session is made (SPEC §16:
+/// `Sandbox unavailable: <reason>`, never a silent or partial fallback): no shell starts (the
+/// rc snapshot, which would write in the cwd, does not run), no file is written (not even the
+/// artifact store). A limit the kernel meets changes nothing.
+#[test]
+fn a_sandbox_the_kernel_cannot_enforce_fails_the_session_at_start() {
+    let ws = "[bash]\nshell = \"bash\"\n[sandbox]\nmode = \"workspace-write\"\n";
+    // One world per attempt: its rc file writes in the cwd, a writable root.
+    let attempt = |toml: &str, kernel: Option<SandboxKernel>| {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let work = dir.path().join("work");
+        std::fs::create_dir_all(dir.path().join("home")).expect("home");
+        std::fs::create_dir_all(&work).expect("work");
+        std::fs::write(
+            dir.path().join("home/.bashrc"),
+            format!("touch {}/rc-ran\n", work.display()),
+        )
+        .expect("rc");
+        let session = new_session_on(&dir, &work, toml, kernel);
+        let rc_ran = work.join("rc-ran").exists();
+        let wrote = dir.path().join("artifacts").exists();
+        (session, rc_ran, wrote)
+    };
+    // Control: on the real kernel the session starts and its snapshot's shell ran the rc.
+    let (session, rc_ran, wrote) = attempt(ws, None);
+    assert!(
+        session.is_ok(),
+        "the real kernel can sandbox: {session:?}",
+        session = session.err()
+    );
+    assert!(rc_ran && wrote, "the test proves nothing: no shell ran");
+
+    for (kernel, toml, reason) in [
+        (limit(0, true, true), ws, "Landlock is not enabled"),
+        (limit(2, true, true), ws, "Landlock ABI is 2, at least 3"),
+        (
+            limit(i32::MAX, false, true),
+            ws,
+            "user namespaces are not allowed",
+        ),
+        (
+            limit(i32::MAX, true, false),
+            ws,
+            "seccomp filters are not available",
+        ),
+        (
+            limit(0, true, true),
+            "[bash]\nshell = \"bash\"\n[sandbox]\nmode = \"read-only\"\nnetwork = true\n",
+            "Landlock is not enabled",
+        ),
+    ] {
+        let (session, rc_ran, wrote) = attempt(toml, Some(kernel));
+        let Err(err) = session else {
+            panic!("a session started on {kernel:?} with {toml}");
+        };
+        assert!(
+            matches!(&err, SessionError::Sandbox(SandboxError::Unavailable(_))),
+            "{err:?}"
+        );
+        let text = err.to_string();
+        assert!(
+            text.starts_with("Sandbox unavailable: ") && text.contains(reason),
+            "{kernel:?}: {text}"
+        );
+        assert!(!rc_ran, "{kernel:?}: a shell started");
+        assert!(!wrote, "{kernel:?}: the session wrote its artifact store");
+    }
+
+    // A limit the kernel meets, or one above it, only keeps what the kernel offers; seccomp
+    // is needed only for `network = false`.
+    for (kernel, toml) in [
+        (limit(3, true, true), ws),
+        (limit(99, true, true), ws),
+        (
+            limit(i32::MAX, true, false),
+            "[sandbox]\nmode = \"workspace-write\"\nnetwork = true\n",
+        ),
+        // No sandbox: nothing to check.
+        (limit(0, false, false), ""),
+    ] {
+        let (session, _, _) = attempt(toml, Some(kernel));
+        assert!(session.is_ok(), "{kernel:?} {toml}: {:?}", session.err());
+    }
+}
+
+/// A session's `bash` tool on a terminal: a PTY host and `virtual_terminal = on`.
+struct QuietHost;
+
+impl PtyHost for QuietHost {
+    fn attach(&self, _call_id: &str, _controller: PtyController) {}
+}
+
+/// The PTY path runs confined too (SPEC §16: every PTY session): a tool call on a terminal
+/// writes in the cwd, cannot write outside the roots, and its result names the sandbox after
+/// the denial; so does a PTY job's.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_pty_path_runs_confined_and_names_the_sandbox() {
+    let (dir, session) =
+        temp_session("[bash]\nvirtual_terminal = \"on\"\n[sandbox]\nmode = \"workspace-write\"\n");
+    let inside = dir.path().join("work");
+    let outside = dir.path().join("outside");
+    std::fs::create_dir(&outside).expect("outside dir");
+    let host: std::sync::Arc<dyn PtyHost> = std::sync::Arc::new(QuietHost);
+    let command = format!(
+        "tty | sed 's/[0-9]*$/N/'; touch {in}/pty; touch {out}/pty",
+        in = inside.display(),
+        out = outside.display()
+    );
+    let result = session
+        .execute_tool(
+            "call-1",
+            &json!({ "command": command }),
+            ToolContext {
+                pty_host: Some(host),
+                ..ToolContext::default()
+            },
+            |_| {},
+        )
+        .await
+        .into_result();
+    let text = result.text();
+    assert!(text.starts_with("/dev/pts/N\n"), "on a terminal: {text}");
+    assert!(result.is_error, "{text}");
+    let line = agentsh_agent_session::sandbox_denial_line(session.sandbox().expect("sandbox"));
+    assert!(
+        text.ends_with(&format!(
+            "Permission denied\n\nCommand exited with code 1\n\n{line}"
+        )),
+        "{text}"
+    );
+    assert!(inside.join("pty").exists(), "the cwd is writable");
+    assert!(
+        !outside.join("pty").exists(),
+        "a PTY wrote outside the roots"
+    );
+
+    // A PTY job (`pty: true`): the same confinement, the line once it failed.
+    let started = session
+        .execute_tool(
+            "call-2",
+            &json!({
+                "command": format!("touch {}/ptyjob; exit 3", outside.display()),
+                "run_in_background": true,
+                "pty": true,
+            }),
+            ToolContext::default(),
+            |_| {},
+        )
+        .await
+        .into_result();
+    let ended = job_tool(&session, "job_output", json!({"jobId": "1", "wait": 10})).await;
+    let texts = format!("{}\n---\n{}", started.text(), ended.text());
+    assert!(
+        texts.contains("Permission denied") && texts.contains("[job 1: exited with code 3]"),
+        "{texts}"
+    );
+    assert!(ended.text().ends_with(&format!("\n\n{line}")), "{texts}");
+    assert!(!outside.join("ptyjob").exists(), "a PTY job wrote outside");
+    session.shutdown().await;
+}
+
+async fn job_tool(session: &AgentSession, name: &str, args: serde_json::Value) -> ToolResult {
+    session
+        .execute_job_tool(name, &args)
+        .await
+        .expect("a job tool")
+        .into_result()
+}
+
+/// The result that reports job `id`'s end: `started` when the job ended within its first
+/// second, else `job_output` waiting for it.
+async fn end_of(session: &AgentSession, id: &str, started: ToolResult) -> ToolResult {
+    if started.text().contains(&format!("[job {id}: exited")) {
+        return started;
+    }
+    job_tool(session, "job_output", json!({"jobId": id, "wait": 30})).await
+}
+
+/// A sandboxed background job that failed with a denial gets the sandbox line (SPEC §16) in
+/// the result that reports its end, after the state line (the job's outcome line) — also when
+/// the denial was shown by an earlier result — and on `job_kill`; never while it runs, for a
+/// job that succeeded, or for one whose output shows no denial.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failed_job_with_a_denial_names_the_sandbox() {
+    let (dir, session) = temp_session("[sandbox]\nmode = \"workspace-write\"\n");
+    let outside = dir.path().join("outside");
+    std::fs::create_dir(&outside).expect("outside dir");
+    let line = agentsh_agent_session::sandbox_denial_line(session.sandbox().expect("sandbox"));
+    let start = |command: String| {
+        let session = session.clone();
+        async move {
+            session
+                .execute_tool(
+                    "call",
+                    &json!({ "command": command, "run_in_background": true }),
+                    ToolContext::default(),
+                    |_| {},
+                )
+                .await
+                .into_result()
+        }
+    };
+    let touch = |name: &str| format!("touch {}/{name}", outside.display());
+    // What job `id` printed up to its line `waiting`, as its results showed it.
+    let until_waiting = |id: &'static str, started: ToolResult| {
+        let session = session.clone();
+        async move {
+            let more = job_tool(
+                &session,
+                "job_output",
+                json!({"jobId": id, "until": "^waiting$"}),
+            )
+            .await;
+            format!("{}\n{}", started.text(), more.text())
+        }
+    };
+
+    // Job 1 fails at once (usually within its first second: the starting result says so).
+    let one = start(touch("one")).await;
+    let one = end_of(&session, "1", one).await;
+    assert!(
+        one.text().ends_with(&format!(
+            "Permission denied\n\n[job 1: exited with code 1]\n\n{line}"
+        )),
+        "{}",
+        one.text()
+    );
+
+    // Job 2 shows its denial while running (no line then), then fails: the line comes with
+    // the end, though no new output does.
+    let two = start(format!("{}; echo waiting; sleep 2; exit 4", touch("two"))).await;
+    let shown = until_waiting("2", two).await;
+    assert!(shown.contains("Permission denied"), "{shown}");
+    assert!(!shown.contains("[sandbox:"), "{shown}");
+    let ended = job_tool(&session, "job_output", json!({"jobId": "2", "wait": 30})).await;
+    assert_eq!(
+        ended.text(),
+        format!("(no new output)\n\n[job 2: exited with code 4]\n\n{line}")
+    );
+
+    // Job 3 is killed after its denial: `job_kill`'s answer has the line.
+    let three = start(format!("{}; echo waiting; sleep 300", touch("three"))).await;
+    let shown = until_waiting("3", three).await;
+    assert!(shown.contains("Permission denied"), "{shown}");
+    let killed = job_tool(&session, "job_kill", json!({"jobId": "3"})).await;
+    assert!(
+        killed
+            .text()
+            .ends_with(&format!("[job 3: killed]\n\n{line}")),
+        "{}",
+        killed.text()
+    );
+
+    // No line: a success despite the text, and a failure without a denial.
+    let fine = start("echo Permission denied; true".to_owned()).await;
+    let fine = end_of(&session, "4", fine).await;
+    let failed = start("echo nothing to see; exit 5".to_owned()).await;
+    let failed = end_of(&session, "5", failed).await;
+    for (result, state) in [
+        (&fine, "[job 4: exited with code 0]"),
+        (&failed, "[job 5: exited with code 5]"),
+    ] {
+        assert!(result.text().ends_with(state), "{}", result.text());
+    }
+    for name in ["one", "two", "three"] {
+        assert!(!outside.join(name).exists(), "job {name} wrote outside");
+    }
+    session.shutdown().await;
 }

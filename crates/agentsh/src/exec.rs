@@ -203,7 +203,6 @@ fn run_remote(
     }
     match (interrupted, result) {
         (Some(code), _) => ExitCode::from(code),
-        (None, Some(result)) if result.details.cancelled => ExitCode::from(EXIT_INTERRUPTED),
         (None, Some(result)) if result.is_error => ExitCode::from(EXIT_TOOL_ERROR),
         _ => ExitCode::SUCCESS,
     }

@@ -108,7 +108,7 @@ fn rpc_forwards_calls_aborts_and_jobs() {
             &mut rpc,
             "c3",
             "bash",
-            json!({"command": "echo job-out; sleep 300", "run_in_background": true}),
+            json!({"command": "sleep 0.5; echo job-out; sleep 300", "run_in_background": true}),
         );
         let job = started["details"]["job"]["id"]
             .as_str()

@@ -9,4 +9,5 @@ mod jobs;
 mod mcp;
 mod remote;
 mod rpc;
+mod sandbox;
 mod util;

@@ -87,6 +87,30 @@ impl Kernel {
         static PROBED: std::sync::OnceLock<Kernel> = std::sync::OnceLock::new();
         *PROBED.get_or_init(probe_now)
     }
+
+    /// What this kernel offers within `limit`: the lower Landlock ABI, and each feature only
+    /// when both have it. A limit can only take away, so a check against the result is at
+    /// least as strict as against `self` (the seam a test uses to pretend the kernel offers
+    /// less, never more).
+    ///
+    /// ```
+    /// use agentsh_process::sandbox::Kernel;
+    ///
+    /// let real = Kernel { landlock_abi: 7, user_namespaces: true, seccomp: true };
+    /// let limit = Kernel { landlock_abi: 9, user_namespaces: false, seccomp: true };
+    /// assert_eq!(
+    ///     real.limited_to(limit),
+    ///     Kernel { landlock_abi: 7, user_namespaces: false, seccomp: true }
+    /// );
+    /// ```
+    #[must_use]
+    pub fn limited_to(self, limit: Kernel) -> Kernel {
+        Kernel {
+            landlock_abi: self.landlock_abi.min(limit.landlock_abi),
+            user_namespaces: self.user_namespaces && limit.user_namespaces,
+            seccomp: self.seccomp && limit.seccomp,
+        }
+    }
 }
 
 #[cfg(target_os = "linux")]

@@ -6,8 +6,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use agentsh_agent_session::{
-    AgentSession, BASH_TOOL, BangOptions, SessionError, SessionOptions, ToolContext, ToolDetails,
-    ToolOutcome, ToolResult, ToolUpdate, unknown_tool,
+    AgentSession, BASH_TOOL, BangOptions, BashResult, SessionError, SessionOptions, ToolContext,
+    ToolDetails, ToolOutcome, ToolResult, ToolUpdate, unknown_tool,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -271,15 +271,11 @@ impl Server {
             ..base.clone()
         };
         // Making a session may take the rc snapshot: off the async threads.
-        task::spawn_blocking(move || {
-            let session = AgentSession::new(options)?;
-            // Refused now rather than on its every command.
-            session.check_sandbox()?;
-            Ok(session)
-        })
-        .await
-        .map_err(|err| RpcError::internal(&err))?
-        .map_err(RpcError::Session)
+        // A sandbox the kernel cannot enforce fails the new session (`Sandbox unavailable`).
+        task::spawn_blocking(move || AgentSession::new(options))
+            .await
+            .map_err(|err| RpcError::internal(&err))?
+            .map_err(RpcError::Session)
     }
 
     fn list_artifacts(&mut self, id: Option<Value>) {
@@ -390,7 +386,14 @@ impl Server {
             drop(busy);
             send_warnings(&session, &output);
             output.send(&match result {
-                Ok(result) => data_response(request_id, NAME, &result),
+                Ok(result) => {
+                    let text = session.bang_text(&command, &result);
+                    let data = BashData {
+                        result: &result,
+                        text,
+                    };
+                    data_response(request_id, NAME, &data)
+                }
                 Err(err) => Message::failure(request_id, NAME, &err.into()),
             });
         });
@@ -619,6 +622,16 @@ struct ArtifactData<'a> {
 }
 
 /// A successful response carrying `data`.
+/// The `data` of a `bash` response: the `BashResult`'s fields, then `text`, the result as the
+/// model's context gets it ([`AgentSession::bang_text`]: the fenced output, the outcome, the
+/// sandbox line of SPEC §16 when a sandboxed command failed with a denial, the notice).
+#[derive(Serialize)]
+struct BashData<'a> {
+    #[serde(flatten)]
+    result: &'a BashResult,
+    text: String,
+}
+
 pub(crate) fn data_response(id: Option<Value>, command: &str, data: &impl Serialize) -> Message {
     match to_raw_value(data) {
         Ok(data) => Message::success(id, command, Some(data)),

@@ -11,8 +11,11 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use agentsh_output_sink::TailBuffer;
+use agentsh_process::sandbox::SandboxPolicy;
 use agentsh_protocol::{OutputSummary, count_lines, tail_of};
 use regex::Regex;
+
+use crate::sandbox::DenialWatch;
 
 /// Bytes of text a job keeps in memory: more than the sink's spill batch (256 KiB), so every
 /// byte that left it is in the log file.
@@ -29,6 +32,8 @@ pub(crate) struct JobLog {
     until_from: u64,
     /// The log artifact, once reserved (shared with the spill that reserves it on overflow).
     pub(crate) artifact: Arc<Mutex<Option<LogFile>>>,
+    /// A sandboxed job's watch for denials in its whole stream (SPEC §16).
+    denials: Option<DenialWatch>,
 }
 
 /// The job's log artifact.
@@ -55,7 +60,22 @@ impl JobLog {
             shown: 0,
             until_from: 0,
             artifact: Arc::default(),
+            denials: None,
         }
+    }
+
+    /// The log of a job run under `sandbox` (none: nothing to watch): its stream is watched
+    /// for denials, for [`denial_line`](Self::denial_line).
+    pub(crate) fn watching_denials(mut self, sandbox: Option<&SandboxPolicy>) -> Self {
+        self.denials = sandbox.cloned().map(DenialWatch::new);
+        self
+    }
+
+    /// The sandbox line of SPEC §16 for a result about the job, when it ran sandboxed, `failed`
+    /// (ended with a non-zero or no exit status, or killed) and any of its output so far shows
+    /// a denial.
+    pub(crate) fn denial_line(&self, failed: bool) -> Option<String> {
+        self.denials.as_ref()?.line(failed)
     }
 
     /// The log artifact, once reserved.
@@ -73,6 +93,9 @@ impl JobLog {
         }
         self.newlines += memchr::memchr_iter(b'\n', text.as_bytes()).count() as u64;
         self.ends_with_newline = text.ends_with('\n');
+        if let Some(denials) = &mut self.denials {
+            denials.push(text);
+        }
         self.tail.push(text);
     }
 

@@ -188,10 +188,15 @@ pub(crate) struct NewJob {
 }
 
 impl NewJob {
-    /// An output side whose log comes from `log`.
-    pub(crate) fn new(log: LogSource, max_log_bytes: u64) -> Self {
+    /// An output side whose log comes from `log`, of a command run under `sandbox` (its
+    /// stream is watched for denials then).
+    pub(crate) fn new(
+        log: LogSource,
+        max_log_bytes: u64,
+        sandbox: Option<&agentsh_process::sandbox::SandboxPolicy>,
+    ) -> Self {
         let capped = Arc::new(AtomicBool::new(false));
-        let job_log = JobLog::new();
+        let job_log = JobLog::new().watching_denials(sandbox);
         let (max_bytes, spill) = match log {
             LogSource::Reserved(reservation) => {
                 let spill = reservation.map(|reservation| {

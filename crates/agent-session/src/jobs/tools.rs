@@ -86,6 +86,7 @@ impl JobCall<'_> {
         NewJob::new(
             LogSource::Reserved(self.session.allocate_artifact()),
             self.session.settings().jobs.max_log_bytes,
+            self.session.sandbox(),
         )
     }
 
@@ -99,6 +100,7 @@ impl JobCall<'_> {
                 tail_bytes: self.max_bytes(),
             },
             self.session.settings().jobs.max_log_bytes,
+            self.session.sandbox(),
         )
     }
 
@@ -116,10 +118,6 @@ impl JobCall<'_> {
     /// a second has passed.
     pub(crate) async fn start_background(&self, pty: bool) -> ToolOutcome {
         let session = self.session;
-        // Nothing starts, not even a slot is taken, when the sandbox cannot be had.
-        if let Err(err) = session.sandbox_gate() {
-            return tool_error(err.to_string(), self.cwd, self.shown_timeout);
-        }
         let jobs = session.jobs();
         let slot = match jobs.reserve(session.settings().jobs.max_running) {
             Ok(slot) => slot,
@@ -130,26 +128,19 @@ impl JobCall<'_> {
         let new = self.new_job();
         let run_time = self.timeout.map_or(NO_TIMEOUT, Timeout::duration);
         let job = if pty {
-            let mut command = match session.pty_command(self.command, self.cwd, self.shown_timeout)
-            {
-                Ok(command) => command,
-                Err(err) => return tool_error(err.to_string(), self.cwd, self.shown_timeout),
-            };
+            let mut command = session.pty_command(self.command, self.cwd, self.shown_timeout);
             command.timeout = run_time;
             command.answers_prompts = true;
             let running = PtySession::start_with_text(command, new.take_sink(), new.texts());
             slot.fill(|id| new.on_pty(self.meta(id, true), running))
         } else {
-            let mut request = match session.exec_request(
+            let mut request = session.exec_request(
                 self.command,
                 self.cwd,
                 self.shown_timeout,
                 Surface::Tool,
                 session.call_token(),
-            ) {
-                Ok(request) => request,
-                Err(err) => return tool_error(err.to_string(), self.cwd, self.shown_timeout),
-            };
+            );
             request.timeout = run_time;
             match session.executor().start_job(request, new.chunks()).await {
                 Ok(run) => slot.fill(|id| new.piped(self.meta(id, false), run)),
@@ -176,16 +167,13 @@ impl JobCall<'_> {
     ) -> ToolOutcome {
         let session = self.session;
         let token = session.call_token();
-        let request = match session.exec_request(
+        let request = session.exec_request(
             self.command,
             self.cwd,
             self.shown_timeout,
             Surface::Tool,
             token.clone(),
-        ) {
-            Ok(request) => request,
-            Err(err) => return tool_error(err.to_string(), self.cwd, self.shown_timeout),
-        };
+        );
         let jobs = session.jobs();
         let slot = jobs.reserve(session.settings().jobs.max_running).ok();
         let new = self.maybe_job();
@@ -346,7 +334,8 @@ fn answer_about(job: &Job, max_bytes: u64, limits: Limits, reader: Reader) -> To
         aborted: false,
         cwd: &job.cwd,
         timeout: job.timeout,
-        // No outcome here (the state line says how the job is), so no sandbox line either.
+        // No outcome line here (the state line says how the job is): the sandbox line, when
+        // due, follows the state line.
         sandbox: None,
     });
     let result = match &mut outcome {
@@ -385,6 +374,13 @@ fn answer_about(job: &Job, max_bytes: u64, limits: Limits, reader: Reader) -> To
         // A tool's answer, or a job that ended within its first second: how it is.
         Reader::Start { .. } | Reader::Tool { .. } => {
             text.push_str(&job_state_line(&job.id, state, exit_code));
+            // The state line is this result's outcome line: after it, a sandboxed job that
+            // failed with a denial anywhere in its output (SPEC §16) gets the sandbox line.
+            let failed = ended && exit_code != Some(0);
+            if let Some(line) = lock(&job.output).log.denial_line(failed) {
+                text.push_str("\n\n");
+                text.push_str(&line);
+            }
         }
     }
     let is_error = matches!(reader, Reader::Start { .. }) && ended && exit_code != Some(0);

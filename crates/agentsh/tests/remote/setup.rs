@@ -1,7 +1,5 @@
 //! The far sides of the remote tests, and helpers over their RPC lines.
 
-use std::path::Path;
-
 use agentsh_test_support::sshd::{Sshd, skip_without_sshd};
 use serde_json::Value;
 
@@ -129,14 +127,6 @@ impl Far {
     pub fn write_bashrc(&self, text: &str) {
         if let Self::Ssh(sshd) = self {
             std::fs::write(sshd.home().join(".bashrc"), text).expect("write .bashrc");
-        }
-    }
-
-    /// The far side's home (ssh only).
-    pub fn home(&self) -> Option<&Path> {
-        match self {
-            Self::Ssh(sshd) => Some(sshd.home()),
-            Self::Unshare => None,
         }
     }
 }

@@ -34,6 +34,15 @@ fn bang_context_texts() {
         bang_context_text("sleep 9", &cancelled, LIMIT as u64, None),
         "Ran `sleep 9`\n```\n[Command cancelled]\npartial\n```\n\n(command cancelled)"
     );
+    // Stopped before any output: the annotation line alone in the fence.
+    let silent = BashResult {
+        summary: sink("", LIMIT, None),
+        ..cancelled.clone()
+    };
+    assert_eq!(
+        bang_context_text("sleep 9", &silent, LIMIT as u64, None),
+        "Ran `sleep 9`\n```\n[Command cancelled]\n```\n\n(command cancelled)"
+    );
 
     let no_status = exited(sink("", LIMIT, None), None);
     assert_eq!(

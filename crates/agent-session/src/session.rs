@@ -474,9 +474,10 @@ impl AgentSession {
         Ok(store.read(id_or_url, offset, limit)?)
     }
 
-    /// Every artifact in the session's store (shared with the other sessions that use its
-    /// directory), newest first, with its size and time (RPC `list_artifacts`, SPEC §17). Reads
-    /// the directory: call it off the async threads.
+    /// The session's own artifacts (its outputs and job logs), newest first, with their sizes
+    /// and times (RPC `list_artifacts`, SPEC §17; the MCP resources list the same ones). Other
+    /// sessions sharing the store's directory are not listed: a client sees only its own.
+    /// Reads the directory: call it off the async threads.
     pub fn list_artifacts(&self) -> Result<Vec<ArtifactInfo>, SessionError> {
         let store = self
             .inner
@@ -485,7 +486,12 @@ impl AgentSession {
             .map_err(|reason| SessionError::NoArtifactStore {
                 reason: reason.clone(),
             })?;
-        Ok(store.list()?)
+        let all = store.list()?;
+        Ok(self
+            .artifact_ids(usize::MAX)
+            .iter()
+            .filter_map(|id| all.iter().find(|info| info.id.to_string() == *id).cloned())
+            .collect())
     }
 
     /// The ids of the artifacts this session wrote that still exist, newest first, at most

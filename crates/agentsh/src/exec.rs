@@ -178,7 +178,7 @@ fn run_remote(
             })?,
             Err(RemoteError::Failed(error)) => return Err(error),
             Err(err) => ToolResult::new(
-                format!("{}", lost(&err)),
+                lost(&err),
                 ToolDetails::not_run(
                     std::path::Path::new(""),
                     agentsh_agent_session::Timeout::default(),

@@ -178,7 +178,7 @@ async fn install(mut ssh: SshTransport) -> Result<SshTransport, String> {
     }
     match runs(&ssh, INSTALL_PATH).await? {
         Ok(()) => {
-            ssh.agentsh_path = INSTALL_PATH.to_owned();
+            INSTALL_PATH.clone_into(&mut ssh.agentsh_path);
             Ok(ssh)
         }
         Err(why) => Err(format!(

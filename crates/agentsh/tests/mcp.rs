@@ -69,7 +69,7 @@ fn python() -> Option<PathBuf> {
 
 /// Runs `python tests/mcp/<file> <name>` against `agentsh mcp --config <env's config> <args>`;
 /// fails with its output unless it passes, and when a process it marked is left.
-fn scenario_with(env: &TestEnv, file: &str, name: &str, args: &[&str]) {
+pub(crate) fn scenario_with(env: &TestEnv, file: &str, name: &str, args: &[&str]) {
     let Some(python) = python() else { return };
     let marker = unique_marker();
     let script = scripts().join(file);

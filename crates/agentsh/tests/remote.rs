@@ -4,6 +4,7 @@
 
 mod far_side;
 mod faults;
+mod mcp;
 mod setup;
 
 use serde_json::json;
@@ -81,7 +82,7 @@ fn rpc_forwards_calls_aborts_and_jobs() {
         let env = far.env("");
         let mut rpc = far.rpc(&env);
         // A plain call, with its events under the client's toolCallId.
-        let (events, hi) = tool_call(&mut rpc, "c1", "bash", json!({"command": "echo hi"}));
+        let (events, hi) = tool_call(&mut rpc, "c1", "bash", &json!({"command": "echo hi"}));
         assert_eq!(body(&hi), "hi", "{hi}");
         assert_eq!(
             events.first().map(|e| e["type"].clone()),
@@ -108,7 +109,7 @@ fn rpc_forwards_calls_aborts_and_jobs() {
             &mut rpc,
             "c3",
             "bash",
-            json!({"command": "sleep 0.5; echo job-out; sleep 300", "run_in_background": true}),
+            &json!({"command": "sleep 0.5; echo job-out; sleep 300", "run_in_background": true}),
         );
         let job = started["details"]["job"]["id"]
             .as_str()
@@ -118,14 +119,14 @@ fn rpc_forwards_calls_aborts_and_jobs() {
             &mut rpc,
             "c4",
             "job_output",
-            json!({"jobId": job, "until": "job-out", "wait": 10}),
+            &json!({"jobId": job, "until": "job-out", "wait": 10}),
         );
         // The line shows in the starting result or in the first read, never in neither.
         assert!(
             body(&started).contains("job-out") || body(&output).contains("job-out"),
             "{started} {output}"
         );
-        let (_, killed) = tool_call(&mut rpc, "c5", "job_kill", json!({"jobId": job}));
+        let (_, killed) = tool_call(&mut rpc, "c5", "job_kill", &json!({"jobId": job}));
         assert_eq!(killed["details"]["job"]["state"], "killed", "{killed}");
         let (status, _) = rpc.close(LIVENESS);
         assert!(status.success(), "{status:?}");
@@ -137,12 +138,16 @@ fn a_large_artifact_reads_back_byte_exact_through_the_connection() {
     on_every_far_side("a_large_artifact_reads_back_byte_exact", |far| {
         let env = far.env("");
         let mut rpc = far.rpc(&env);
-        let (_, result) = tool_call(&mut rpc, "big", "bash", json!({"command": "seq 2000000"}));
+        let (_, result) = tool_call(&mut rpc, "big", "bash", &json!({"command": "seq 2000000"}));
         let artifact = result["details"]["meta"]["truncation"]["artifactId"]
             .as_str()
             .unwrap_or_else(|| panic!("an artifact: {result}"))
             .to_owned();
-        let expected: String = (1..=2_000_000).map(|n| format!("{n}\n")).collect();
+        let expected = (1..=2_000_000).fold(String::new(), |mut text, n| {
+            use std::fmt::Write as _;
+            let _ = writeln!(text, "{n}");
+            text
+        });
         rpc.send_json(&json!({"id": "list", "type": "list_artifacts"}));
         let listed = rpc.response("list");
         assert_eq!(

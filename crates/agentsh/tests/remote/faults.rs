@@ -83,7 +83,7 @@ fn a_killed_transport_ends_everything_and_the_next_call_reconnects() {
     on_every_far_side("a_killed_transport_ends_everything", |far| {
         let env = far.env("");
         let mut rpc = far.rpc(&env);
-        let (_, hi) = tool_call(&mut rpc, "first", "bash", json!({"command": "echo hi"}));
+        let (_, hi) = tool_call(&mut rpc, "first", "bash", &json!({"command": "echo hi"}));
         assert_eq!(hi["details"]["sessionRestarted"], false, "{hi}");
         let (detached, foreground) = start_two_trees(&mut rpc);
         signal(transport_pid(&rpc, far), libc::SIGKILL);
@@ -96,10 +96,10 @@ fn a_killed_transport_ends_everything_and_the_next_call_reconnects() {
         assert_gone_within_3s(&detached, "setsid child after the transport was killed");
         assert_gone_within_3s(&foreground, "foreground after the transport was killed");
         // The next call opens a new far-side session and says so.
-        let (_, again) = tool_call(&mut rpc, "again", "bash", json!({"command": "echo back"}));
+        let (_, again) = tool_call(&mut rpc, "again", "bash", &json!({"command": "echo back"}));
         assert_eq!(body(&again), "back", "{again}");
         assert_eq!(again["details"]["sessionRestarted"], true, "{again}");
-        let (_, after) = tool_call(&mut rpc, "after", "bash", json!({"command": "true"}));
+        let (_, after) = tool_call(&mut rpc, "after", "bash", &json!({"command": "true"}));
         assert_eq!(after["details"]["sessionRestarted"], false, "{after}");
     });
 }

@@ -143,7 +143,7 @@ fn toml_array(words: &[String]) -> String {
 }
 
 /// Sends a `tool_call` and returns its events and its result (`data`), within [`LIVENESS`].
-pub fn tool_call(rpc: &mut Rpc, call: &str, name: &str, arguments: Value) -> (Vec<Value>, Value) {
+pub fn tool_call(rpc: &mut Rpc, call: &str, name: &str, arguments: &Value) -> (Vec<Value>, Value) {
     let id = format!("id-{call}");
     rpc.send_json(&serde_json::json!({
         "id": id, "type": "tool_call", "toolCallId": call, "name": name, "arguments": arguments,

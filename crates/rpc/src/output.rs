@@ -231,11 +231,6 @@ impl Output {
         self.send_serialized(message);
     }
 
-    /// Queues one line that is already JSON (a far side's event or response, forwarded).
-    pub fn send_value(&self, message: &Value) {
-        self.send_serialized(message);
-    }
-
     fn send_serialized(&self, message: &impl Serialize) {
         match serde_json::to_string(message) {
             Ok(mut line) => {

@@ -184,7 +184,7 @@ impl Proxy {
         self.tasks.spawn(async move {
             let answer = remote.request(request).await;
             send_warnings(&remote, &output);
-            output.send_value(&answered(id, name, answer));
+            output.send(&answered(id, name, answer, false));
         });
     }
 
@@ -228,13 +228,9 @@ impl Proxy {
             };
             let restarted = restarted_before || remote.take_restarted();
             *lock(&slot) = None;
-            let mut response = answered(id, NAME, answer);
-            if restarted && let Some(data) = response.get_mut("data").and_then(Value::as_object_mut)
-            {
-                data.insert("sessionRestarted".to_owned(), Value::Bool(true));
-            }
+            let response = answered(id, NAME, answer, restarted);
             send_warnings(&remote, &output);
-            output.send_value(&response);
+            output.send(&response);
         });
     }
 
@@ -290,7 +286,7 @@ impl Proxy {
             let data = match answer {
                 Ok(data) => data,
                 Err(RemoteError::Failed(error)) => {
-                    output.send_value(&failure(id, NAME, &error));
+                    output.send(&failure(id, NAME, &error));
                     return;
                 }
                 Err(err) => lost_result(&err),
@@ -304,7 +300,7 @@ impl Proxy {
                     is_error,
                 });
             }
-            output.send_value(&success(id, NAME, &data));
+            output.send(&success(id, NAME, &data));
         });
     }
 }
@@ -325,30 +321,34 @@ fn lost_result(err: &RemoteError) -> Value {
 
 /// The response to a forwarded request: the far side's, under the client's id (and with the
 /// client's request type) in the local server's shape, or a failure naming why it could not be
-/// forwarded.
+/// forwarded. `restarted` marks the data `sessionRestarted` (a `bash` result after a
+/// reconnect).
 fn answered(
     id: Option<Value>,
     name: &str,
     answer: Result<Map<String, Value>, RemoteError>,
-) -> Value {
+    restarted: bool,
+) -> Message {
     match answer {
         Ok(mut response) => {
             let success = response.get("success").and_then(Value::as_bool) == Some(true);
-            let data = response
-                .remove("data")
-                .and_then(|data| to_raw_value(&data).ok());
+            let data = response.remove("data").and_then(|mut data| {
+                if restarted && let Some(data) = data.as_object_mut() {
+                    data.insert("sessionRestarted".to_owned(), Value::Bool(true));
+                }
+                to_raw_value(&data).ok()
+            });
             let error = response
                 .remove("error")
                 .and_then(|error| error.as_str().map(str::to_owned));
-            serde_json::to_value(Message::Response {
+            Message::Response {
                 id,
                 command: name.to_owned(),
                 success,
                 data,
                 error: error
                     .or_else(|| (!success).then(|| "the far side failed the request".to_owned())),
-            })
-            .unwrap_or(Value::Null)
+            }
         }
         Err(err) => failure(id, name, &err.to_string()),
     }
@@ -394,20 +394,18 @@ fn event_for_client(event: &mut Map<String, Value>, call: &str) -> Option<Messag
     }
 }
 
-fn success(id: Option<Value>, name: &str, data: &Value) -> Value {
-    let data = to_raw_value(data).ok();
-    serde_json::to_value(Message::success(id, name, data)).unwrap_or(Value::Null)
+fn success(id: Option<Value>, name: &str, data: &Value) -> Message {
+    Message::success(id, name, to_raw_value(data).ok())
 }
 
-fn failure(id: Option<Value>, name: &str, error: &str) -> Value {
-    serde_json::to_value(Message::Response {
+fn failure(id: Option<Value>, name: &str, error: &str) -> Message {
+    Message::Response {
         id,
         command: name.to_owned(),
         success: false,
         data: None,
         error: Some(error.to_owned()),
-    })
-    .unwrap_or(Value::Null)
+    }
 }
 
 fn send_warnings(remote: &RemoteSession, output: &Output) {

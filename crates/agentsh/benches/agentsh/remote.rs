@@ -68,11 +68,15 @@ pub fn rows(env: &Env, bytes: u64) {
         .as_str()
         .unwrap_or_else(|| panic!("an artifact: {data}"))
         .to_owned();
-    let path = env.root.join("artifacts").join(&artifact);
+    // Where the far side keeps it (its own home's store; the far side is this machine).
+    let (first, _) = remote.request_data(&serde_json::json!({
+        "id": "path", "type": "read_artifact", "artifactId": artifact, "offset": 1, "limit": 1,
+    }));
+    let path = std::path::PathBuf::from(first["path"].as_str().expect("the artifact's path"));
     assert_eq!(
         std::fs::metadata(&path).map(|meta| meta.len()).ok(),
         Some(bytes),
-        "the far side's artifact (this machine) holds every byte"
+        "the far side's artifact holds every byte"
     );
     let read = serde_json::json!({"id": "read", "type": "read_artifact", "artifactId": artifact});
     let mut through = Vec::new();

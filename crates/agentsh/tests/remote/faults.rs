@@ -251,3 +251,34 @@ fn remote_install_copies_agentsh_to_a_target_that_lacks_it() {
     ]);
     assert_eq!(again.stdout, "again\n", "{again:?}");
 }
+
+#[test]
+fn a_far_side_that_cannot_enforce_the_sandbox_refuses_it_at_hello() {
+    // The far side's kernel offers no Landlock (the session seam of SPEC §16's tests, which can
+    // only take away): the `[sandbox]` sent in the hello is refused there, with its reason.
+    let far = Far::Unshare;
+    let env = far.env("[sandbox]\nmode = \"workspace-write\"\n");
+    let config = env.config_path();
+    let mut command = env.command(&[
+        "exec",
+        "--config",
+        config.to_str().expect("utf-8"),
+        "--",
+        "touch refused-ran",
+    ]);
+    command.env("AGENTSH_TEST_SANDBOX_KERNEL", "landlock_abi=0");
+    let failed = crate::util::finish(command.stdin(std::process::Stdio::null()));
+    assert_eq!(failed.code(), 2, "{failed:?}");
+    assert!(
+        failed
+            .stderr
+            .contains("refused the session: Sandbox unavailable: "),
+        "{failed:?}"
+    );
+    assert!(!env.work_dir().join("refused-ran").exists());
+    // Without the limit the same settings are enforced there: the write outside is denied.
+    let out = far.exec(&env, &["--", "touch /etc/agentsh-remote-sandbox-check"]);
+    assert_eq!(out.code(), 1, "{out:?}");
+    assert!(out.stdout.contains("[sandbox: workspace-write"), "{out:?}");
+    assert!(!std::path::Path::new("/etc/agentsh-remote-sandbox-check").exists());
+}

@@ -2,9 +2,13 @@
 //! `--remote-install`.
 
 use std::path::Path;
+use std::process::ExitCode;
 use std::sync::Arc;
 
 use agentsh_agent_session::{RemoteTarget, Settings};
+
+use crate::print_error;
+use crate::signals::Signals;
 use agentsh_remote::{
     CommandTransport, DEFAULT_LEASE, FarSide, RemoteConfig, RemoteSession, SshTarget, SshTransport,
     Transport as _,
@@ -148,6 +152,37 @@ impl Choice {
         })
         .await
         .map_err(|err| err.to_string())
+    }
+}
+
+/// A runtime, the signal handlers and a connected far-side session, for a server mode
+/// (`rpc`, `mcp`); the exit status to end with when it cannot be had (2 when the far side
+/// cannot be reached or refuses, the signal's when one came first), its error printed.
+pub fn start_server(
+    remote: Choice,
+) -> Result<(tokio::runtime::Runtime, Signals, RemoteSession), ExitCode> {
+    let runtime = crate::runtime().map_err(|err| {
+        print_error(&format_args!("cannot start the async runtime: {err}"));
+        ExitCode::FAILURE
+    })?;
+    let connected = runtime.block_on(async {
+        let mut signals = Signals::install()
+            .map_err(|err| (format!("cannot handle signals: {err}"), ExitCode::FAILURE))?;
+        tokio::select! {
+            session = remote.connect() => session
+                .map(|session| (signals, session))
+                .map_err(|message| (message, ExitCode::from(2))),
+            code = signals.recv() => Err((String::new(), ExitCode::from(code))),
+        }
+    });
+    match connected {
+        Ok((signals, session)) => Ok((runtime, signals, session)),
+        Err((message, code)) => {
+            if !message.is_empty() {
+                print_error(&message);
+            }
+            Err(code)
+        }
     }
 }
 

@@ -84,31 +84,9 @@ fn remote_choice(args: &RpcArgs) -> Result<Option<crate::remote::Choice>, ExitCo
 
 /// `agentsh rpc --remote`: connects, then serves stdio by forwarding every request.
 fn run_remote(remote: crate::remote::Choice) -> ExitCode {
-    let runtime = match crate::runtime() {
-        Ok(runtime) => runtime,
-        Err(err) => {
-            print_error(&format_args!("cannot start the async runtime: {err}"));
-            return ExitCode::FAILURE;
-        }
-    };
-    let connected = runtime.block_on(async {
-        let mut signals = Signals::install()
-            .map_err(|err| (format!("cannot handle signals: {err}"), ExitCode::FAILURE))?;
-        tokio::select! {
-            session = remote.connect() => session
-                .map(|session| (signals, session))
-                .map_err(|message| (message, ExitCode::from(2))),
-            code = signals.recv() => Err((String::new(), ExitCode::from(code))),
-        }
-    });
-    let (signals, session) = match connected {
-        Ok(connected) => connected,
-        Err((message, code)) => {
-            if !message.is_empty() {
-                print_error(&message);
-            }
-            return code;
-        }
+    let (runtime, signals, session) = match crate::remote::start_server(remote) {
+        Ok(started) => started,
+        Err(code) => return code,
     };
     match agentsh_rpc::serve_stdio_remote(runtime, session, signals) {
         Ok(signalled) => signalled.map_or(ExitCode::SUCCESS, ExitCode::from),

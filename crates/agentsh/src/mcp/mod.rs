@@ -117,27 +117,6 @@ fn local_session(args: &McpArgs) -> Result<(tokio::runtime::Runtime, Signals, Ba
 fn connect_remote(
     remote: crate::remote::Choice,
 ) -> Result<(tokio::runtime::Runtime, Signals, Backend), ExitCode> {
-    let runtime = crate::runtime().map_err(|err| {
-        print_error(&format_args!("cannot start the async runtime: {err}"));
-        ExitCode::FAILURE
-    })?;
-    let connected = runtime.block_on(async {
-        let mut signals = Signals::install()
-            .map_err(|err| (format!("cannot handle signals: {err}"), ExitCode::FAILURE))?;
-        tokio::select! {
-            session = remote.connect() => session
-                .map(|session| (signals, session))
-                .map_err(|message| (message, ExitCode::from(2))),
-            code = signals.recv() => Err((String::new(), ExitCode::from(code))),
-        }
-    });
-    match connected {
-        Ok((signals, session)) => Ok((runtime, signals, Backend::Remote(session))),
-        Err((message, code)) => {
-            if !message.is_empty() {
-                print_error(&message);
-            }
-            Err(code)
-        }
-    }
+    let (runtime, signals, session) = crate::remote::start_server(remote)?;
+    Ok((runtime, signals, Backend::Remote(session)))
 }

@@ -457,6 +457,16 @@ impl AgentSession {
         lock(&self.inner.context).clone()
     }
 
+    /// The artifact store, or why it could not be opened.
+    fn open_store(&self) -> Result<&ArtifactStore, SessionError> {
+        self.inner
+            .store
+            .as_ref()
+            .map_err(|reason| SessionError::NoArtifactStore {
+                reason: reason.clone(),
+            })
+    }
+
     /// Reads an artifact (`artifact://ID` or a bare id) with an optional line range.
     pub fn read_artifact(
         &self,
@@ -464,13 +474,7 @@ impl AgentSession {
         offset: Option<u64>,
         limit: Option<u64>,
     ) -> Result<ArtifactText, SessionError> {
-        let store = self
-            .inner
-            .store
-            .as_ref()
-            .map_err(|reason| SessionError::NoArtifactStore {
-                reason: reason.clone(),
-            })?;
+        let store = self.open_store()?;
         Ok(store.read(id_or_url, offset, limit)?)
     }
 
@@ -479,13 +483,7 @@ impl AgentSession {
     /// sessions sharing the store's directory are not listed: a client sees only its own.
     /// Reads the directory: call it off the async threads.
     pub fn list_artifacts(&self) -> Result<Vec<ArtifactInfo>, SessionError> {
-        let store = self
-            .inner
-            .store
-            .as_ref()
-            .map_err(|reason| SessionError::NoArtifactStore {
-                reason: reason.clone(),
-            })?;
+        let store = self.open_store()?;
         let all = store.list()?;
         Ok(self
             .artifact_ids(usize::MAX)

@@ -76,22 +76,9 @@ pub fn run(args: ExecArgs) -> ExitCode {
             no_jobs: true,
         };
         let call = session.execute_tool(CALL_ID, &tool_args, context, |_| {});
-        tokio::pin!(call);
-        // The exit status of the first signal received, if any.
-        let mut interrupted: Option<u8> = None;
-        let outcome = loop {
-            let code = tokio::select! {
-                outcome = &mut call => break outcome,
-                code = signals.recv() => code,
-            };
-            if let Some(first) = interrupted {
-                // A second signal: stop waiting. Exiting closes every supervisor's control
-                // pipe, which ends whatever is left.
-                std::process::exit(i32::from(first));
-            }
-            interrupted = Some(code);
-            cancel.cancel();
-        };
+        // A second signal exits: that closes every supervisor's control pipe, which ends
+        // whatever is left.
+        let (outcome, interrupted) = until_signalled(call, &mut signals, &cancel).await;
         // No `session.shutdown()`: the process ends right after printing, and its end closes
         // every supervisor's control pipe, which ends each shell's whole tree. An orderly close
         // would only add the shell's stop-and-kill round trips (~30 ms, most of the cost of
@@ -154,21 +141,9 @@ fn run_remote(
             &cancel,
             |_| {},
         );
-        tokio::pin!(call);
-        let mut interrupted: Option<u8> = None;
-        let answer = loop {
-            let code = tokio::select! {
-                answer = &mut call => break answer,
-                code = signals.recv() => code,
-            };
-            if let Some(first) = interrupted {
-                // A second signal: stop waiting. The transport dies with this process, and
-                // the far side ends everything at end of its input.
-                std::process::exit(i32::from(first));
-            }
-            interrupted = Some(code);
-            cancel.cancel();
-        };
+        // A second signal exits: the transport dies with this process, and the far side ends
+        // everything at end of its input.
+        let (answer, interrupted) = until_signalled(call, &mut signals, &cancel).await;
         print_warnings(&session.take_warnings());
         // An orderly close: the far side ends its shells before the connection goes.
         session.shutdown().await;
@@ -205,6 +180,28 @@ fn run_remote(
         (Some(code), _) => ExitCode::from(code),
         (None, Some(result)) if result.is_error => ExitCode::from(EXIT_TOOL_ERROR),
         _ => ExitCode::SUCCESS,
+    }
+}
+
+/// Waits for `call`; the first signal cancels it (the call still ends, and its exit status is
+/// kept), a second one exits at once with the first one's status.
+async fn until_signalled<T>(
+    call: impl Future<Output = T>,
+    signals: &mut Signals,
+    cancel: &CancellationToken,
+) -> (T, Option<u8>) {
+    tokio::pin!(call);
+    let mut interrupted: Option<u8> = None;
+    loop {
+        let code = tokio::select! {
+            done = &mut call => return (done, interrupted),
+            code = signals.recv() => code,
+        };
+        if let Some(first) = interrupted {
+            std::process::exit(i32::from(first));
+        }
+        interrupted = Some(code);
+        cancel.cancel();
     }
 }
 

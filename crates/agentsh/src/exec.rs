@@ -4,10 +4,8 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use agentsh_agent_session::{
-    AgentSession, BASH_TOOL, SessionError, SessionOptions, ToolContext, ToolDetails, ToolOutcome,
-    ToolResult,
+    AgentSession, BASH_TOOL, SessionError, SessionOptions, ToolContext, ToolOutcome, ToolResult,
 };
-use agentsh_protocol::REMOTE_LOST_PREFIX;
 use agentsh_remote::{RemoteCall, RemoteError};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
@@ -152,14 +150,7 @@ fn run_remote(
                 format!("the far side sent a result this agentsh cannot read: {err}")
             })?,
             Err(RemoteError::Failed(error)) => return Err(error),
-            Err(err) => ToolResult::new(
-                lost(&err),
-                ToolDetails::not_run(
-                    std::path::Path::new(""),
-                    agentsh_agent_session::Timeout::default(),
-                ),
-                true,
-            ),
+            Err(err) => err.tool_result(),
         };
         Ok((Some(result), interrupted))
     });
@@ -202,14 +193,6 @@ async fn until_signalled<T>(
         }
         interrupted = Some(code);
         cancel.cancel();
-    }
-}
-
-/// `Remote connection lost: <reason>` for any failure of a connection.
-fn lost(err: &RemoteError) -> String {
-    match err {
-        RemoteError::Lost(_) => err.to_string(),
-        other => format!("{REMOTE_LOST_PREFIX}{other}"),
     }
 }
 

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use agentsh_protocol::{REMOTE_LOST_PREFIX, RPC_PROTOCOL};
+use agentsh_protocol::{REMOTE_LOST_PREFIX, RPC_PROTOCOL, Timeout, ToolDetails, ToolResult};
 use serde_json::{Map, Value, json};
 use tokio::sync::Mutex as AsyncMutex;
 use tokio_util::sync::CancellationToken;
@@ -59,6 +59,20 @@ pub enum RemoteError {
     /// The far side answered the request with `success: false`.
     #[error("{0}")]
     Failed(String),
+}
+
+impl RemoteError {
+    /// The tool result of a call this failure ended: a tool error whose text is
+    /// `Remote connection lost: <reason>` (a connect or refusal is said the same way: the call
+    /// never reached a session), or for [`RemoteError::Failed`] the far side's own words.
+    pub fn tool_result(&self) -> ToolResult {
+        let text = match self {
+            Self::Lost(_) | Self::Failed(_) => self.to_string(),
+            other => format!("{REMOTE_LOST_PREFIX}{other}"),
+        };
+        let details = ToolDetails::not_run(std::path::Path::new(""), Timeout::default());
+        ToolResult::new(text, details, true)
+    }
 }
 
 /// What the far side said in `hello`.
@@ -239,6 +253,19 @@ impl RemoteSession {
     ) -> Result<Map<String, Value>, RemoteError> {
         let connection = self.connection().await?;
         connection.request(request).await.map_err(RemoteError::Lost)
+    }
+
+    /// Sends a request of type `kind` with `fields` and returns its `data` (`Null` without
+    /// one); a `success: false` answer is [`RemoteError::Failed`] with the far side's error.
+    pub async fn request_data(
+        &self,
+        kind: &str,
+        mut fields: Map<String, Value>,
+    ) -> Result<Value, RemoteError> {
+        fields.insert("type".to_owned(), Value::from(kind));
+        let mut response = self.request(fields).await?;
+        failure(&response).map_err(RemoteError::Failed)?;
+        Ok(response.remove("data").unwrap_or(Value::Null))
     }
 
     /// Whether a reconnect happened since a result last said so; taking it clears it.

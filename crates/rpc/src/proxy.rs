@@ -11,7 +11,6 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use agentsh_agent_session::SessionError;
-use agentsh_protocol::{ToolDetails, ToolResult};
 use agentsh_remote::{RemoteCall, RemoteError, RemoteSession};
 use serde_json::value::to_raw_value;
 use serde_json::{Map, Value};
@@ -289,7 +288,7 @@ impl Proxy {
                     output.send(&failure(id, NAME, &error));
                     return;
                 }
-                Err(err) => lost_result(&err),
+                Err(err) => serde_json::to_value(err.tool_result()).unwrap_or(Value::Null),
             };
             if !ended && let Ok(result) = to_raw_value(&data) {
                 let is_error = data.get("isError").and_then(Value::as_bool).unwrap_or(true);
@@ -303,20 +302,6 @@ impl Proxy {
             output.send(&success(id, NAME, &data));
         });
     }
-}
-
-/// The tool error of a call whose connection failed: `Remote connection lost: <reason>`.
-fn lost_result(err: &RemoteError) -> Value {
-    let text = match err {
-        RemoteError::Lost(_) => err.to_string(),
-        other => format!("{}{other}", agentsh_protocol::REMOTE_LOST_PREFIX),
-    };
-    let details = ToolDetails::not_run(
-        std::path::Path::new(""),
-        agentsh_protocol::Timeout::default(),
-    );
-    let result = ToolResult::new(text, details, true);
-    serde_json::to_value(&result).unwrap_or(Value::Null)
 }
 
 /// The response to a forwarded request: the far side's, under the client's id (and with the

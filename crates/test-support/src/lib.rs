@@ -138,6 +138,16 @@ pub fn alive_containing(marker: &str) -> Vec<u32> {
     })
 }
 
+/// Sends `signal` to `pid`; `false` when it could not be sent (the process is gone, or the pid
+/// does not fit a `pid_t`).
+pub fn send_signal(pid: u32, signal: libc::c_int) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    // SAFETY: kill(2) has no memory effects; a pid that is gone yields ESRCH.
+    unsafe { libc::kill(pid, signal) == 0 }
+}
+
 /// A string found in no other process's command line (`<prefix>-<pid>-<n>-<nanos>`): put it in
 /// a command's argv to find the command's processes in `/proc` ([`alive_containing`]).
 pub fn unique_marker(prefix: &str) -> String {

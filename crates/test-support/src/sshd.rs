@@ -326,7 +326,7 @@ impl Drop for Sshd {
                 break;
             }
             for pid in left {
-                kill(pid, libc::SIGKILL);
+                crate::send_signal(pid, libc::SIGKILL);
             }
             std::thread::sleep(POLL);
         }
@@ -613,16 +613,6 @@ fn parent(pid: u32) -> Option<u32> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let (_, rest) = stat.rsplit_once(')')?;
     rest.split_whitespace().nth(1)?.parse().ok()
-}
-
-/// Sends `signal` to `pid` (a process of this instance; failures mean it is gone).
-fn kill(pid: u32, signal: libc::c_int) {
-    if let Ok(pid) = libc::pid_t::try_from(pid) {
-        // SAFETY: kill(2) has no memory effects; a pid that is gone yields ESRCH.
-        unsafe {
-            libc::kill(pid, signal);
-        }
-    }
 }
 
 #[cfg(test)]

@@ -1,8 +1,7 @@
 //! Where the MCP server's calls run: a local session, or a far side over a remote connection
 //! (SPEC §17: tools, jobs and artifact resources are all the far side's).
 
-use agentsh_agent_session::{AgentSession, ToolContext, ToolDetails, ToolResult, ToolUpdate};
-use agentsh_protocol::REMOTE_LOST_PREFIX;
+use agentsh_agent_session::{AgentSession, ToolContext, ToolResult, ToolUpdate};
 use agentsh_remote::{RemoteCall, RemoteError, RemoteSession};
 use serde_json::{Map, Value};
 
@@ -200,43 +199,25 @@ fn update_text(event: &Map<String, Value>) -> Option<&str> {
 
 /// A far side's result, or the tool error of a failed call.
 fn remote_result(answer: Result<Value, RemoteError>) -> ToolResult {
-    let text = match answer {
-        Ok(value) => match serde_json::from_value::<ToolResult>(value) {
-            Ok(result) => return result,
-            Err(err) => format!("the far side sent a result this agentsh cannot read: {err}"),
-        },
-        Err(RemoteError::Failed(error)) => error,
-        Err(err @ RemoteError::Lost(_)) => err.to_string(),
-        Err(err) => format!("{REMOTE_LOST_PREFIX}{err}"),
-    };
-    ToolResult::new(
-        text,
-        ToolDetails::not_run(
-            std::path::Path::new(""),
-            agentsh_agent_session::Timeout::default(),
-        ),
-        true,
-    )
+    answer
+        .and_then(|value| {
+            serde_json::from_value::<ToolResult>(value).map_err(|err| {
+                RemoteError::Failed(format!(
+                    "the far side sent a result this agentsh cannot read: {err}"
+                ))
+            })
+        })
+        .unwrap_or_else(|err| err.tool_result())
 }
 
 /// A request's `data`, or its error as text.
 async fn remote_request(
     remote: &RemoteSession,
     kind: &str,
-    mut request: Map<String, Value>,
+    fields: Map<String, Value>,
 ) -> Result<Value, String> {
-    request.insert("type".to_owned(), Value::from(kind));
-    let response = remote
-        .request(request)
+    remote
+        .request_data(kind, fields)
         .await
-        .map_err(|err| err.to_string())?;
-    if response.get("success").and_then(Value::as_bool) == Some(true) {
-        Ok(response.get("data").cloned().unwrap_or(Value::Null))
-    } else {
-        Err(response
-            .get("error")
-            .and_then(Value::as_str)
-            .unwrap_or("the far side failed the request")
-            .to_owned())
-    }
+        .map_err(|err| err.to_string())
 }

@@ -72,10 +72,10 @@ fn child_named(parent: u32, comm: &str) -> Option<u32> {
 }
 
 fn signal(pid: u32, signal: i32) {
-    let pid = i32::try_from(pid).expect("pid fits");
-    // SAFETY: kill(2) with a pid and a signal number; no memory is involved.
-    let rc = unsafe { libc::kill(pid, signal) };
-    assert_eq!(rc, 0, "kill {pid} {signal}");
+    assert!(
+        agentsh_test_support::send_signal(pid, signal),
+        "kill {pid} {signal}"
+    );
 }
 
 #[test]
@@ -135,14 +135,8 @@ fn a_silent_link_ends_everything_when_the_lease_runs_out() {
         .as_str()
         .unwrap_or_default();
     assert!(text.starts_with("Remote connection lost: "), "{response}");
-    let _ = unsafe_cont(ssh);
-}
-
-/// Lets a stopped process go on (it may already be gone).
-fn unsafe_cont(pid: u32) -> i32 {
-    let pid = i32::try_from(pid).expect("pid fits");
-    // SAFETY: kill(2) with a pid and a signal number.
-    unsafe { libc::kill(pid, libc::SIGCONT) }
+    // Lets it go on (it may already be gone).
+    let _ = agentsh_test_support::send_signal(ssh, libc::SIGCONT);
 }
 
 #[test]

@@ -388,7 +388,7 @@ impl TmuxPane {
                 std::thread::sleep(Duration::from_millis(10));
             }
             if is_running(server) {
-                kill(server, libc::SIGKILL);
+                crate::send_signal(server, libc::SIGKILL);
                 let deadline = Instant::now() + KILL_WAIT;
                 while is_running(server) && Instant::now() < deadline {
                     std::thread::sleep(Duration::from_millis(10));
@@ -559,7 +559,7 @@ impl Drop for TmuxPane {
                     break;
                 }
                 for pid in left {
-                    kill(pid, libc::SIGKILL);
+                    crate::send_signal(pid, libc::SIGKILL);
                 }
                 std::thread::sleep(Duration::from_millis(10));
             }
@@ -621,16 +621,6 @@ fn session_members(sid: u32) -> Vec<u32> {
             })
         })
         .collect()
-}
-
-/// Sends `signal` to `pid` (a pid of this pane's server or session; failures mean it is gone).
-fn kill(pid: u32, signal: libc::c_int) {
-    if let Ok(pid) = libc::pid_t::try_from(pid) {
-        // SAFETY: kill(2) has no memory effects; a pid that is gone yields ESRCH.
-        unsafe {
-            libc::kill(pid, signal);
-        }
-    }
 }
 
 #[cfg(test)]

@@ -31,8 +31,9 @@ pub use agentsh_process::sandbox::{
 pub use agentsh_process::shell::ShellError;
 pub use agentsh_protocol::{
     ArgsError, BashArgs, BashResult, Cell, CellAttrs, CellColor, InterceptionDetails, JobDetails,
-    JobState, JobSummary, JobView, OutputSummary, Screen, ShownRange, Theme, Timeout, ToolContent,
-    ToolDetails, ToolMeta, ToolResult, TruncatedBy, Truncation, TruncationDirection,
+    JobLook, JobState, JobSummary, JobView, OutputSummary, SandboxStatus, Screen, SessionStatus,
+    ShownRange, Theme, Timeout, ToolContent, ToolDetails, ToolMeta, ToolResult, TruncatedBy,
+    Truncation, TruncationDirection,
 };
 pub use agentsh_pty_runtime::{
     KeyAction, MIN_DRAW_INTERVAL as PTY_MIN_DRAW_INTERVAL, PtyController, Terminal, TerminalSize,

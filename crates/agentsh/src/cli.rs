@@ -48,6 +48,8 @@ pub struct InteractiveArgs {
     /// The agent's other tools, which blocked commands may suggest (none: nothing is blocked).
     #[arg(long, value_name = "a,b", value_delimiter = ',')]
     pub tools: Vec<String>,
+    #[command(flatten)]
+    pub remote: crate::remote::RemoteArgs,
 }
 
 /// The modes of the binary.

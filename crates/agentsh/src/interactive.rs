@@ -26,18 +26,44 @@ pub fn run(args: InteractiveArgs) -> ExitCode {
         Ok(cwd) => cwd,
         Err(message) => return usage_error(&message),
     };
+    let remote = match crate::remote::choose(&args.remote, &settings, args.cwd.as_deref()) {
+        Ok(None) => None,
+        Ok(Some(_)) if args.listen.is_some() => return usage_error(&TuiError::ListenWithRemote),
+        Ok(Some(choice)) => match remote_config(choice) {
+            Ok(config) => Some(config),
+            Err(code) => return code,
+        },
+        Err(message) => return usage_error(&message),
+    };
     let renderer = DefaultRenderer::new(settings.ui.theme);
     let options = TuiOptions {
         tool_names: args.tools,
         listen: args.listen,
+        remote,
         ..TuiOptions::new(settings, cwd)
     };
     match agentsh_tui::run(renderer, options) {
         Ok(code) => code,
-        Err(err @ (TuiError::Session(_) | TuiError::Listen(_))) => usage_error(&err),
+        Err(
+            err @ (TuiError::Session(_)
+            | TuiError::Listen(_)
+            | TuiError::Remote(_)
+            | TuiError::ListenWithRemote),
+        ) => usage_error(&err),
         Err(err) => {
             print_error(&err);
             ExitCode::FAILURE
         }
     }
+}
+
+/// How to reach the far side; `--remote-install` runs here, before the terminal is taken.
+fn remote_config(choice: crate::remote::Choice) -> Result<agentsh_tui::RemoteConfig, ExitCode> {
+    let runtime = crate::runtime().map_err(|err| {
+        print_error(&format_args!("cannot start the async runtime: {err}"));
+        ExitCode::FAILURE
+    })?;
+    runtime
+        .block_on(choice.config())
+        .map_err(|message| usage_error(&message))
 }

@@ -137,21 +137,26 @@ impl Choice {
         }
     }
 
-    /// Connects (installing first with `--remote-install`) and says `hello`.
-    pub async fn connect(self) -> Result<RemoteSession, String> {
+    /// How to reach the far side (installing agentsh there first with `--remote-install`).
+    pub async fn config(self) -> Result<RemoteConfig, String> {
         let transport: Arc<dyn agentsh_remote::Transport> = match self.transport {
             Via::Ssh(ssh) if self.install => Arc::new(install(ssh).await?),
             Via::Ssh(ssh) => Arc::new(ssh),
             Via::Command(command) => Arc::new(command),
         };
-        RemoteSession::connect(RemoteConfig {
+        Ok(RemoteConfig {
             transport,
             far: self.far,
             settings: Some(self.settings),
             version: env!("CARGO_PKG_VERSION").to_owned(),
         })
-        .await
-        .map_err(|err| err.to_string())
+    }
+
+    /// Connects (installing first with `--remote-install`) and says `hello`.
+    pub async fn connect(self) -> Result<RemoteSession, String> {
+        RemoteSession::connect(self.config().await?)
+            .await
+            .map_err(|err| err.to_string())
     }
 }
 

@@ -109,8 +109,11 @@ pub fn job_has_ended_text(id: &str) -> String {
 }
 
 /// One job as a list shows it: `job_list`'s lines, the renderer's job line and a status line
-/// are drawn from this.
+/// are drawn from this. In JSON (the RPC `status` request) it is camelCase, `runTime` in
+/// seconds.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct JobSummary {
     /// The job's id within its session.
     pub id: String,
@@ -123,9 +126,32 @@ pub struct JobSummary {
     /// The command as given.
     pub command: String,
     /// How long it has run (until it ended, for an ended job).
+    #[cfg_attr(feature = "serde", serde(with = "seconds"))]
     pub run_time: Duration,
     /// Bytes of output it has printed so far.
     pub output_bytes: u64,
+}
+
+/// A [`Duration`] as seconds (a JSON number); a negative or non-finite one reads as zero.
+#[cfg(feature = "serde")]
+mod seconds {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(
+        run: &Duration,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        serializer.serialize_f64(run.as_secs_f64())
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Duration, D::Error> {
+        let secs = f64::deserialize(deserializer)?;
+        Ok(Duration::try_from_secs_f64(secs).unwrap_or_default())
+    }
 }
 
 impl JobSummary {

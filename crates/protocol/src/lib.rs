@@ -8,6 +8,7 @@ mod limits;
 mod lines;
 mod result;
 mod screen;
+mod status;
 mod text;
 mod theme;
 mod timeout;
@@ -38,6 +39,7 @@ pub use args::{ArgsError, BashArgs};
 pub use bang::{BangRun, BangState};
 pub use result::{BashResult, InterceptionDetails, OutputSummary};
 pub use screen::{Cell, CellAttrs, CellColor, Screen};
+pub use status::{JobLook, SandboxStatus, SessionStatus};
 pub use text::{
     CANCELLED_ANNOTATION, COMMAND_ABORTED, FullOutput, MISSING_EXIT_STATUS, NO_OUTPUT,
     annotation_line, blocked_text, cwd_missing_text, cwd_not_directory_text, exit_code_text,

@@ -268,6 +268,34 @@ impl RemoteSession {
         Ok(response.remove("data").unwrap_or(Value::Null))
     }
 
+    /// [`RemoteSession::request_data`] over the live connection only: when there is none (it
+    /// was lost, or closed), [`RemoteError::Lost`] with the reason, and no new connection is
+    /// opened. For what polls the far side (a status line), which should not reconnect by
+    /// itself: the next call does, and says `sessionRestarted`.
+    pub async fn request_data_if_connected(
+        &self,
+        kind: &str,
+        mut fields: Map<String, Value>,
+    ) -> Result<Value, RemoteError> {
+        let connection = {
+            let guard = self.inner.connection.lock().await;
+            match guard.as_ref() {
+                Some(connection) => match connection.lost() {
+                    None => Arc::clone(connection),
+                    Some(reason) => return Err(RemoteError::Lost(reason)),
+                },
+                None => return Err(RemoteError::Lost("the connection is closed".to_owned())),
+            }
+        };
+        fields.insert("type".to_owned(), Value::from(kind));
+        let mut response = connection
+            .request(fields)
+            .await
+            .map_err(RemoteError::Lost)?;
+        failure(&response).map_err(RemoteError::Failed)?;
+        Ok(response.remove("data").unwrap_or(Value::Null))
+    }
+
     /// Whether a reconnect happened since a result last said so; taking it clears it.
     pub fn take_restarted(&self) -> bool {
         self.inner.restarted.swap(false, Ordering::Relaxed)

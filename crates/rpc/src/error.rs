@@ -34,6 +34,9 @@ pub enum RpcError {
     /// An `abort` names no running or queued tool call.
     #[error("No running or queued tool call with toolCallId `{0}`")]
     NoSuchToolCall(String),
+    /// A `job_view` names no job: the job tools' text (`No job 9. Jobs: 1, 2`).
+    #[error("{0}")]
+    NoSuchJob(String),
     /// The session refused or failed the request (`A bash command is already running`, an
     /// unknown artifact, …), in the session's own words.
     #[error(transparent)]

@@ -152,9 +152,18 @@ impl Proxy {
                 request.insert("settings".to_owned(), settings);
                 self.forward(id, name, request);
             }
-            Command::ListArtifacts => {
+            Command::ListArtifacts | Command::Status => {
                 let mut request = Map::new();
                 request.insert("type".to_owned(), Value::from(name));
+                self.forward(id, name, request);
+            }
+            Command::JobView { job_id, bytes } => {
+                let mut request = Map::new();
+                request.insert("type".to_owned(), Value::from(name));
+                request.insert("jobId".to_owned(), Value::from(job_id));
+                if let Some(bytes) = bytes {
+                    request.insert("bytes".to_owned(), Value::from(bytes));
+                }
                 self.forward(id, name, request);
             }
             Command::ReadArtifact {

@@ -79,6 +79,17 @@ pub enum Command {
     },
     /// `{"type": "ping"}`.
     Ping,
+    /// `{"type": "status"}`: what a status line shows (the session's cwd, shell, sandbox and
+    /// jobs); the interactive mode's `--remote` reads it from the far side.
+    Status,
+    /// `{"type": "job_view", "jobId", "bytes"?}`: a UI's look at a job (its last lines, or its
+    /// screen), which does not move what `job_output` returns next.
+    JobView {
+        /// The job: a string of digits or a number.
+        job_id: String,
+        /// The bytes of output to return at most (default 16 KiB, at most 1 MiB).
+        bytes: Option<u64>,
+    },
 }
 
 impl Command {
@@ -97,6 +108,8 @@ impl Command {
             Self::ListArtifacts => RequestType::ListArtifacts,
             Self::Hello { .. } => RequestType::Hello,
             Self::Ping => RequestType::Ping,
+            Self::Status => RequestType::Status,
+            Self::JobView { .. } => RequestType::JobView,
         }
     }
 
@@ -152,6 +165,14 @@ impl Command {
                 }
             }
             RequestType::Ping => Self::Ping,
+            RequestType::Status => Self::Status,
+            RequestType::JobView => {
+                let JobViewFields { job_id, bytes } = deserialize(fields, line)?;
+                Self::JobView {
+                    job_id: required(job_id, "jobId")?.0,
+                    bytes: bytes.map(|count| count.0),
+                }
+            }
         })
     }
 }
@@ -169,6 +190,8 @@ enum RequestType {
     ListArtifacts,
     Hello,
     Ping,
+    Status,
+    JobView,
 }
 
 impl RequestType {
@@ -188,6 +211,8 @@ impl RequestType {
             Self::ListArtifacts => "list_artifacts",
             Self::Hello => "hello",
             Self::Ping => "ping",
+            Self::Status => "status",
+            Self::JobView => "job_view",
         }
     }
 }
@@ -390,6 +415,14 @@ struct HelloFields {
     settings: Option<Object>,
 }
 
+/// The fields of a `job_view` request.
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct JobViewFields {
+    job_id: Option<JobId>,
+    bytes: Option<Whole>,
+}
+
 /// A field type, as named in errors.
 trait Expected {
     /// What a value must be (`a string`).
@@ -474,6 +507,23 @@ impl<'de> Deserialize<'de> for Whole {
             Value::Number(number) => number.as_u64().map(Self).ok_or_else(|| {
                 de::Error::custom(format_args!("must be a whole number, got {number}"))
             }),
+            other => Err(mistyped::<Self, _>(&other)),
+        }
+    }
+}
+
+/// A job id: a string, or a whole number (as the job tools take it).
+struct JobId(String);
+
+impl Expected for JobId {
+    const EXPECTED: &'static str = "a string or a whole number";
+}
+
+impl<'de> Deserialize<'de> for JobId {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match Value::deserialize(deserializer)? {
+            Value::String(text) => Ok(Self(text)),
+            Value::Number(number) if number.is_u64() => Ok(Self(number.to_string())),
             other => Err(mistyped::<Self, _>(&other)),
         }
     }

@@ -228,6 +228,16 @@ impl Server {
             } => self.read_artifact(id, artifact_id, offset, limit),
             Command::ListArtifacts => self.list_artifacts(id),
             Command::Ping => self.output.send(&Message::success(id, name, None)),
+            Command::Status => self
+                .output
+                .send(&data_response(id, name, &self.session.status())),
+            Command::JobView { job_id, bytes } => {
+                let message = match job_look(&self.session, &job_id, bytes) {
+                    Ok(look) => data_response(id, name, &look),
+                    Err(error) => Message::failure(id, name, &error),
+                };
+                self.output.send(&message);
+            }
             // A hello with settings is served by `serve` itself; this one only checks.
             Command::Hello { protocol, .. } => self.output.send(&hello_response(id, protocol)),
         }
@@ -619,6 +629,32 @@ struct ArtifactData<'a> {
     text: &'a str,
     total_lines: u64,
     path: &'a str,
+}
+
+/// The bytes of output a `job_view` returns without `bytes`, and at most.
+const JOB_VIEW_BYTES: (u64, u64) = (16 * 1024, 1024 * 1024);
+
+/// `job_view`: job `id` of `session` as a UI shows it, or the job tools' own error for an id
+/// no job has.
+fn job_look(
+    session: &AgentSession,
+    id: &str,
+    bytes: Option<u64>,
+) -> Result<agentsh_agent_session::JobLook, RpcError> {
+    let (default, most) = JOB_VIEW_BYTES;
+    let bytes = bytes.unwrap_or(default).min(most) as usize;
+    id.parse::<u64>()
+        .ok()
+        .and_then(|number| session.job_view(number, bytes))
+        .map(Into::into)
+        .ok_or_else(|| {
+            let ids: Vec<String> = session
+                .jobs_summary()
+                .into_iter()
+                .map(|job| job.id)
+                .collect();
+            RpcError::NoSuchJob(agentsh_protocol::no_such_job_text(id, &ids))
+        })
 }
 
 /// A successful response carrying `data`.

@@ -11,7 +11,7 @@ use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agentsh_agent_session::{AgentSession, PtyController};
+use agentsh_agent_session::{AgentSession, JobSummary, PtyController};
 use agentsh_protocol::JobState;
 use agentsh_renderer::Renderer;
 use ratatui::Terminal;
@@ -20,6 +20,7 @@ use tokio::signal::unix::{Signal, SignalKind, signal};
 use tokio::sync::{mpsc, watch};
 use tokio::time::{Instant, MissedTickBehavior, interval};
 
+use crate::backend::Session;
 use crate::history::History;
 use crate::host::{AppEvent, CallKey, PtySize};
 use crate::line::LineEditor;
@@ -45,8 +46,8 @@ pub(crate) enum Quit {
 
 /// What the mode was started with.
 pub(crate) struct AppConfig {
-    /// The interactive session.
-    pub session: AgentSession,
+    /// The interactive session (here, or on a far side).
+    pub session: Session,
     /// The tools the interceptor may suggest.
     pub tool_names: Vec<String>,
     /// The history.
@@ -96,7 +97,7 @@ pub(crate) struct ArtifactWindow {
 /// The mode.
 pub(crate) struct App<R> {
     pub renderer: R,
-    pub session: AgentSession,
+    pub session: Session,
     pub tool_names: Vec<String>,
     pub transcript: Vec<Entry>,
     /// Calls by key → their entry.
@@ -216,19 +217,20 @@ impl<R: Renderer> App<R> {
     /// Reads every session's jobs again; refreshes followed jobs. Returns whether anything
     /// drawn changed.
     fn refresh_jobs(&mut self) -> bool {
-        let mut running = count_running(&self.session);
+        self.session.poll(&self.events);
+        let mut running = count_running(&self.session.jobs_summary());
         for session in self.connections.values() {
-            running += count_running(session);
+            running += count_running(&session.jobs_summary());
         }
         let mut changed = running != self.jobs_running;
         self.jobs_running = running;
         if !self.quit_asked || running == 0 {
             self.quit_asked = false;
         }
-        for entry in &mut self.transcript {
+        for (at, entry) in self.transcript.iter_mut().enumerate() {
             if let EntryKind::Job(job) = &mut entry.kind
                 && job.summary.as_ref().is_none_or(|s| !s.state.is_over())
-                && calls::refresh_job(job)
+                && calls::refresh_job(job, at, &self.events)
             {
                 entry.touch();
                 changed = true;
@@ -238,10 +240,8 @@ impl<R: Renderer> App<R> {
     }
 }
 
-fn count_running(session: &AgentSession) -> usize {
-    session
-        .jobs_summary()
-        .iter()
+fn count_running(jobs: &[JobSummary]) -> usize {
+    jobs.iter()
         .filter(|job| matches!(job.state, JobState::Running | JobState::WaitingForInput))
         .count()
 }

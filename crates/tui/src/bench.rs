@@ -60,7 +60,7 @@ impl Detached {
         };
         let (events_tx, events) = mpsc::unbounded_channel();
         let config = AppConfig {
-            session,
+            session: crate::backend::Session::Local(session),
             tool_names: Vec::new(),
             history: History::open(None).0,
             listen: None,

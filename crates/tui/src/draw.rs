@@ -83,7 +83,12 @@ impl<R: Renderer> App<R> {
         if area.height == 0 {
             return;
         }
-        let draw = Draw::new(&self.renderer, &self.session, area.width, self.tick);
+        let draw = Draw::new(
+            &self.renderer,
+            self.session.settings().ui.theme,
+            area.width,
+            self.tick,
+        );
         let height = usize::from(area.height);
         // Rows needed from the end: the view's height plus what is scrolled away.
         let total: usize = self
@@ -132,7 +137,12 @@ impl<R: Renderer> App<R> {
             self.expanded = None;
             return;
         };
-        let draw = Draw::new(&self.renderer, &self.session, area.width, self.tick);
+        let draw = Draw::new(
+            &self.renderer,
+            self.session.settings().ui.theme,
+            area.width,
+            self.tick,
+        );
         let own_text = entry.own_text();
         let mut window = match (&expanded.source, &expanded.window) {
             (ExpandSource::Text, _) => LineWindow::of_text(own_text, expanded.first_line),
@@ -217,23 +227,26 @@ impl<R: Renderer> App<R> {
 
     /// The status line: cwd, shell, running jobs, sandbox, the socket; a hint when scrolled.
     fn status_line(&self, width: u16) -> Line<'static> {
-        let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
-        let cwd = self.session.cwd();
+        let place = self.session.place();
+        let cwd = std::path::Path::new(&place.cwd);
+        // A far side's home is not this side's: its directory is shown whole.
+        let home = match place.remote {
+            None => std::env::var_os("HOME").map(std::path::PathBuf::from),
+            Some(_) => None,
+        };
         let cwd = match home.as_deref().and_then(|home| cwd.strip_prefix(home).ok()) {
             Some(rest) if rest.as_os_str().is_empty() => "~".to_owned(),
             Some(rest) => format!("~/{}", rest.display()),
             None => cwd.display().to_string(),
         };
-        let shell = self
-            .session
-            .shell_path()
+        let shell = std::path::Path::new(&place.shell)
             .file_name()
             .map_or_else(String::new, |name| name.to_string_lossy().into_owned());
         let jobs = match self.jobs_running {
             1 => "1 job running".to_owned(),
             n => format!("{n} jobs running"),
         };
-        let sandbox = match self.session.sandbox() {
+        let sandbox = match place.sandbox {
             None => "sandbox off".to_owned(),
             Some(policy) => format!(
                 "sandbox {}, network {}",
@@ -241,7 +254,18 @@ impl<R: Renderer> App<R> {
                 if policy.network { "on" } else { "off" }
             ),
         };
-        let mut fields = vec![cwd, shell, jobs, sandbox];
+        let mut fields = Vec::new();
+        let mut target = None;
+        if let Some((far, lost)) = place.remote {
+            if let Some(reason) = lost {
+                fields.push(format!(
+                    "connection lost ({reason}); the next call reconnects"
+                ));
+            }
+            target = Some(far);
+        }
+        fields.extend([cwd, shell, jobs, sandbox]);
+        fields.extend(target.map(|far| format!("on {far}")));
         if let Some(path) = &self.listen {
             fields.push(format!("listening on {path}"));
         }

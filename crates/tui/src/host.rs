@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use agentsh_agent_session::ArtifactText;
+use agentsh_agent_session::{ArtifactText, JobLook};
 use agentsh_agent_session::{BashResult, PtyController, PtyHost, ToolOutcome};
 use tokio::sync::mpsc::UnboundedSender;
 
@@ -36,6 +36,17 @@ pub(crate) enum AppEvent {
         first_line: u64,
         /// The lines, or why they could not be read.
         read: Result<ArtifactText, String>,
+    },
+    /// A far side's status was read again and shows something new.
+    FarPolled,
+    /// A far side's job was read for a followed job's entry.
+    JobLooked {
+        /// The entry (checked against `id` before use).
+        entry: usize,
+        /// The job.
+        id: String,
+        /// What was read; `None`: the far side has no such job.
+        look: Option<JobLook>,
     },
     /// A client of `--listen` started a call (its session is kept for its jobs).
     Hosted(Box<crate::listen::HostedStart>),

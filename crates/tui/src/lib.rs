@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 
 mod app;
+mod backend;
 #[doc(hidden)]
 pub mod bench;
 mod command;
@@ -25,11 +26,14 @@ use ratatui::backend::CrosstermBackend;
 use tokio::sync::mpsc;
 
 use crate::app::{App, AppConfig, Quit};
+use crate::backend::{Far, Session};
+use agentsh_remote::RemoteSession;
 
 // What the signatures here use, so that a user of this crate needs no other to call it.
 use crate::history::History;
 use crate::term::TerminalGuard;
 pub use agentsh_agent_session::{SessionError, Settings, Theme};
+pub use agentsh_remote::{RemoteConfig, RemoteError};
 pub use agentsh_renderer::{DefaultRenderer, Renderer};
 pub use agentsh_rpc::ListenError;
 
@@ -55,6 +59,10 @@ pub struct TuiOptions {
     /// The history file; `None` for `$XDG_STATE_HOME/agentsh/history` (else
     /// `~/.local/state/agentsh/history`).
     pub history: Option<PathBuf>,
+    /// `--remote`: run every command on this far side (SPEC §17) instead of here; `cwd` is
+    /// then only where the history and notes of this side are kept, and the far side's
+    /// directory is the one in `far`. Cannot be combined with `listen`.
+    pub remote: Option<RemoteConfig>,
 }
 
 impl TuiOptions {
@@ -66,6 +74,7 @@ impl TuiOptions {
             tool_names: Vec::new(),
             listen: None,
             history: None,
+            remote: None,
         }
     }
 }
@@ -82,6 +91,12 @@ pub enum TuiError {
     /// `--listen`: the socket could not be served (the error names the path).
     #[error("--listen: {0}")]
     Listen(#[from] ListenError),
+    /// `--remote`: the far side could not be reached, or refused the session.
+    #[error("{0}")]
+    Remote(#[from] RemoteError),
+    /// `--remote` with `--listen`: each connection would need a far side of its own.
+    #[error("--listen cannot be combined with --remote: the calls of --listen run here")]
+    ListenWithRemote,
     /// The terminal or the runtime failed.
     #[error("{0}")]
     Io(#[from] io::Error),
@@ -109,19 +124,26 @@ pub fn run<R: Renderer + Send + 'static>(
 }
 
 async fn run_async<R: Renderer>(renderer: R, options: TuiOptions) -> Result<Quit, TuiError> {
-    let session = AgentSession::new(SessionOptions {
-        settings: options.settings,
-        cwd: options.cwd,
-        ..SessionOptions::default()
-    })?;
+    let session = match options.remote {
+        Some(_) if options.listen.is_some() => return Err(TuiError::ListenWithRemote),
+        Some(config) => {
+            let remote = RemoteSession::connect(config).await?;
+            Session::Remote(Arc::new(Far::connect(remote, options.settings).await))
+        }
+        None => Session::Local(AgentSession::new(SessionOptions {
+            settings: options.settings,
+            cwd: options.cwd,
+            ..SessionOptions::default()
+        })?),
+    };
     let (history, history_error) = History::open(options.history.or_else(history::default_path));
     let mut notes: Vec<String> = history_error.into_iter().collect();
     notes.extend(session.take_warnings());
     let (events_tx, mut events) = mpsc::unbounded_channel();
     let pty_size = Arc::new(host::PtySize::default());
     let shutdown = CancellationToken::new();
-    let listening = match &options.listen {
-        Some(path) => {
+    let listening = match (&options.listen, &session) {
+        (Some(path), Session::Local(session)) => {
             let host = Arc::new(listen::TuiCallHost::new(
                 events_tx.clone(),
                 Arc::clone(&pty_size),
@@ -141,7 +163,7 @@ async fn run_async<R: Renderer>(renderer: R, options: TuiOptions) -> Result<Quit
                 }
             }
         }
-        None => None,
+        _ => None,
     };
     let result = async {
         // Dropped at the end of this block, on every way out of it: the terminal comes back

@@ -2,7 +2,8 @@
 //! its rows cached for the width they were drawn at (only a changed or running entry is drawn
 //! again, so a frame over a long transcript costs the rows in view).
 
-use agentsh_agent_session::{AgentSession, CancellationToken};
+use crate::backend::Session;
+use agentsh_agent_session::{CancellationToken, Theme};
 use agentsh_protocol::{BangRun, BangState, BashArgs, BashResult, JobSummary, ToolResult};
 use agentsh_renderer::{
     BangView, CallState, Expansion, Glyphs, Renderer, ToolCallView, expand_tabs, single_line,
@@ -66,8 +67,8 @@ pub(crate) struct BangEntry {
 
 /// How a bang command is aborted.
 pub(crate) enum BangAbort {
-    /// Typed here: the session's `abort_bash`.
-    Session(AgentSession),
+    /// Typed here: the session's `abort_bash` (here, or on the far side).
+    Session(Session),
     /// A client's `bash` request: its token.
     Token(CancellationToken),
 }
@@ -76,7 +77,7 @@ impl BangAbort {
     /// Aborts the command.
     pub(crate) fn abort(&self) {
         match self {
-            Self::Session(session) => session.abort_bash(),
+            Self::Session(session) => session.abort_bang(),
             Self::Token(token) => token.cancel(),
         }
     }
@@ -85,13 +86,28 @@ impl BangAbort {
 /// A followed job (`/job N`).
 pub(crate) struct JobEntry {
     /// The session the job belongs to.
-    pub session: AgentSession,
+    pub session: Session,
     /// Its id.
     pub id: String,
     /// What was last read: the job line, its output's last lines or screen rows.
     pub summary: Option<JobSummary>,
     /// The text shown under the job line.
     pub body: String,
+    /// A read of a far side's job is on its way.
+    pub waiting: bool,
+}
+
+impl JobEntry {
+    /// Job `id` of `session`, not read yet.
+    pub(crate) fn new(session: Session, id: String) -> Self {
+        Self {
+            session,
+            id,
+            summary: None,
+            body: String::new(),
+            waiting: false,
+        }
+    }
 }
 
 /// What a note is.
@@ -220,6 +236,11 @@ impl Entry {
                 let mut lines = Vec::new();
                 if let Some(summary) = &job.summary {
                     lines.push(draw.renderer.job_line(summary, width));
+                } else if job.waiting {
+                    lines.push(Line::styled(
+                        format!("job {}: reading…", single_line(&job.id)),
+                        Style::new().fg(Color::DarkGray),
+                    ));
                 } else {
                     lines.push(Line::styled(
                         format!("job {}: no such job", single_line(&job.id)),
@@ -384,18 +405,13 @@ pub(crate) fn visible_lines(text: &str, width: u16, rows: u16) -> u64 {
 }
 
 impl<'a> Draw<'a> {
-    /// What drawing at `width` needs, in the theme of `session`'s `ui.theme`.
-    pub(crate) fn new(
-        renderer: &'a dyn Renderer,
-        session: &AgentSession,
-        width: u16,
-        tick: u64,
-    ) -> Self {
+    /// What drawing at `width` needs, in `theme` (the setting `ui.theme`).
+    pub(crate) fn new(renderer: &'a dyn Renderer, theme: Theme, width: u16, tick: u64) -> Self {
         Self {
             renderer,
             width,
             tick,
-            glyphs: Glyphs::of(session.settings().ui.theme),
+            glyphs: Glyphs::of(theme),
         }
     }
 }

@@ -1,7 +1,7 @@
 //! A UI's look at a job (`/job N`, SPEC §15): its last lines or its screen, live, read without
 //! moving what `job_output` returns next or where `until` looks.
 
-use agentsh_protocol::JobView;
+use agentsh_protocol::{JobView, SandboxStatus, SessionStatus};
 
 use super::lock;
 use crate::session::AgentSession;
@@ -34,5 +34,19 @@ impl AgentSession {
                 .terminal()
                 .map(|controller| controller.terminal().screen()),
         })
+    }
+
+    /// The session as a status line shows it: its cwd, shell, sandbox and jobs (what the RPC
+    /// `status` request answers).
+    pub fn status(&self) -> SessionStatus {
+        SessionStatus {
+            cwd: self.cwd().to_string_lossy().into_owned(),
+            shell: self.shell_path().to_string_lossy().into_owned(),
+            sandbox: self.sandbox().map(|policy| SandboxStatus {
+                mode: policy.mode.to_string(),
+                network: policy.network,
+            }),
+            jobs: self.jobs_summary(),
+        }
     }
 }

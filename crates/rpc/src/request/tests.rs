@@ -80,6 +80,21 @@ fn each_request_type() {
         Command::ListArtifacts
     );
     assert_eq!(ok(r#"{"type":"ping"}"#).command, Command::Ping);
+    assert_eq!(ok(r#"{"type":"status"}"#).command, Command::Status);
+    assert_eq!(
+        ok(r#"{"type":"job_view","jobId":3}"#).command,
+        Command::JobView {
+            job_id: "3".into(),
+            bytes: None
+        }
+    );
+    assert_eq!(
+        ok(r#"{"type":"job_view","jobId":"12","bytes":100}"#).command,
+        Command::JobView {
+            job_id: "12".into(),
+            bytes: Some(100)
+        }
+    );
     assert_eq!(
         ok(r#"{"type":"hello"}"#).command,
         Command::Hello {
@@ -244,7 +259,7 @@ fn bad_fields_are_named_and_the_id_echoed() {
         r#"{"id":"x","type":"frobnicate"}"#,
         Some(json!("x")),
         "frobnicate",
-        "Unknown command type `frobnicate` (expected one of: bash, abort_bash, tool_call, abort, read_artifact, list_artifacts, hello, ping)",
+        "Unknown command type `frobnicate` (expected one of: bash, abort_bash, tool_call, abort, read_artifact, list_artifacts, hello, ping, status, job_view)",
     );
     check_err(
         r#"{"id":"x","type":"bash"}"#,
@@ -283,6 +298,18 @@ fn bad_fields_are_named_and_the_id_echoed() {
         "missing field `toolCallId` (a string)",
     );
     check_err(
+        r#"{"type":"job_view"}"#,
+        None,
+        "job_view",
+        "missing field `jobId` (a string or a whole number)",
+    );
+    check_err(
+        r#"{"type":"job_view","jobId":1.5}"#,
+        None,
+        "job_view",
+        "field `jobId` must be a string or a whole number, got a number",
+    );
+    check_err(
         r#"{"type":"read_artifact","artifactId":"1","offset":-1}"#,
         None,
         "read_artifact",
@@ -301,6 +328,8 @@ fn response_names_are_the_serde_names() {
         RequestType::ListArtifacts,
         RequestType::Hello,
         RequestType::Ping,
+        RequestType::Status,
+        RequestType::JobView,
     ] {
         assert_eq!(RequestType::from_name(kind.name()), Ok(kind));
     }

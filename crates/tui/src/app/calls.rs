@@ -4,24 +4,24 @@
 use std::sync::Arc;
 
 use agentsh_agent_session::{
-    AgentSession, BASH_TOOL, BangOptions, BashArgs, CancellationToken, ToolContext, ToolOutcome,
-    Value,
+    BASH_TOOL, BangOptions, BashArgs, CancellationToken, JobLook, ToolContext, ToolOutcome, Value,
 };
 use agentsh_protocol::{BangRun, BangState, count_lines};
 use agentsh_renderer::Renderer;
+use tokio::sync::mpsc::UnboundedSender;
 
 use super::{App, ArtifactWindow, Expanded, Overlay};
+use crate::backend::{Look, Session};
 use crate::host::{AppEvent, CallKey, UiPtyHost};
 use crate::listen::{HostedKind, HostedStart};
 use crate::transcript::{
-    BangAbort, BangEntry, EntryKind, ExpandSource, JobEntry, NoteKind, Origin, ToolEntry, ToolState,
+    BangAbort, BangEntry, Entry, EntryKind, ExpandSource, JobEntry, NoteKind, Origin, ToolEntry,
+    ToolState,
 };
 
 /// Bytes of a running bang command's output kept for its view (its last 20 lines are drawn;
 /// the whole output is in its artifact once it ends).
 const BANG_LIVE_BYTES: usize = 256 * 1024;
-/// Bytes of a followed job's output read for its view.
-const JOB_VIEW_BYTES: usize = 16 * 1024;
 /// Lines of a followed job's output shown.
 const JOB_VIEW_LINES: usize = 20;
 
@@ -32,10 +32,11 @@ impl<R: Renderer> App<R> {
         let arguments = Value::Object(args);
         let cancel = CancellationToken::new();
         let session = self.session.clone();
+        let place = (session.cwd(), session.settings().output.max_bytes);
         self.add_tool_entry(
             key,
             Origin::Local,
-            &session,
+            place,
             BASH_TOOL,
             &arguments,
             cancel.clone(),
@@ -54,22 +55,22 @@ impl<R: Renderer> App<R> {
         let events = self.events.clone();
         tokio::spawn(async move {
             let updates = events.clone();
-            let on_update = move |update: agentsh_agent_session::ToolUpdate| {
-                let _ = updates.send(AppEvent::ToolUpdate(key, update.text));
+            let on_update = move |text: String| {
+                let _ = updates.send(AppEvent::ToolUpdate(key, text));
             };
             let outcome = session
-                .execute_tool(&format!("tui-{key}"), &arguments, context, on_update)
+                .run_tool(&format!("tui-{key}"), &arguments, context, on_update)
                 .await;
             let _ = events.send(AppEvent::ToolDone(key, outcome));
         });
     }
 
-    /// A tool call's entry, running.
+    /// A tool call's entry, running; `place` is its session's directory and output limit.
     fn add_tool_entry(
         &mut self,
         key: CallKey,
         origin: Origin,
-        session: &AgentSession,
+        place: (String, u64),
         tool: &str,
         arguments: &Value,
         cancel: CancellationToken,
@@ -84,10 +85,10 @@ impl<R: Renderer> App<R> {
             tool: tool.to_owned(),
             args,
             args_text: arguments.to_string(),
-            project_dir: session.cwd().to_string_lossy().into_owned(),
+            project_dir: place.0,
             state: ToolState::Running(String::new()),
             cancel,
-            max_bytes: session.settings().output.max_bytes,
+            max_bytes: place.1,
         })));
         self.calls.insert(key, entry);
     }
@@ -100,7 +101,7 @@ impl<R: Renderer> App<R> {
             &command,
             exclude_from_context,
             BangAbort::Session(session.clone()),
-            &session,
+            session.settings().output.max_bytes,
         ));
         self.calls.insert(key, entry);
         let events = self.events.clone();
@@ -111,11 +112,10 @@ impl<R: Renderer> App<R> {
                 exclude_from_context,
             };
             let result = session
-                .execute_bash_with(&command, options, move |text: &str| {
+                .run_bang(&command, options, move |text: &str| {
                     let _ = output.send(AppEvent::BangOutput(key, text.to_owned()));
                 })
-                .await
-                .map_err(|err| err.to_string());
+                .await;
             let _ = events.send(AppEvent::BangDone(key, result));
         });
     }
@@ -126,21 +126,20 @@ impl<R: Renderer> App<R> {
         self.connections
             .entry(start.connection)
             .or_insert_with(|| start.session.clone());
+        let place = (
+            start.session.cwd().to_string_lossy().into_owned(),
+            start.session.settings().output.max_bytes,
+        );
         match start.kind {
-            HostedKind::Tool { name, arguments } => self.add_tool_entry(
-                start.key,
-                origin,
-                &start.session,
-                &name,
-                &arguments,
-                start.cancel,
-            ),
+            HostedKind::Tool { name, arguments } => {
+                self.add_tool_entry(start.key, origin, place, &name, &arguments, start.cancel);
+            }
             HostedKind::Bash { command } => {
                 let entry = self.push_entry(bang_entry(
                     &command,
                     false,
                     BangAbort::Token(start.cancel),
-                    &start.session,
+                    place.1,
                 ));
                 self.calls.insert(start.key, entry);
             }
@@ -218,6 +217,26 @@ impl<R: Renderer> App<R> {
                 read,
             } => self.window_read(&id, first_line, read),
             AppEvent::Hosted(start) => self.hosted(*start),
+            AppEvent::JobLooked { entry, id, look } => {
+                let Some(Entry {
+                    kind: EntryKind::Job(job),
+                    ..
+                }) = self.transcript.get_mut(entry)
+                else {
+                    return false;
+                };
+                if job.id != id {
+                    return false;
+                }
+                job.waiting = false;
+                let changed = show_look(job, look);
+                if changed {
+                    self.transcript[entry].touch();
+                }
+                return changed;
+            }
+            // The status line is drawn from what the poll read.
+            AppEvent::FarPolled => {}
             AppEvent::Terminal(_) | AppEvent::InputClosed => return false,
         }
         true
@@ -234,27 +253,26 @@ impl<R: Renderer> App<R> {
     fn call_ended(&mut self, key: CallKey) {
         self.calls.remove(&key);
         self.overlays.retain(|overlay| overlay.key != key);
+        if let Some(target) = self.session.take_reconnected() {
+            self.note(
+                NoteKind::Warning,
+                format!(
+                    "Reconnected to {target}: a new session there (jobs and shell state of the old one are gone)"
+                ),
+            );
+        }
     }
 
     /// `/job N`: follows the job in the transcript.
     pub(crate) fn follow_job(&mut self, id: String) {
-        let mut job = JobEntry {
-            session: self.session.clone(),
-            id,
-            summary: None,
-            body: String::new(),
-        };
-        refresh_job(&mut job);
-        if job.summary.is_none() {
+        let at = self.transcript.len();
+        let mut job = JobEntry::new(self.session.clone(), id);
+        refresh_job(&mut job, at, &self.events);
+        if job.summary.is_none() && !job.waiting {
             // Perhaps a client's job.
             for session in self.connections.values() {
-                let mut theirs = JobEntry {
-                    session: session.clone(),
-                    id: job.id.clone(),
-                    summary: None,
-                    body: String::new(),
-                };
-                if refresh_job(&mut theirs) {
+                let mut theirs = JobEntry::new(Session::Local(session.clone()), job.id.clone());
+                if refresh_job(&mut theirs, at, &self.events) {
                     job = theirs;
                     break;
                 }
@@ -374,10 +392,8 @@ impl<R: Renderer> App<R> {
         let (id, session, events) = (id.clone(), self.session.clone(), self.events.clone());
         // A window's worth and some: rows may grow before the answer comes.
         let limit = u64::from(self.size.1.max(expanded.rows)) + 1;
-        tokio::task::spawn_blocking(move || {
-            let read = session
-                .read_artifact(&id, Some(first_line), Some(limit))
-                .map_err(|err| err.to_string());
+        tokio::spawn(async move {
+            let read = session.read_artifact(id.clone(), first_line, limit).await;
             let _ = events.send(AppEvent::Window {
                 id,
                 first_line,
@@ -427,12 +443,12 @@ impl<R: Renderer> App<R> {
     }
 }
 
-/// A running bang command's entry.
+/// A running bang command's entry; `max_bytes` is its session's output limit.
 fn bang_entry(
     command: &str,
     exclude_from_context: bool,
     abort: BangAbort,
-    session: &AgentSession,
+    max_bytes: u64,
 ) -> EntryKind {
     EntryKind::Bang(BangEntry {
         run: BangRun {
@@ -444,7 +460,7 @@ fn bang_entry(
         },
         abort,
         aborted: false,
-        max_bytes: session.settings().output.max_bytes,
+        max_bytes,
     })
 }
 
@@ -463,25 +479,42 @@ fn keep_tail(text: &mut String, max: usize) {
     text.replace_range(..cut, "");
 }
 
-/// Reads a followed job again; returns whether what it shows changed.
-pub(crate) fn refresh_job(job: &mut JobEntry) -> bool {
-    let Ok(id) = job.id.parse::<u64>() else {
+/// Reads a followed job (transcript entry `entry`) again; returns whether what it shows
+/// changed. A far side's job is read off the loop: its answer comes as
+/// `AppEvent::JobLooked`, and no second read starts while one is on its way.
+pub(crate) fn refresh_job(
+    job: &mut JobEntry,
+    entry: usize,
+    events: &UnboundedSender<AppEvent>,
+) -> bool {
+    if job.waiting {
+        return false;
+    }
+    match job.session.job_look(&job.id, entry, events) {
+        Look::Now(look) => show_look(job, look),
+        Look::Later => {
+            job.waiting = true;
+            false
+        }
+    }
+}
+
+/// Shows what a read of a followed job found (`None`: no such job); returns whether what it
+/// shows changed.
+fn show_look(job: &mut JobEntry, look: Option<JobLook>) -> bool {
+    let Some(look) = look else {
         return false;
     };
-    let Some(view) = job.session.job_view(id, JOB_VIEW_BYTES) else {
-        return false;
-    };
-    let body = if let Some(screen) = &view.screen {
-        let mut rows: Vec<String> = (0..screen.rows).map(|row| screen.row_text(row)).collect();
+    let body = if let Some(mut rows) = look.screen {
         while rows.last().is_some_and(|row| row.trim().is_empty()) {
             rows.pop();
         }
         rows.join("\n")
     } else {
-        let lines: Vec<&str> = view.output.lines().collect();
+        let lines: Vec<&str> = look.output.lines().collect();
         lines[lines.len().saturating_sub(JOB_VIEW_LINES)..].join("\n")
     };
-    let summary = Some(view.summary);
+    let summary = Some(look.job);
     let changed = body != job.body || summary != job.summary;
     job.body = body;
     job.summary = summary;

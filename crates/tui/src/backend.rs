@@ -1,0 +1,486 @@
+//! Where the mode's calls run: a local session, or a far side (`--remote`, SPEC §17) whose
+//! `agentsh rpc` runs every command, job and artifact while this side draws them.
+//!
+//! A local session is asked directly, on the loop's thread, as before. A far side is asked
+//! over its connection, never on the loop's thread: what the status line and followed jobs
+//! show of it is what the last poll (every jobs tick, one at a time) brought back.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use agentsh_agent_session::{
+    AgentSession, ArtifactText, BangOptions, BashResult, CancellationToken, JobLook, JobSummary,
+    SandboxStatus, SessionStatus, Settings, ToolContext, ToolOutcome, ToolResult, ToolUpdate,
+    Value,
+};
+use agentsh_remote::{Map, RemoteCall, RemoteError, RemoteSession};
+use tokio::sync::mpsc::UnboundedSender;
+
+use crate::host::AppEvent;
+
+/// Bytes of a followed job's output read for its view.
+pub(crate) const JOB_VIEW_BYTES: usize = 16 * 1024;
+
+/// The session the mode drives.
+#[derive(Clone)]
+pub(crate) enum Session {
+    /// Commands run here.
+    Local(AgentSession),
+    /// Commands run on a far side.
+    Remote(Arc<Far>),
+}
+
+/// A far side, and what was last read of it.
+pub(crate) struct Far {
+    remote: RemoteSession,
+    /// This side's settings (the theme, the output limit the views name; the execution
+    /// sections went to the far side in its hello).
+    settings: Settings,
+    /// `ssh://host`, or the command's first word.
+    target: String,
+    /// The far session as its last `status` answered; `None` before the first answer.
+    status: Mutex<Option<SessionStatus>>,
+    /// Why the last poll failed (the connection was lost), until one succeeds.
+    lost: Mutex<Option<String>>,
+    /// A poll is on its way: no second one starts.
+    polling: AtomicBool,
+    /// The context messages of bang commands run here (the far side keeps its own copy).
+    context: Mutex<Vec<String>>,
+    /// The running bang command's abort.
+    bang: Mutex<Option<CancellationToken>>,
+    /// A call's result was the first after a reconnect, and the transcript was not told yet.
+    reconnected: AtomicBool,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A look at a job.
+pub(crate) enum Look {
+    /// Read now; `None`: no job has the id.
+    Now(Option<JobLook>),
+    /// Asked for; the answer comes as an event.
+    Later,
+}
+
+/// What the status line shows of where commands run.
+pub(crate) struct Place {
+    /// The session's directory.
+    pub cwd: String,
+    /// The shell's path.
+    pub shell: String,
+    /// The sandbox, if any.
+    pub sandbox: Option<SandboxStatus>,
+    /// For a far side: its target, and why its connection is down when it is.
+    pub remote: Option<(String, Option<String>)>,
+}
+
+impl Far {
+    /// A far side reached through `remote`; reads its status once, so the first frame shows
+    /// it (a far side that cannot answer `status` is shown from this side's settings).
+    pub(crate) async fn connect(remote: RemoteSession, settings: Settings) -> Self {
+        let far = Self {
+            target: short_target(&remote.target()),
+            remote,
+            settings,
+            status: Mutex::new(None),
+            lost: Mutex::new(None),
+            polling: AtomicBool::new(false),
+            context: Mutex::new(Vec::new()),
+            bang: Mutex::new(None),
+            reconnected: AtomicBool::new(false),
+        };
+        far.read_status().await;
+        far
+    }
+
+    /// Reads the far session's status; returns whether what it shows changed.
+    async fn read_status(&self) -> bool {
+        let answer = self
+            .remote
+            .request_data_if_connected("status", Map::new())
+            .await;
+        match answer {
+            Ok(data) => {
+                let status = serde_json::from_value::<SessionStatus>(data).ok();
+                let lost_before = lock(&self.lost).take().is_some();
+                let mut shown = lock(&self.status);
+                let changed = lost_before || *shown != status;
+                if status.is_some() {
+                    *shown = status;
+                }
+                changed
+            }
+            Err(RemoteError::Lost(reason)) => {
+                let mut lost = lock(&self.lost);
+                let changed = lost.as_deref() != Some(reason.as_str());
+                *lost = Some(reason);
+                changed
+            }
+            // An older far side without `status`: nothing to show but this side's settings.
+            Err(_) => false,
+        }
+    }
+}
+
+impl Far {
+    /// Whether the call just answered was the first on a new far-side session (`before`: a
+    /// reconnect was pending when it started; one may also have happened as it started);
+    /// the transcript is told through [`Session::take_reconnected`].
+    fn restarted(&self, before: bool) -> bool {
+        let restarted = before || self.remote.take_restarted();
+        if restarted {
+            self.reconnected.store(true, Ordering::Release);
+        }
+        restarted
+    }
+}
+
+impl Session {
+    /// A far side: the target, when a call was answered by a new session there (a
+    /// reconnect) since this was last asked.
+    pub(crate) fn take_reconnected(&self) -> Option<String> {
+        match self {
+            Self::Local(_) => None,
+            Self::Remote(far) => far
+                .reconnected
+                .swap(false, Ordering::AcqRel)
+                .then(|| far.target.clone()),
+        }
+    }
+
+    /// The settings the views are drawn with.
+    pub(crate) fn settings(&self) -> &Settings {
+        match self {
+            Self::Local(session) => session.settings(),
+            Self::Remote(far) => &far.settings,
+        }
+    }
+
+    /// The session's directory, as calls elsewhere are measured against it.
+    pub(crate) fn cwd(&self) -> String {
+        match self {
+            Self::Local(session) => session.cwd().to_string_lossy().into_owned(),
+            Self::Remote(far) => lock(&far.status)
+                .as_ref()
+                .map(|status| status.cwd.clone())
+                .unwrap_or_default(),
+        }
+    }
+
+    /// What the status line shows of where commands run.
+    pub(crate) fn place(&self) -> Place {
+        match self {
+            Self::Local(session) => Place {
+                cwd: session.cwd().to_string_lossy().into_owned(),
+                shell: session.shell_path().to_string_lossy().into_owned(),
+                sandbox: session.sandbox().map(|policy| SandboxStatus {
+                    mode: policy.mode.to_string(),
+                    network: policy.network,
+                }),
+                remote: None,
+            },
+            Self::Remote(far) => {
+                let status = lock(&far.status);
+                let remote = Some((far.target.clone(), lock(&far.lost).clone()));
+                match status.as_ref() {
+                    Some(status) => Place {
+                        cwd: status.cwd.clone(),
+                        shell: status.shell.clone(),
+                        sandbox: status.sandbox.clone(),
+                        remote,
+                    },
+                    None => Place {
+                        cwd: String::new(),
+                        shell: String::new(),
+                        // The far side enforces this side's sandbox settings (sent in hello).
+                        sandbox: far.settings.sandbox.mode.map(|mode| SandboxStatus {
+                            mode: mode.to_string(),
+                            network: far.settings.sandbox.network,
+                        }),
+                        remote,
+                    },
+                }
+            }
+        }
+    }
+
+    /// The session's jobs (a far side's as last read).
+    pub(crate) fn jobs_summary(&self) -> Vec<JobSummary> {
+        match self {
+            Self::Local(session) => session.jobs_summary(),
+            Self::Remote(far) => lock(&far.status)
+                .as_ref()
+                .map(|status| status.jobs.clone())
+                .unwrap_or_default(),
+        }
+    }
+
+    /// Reads a far side's status again, unless a read is on its way; `AppEvent::FarPolled`
+    /// follows when what it shows changed. Nothing for a local session.
+    pub(crate) fn poll(&self, events: &UnboundedSender<AppEvent>) {
+        let Self::Remote(far) = self else {
+            return;
+        };
+        if far.polling.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let (far, events) = (Arc::clone(far), events.clone());
+        tokio::spawn(async move {
+            let changed = far.read_status().await;
+            far.polling.store(false, Ordering::Release);
+            if changed {
+                let _ = events.send(AppEvent::FarPolled);
+            }
+        });
+    }
+
+    /// Job `id` as a UI shows it, for transcript entry `entry`. A far side's is read off the
+    /// loop: its answer comes as `AppEvent::JobLooked`.
+    pub(crate) fn job_look(
+        &self,
+        id: &str,
+        entry: usize,
+        events: &UnboundedSender<AppEvent>,
+    ) -> Look {
+        match self {
+            Self::Local(session) => Look::Now(
+                id.parse::<u64>()
+                    .ok()
+                    .and_then(|number| session.job_view(number, JOB_VIEW_BYTES))
+                    .map(JobLook::from),
+            ),
+            Self::Remote(far) => {
+                let (remote, events) = (far.remote.clone(), events.clone());
+                let id = id.to_owned();
+                tokio::spawn(async move {
+                    let mut fields = Map::new();
+                    fields.insert("jobId".to_owned(), Value::from(id.as_str()));
+                    fields.insert("bytes".to_owned(), Value::from(JOB_VIEW_BYTES));
+                    let look = match remote.request_data_if_connected("job_view", fields).await {
+                        Ok(data) => serde_json::from_value::<JobLook>(data).ok(),
+                        // No such job there (or the far side cannot say): shown as none.
+                        Err(RemoteError::Failed(_)) => None,
+                        // The link is down: the job is not known to be gone; read it later.
+                        Err(_) => return,
+                    };
+                    let _ = events.send(AppEvent::JobLooked { entry, id, look });
+                });
+                Look::Later
+            }
+        }
+    }
+
+    /// Runs a tool call; `on_update` gets its live text.
+    pub(crate) async fn run_tool(
+        &self,
+        call_id: &str,
+        arguments: &Value,
+        context: ToolContext,
+        mut on_update: impl FnMut(String) + Send + 'static,
+    ) -> ToolOutcome {
+        match self {
+            Self::Local(session) => {
+                session
+                    .execute_tool(call_id, arguments, context, move |update: ToolUpdate| {
+                        on_update(update.text);
+                    })
+                    .await
+            }
+            Self::Remote(far) => {
+                let call = RemoteCall {
+                    name: agentsh_agent_session::BASH_TOOL,
+                    arguments,
+                    tool_names: &context.tool_names,
+                };
+                // Taken here rather than by the call, so the transcript can say it.
+                let restarted_before = far.remote.take_restarted();
+                let answer = far
+                    .remote
+                    .tool_call(call, &context.cancel, |event| {
+                        if let Some(text) = update_text(&event) {
+                            on_update(text.to_owned());
+                        }
+                    })
+                    .await;
+                let result = answer
+                    .and_then(|value| {
+                        serde_json::from_value::<ToolResult>(value).map_err(|err| {
+                            RemoteError::Failed(format!(
+                                "the far side sent a result this agentsh cannot read: {err}"
+                            ))
+                        })
+                    })
+                    .unwrap_or_else(|err| err.tool_result());
+                let mut result = result;
+                if far.restarted(restarted_before) {
+                    result.details.session_restarted = true;
+                }
+                if context.cancel.is_cancelled() {
+                    ToolOutcome::Aborted(result)
+                } else {
+                    ToolOutcome::Finished(result)
+                }
+            }
+        }
+    }
+
+    /// Runs a bang command; `on_output` gets its output as it comes (a far side's comes with
+    /// its result).
+    pub(crate) async fn run_bang(
+        &self,
+        command: &str,
+        options: BangOptions,
+        on_output: impl FnMut(&str) + Send,
+    ) -> Result<BashResult, String> {
+        let far = match self {
+            Self::Local(session) => {
+                return session
+                    .execute_bash_with(command, options, on_output)
+                    .await
+                    .map_err(|err| err.to_string());
+            }
+            Self::Remote(far) => far,
+        };
+        let abort = CancellationToken::new();
+        *lock(&far.bang) = Some(abort.clone());
+        let mut fields = Map::new();
+        fields.insert("command".to_owned(), Value::from(command));
+        if let Some(timeout) = options.timeout {
+            fields.insert("timeout".to_owned(), Value::from(timeout));
+        }
+        let restarted_before = far.remote.take_restarted();
+        let run = far.remote.request_data("bash", fields);
+        tokio::pin!(run);
+        let answer = tokio::select! {
+            answer = &mut run => answer,
+            () = abort.cancelled() => {
+                let mut abort = Map::new();
+                abort.insert("type".to_owned(), Value::from("abort_bash"));
+                let remote = far.remote.clone();
+                // Answered at once there; the bash request's own response follows.
+                tokio::spawn(async move { remote.request(abort).await });
+                run.await
+            }
+        };
+        *lock(&far.bang) = None;
+        let data = answer.map_err(|err| err.to_string())?;
+        let text = data.get("text").and_then(Value::as_str).map(str::to_owned);
+        let mut result = serde_json::from_value::<BashResult>(data)
+            .map_err(|err| format!("the far side sent a result this agentsh cannot read: {err}"))?;
+        if far.restarted(restarted_before) {
+            result.session_restarted = true;
+        }
+        if !options.exclude_from_context
+            && let Some(text) = text
+        {
+            lock(&far.context).push(text);
+        }
+        Ok(result)
+    }
+
+    /// Aborts the running bang command.
+    pub(crate) fn abort_bang(&self) {
+        match self {
+            Self::Local(session) => session.abort_bash(),
+            Self::Remote(far) => {
+                if let Some(token) = lock(&far.bang).as_ref() {
+                    token.cancel();
+                }
+            }
+        }
+    }
+
+    /// The context messages bang commands recorded.
+    pub(crate) fn context_messages(&self) -> Vec<String> {
+        match self {
+            Self::Local(session) => session.context_messages(),
+            Self::Remote(far) => lock(&far.context).clone(),
+        }
+    }
+
+    /// Lines of an artifact (here, or the far side's).
+    pub(crate) async fn read_artifact(
+        &self,
+        id: String,
+        offset: u64,
+        limit: u64,
+    ) -> Result<ArtifactText, String> {
+        match self {
+            Self::Local(session) => {
+                let session = session.clone();
+                // A read streams the file: off the loop's thread.
+                tokio::task::spawn_blocking(move || {
+                    session.read_artifact(&id, Some(offset), Some(limit))
+                })
+                .await
+                .map_err(|err| err.to_string())?
+                .map_err(|err| err.to_string())
+            }
+            Self::Remote(far) => {
+                let mut fields = Map::new();
+                fields.insert("artifactId".to_owned(), Value::from(id));
+                fields.insert("offset".to_owned(), Value::from(offset));
+                fields.insert("limit".to_owned(), Value::from(limit));
+                let data = far
+                    .remote
+                    .request_data("read_artifact", fields)
+                    .await
+                    .map_err(|err| err.to_string())?;
+                let text = |key: &str| {
+                    data.get(key)
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_owned()
+                };
+                Ok(ArtifactText {
+                    text: text("text"),
+                    total_lines: data.get("totalLines").and_then(Value::as_u64).unwrap_or(0),
+                    path: text("path").into(),
+                })
+            }
+        }
+    }
+
+    /// Warnings not shown yet.
+    pub(crate) fn take_warnings(&self) -> Vec<String> {
+        match self {
+            Self::Local(session) => session.take_warnings(),
+            Self::Remote(far) => far.remote.take_warnings(),
+        }
+    }
+
+    /// Ends every job and shell (here, or on the far side: its input is closed).
+    pub(crate) async fn shutdown(&self) {
+        match self {
+            Self::Local(session) => session.shutdown().await,
+            Self::Remote(far) => far.remote.shutdown().await,
+        }
+    }
+}
+
+/// Characters of a far side's description the status line shows (a `[remote] command` can be
+/// long; its start names the pod or container).
+const TARGET_CHARS: usize = 48;
+
+/// `target`, cut to [`TARGET_CHARS`] with an ellipsis.
+fn short_target(target: &str) -> String {
+    match target.char_indices().nth(TARGET_CHARS) {
+        Some((cut, _)) => format!("{}…", &target[..cut]),
+        None => target.to_owned(),
+    }
+}
+
+/// The text of a `tool_execution_update` event.
+fn update_text(event: &Map<String, Value>) -> Option<&str> {
+    if event.get("type")?.as_str()? != "tool_execution_update" {
+        return None;
+    }
+    event
+        .get("partialResult")?
+        .get("content")?
+        .get(0)?
+        .get("text")?
+        .as_str()
+}

@@ -4,6 +4,7 @@
 
 mod far_side;
 mod faults;
+mod interactive;
 mod mcp;
 mod setup;
 

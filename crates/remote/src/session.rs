@@ -98,6 +98,8 @@ struct Inner {
     connection: AsyncMutex<Option<Arc<Connection>>>,
     /// A reconnect happened that no call result has reported yet.
     restarted: AtomicBool,
+    /// Connections opened so far (each a new far-side session).
+    opened: AtomicU64,
     /// Far-side `toolCallId`s are this side's own, so two callers' ids never collide there.
     next_call: AtomicU64,
     warnings: Mutex<Vec<String>>,
@@ -128,6 +130,7 @@ impl RemoteSession {
                 config,
                 connection: AsyncMutex::new(None),
                 restarted: AtomicBool::new(false),
+                opened: AtomicU64::new(0),
                 next_call: AtomicU64::new(1),
                 warnings: Mutex::default(),
                 far_version: Mutex::default(),
@@ -171,6 +174,7 @@ impl RemoteSession {
         let reconnect = guard.is_some();
         *guard = None;
         let connection = self.open().await?;
+        self.inner.opened.fetch_add(1, Ordering::Relaxed);
         if reconnect {
             self.inner.restarted.store(true, Ordering::Relaxed);
         }
@@ -294,6 +298,13 @@ impl RemoteSession {
             .map_err(RemoteError::Lost)?;
         failure(&response).map_err(RemoteError::Failed)?;
         Ok(response.remove("data").unwrap_or(Value::Null))
+    }
+
+    /// How many connections (each a new far-side session) have been opened: 1 after
+    /// [`RemoteSession::connect`], one more for each reconnect. A UI compares it around a call
+    /// to tell that the call reached a new session.
+    pub fn sessions_opened(&self) -> u64 {
+        self.inner.opened.load(Ordering::Relaxed)
     }
 
     /// Whether a reconnect happened since a result last said so; taking it clears it.

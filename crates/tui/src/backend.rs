@@ -5,7 +5,7 @@
 //! over its connection, never on the loop's thread: what the status line and followed jobs
 //! show of it is what the last poll (every jobs tick, one at a time) brought back.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use agentsh_agent_session::{
@@ -48,7 +48,10 @@ pub(crate) struct Far {
     context: Mutex<Vec<String>>,
     /// The running bang command's abort.
     bang: Mutex<Option<CancellationToken>>,
-    /// A call's result was the first after a reconnect, and the transcript was not told yet.
+    /// Far-side sessions the transcript knows of (a call that opens one more is answered by
+    /// a new session: the transcript says so).
+    sessions_seen: AtomicU64,
+    /// A call was answered by a new far-side session, and the transcript was not told yet.
     reconnected: AtomicBool,
 }
 
@@ -89,8 +92,11 @@ impl Far {
             polling: AtomicBool::new(false),
             context: Mutex::new(Vec::new()),
             bang: Mutex::new(None),
+            sessions_seen: AtomicU64::new(0),
             reconnected: AtomicBool::new(false),
         };
+        far.sessions_seen
+            .store(far.remote.sessions_opened(), Ordering::Relaxed);
         far.read_status().await;
         far
     }
@@ -125,15 +131,13 @@ impl Far {
 }
 
 impl Far {
-    /// Whether the call just answered was the first on a new far-side session (`before`: a
-    /// reconnect was pending when it started; one may also have happened as it started);
-    /// the transcript is told through [`Session::take_reconnected`].
-    fn restarted(&self, before: bool) -> bool {
-        let restarted = before || self.remote.take_restarted();
-        if restarted {
+    /// After a call: when it opened a new far-side session, the transcript is told (through
+    /// [`Session::take_reconnected`]).
+    fn note_new_session(&self) {
+        let opened = self.remote.sessions_opened();
+        if self.sessions_seen.swap(opened, Ordering::AcqRel) < opened {
             self.reconnected.store(true, Ordering::Release);
         }
-        restarted
     }
 }
 
@@ -294,8 +298,6 @@ impl Session {
                     arguments,
                     tool_names: &context.tool_names,
                 };
-                // Taken here rather than by the call, so the transcript can say it.
-                let restarted_before = far.remote.take_restarted();
                 let answer = far
                     .remote
                     .tool_call(call, &context.cancel, |event| {
@@ -313,10 +315,8 @@ impl Session {
                         })
                     })
                     .unwrap_or_else(|err| err.tool_result());
-                let mut result = result;
-                if far.restarted(restarted_before) {
-                    result.details.session_restarted = true;
-                }
+                // The call marked its result `sessionRestarted` itself.
+                far.note_new_session();
                 if context.cancel.is_cancelled() {
                     ToolOutcome::Aborted(result)
                 } else {
@@ -369,9 +369,12 @@ impl Session {
         let text = data.get("text").and_then(Value::as_str).map(str::to_owned);
         let mut result = serde_json::from_value::<BashResult>(data)
             .map_err(|err| format!("the far side sent a result this agentsh cannot read: {err}"))?;
-        if far.restarted(restarted_before) {
+        // A `bash` request's result is not marked by the connection: marked here, as the
+        // RPC proxy marks it.
+        if restarted_before || far.remote.take_restarted() {
             result.session_restarted = true;
         }
+        far.note_new_session();
         if !options.exclude_from_context
             && let Some(text) = text
         {

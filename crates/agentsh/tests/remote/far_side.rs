@@ -375,3 +375,112 @@ fn any_input_line_renews_the_lease_a_running_command_does_not() {
     assert_eq!(status.code(), Some(0), "{status:?}");
     assert_no_survivor(&marker);
 }
+
+/// Sends `request` (with its `id`) and returns the response.
+fn ask(rpc: &mut Rpc, id: &str, request: Value) -> Value {
+    let mut request = request;
+    request["id"] = json!(id);
+    rpc.send_json(&request);
+    rpc.response(id)
+}
+
+/// `status` and `job_view` (what the interactive mode's `--remote` shows) on `rpc`, whose
+/// session is in `work`.
+fn check_status_and_job_view(rpc: &mut Rpc, work: &str, name: &str) {
+    let status = ask(rpc, "s1", json!({"type": "status"}));
+    assert_eq!(status["success"], true, "{name}: {status}");
+    assert_eq!(status["command"], "status", "{name}: {status}");
+    let data = &status["data"];
+    assert_eq!(data["cwd"], work, "{name}: {status}");
+    assert!(
+        data["shell"]
+            .as_str()
+            .is_some_and(|shell| shell.ends_with("bash")),
+        "{name}: {status}"
+    );
+    assert_eq!(data["sandbox"], Value::Null, "{name}: {status}");
+    assert_eq!(data["jobs"], json!([]), "{name}: {status}");
+    // A job that prints a line after its starting result has returned.
+    let marker = unique_marker();
+    let command = format!(
+        "echo one; sleep 1.5; echo late; {}",
+        marked_sleeper(&marker)
+    );
+    let started = ask(
+        rpc,
+        "start",
+        json!({"type": "tool_call", "toolCallId": "job", "name": "bash",
+               "arguments": {"command": command, "run_in_background": true}}),
+    );
+    assert_eq!(
+        started["data"]["details"]["job"]["id"], "1",
+        "{name}: {started}"
+    );
+    wait_for_process(&marker);
+    let status = ask(rpc, "s2", json!({"type": "status"}));
+    let jobs = &status["data"]["jobs"];
+    assert_eq!(jobs.as_array().map(Vec::len), Some(1), "{name}: {status}");
+    assert_eq!(jobs[0]["id"], "1", "{name}: {status}");
+    assert_eq!(jobs[0]["state"], "running", "{name}: {status}");
+    assert_eq!(jobs[0]["command"], command, "{name}: {status}");
+    assert_eq!(jobs[0]["pty"], false, "{name}: {status}");
+    assert!(jobs[0]["runTime"].as_f64().is_some(), "{name}: {status}");
+    // The look shows every line so far, as a number or a string id alike.
+    let look = ask(rpc, "v1", json!({"type": "job_view", "jobId": 1}));
+    assert_eq!(look["success"], true, "{name}: {look}");
+    assert_eq!(look["data"]["job"]["id"], "1", "{name}: {look}");
+    assert_eq!(look["data"]["screen"], Value::Null, "{name}: {look}");
+    let deadline = Instant::now() + LIVENESS;
+    let look = loop {
+        let look = ask(rpc, "v2", json!({"type": "job_view", "jobId": "1"}));
+        if look["data"]["output"] == "one\nlate\n" {
+            break look;
+        }
+        assert!(Instant::now() < deadline, "{name}: {look}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(look["data"]["totalLines"], 2, "{name}: {look}");
+    // Looking moved nothing: the model's job_output still gets the late line.
+    let output = ask(
+        rpc,
+        "out",
+        json!({"type": "tool_call", "toolCallId": "out", "name": "job_output",
+               "arguments": {"jobId": "1"}}),
+    );
+    let text = output["data"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(text.starts_with("late\n"), "{name}: {output}");
+    // An id no job has: the job tools' own words.
+    let missing = ask(rpc, "v3", json!({"type": "job_view", "jobId": "9"}));
+    assert_eq!(missing["success"], false, "{name}: {missing}");
+    assert_eq!(missing["error"], "No job 9. Jobs: 1", "{name}: {missing}");
+    let bad = ask(rpc, "v4", json!({"type": "job_view"}));
+    assert_eq!(
+        bad["error"], "missing field `jobId` (a string or a whole number)",
+        "{name}: {bad}"
+    );
+    ask(
+        rpc,
+        "kill",
+        json!({"type": "tool_call", "toolCallId": "kill", "name": "job_kill",
+               "arguments": {"jobId": "1"}}),
+    );
+    assert_no_survivor(&marker);
+}
+
+#[test]
+fn status_and_job_view_answer_here_and_through_every_far_side() {
+    let env = TestEnv::new();
+    let work = env.work_dir();
+    let work = work.to_str().expect("utf-8 path");
+    let mut rpc = rpc_with(&env, &["--cwd", work]);
+    check_status_and_job_view(&mut rpc, work, "local");
+    drop(rpc);
+    super::on_every_far_side("status_and_job_view", |far| {
+        let env = far.env("");
+        let work = env.work_dir();
+        let mut rpc = far.rpc(&env);
+        check_status_and_job_view(&mut rpc, work.to_str().expect("utf-8 path"), far.name());
+    });
+}

@@ -57,7 +57,7 @@ fn transport_pid(rpc: &Rpc, far: &Far) -> u32 {
 
 /// A child of `parent` whose command name is `comm`, from `/proc/*/stat`
 /// (`pid (comm) state ppid …`).
-fn child_named(parent: u32, comm: &str) -> Option<u32> {
+pub(super) fn child_named(parent: u32, comm: &str) -> Option<u32> {
     std::fs::read_dir("/proc")
         .ok()?
         .flatten()

@@ -257,7 +257,7 @@ impl<R: Renderer> App<R> {
             self.note(
                 NoteKind::Warning,
                 format!(
-                    "Reconnected to {target}: a new session there (jobs and shell state of the old one are gone)"
+                    "Reconnected to {target}: a new session (earlier jobs and shell state are gone)"
                 ),
             );
         }

@@ -64,7 +64,8 @@ pub enum Mode {
     /// RPC mode: JSON lines on stdin (commands) and stdout (responses and events).
     ///
     /// Commands: `bash`, `abort_bash`, `tool_call`, `abort`, `read_artifact`,
-    /// `list_artifacts`, `hello`, `ping`, one JSON object per line (at most 32 MiB). Ends with
+    /// `list_artifacts`, `hello`, `ping`, `status`, `job_view`, one JSON object per line (at
+    /// most 32 MiB). Ends with
     /// exit status 0 when stdin is closed (or the --lease runs out), and 130 / 143 / 129 after
     /// SIGINT / SIGTERM / SIGHUP, each time after ending every running command and every
     /// shell's process tree.

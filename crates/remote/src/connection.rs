@@ -34,7 +34,8 @@ pub(crate) type Response = Map<String, Value>;
 /// Requests waiting for their responses, by the id this side gave them.
 type Pending = HashMap<u64, oneshot::Sender<Response>>;
 
-/// Calls waiting for their events, by the far-side `toolCallId` this side gave them.
+/// Calls waiting for their events, by the far-side `toolCallId` (or a `bash` request's
+/// `streamId`) this side gave them.
 type Calls = HashMap<String, mpsc::UnboundedSender<Map<String, Value>>>;
 
 /// An open connection. Dropping the last handle closes the far side's input and kills the
@@ -132,7 +133,13 @@ impl Shared {
                 }
             }
             Some(_) => {
-                let Some(call) = message.get("toolCallId").and_then(Value::as_str) else {
+                // A tool call's events name it by `toolCallId`; a streamed `bash` request's
+                // output by its `streamId` (the two share one namespace of this side's ids).
+                let call = message
+                    .get("toolCallId")
+                    .or_else(|| message.get("streamId"))
+                    .and_then(Value::as_str);
+                let Some(call) = call else {
                     tracing::debug!("an event without a toolCallId: {message:?}");
                     return;
                 };

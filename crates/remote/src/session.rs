@@ -375,6 +375,77 @@ impl RemoteSession {
         Ok(data)
     }
 
+    /// Runs a user's (bang) command on the far side: a `bash` request with `command` and
+    /// `timeout`. With `stream`, its output so far is handed to `on_output` as the far side
+    /// sends it (`bash_output` events: pieces at most every 50 ms, each the newest 64 KiB at
+    /// most); without, nothing is streamed over the link. `cancel` resolving sends `abort_bash`; the command's own
+    /// response (`cancelled: true`) still ends the call. Returns its `data` (the
+    /// `BashResult` and `text`), marked `sessionRestarted` when the call is the first after a
+    /// reconnect; a `success: false` answer is [`RemoteError::Failed`].
+    pub async fn bash(
+        &self,
+        command: &str,
+        timeout: Option<f64>,
+        cancel: &CancellationToken,
+        stream: bool,
+        mut on_output: impl FnMut(&str) + Send,
+    ) -> Result<Value, RemoteError> {
+        let connection = self.connection().await?;
+        let restarted = self.take_restarted();
+        let stream_id = format!(
+            "bash-{}",
+            self.inner.next_call.fetch_add(1, Ordering::Relaxed)
+        );
+        let mut events = connection.events(&stream_id);
+        let mut request = Map::new();
+        request.insert("type".to_owned(), Value::from("bash"));
+        request.insert("command".to_owned(), Value::from(command));
+        if let Some(timeout) = timeout {
+            request.insert("timeout".to_owned(), Value::from(timeout));
+        }
+        if stream {
+            request.insert("streamId".to_owned(), Value::from(stream_id.as_str()));
+        }
+        let response = connection.request(request);
+        tokio::pin!(response);
+        let cancelled = cancel.cancelled();
+        tokio::pin!(cancelled);
+        let (mut aborted, mut events_open) = (false, true);
+        let mut deliver = |event: Map<String, Value>| {
+            if let Some(text) = event.get("text").and_then(Value::as_str) {
+                on_output(text);
+            }
+        };
+        let answer = loop {
+            tokio::select! {
+                answer = &mut response => break answer,
+                event = events.recv(), if events_open => match event {
+                    Some(event) => deliver(event),
+                    None => events_open = false,
+                },
+                () = &mut cancelled, if !aborted => {
+                    aborted = true;
+                    let mut abort = Map::new();
+                    abort.insert("type".to_owned(), Value::from("abort_bash"));
+                    abort.insert("id".to_owned(), Value::from(format!("{stream_id}-abort")));
+                    let _ = connection.send(&abort);
+                }
+            }
+        };
+        // Output sent before the response is already queued: delivered in order.
+        while let Ok(event) = events.try_recv() {
+            deliver(event);
+        }
+        connection.forget(&stream_id);
+        let mut response = answer.map_err(RemoteError::Lost)?;
+        failure(&response).map_err(RemoteError::Failed)?;
+        let mut data = response.remove("data").unwrap_or(Value::Null);
+        if restarted && let Some(data) = data.as_object_mut() {
+            data.insert("sessionRestarted".to_owned(), Value::Bool(true));
+        }
+        Ok(data)
+    }
+
     /// Ends the session in order: the far side's input is closed, so it ends every tree and
     /// exits; waits up to 12 s for that, then kills the transport.
     pub async fn shutdown(&self) {

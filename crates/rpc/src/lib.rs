@@ -35,6 +35,7 @@ mod request;
 mod server;
 mod socket;
 mod stdio;
+mod stream;
 
 // The whole public surface. Types of agentsh-agent-session are re-exported because these
 // signatures use them: a host needs no other agentsh crate to serve.

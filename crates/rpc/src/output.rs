@@ -73,6 +73,13 @@ pub enum Message {
         /// The result's `isError`.
         is_error: bool,
     },
+    /// Output of a `bash` request that asked for it (`streamId`), as it is committed.
+    BashOutput {
+        /// The request's `streamId`.
+        stream_id: String,
+        /// The output's next piece (sanitised, as the result keeps it).
+        text: String,
+    },
     /// A session warning, reported once.
     Warning {
         /// The warning.

@@ -121,7 +121,11 @@ impl Proxy {
                     ));
                 }
             }
-            Command::Bash { command, timeout } => self.bash(id, command, timeout),
+            Command::Bash {
+                command,
+                timeout,
+                stream_id,
+            } => self.bash(id, command, timeout, stream_id),
             Command::AbortBash => {
                 self.output.send(&Message::success(id, name, None));
                 if let Some(token) = lock(&self.bash).as_ref() {
@@ -196,7 +200,13 @@ impl Proxy {
         });
     }
 
-    fn bash(&mut self, id: Option<Value>, command: String, timeout: Option<f64>) {
+    fn bash(
+        &mut self,
+        id: Option<Value>,
+        command: String,
+        timeout: Option<f64>,
+        stream_id: Option<String>,
+    ) {
         const NAME: &str = "bash";
         let abort = CancellationToken::new();
         {
@@ -214,29 +224,25 @@ impl Proxy {
         let remote = self.remote.clone();
         let output = self.output.clone();
         self.tasks.spawn(async move {
-            let mut request = Map::new();
-            request.insert("type".to_owned(), Value::from(NAME));
-            request.insert("command".to_owned(), Value::from(command));
-            if let Some(timeout) = timeout {
-                request.insert("timeout".to_owned(), Value::from(timeout));
-            }
-            let restarted_before = remote.take_restarted();
-            let run = remote.request(request);
-            tokio::pin!(run);
-            let answer = tokio::select! {
-                answer = &mut run => answer,
-                () = abort.cancelled() => {
-                    let mut abort = Map::new();
-                    abort.insert("type".to_owned(), Value::from("abort_bash"));
-                    let remote = remote.clone();
-                    // Answered at once there; the bash request's own response follows.
-                    tokio::spawn(async move { remote.request(abort).await });
-                    run.await
-                }
-            };
-            let restarted = restarted_before || remote.take_restarted();
+            // Streamed over the link only when the client asked for it.
+            let stream = stream_id.is_some();
+            let answer = remote
+                .bash(&command, timeout, &abort, stream, |text| {
+                    if let Some(stream_id) = &stream_id {
+                        output.send(&Message::BashOutput {
+                            stream_id: stream_id.clone(),
+                            text: text.to_owned(),
+                        });
+                    }
+                })
+                .await;
             *lock(&slot) = None;
-            let response = answered(id, NAME, answer, restarted);
+            // `RemoteSession::bash` marked a first result after a reconnect already.
+            let response = match answer {
+                Ok(data) => success(id, NAME, &data),
+                Err(RemoteError::Failed(error)) => failure(id, NAME, &error),
+                Err(err) => failure(id, NAME, &err.to_string()),
+            };
             send_warnings(&remote, &output);
             output.send(&response);
         });

@@ -33,12 +33,15 @@ pub struct Request {
 /// The request types, with their fields.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Command {
-    /// `{"type": "bash", "command", "timeout"?}`: a user bang command.
+    /// `{"type": "bash", "command", "timeout"?, "streamId"?}`: a user bang command.
     Bash {
         /// The command line.
         command: String,
         /// Seconds; clamped by the session.
         timeout: Option<f64>,
+        /// When given, the output is also sent as it comes, in `bash_output` events with this
+        /// `streamId` (a UI that shows the command live from afar).
+        stream_id: Option<String>,
     },
     /// `{"type": "abort_bash"}`.
     AbortBash,
@@ -117,10 +120,15 @@ impl Command {
     fn from_fields(kind: RequestType, fields: Value, line: &str) -> Result<Self, FieldError> {
         Ok(match kind {
             RequestType::Bash => {
-                let BashFields { command, timeout } = deserialize(fields, line)?;
+                let BashFields {
+                    command,
+                    timeout,
+                    stream_id,
+                } = deserialize(fields, line)?;
                 Self::Bash {
                     command: required(command, "command")?.0,
                     timeout: timeout.map(|seconds| seconds.0),
+                    stream_id: stream_id.map(|id| id.0),
                 }
             }
             RequestType::AbortBash => Self::AbortBash,
@@ -377,9 +385,11 @@ fn required<T: Expected>(value: Option<T>, field: &'static str) -> Result<T, Fie
 
 /// The fields of a `bash` request. (`null` counts as absent for every field: `Option`.)
 #[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct BashFields {
     command: Option<Text>,
     timeout: Option<Number>,
+    stream_id: Option<Text>,
 }
 
 /// The fields of a `tool_call` request.

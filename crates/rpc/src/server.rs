@@ -22,6 +22,7 @@ use crate::host::{CallEnd, CallHooks, CallHost, HostedCall, HostedCallKind};
 use crate::input::Incoming;
 use crate::output::{Message, Output, PartialResult};
 use crate::request::{Command, Request};
+use crate::stream::OutputStream;
 
 /// How long, at end of input, running commands get to end after being cancelled before the
 /// session is shut down regardless.
@@ -192,7 +193,11 @@ impl Server {
         let Request { id, command } = request;
         let name = command.name();
         match command {
-            Command::Bash { command, timeout } => self.bash(id, command, timeout),
+            Command::Bash {
+                command,
+                timeout,
+                stream_id,
+            } => self.bash(id, command, timeout, stream_id),
             Command::AbortBash => {
                 // Answered first: the response precedes the aborted command's own.
                 self.output.send(&Message::success(id, name, None));
@@ -344,7 +349,13 @@ impl Server {
         });
     }
 
-    fn bash(&mut self, id: Option<Value>, command: String, timeout: Option<f64>) {
+    fn bash(
+        &mut self,
+        id: Option<Value>,
+        command: String,
+        timeout: Option<f64>,
+        stream_id: Option<String>,
+    ) {
         const NAME: &str = "bash";
         let abort = CancellationToken::new();
         {
@@ -378,17 +389,28 @@ impl Server {
                 timeout,
                 exclude_from_context: false,
             };
-            // A host sees the output as it comes; without one, the sink's plain path.
+            // A host, or a client that asked for a stream, sees the output as it comes;
+            // without either, the sink's plain path.
             let mut observer = observer;
-            let result = match observer.as_mut() {
-                Some(observer) => {
-                    let run =
-                        session.execute_bash_with(&command, options, |text| observer.update(text));
-                    abortable_bash(&session, &abort, run).await
+            let result = if observer.is_some() || stream_id.is_some() {
+                let stream =
+                    stream_id.map(|stream_id| OutputStream::start(stream_id, output.clone()));
+                let on_output = |text: &str| {
+                    if let Some(observer) = observer.as_mut() {
+                        observer.update(text);
+                    }
+                    if let Some(stream) = &stream {
+                        stream.push(text);
+                    }
+                };
+                let run = session.execute_bash_with(&command, options, on_output);
+                let result = abortable_bash(&session, &abort, run).await;
+                if let Some(stream) = stream {
+                    stream.finish().await;
                 }
-                None => {
-                    abortable_bash(&session, &abort, session.execute_bash(&command, options)).await
-                }
+                result
+            } else {
+                abortable_bash(&session, &abort, session.execute_bash(&command, options)).await
             };
             if let Some(observer) = observer {
                 observer.finished(CallEnd::Bash(&result));

@@ -326,8 +326,8 @@ impl Session {
         }
     }
 
-    /// Runs a bang command; `on_output` gets its output as it comes (a far side's comes with
-    /// its result).
+    /// Runs a bang command; `on_output` gets its output as it comes (a far side's as its
+    /// `bash_output` events bring it: the newest part at most every 50 ms).
     pub(crate) async fn run_bang(
         &self,
         command: &str,
@@ -345,35 +345,15 @@ impl Session {
         };
         let abort = CancellationToken::new();
         *lock(&far.bang) = Some(abort.clone());
-        let mut fields = Map::new();
-        fields.insert("command".to_owned(), Value::from(command));
-        if let Some(timeout) = options.timeout {
-            fields.insert("timeout".to_owned(), Value::from(timeout));
-        }
-        let restarted_before = far.remote.take_restarted();
-        let run = far.remote.request_data("bash", fields);
-        tokio::pin!(run);
-        let answer = tokio::select! {
-            answer = &mut run => answer,
-            () = abort.cancelled() => {
-                let mut abort = Map::new();
-                abort.insert("type".to_owned(), Value::from("abort_bash"));
-                let remote = far.remote.clone();
-                // Answered at once there; the bash request's own response follows.
-                tokio::spawn(async move { remote.request(abort).await });
-                run.await
-            }
-        };
+        let answer = far
+            .remote
+            .bash(command, options.timeout, &abort, true, on_output)
+            .await;
         *lock(&far.bang) = None;
         let data = answer.map_err(|err| err.to_string())?;
         let text = data.get("text").and_then(Value::as_str).map(str::to_owned);
-        let mut result = serde_json::from_value::<BashResult>(data)
+        let result = serde_json::from_value::<BashResult>(data)
             .map_err(|err| format!("the far side sent a result this agentsh cannot read: {err}"))?;
-        // A `bash` request's result is not marked by the connection: marked here, as the
-        // RPC proxy marks it.
-        if restarted_before || far.remote.take_restarted() {
-            result.session_restarted = true;
-        }
         far.note_new_session();
         if !options.exclude_from_context
             && let Some(text) = text

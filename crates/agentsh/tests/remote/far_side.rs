@@ -484,3 +484,70 @@ fn status_and_job_view_answer_here_and_through_every_far_side() {
         check_status_and_job_view(&mut rpc, work.to_str().expect("utf-8 path"), far.name());
     });
 }
+
+/// The `bash_output` events of `stream` among `lines`, in order: their texts.
+fn streamed(lines: &[Value], stream: &str) -> Vec<String> {
+    lines
+        .iter()
+        .filter(|line| line["type"] == "bash_output" && line["streamId"] == stream)
+        .map(|line| line["text"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+/// A `bash` request with `streamId` streams its output before its response; one without
+/// streams nothing; a big output streams a bounded tail.
+fn check_bash_streams(rpc: &mut Rpc, name: &str) {
+    rpc.send_json(&json!({"id": "b1", "type": "bash", "streamId": "s-1",
+        "command": "for i in 1 2 3; do echo s$i; sleep 0.3; done"}));
+    let lines = rpc.until(LIVENESS, |line| crate::util::is_response(line, "b1"));
+    let response = lines.last().expect("the response");
+    assert_eq!(
+        response["data"]["output"], "s1\ns2\ns3\n",
+        "{name}: {response}"
+    );
+    let pieces = streamed(&lines, "s-1");
+    assert!(pieces.len() >= 2, "{name}: pieces as they came: {pieces:?}");
+    assert_eq!(pieces.concat(), "s1\ns2\ns3\n", "{name}: {pieces:?}");
+    // Without a streamId, nothing but the response.
+    rpc.send_json(&json!({"id": "b2", "type": "bash", "command": "echo quiet"}));
+    let lines = rpc.until(LIVENESS, |line| crate::util::is_response(line, "b2"));
+    assert!(
+        lines.iter().all(|line| line["type"] != "bash_output"),
+        "{name}: {lines:?}"
+    );
+    // 6.9 MB of output: each event at most 64 KiB, the last one ending with the last line.
+    rpc.send_json(&json!({"id": "b3", "type": "bash", "streamId": "s-3",
+        "command": "seq 1000000"}));
+    let lines = rpc.until(LIVENESS * 2, |line| crate::util::is_response(line, "b3"));
+    let pieces = streamed(&lines, "s-3");
+    assert!(!pieces.is_empty(), "{name}");
+    assert!(
+        pieces.iter().all(|piece| piece.len() <= 64 * 1024),
+        "{name}: {:?}",
+        pieces.iter().map(String::len).collect::<Vec<_>>()
+    );
+    let total: usize = pieces.iter().map(String::len).sum();
+    assert!(
+        total < 6_888_896,
+        "{name}: {total} bytes streamed of 6888896"
+    );
+    assert!(
+        pieces
+            .last()
+            .is_some_and(|last| last.ends_with("999999\n1000000\n")),
+        "{name}"
+    );
+}
+
+#[test]
+fn a_streamed_bash_sends_its_output_live_here_and_through_every_far_side() {
+    let env = TestEnv::new();
+    let mut rpc = rpc_with(&env, &[]);
+    check_bash_streams(&mut rpc, "local");
+    drop(rpc);
+    super::on_every_far_side("a_streamed_bash", |far| {
+        let env = far.env("");
+        let mut rpc = far.rpc(&env);
+        check_bash_streams(&mut rpc, far.name());
+    });
+}

@@ -79,6 +79,17 @@ fn the_interactive_mode_runs_everything_on_the_far_side() {
         tui.wait_text_for("bang-42", FAR);
         tui.submit("/context");
         tui.wait_text("Ran `echo bang-$((6*7))`");
+        // A bang's output shows while it runs there; Esc ends it, whole.
+        let bang = unique_marker();
+        tui.submit(&format!("!echo live-$((1+1)); {}", marked_sleeper(&bang)));
+        wait_for_process(&bang);
+        tui.wait("the running bang's live output", FAR, |screen| {
+            screen.iter().any(|row| row.trim_end() == "live-2")
+                && screen.iter().any(|row| row.contains("Running…"))
+        });
+        tui.pane.send_keys(&["Escape"]);
+        tui.wait_text_for("[Command cancelled]", FAR);
+        agentsh_test_support::assert_no_survivor(&bang, Duration::from_secs(3));
         // A background job: listed, counted on the status line, followed live.
         let marker = unique_marker();
         tui.submit(&format!(

@@ -38,6 +38,7 @@ fn each_request_type() {
         Request {
             id: Some(json!("1")),
             command: Command::Bash {
+                stream_id: None,
                 command: "ls".into(),
                 timeout: Some(2.5)
             }
@@ -46,6 +47,7 @@ fn each_request_type() {
     assert_eq!(
         ok(r#"{"type":"bash","command":"ls","timeout":null,"extra":1}"#).command,
         Command::Bash {
+            stream_id: None,
             command: "ls".into(),
             timeout: None
         }
@@ -220,6 +222,7 @@ fn what_json_allows_is_accepted() {
         Request {
             id: Some(json!("\u{FFFD}")),
             command: Command::Bash {
+                stream_id: None,
                 command: "echo \u{FFFD} \u{1F600}".into(),
                 timeout: None
             }
@@ -240,6 +243,7 @@ fn what_json_allows_is_accepted() {
             ))
             .command,
             Command::Bash {
+                stream_id: None,
                 command: "ls".into(),
                 timeout: Some(seconds)
             }

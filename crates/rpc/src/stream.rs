@@ -1,0 +1,108 @@
+//! A `bash` request's output streamed to its client (`streamId`, `bash_output` events): what
+//! a UI far away shows while the command runs. The pieces are joined and sent at most every
+//! [`STREAM_INTERVAL`], and only the last [`STREAM_TAIL_BYTES`] of what came between two sends
+//! go out: a command that prints a gigabyte costs the link a live tail, not the gigabyte (the
+//! whole output is in the result and its artifact).
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::output::{Message, Output};
+
+/// Shortest time between two `bash_output` events of one command.
+pub(crate) const STREAM_INTERVAL: Duration = Duration::from_millis(50);
+
+/// Bytes of output one event carries at most: the newest ones.
+pub(crate) const STREAM_TAIL_BYTES: usize = 64 * 1024;
+
+/// A running command's stream: [`OutputStream::push`] from the output callback,
+/// [`OutputStream::finish`] before the response is sent.
+pub(crate) struct OutputStream {
+    pending: Arc<Mutex<String>>,
+    done: CancellationToken,
+    flusher: JoinHandle<()>,
+}
+
+impl OutputStream {
+    /// Starts the stream of `stream_id` on `output`.
+    pub(crate) fn start(stream_id: String, output: Output) -> Self {
+        let pending = Arc::new(Mutex::new(String::new()));
+        let done = CancellationToken::new();
+        let flusher = tokio::spawn({
+            let (pending, done) = (Arc::clone(&pending), done.clone());
+            async move {
+                let mut tick = tokio::time::interval(STREAM_INTERVAL);
+                tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                loop {
+                    let finished = tokio::select! {
+                        _ = tick.tick() => false,
+                        () = done.cancelled() => true,
+                    };
+                    let text = std::mem::take(&mut *lock(&pending));
+                    if !text.is_empty() {
+                        output.send(&Message::BashOutput {
+                            stream_id: stream_id.clone(),
+                            text,
+                        });
+                    }
+                    if finished {
+                        return;
+                    }
+                }
+            }
+        });
+        Self {
+            pending,
+            done,
+            flusher,
+        }
+    }
+
+    /// A piece of output, for the next event.
+    pub(crate) fn push(&self, text: &str) {
+        let mut pending = lock(&self.pending);
+        pending.push_str(text);
+        keep_tail(&mut pending, STREAM_TAIL_BYTES);
+    }
+
+    /// Sends what is pending and ends the stream: every event of it precedes what is sent
+    /// after this returns.
+    pub(crate) async fn finish(self) {
+        self.done.cancel();
+        let _ = self.flusher.await;
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Drops the start of `text` beyond `max` bytes (at a character boundary).
+fn keep_tail(text: &mut String, max: usize) {
+    if text.len() <= max {
+        return;
+    }
+    let mut cut = text.len() - max;
+    while !text.is_char_boundary(cut) {
+        cut += 1;
+    }
+    text.replace_range(..cut, "");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::keep_tail;
+
+    #[test]
+    fn the_tail_is_kept_at_a_character_boundary() {
+        let mut text = "aé€z".to_owned();
+        keep_tail(&mut text, 4);
+        assert_eq!(text, "€z");
+        let mut short = "ab".to_owned();
+        keep_tail(&mut short, 4);
+        assert_eq!(short, "ab");
+    }
+}

@@ -104,6 +104,9 @@ struct Inner {
     next_call: AtomicU64,
     warnings: Mutex<Vec<String>>,
     far_version: Mutex<Option<FarVersion>>,
+    /// The settings every `hello` carries: the config's, with the sections a client's hello
+    /// applied since in place of theirs.
+    settings: Mutex<Option<Value>>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -125,8 +128,10 @@ impl RemoteSession {
     /// Opens the first connection and says `hello`: fails when the far side cannot be reached
     /// or refuses.
     pub async fn connect(config: RemoteConfig) -> Result<Self, RemoteError> {
+        let settings = Mutex::new(config.settings.clone());
         let session = Self {
             inner: Arc::new(Inner {
+                settings,
                 config,
                 connection: AsyncMutex::new(None),
                 restarted: AtomicBool::new(false),
@@ -199,8 +204,8 @@ impl RemoteSession {
         let mut hello = Map::new();
         hello.insert("type".to_owned(), Value::from("hello"));
         hello.insert("protocol".to_owned(), Value::from(RPC_PROTOCOL));
-        if let Some(settings) = &config.settings {
-            hello.insert("settings".to_owned(), settings.clone());
+        if let Some(settings) = lock(&self.inner.settings).clone() {
+            hello.insert("settings".to_owned(), settings);
         }
         // Bounded: a far side that never answers (a wrapper waiting on a prompt) is an error,
         // not a hang. ssh's own connect is bounded at 10 s.
@@ -298,6 +303,25 @@ impl RemoteSession {
             .map_err(RemoteError::Lost)?;
         failure(&response).map_err(RemoteError::Failed)?;
         Ok(response.remove("data").unwrap_or(Value::Null))
+    }
+
+    /// Keeps `sections` (an object of settings sections, as a client's `hello` that the far
+    /// side accepted carried them): every later connection's `hello` carries each in place of
+    /// the section of the same name, so a reconnect starts the new far-side session with them.
+    pub fn keep_settings(&self, sections: &Value) {
+        let Some(sections) = sections.as_object() else {
+            return;
+        };
+        let mut settings = lock(&self.inner.settings);
+        let kept = settings.get_or_insert_with(|| Value::Object(Map::new()));
+        if !kept.is_object() {
+            *kept = Value::Object(Map::new());
+        }
+        if let Some(kept) = kept.as_object_mut() {
+            for (name, section) in sections {
+                kept.insert(name.clone(), section.clone());
+            }
+        }
     }
 
     /// How many connections (each a new far-side session) have been opened: 1 after

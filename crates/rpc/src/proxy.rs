@@ -141,7 +141,7 @@ impl Proxy {
                 .output
                 .send(&crate::hello::hello_response(id, protocol)),
             // Settings for the far side's session: it applies them (a new session there) or
-            // refuses them. A reconnect later starts from this side's own settings again.
+            // refuses them. Once applied they are kept: a reconnect's hello carries them too.
             Command::Hello {
                 protocol,
                 settings: Some(settings),
@@ -153,8 +153,20 @@ impl Proxy {
                 let mut request = Map::new();
                 request.insert("type".to_owned(), Value::from(name));
                 request.insert("protocol".to_owned(), Value::from(crate::PROTOCOL));
-                request.insert("settings".to_owned(), settings);
-                self.forward(id, name, request);
+                request.insert("settings".to_owned(), settings.clone());
+                let remote = self.remote.clone();
+                let output = self.output.clone();
+                self.tasks.spawn(async move {
+                    let answer = remote.request(request).await;
+                    let applied = answer.as_ref().is_ok_and(|response| {
+                        response.get("success").and_then(Value::as_bool) == Some(true)
+                    });
+                    if applied {
+                        remote.keep_settings(&settings);
+                    }
+                    send_warnings(&remote, &output);
+                    output.send(&answered(id, name, answer, false));
+                });
             }
             Command::ListArtifacts | Command::Status => {
                 let mut request = Map::new();

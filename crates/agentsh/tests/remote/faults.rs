@@ -276,3 +276,36 @@ fn a_far_side_that_cannot_enforce_the_sandbox_refuses_it_at_hello() {
     assert!(out.stdout.contains("[sandbox: workspace-write"), "{out:?}");
     assert!(!std::path::Path::new("/etc/agentsh-remote-sandbox-check").exists());
 }
+
+#[test]
+fn a_client_hello_s_settings_survive_a_reconnect() {
+    on_every_far_side("a_client_hello_s_settings_survive", |far| {
+        let env = far.env("");
+        let mut rpc = far.rpc(&env);
+        rpc.send_json(&json!({"id": "h", "type": "hello", "protocol": 1,
+            "settings": {"bash": {"env": {"AGENTSH_FROM_CLIENT": "kept"}}}}));
+        let hello = rpc.response("h");
+        assert_eq!(hello["success"], true, "{hello}");
+        let (_, first) = tool_call(
+            &mut rpc,
+            "first",
+            "bash",
+            &json!({"command": "echo $AGENTSH_FROM_CLIENT"}),
+        );
+        assert_eq!(body(&first), "kept", "{first}");
+        let (detached, foreground) = start_two_trees(&mut rpc);
+        signal(transport_pid(&rpc, far), libc::SIGKILL);
+        rpc.response("tree");
+        assert_gone_within_3s(&detached, "setsid child");
+        assert_gone_within_3s(&foreground, "foreground");
+        // A new far-side session, started with the client's settings again.
+        let (_, again) = tool_call(
+            &mut rpc,
+            "again",
+            "bash",
+            &json!({"command": "echo $AGENTSH_FROM_CLIENT"}),
+        );
+        assert_eq!(again["details"]["sessionRestarted"], true, "{again}");
+        assert_eq!(body(&again), "kept", "{again}");
+    });
+}

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::Child;
@@ -28,11 +29,12 @@ const EXIT_WAIT: Duration = Duration::from_secs(2);
 /// How long the far side's output is still read after the transport's process exited.
 const EXIT_DRAIN: Duration = Duration::from_millis(300);
 
-/// A far side's answer to one request: the response object.
-pub(crate) type Response = Map<String, Value>;
+/// A far side's line, its top-level fields as they were sent: a response's `data` (a whole
+/// artifact, say) is passed on as it came, never parsed into a tree and written out again.
+pub(crate) type RawMessage = HashMap<String, Box<RawValue>>;
 
 /// Requests waiting for their responses, by the id this side gave them.
-type Pending = HashMap<u64, oneshot::Sender<Response>>;
+type Pending = HashMap<u64, oneshot::Sender<RawMessage>>;
 
 /// Calls waiting for their events, by the far-side `toolCallId` (or a `bash` request's
 /// `streamId`) this side gave them.
@@ -116,10 +118,10 @@ impl Shared {
         }
     }
 
-    fn route(&self, message: Map<String, Value>) {
-        match message.get("type").and_then(Value::as_str) {
+    fn route(&self, message: RawMessage) {
+        match field::<String>(&message, "type").as_deref() {
             Some("response") => {
-                let Some(id) = message.get("id").and_then(Value::as_u64) else {
+                let Some(id) = field::<u64>(&message, "id") else {
                     tracing::debug!("a response without an id of ours: {message:?}");
                     return;
                 };
@@ -128,11 +130,12 @@ impl Shared {
                 }
             }
             Some("warning") => {
-                if let Some(text) = message.get("message").and_then(Value::as_str) {
-                    lock(&self.warnings).push(text.to_owned());
+                if let Some(text) = field::<String>(&message, "message") {
+                    lock(&self.warnings).push(text);
                 }
             }
             Some(_) => {
+                let message = parsed(message);
                 // A tool call's events name it by `toolCallId`; a streamed `bash` request's
                 // output by its `streamId` (the two share one namespace of this side's ids).
                 let call = message
@@ -235,7 +238,7 @@ impl Connection {
     pub(crate) async fn request(
         &self,
         mut request: Map<String, Value>,
-    ) -> Result<Response, String> {
+    ) -> Result<RawMessage, String> {
         let id = self.id();
         request.insert("id".to_owned(), Value::from(id));
         let (tx, rx) = oneshot::channel();
@@ -245,6 +248,14 @@ impl Connection {
             Ok(response) => Ok(response),
             Err(_) => Err(self.lost_reason().await),
         }
+    }
+
+    /// [`Connection::request`], its response parsed whole.
+    pub(crate) async fn request_parsed(
+        &self,
+        request: Map<String, Value>,
+    ) -> Result<Map<String, Value>, String> {
+        self.request(request).await.map(parsed)
     }
 
     /// Registers a call's events under the far-side `toolCallId` `call`.
@@ -437,7 +448,7 @@ async fn route_lines<R: AsyncBufRead + Unpin>(
             return Ok(());
         }
         *lock(&state.heard) = Instant::now();
-        if let Ok(Value::Object(message)) = serde_json::from_slice::<Value>(line) {
+        if let Ok(message) = serde_json::from_slice::<RawMessage>(line) {
             state.spoke.store(true, Ordering::Relaxed);
             state.route(message);
         } else {
@@ -485,7 +496,20 @@ async fn read_line<R: AsyncBufRead + Unpin>(
 }
 
 fn memchr(buf: &[u8]) -> Option<usize> {
-    buf.iter().position(|&b| b == b'\n')
+    memchr::memchr(b'\n', buf)
+}
+
+/// Field `name` of `message`, read as a `T`; `None` when absent or of another type.
+pub(crate) fn field<T: serde::de::DeserializeOwned>(message: &RawMessage, name: &str) -> Option<T> {
+    serde_json::from_str(message.get(name)?.get()).ok()
+}
+
+/// `message` as a JSON object (every field parsed).
+pub(crate) fn parsed(message: RawMessage) -> Map<String, Value> {
+    message
+        .into_iter()
+        .filter_map(|(name, raw)| Some((name, serde_json::from_str(raw.get()).ok()?)))
+        .collect()
 }
 
 /// Pings every `lease / 3`; gives the connection up when nothing came from the far side for a

@@ -6,11 +6,12 @@ mod session;
 mod transport;
 
 // The types these signatures use, so a caller needs no other crate for them.
+pub use serde_json::value::RawValue;
 pub use serde_json::{Map, Value, json};
 pub use tokio_util::sync::CancellationToken;
 
 pub use session::{
-    DEFAULT_LEASE, FarVersion, RemoteCall, RemoteConfig, RemoteError, RemoteSession,
+    DEFAULT_LEASE, FarVersion, RawResponse, RemoteCall, RemoteConfig, RemoteError, RemoteSession,
 };
 pub use transport::{
     BoxFuture, Channel, CommandTransport, FarSide, Output, SSH_OPTIONS, SshTarget, SshTransport,

@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 use tokio::sync::Mutex as AsyncMutex;
 use tokio_util::sync::CancellationToken;
 
-use crate::connection::{Connection, Response};
+use crate::connection::{Connection, RawMessage, field};
 use crate::transport::{FarSide, Transport};
 
 /// The lease the far side is started with (SPEC §17); pings go every third of it.
@@ -72,6 +72,28 @@ impl RemoteError {
         };
         let details = ToolDetails::not_run(std::path::Path::new(""), Timeout::default());
         ToolResult::new(text, details, true)
+    }
+}
+
+/// A far side's answer with its `data` as it was written (see
+/// [`RemoteSession::request_raw`]).
+#[derive(Debug)]
+pub struct RawResponse {
+    /// Whether the far side carried the request out.
+    pub success: bool,
+    /// Why not, in its words.
+    pub error: Option<String>,
+    /// The answer's `data`, unparsed.
+    pub data: Option<Box<serde_json::value::RawValue>>,
+}
+
+impl From<&mut RawMessage> for RawResponse {
+    fn from(message: &mut RawMessage) -> Self {
+        Self {
+            success: field::<bool>(message, "success") == Some(true),
+            error: field::<String>(message, "error"),
+            data: message.remove("data"),
+        }
     }
 }
 
@@ -211,7 +233,7 @@ impl RemoteSession {
         // not a hang. ssh's own connect is bounded at 10 s.
         let answer = tokio::time::timeout(
             config.far.lease.max(Duration::from_secs(20)),
-            connection.request(hello),
+            connection.request_parsed(hello),
         )
         .await;
         let response = match answer {
@@ -261,7 +283,25 @@ impl RemoteSession {
         request: Map<String, Value>,
     ) -> Result<Map<String, Value>, RemoteError> {
         let connection = self.connection().await?;
-        connection.request(request).await.map_err(RemoteError::Lost)
+        connection
+            .request_parsed(request)
+            .await
+            .map_err(RemoteError::Lost)
+    }
+
+    /// [`RemoteSession::request`] whose answer's `data` is kept as the far side wrote it
+    /// (not parsed): for passing an answer on (the RPC proxy), where a whole artifact would
+    /// otherwise be parsed and written out again.
+    pub async fn request_raw(
+        &self,
+        request: Map<String, Value>,
+    ) -> Result<RawResponse, RemoteError> {
+        let connection = self.connection().await?;
+        let mut response = connection
+            .request(request)
+            .await
+            .map_err(RemoteError::Lost)?;
+        Ok(RawResponse::from(&mut response))
     }
 
     /// Sends a request of type `kind` with `fields` and returns its `data` (`Null` without
@@ -298,7 +338,7 @@ impl RemoteSession {
         };
         fields.insert("type".to_owned(), Value::from(kind));
         let mut response = connection
-            .request(fields)
+            .request_parsed(fields)
             .await
             .map_err(RemoteError::Lost)?;
         failure(&response).map_err(RemoteError::Failed)?;
@@ -361,7 +401,7 @@ impl RemoteSession {
         if !call.tool_names.is_empty() {
             request.insert("toolNames".to_owned(), json!(call.tool_names));
         }
-        let response = connection.request(request);
+        let response = connection.request_parsed(request);
         tokio::pin!(response);
         let cancelled = cancel.cancelled();
         tokio::pin!(cancelled);
@@ -430,7 +470,7 @@ impl RemoteSession {
         if stream {
             request.insert("streamId".to_owned(), Value::from(stream_id.as_str()));
         }
-        let response = connection.request(request);
+        let response = connection.request_parsed(request);
         tokio::pin!(response);
         let cancelled = cancel.cancelled();
         tokio::pin!(cancelled);
@@ -501,7 +541,7 @@ fn mark_restarted(result: &mut Value) {
 }
 
 /// `Err(error)` for a `success: false` response.
-fn failure(response: &Response) -> Result<(), String> {
+fn failure(response: &Map<String, Value>) -> Result<(), String> {
     if response.get("success").and_then(Value::as_bool) == Some(true) {
         return Ok(());
     }

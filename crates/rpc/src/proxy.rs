@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use agentsh_agent_session::SessionError;
-use agentsh_remote::{RemoteCall, RemoteError, RemoteSession};
+use agentsh_remote::{RawResponse, RemoteCall, RemoteError, RemoteSession};
 use serde_json::value::to_raw_value;
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
@@ -157,15 +157,12 @@ impl Proxy {
                 let remote = self.remote.clone();
                 let output = self.output.clone();
                 self.tasks.spawn(async move {
-                    let answer = remote.request(request).await;
-                    let applied = answer.as_ref().is_ok_and(|response| {
-                        response.get("success").and_then(Value::as_bool) == Some(true)
-                    });
-                    if applied {
+                    let answer = remote.request_raw(request).await;
+                    if answer.as_ref().is_ok_and(|response| response.success) {
                         remote.keep_settings(&settings);
                     }
                     send_warnings(&remote, &output);
-                    output.send(&answered(id, name, answer, false));
+                    output.send(&answered(id, name, answer));
                 });
             }
             Command::ListArtifacts | Command::Status => {
@@ -206,9 +203,9 @@ impl Proxy {
         let remote = self.remote.clone();
         let output = self.output.clone();
         self.tasks.spawn(async move {
-            let answer = remote.request(request).await;
+            let answer = remote.request_raw(request).await;
             send_warnings(&remote, &output);
-            output.send(&answered(id, name, answer, false));
+            output.send(&answered(id, name, answer));
         });
     }
 
@@ -332,36 +329,22 @@ impl Proxy {
 }
 
 /// The response to a forwarded request: the far side's, under the client's id (and with the
-/// client's request type) in the local server's shape, or a failure naming why it could not be
-/// forwarded. `restarted` marks the data `sessionRestarted` (a `bash` result after a
-/// reconnect).
-fn answered(
-    id: Option<Value>,
-    name: &str,
-    answer: Result<Map<String, Value>, RemoteError>,
-    restarted: bool,
-) -> Message {
+/// client's request type) in the local server's shape, its `data` passed on as it came; or a
+/// failure naming why it could not be forwarded.
+fn answered(id: Option<Value>, name: &str, answer: Result<RawResponse, RemoteError>) -> Message {
     match answer {
-        Ok(mut response) => {
-            let success = response.get("success").and_then(Value::as_bool) == Some(true);
-            let data = response.remove("data").and_then(|mut data| {
-                if restarted && let Some(data) = data.as_object_mut() {
-                    data.insert("sessionRestarted".to_owned(), Value::Bool(true));
-                }
-                to_raw_value(&data).ok()
-            });
-            let error = response
-                .remove("error")
-                .and_then(|error| error.as_str().map(str::to_owned));
-            Message::Response {
-                id,
-                command: name.to_owned(),
-                success,
-                data,
-                error: error
-                    .or_else(|| (!success).then(|| "the far side failed the request".to_owned())),
-            }
-        }
+        Ok(RawResponse {
+            success,
+            error,
+            data,
+        }) => Message::Response {
+            id,
+            command: name.to_owned(),
+            success,
+            data,
+            error: error
+                .or_else(|| (!success).then(|| "the far side failed the request".to_owned())),
+        },
         Err(err) => failure(id, name, &err.to_string()),
     }
 }

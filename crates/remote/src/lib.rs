@@ -12,6 +12,7 @@ pub use tokio_util::sync::CancellationToken;
 
 pub use session::{
     DEFAULT_LEASE, FarVersion, RawResponse, RemoteCall, RemoteConfig, RemoteError, RemoteSession,
+    update_text,
 };
 pub use transport::{
     BoxFuture, Channel, CommandTransport, FarSide, Output, SSH_OPTIONS, SshTarget, SshTransport,

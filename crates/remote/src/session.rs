@@ -392,7 +392,6 @@ impl RemoteSession {
             "remote-{}",
             self.inner.next_call.fetch_add(1, Ordering::Relaxed)
         );
-        let mut events = connection.events(&call_id);
         let mut request = Map::new();
         request.insert("type".to_owned(), Value::from("tool_call"));
         request.insert("toolCallId".to_owned(), Value::from(call_id.as_str()));
@@ -401,35 +400,13 @@ impl RemoteSession {
         if !call.tool_names.is_empty() {
             request.insert("toolNames".to_owned(), json!(call.tool_names));
         }
-        let response = connection.request_parsed(request);
-        tokio::pin!(response);
-        let cancelled = cancel.cancelled();
-        tokio::pin!(cancelled);
-        let mut aborted = false;
-        let mut events_open = true;
-        let answer = loop {
-            tokio::select! {
-                answer = &mut response => break answer,
-                event = events.recv(), if events_open => match event {
-                    Some(event) => on_event(restart_marked(event, restarted)),
-                    None => events_open = false,
-                },
-                () = &mut cancelled, if !aborted => {
-                    aborted = true;
-                    let mut abort = Map::new();
-                    abort.insert("type".to_owned(), Value::from("abort"));
-                    abort.insert("toolCallId".to_owned(), Value::from(call_id.as_str()));
-                    let id = format!("{call_id}-abort");
-                    abort.insert("id".to_owned(), Value::from(id));
-                    let _ = connection.send(&abort);
-                }
-            }
-        };
-        // Events sent before the response are already queued: deliver them in order.
-        while let Ok(event) = events.try_recv() {
+        let mut abort = Map::new();
+        abort.insert("type".to_owned(), Value::from("abort"));
+        abort.insert("toolCallId".to_owned(), Value::from(call_id.as_str()));
+        let answer = run_streamed(&connection, &call_id, request, abort, cancel, |event| {
             on_event(restart_marked(event, restarted));
-        }
-        connection.forget(&call_id);
+        })
+        .await;
         let response = answer.map_err(RemoteError::Lost)?;
         failure(&response).map_err(RemoteError::Failed)?;
         let mut data = response.get("data").cloned().unwrap_or(Value::Null);
@@ -442,10 +419,11 @@ impl RemoteSession {
     /// Runs a user's (bang) command on the far side: a `bash` request with `command` and
     /// `timeout`. With `stream`, its output so far is handed to `on_output` as the far side
     /// sends it (`bash_output` events: pieces at most every 50 ms, each the newest 64 KiB at
-    /// most); without, nothing is streamed over the link. `cancel` resolving sends `abort_bash`; the command's own
-    /// response (`cancelled: true`) still ends the call. Returns its `data` (the
-    /// `BashResult` and `text`), marked `sessionRestarted` when the call is the first after a
-    /// reconnect; a `success: false` answer is [`RemoteError::Failed`].
+    /// most); without, nothing is streamed over the link. `cancel` resolving sends
+    /// `abort_bash`; the command's own response (`cancelled: true`) still ends the call.
+    /// Returns its `data` (the `BashResult` and `text`), marked `sessionRestarted` when the
+    /// call is the first after a reconnect; a `success: false` answer is
+    /// [`RemoteError::Failed`].
     pub async fn bash(
         &self,
         command: &str,
@@ -460,7 +438,6 @@ impl RemoteSession {
             "bash-{}",
             self.inner.next_call.fetch_add(1, Ordering::Relaxed)
         );
-        let mut events = connection.events(&stream_id);
         let mut request = Map::new();
         request.insert("type".to_owned(), Value::from("bash"));
         request.insert("command".to_owned(), Value::from(command));
@@ -470,37 +447,14 @@ impl RemoteSession {
         if stream {
             request.insert("streamId".to_owned(), Value::from(stream_id.as_str()));
         }
-        let response = connection.request_parsed(request);
-        tokio::pin!(response);
-        let cancelled = cancel.cancelled();
-        tokio::pin!(cancelled);
-        let (mut aborted, mut events_open) = (false, true);
-        let mut deliver = |event: Map<String, Value>| {
+        let mut abort = Map::new();
+        abort.insert("type".to_owned(), Value::from("abort_bash"));
+        let answer = run_streamed(&connection, &stream_id, request, abort, cancel, |event| {
             if let Some(text) = event.get("text").and_then(Value::as_str) {
                 on_output(text);
             }
-        };
-        let answer = loop {
-            tokio::select! {
-                answer = &mut response => break answer,
-                event = events.recv(), if events_open => match event {
-                    Some(event) => deliver(event),
-                    None => events_open = false,
-                },
-                () = &mut cancelled, if !aborted => {
-                    aborted = true;
-                    let mut abort = Map::new();
-                    abort.insert("type".to_owned(), Value::from("abort_bash"));
-                    abort.insert("id".to_owned(), Value::from(format!("{stream_id}-abort")));
-                    let _ = connection.send(&abort);
-                }
-            }
-        };
-        // Output sent before the response is already queued: delivered in order.
-        while let Ok(event) = events.try_recv() {
-            deliver(event);
-        }
-        connection.forget(&stream_id);
+        })
+        .await;
         let mut response = answer.map_err(RemoteError::Lost)?;
         failure(&response).map_err(RemoteError::Failed)?;
         let mut data = response.remove("data").unwrap_or(Value::Null);
@@ -518,6 +472,45 @@ impl RemoteSession {
             connection.close(CLOSE_GRACE).await;
         }
     }
+}
+
+/// Sends `request` and hands its events (those routed to `stream`: its `toolCallId` or
+/// `streamId`) to `on_event` until its response comes, which it returns; `cancel` resolving
+/// sends `abort` (once). Events sent before the response are delivered before it returns.
+async fn run_streamed(
+    connection: &Connection,
+    stream: &str,
+    request: Map<String, Value>,
+    mut abort: Map<String, Value>,
+    cancel: &CancellationToken,
+    mut on_event: impl FnMut(Map<String, Value>),
+) -> Result<Map<String, Value>, String> {
+    let mut events = connection.events(stream);
+    let response = connection.request_parsed(request);
+    tokio::pin!(response);
+    let cancelled = cancel.cancelled();
+    tokio::pin!(cancelled);
+    let (mut aborted, mut events_open) = (false, true);
+    let answer = loop {
+        tokio::select! {
+            answer = &mut response => break answer,
+            event = events.recv(), if events_open => match event {
+                Some(event) => on_event(event),
+                None => events_open = false,
+            },
+            () = &mut cancelled, if !aborted => {
+                aborted = true;
+                // An id of no request of ours: its answer is routed to no one.
+                abort.insert("id".to_owned(), Value::from(format!("{stream}-abort")));
+                let _ = connection.send(&abort);
+            }
+        }
+    };
+    while let Ok(event) = events.try_recv() {
+        on_event(event);
+    }
+    connection.forget(stream);
+    answer
 }
 
 /// An event for the caller: without the far side's `toolCallId`, and with the end's result
@@ -550,4 +543,18 @@ fn failure(response: &Map<String, Value>) -> Result<(), String> {
         .and_then(Value::as_str)
         .unwrap_or("the far side failed the request without saying why")
         .to_owned())
+}
+
+/// The text of a `tool_execution_update` event (`partialResult.content[0].text`); `None` for
+/// any other event.
+pub fn update_text(event: &Map<String, Value>) -> Option<&str> {
+    if event.get("type")?.as_str()? != "tool_execution_update" {
+        return None;
+    }
+    event
+        .get("partialResult")?
+        .get("content")?
+        .get(0)?
+        .get("text")?
+        .as_str()
 }

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use agentsh_agent_session::SessionError;
-use agentsh_remote::{RawResponse, RemoteCall, RemoteError, RemoteSession};
+use agentsh_remote::{RawResponse, RemoteCall, RemoteError, RemoteSession, update_text};
 use serde_json::value::to_raw_value;
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
@@ -359,13 +359,7 @@ fn event_for_client(event: &mut Map<String, Value>, call: &str) -> Option<Messag
     };
     match event.get("type").and_then(Value::as_str)? {
         "tool_execution_update" => {
-            let text = event
-                .get("partialResult")?
-                .get("content")?
-                .get(0)?
-                .get("text")?
-                .as_str()?
-                .to_owned();
+            let text = update_text(event)?.to_owned();
             Some(Message::ToolExecutionUpdate {
                 tool_call_id: call.to_owned(),
                 tool_name,

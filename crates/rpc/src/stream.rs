@@ -7,6 +7,7 @@
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use agentsh_protocol::tail_of;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -65,7 +66,8 @@ impl OutputStream {
     pub(crate) fn push(&self, text: &str) {
         let mut pending = lock(&self.pending);
         pending.push_str(text);
-        keep_tail(&mut pending, STREAM_TAIL_BYTES);
+        let drop = pending.len() - tail_of(&pending, STREAM_TAIL_BYTES).len();
+        pending.replace_range(..drop, "");
     }
 
     /// Sends what is pending and ends the stream: every event of it precedes what is sent
@@ -78,31 +80,4 @@ impl OutputStream {
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// Drops the start of `text` beyond `max` bytes (at a character boundary).
-fn keep_tail(text: &mut String, max: usize) {
-    if text.len() <= max {
-        return;
-    }
-    let mut cut = text.len() - max;
-    while !text.is_char_boundary(cut) {
-        cut += 1;
-    }
-    text.replace_range(..cut, "");
-}
-
-#[cfg(test)]
-mod tests {
-    use super::keep_tail;
-
-    #[test]
-    fn the_tail_is_kept_at_a_character_boundary() {
-        let mut text = "aé€z".to_owned();
-        keep_tail(&mut text, 4);
-        assert_eq!(text, "€z");
-        let mut short = "ab".to_owned();
-        keep_tail(&mut short, 4);
-        assert_eq!(short, "ab");
-    }
 }

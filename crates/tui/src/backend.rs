@@ -13,7 +13,7 @@ use agentsh_agent_session::{
     SandboxStatus, SessionStatus, Settings, ToolContext, ToolOutcome, ToolResult, ToolUpdate,
     Value,
 };
-use agentsh_remote::{Map, RemoteCall, RemoteError, RemoteSession};
+use agentsh_remote::{Map, RemoteCall, RemoteError, RemoteSession, update_text};
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::host::AppEvent;
@@ -453,17 +453,4 @@ fn short_target(target: &str) -> String {
         Some((cut, _)) => format!("{}…", &target[..cut]),
         None => target.to_owned(),
     }
-}
-
-/// The text of a `tool_execution_update` event.
-fn update_text(event: &Map<String, Value>) -> Option<&str> {
-    if event.get("type")?.as_str()? != "tool_execution_update" {
-        return None;
-    }
-    event
-        .get("partialResult")?
-        .get("content")?
-        .get(0)?
-        .get("text")?
-        .as_str()
 }

@@ -2,7 +2,7 @@
 //! (SPEC §17: tools, jobs and artifact resources are all the far side's).
 
 use agentsh_agent_session::{AgentSession, ToolContext, ToolResult, ToolUpdate};
-use agentsh_remote::{RemoteCall, RemoteError, RemoteSession};
+use agentsh_remote::{RemoteCall, RemoteError, RemoteSession, update_text};
 use serde_json::{Map, Value};
 
 /// A session the MCP server serves.
@@ -182,19 +182,6 @@ impl Backend {
             Self::Remote(remote) => remote.shutdown().await,
         }
     }
-}
-
-/// The text of a `tool_execution_update` event.
-fn update_text(event: &Map<String, Value>) -> Option<&str> {
-    if event.get("type")?.as_str()? != "tool_execution_update" {
-        return None;
-    }
-    event
-        .get("partialResult")?
-        .get("content")?
-        .get(0)?
-        .get("text")?
-        .as_str()
 }
 
 /// A far side's result, or the tool error of a failed call.

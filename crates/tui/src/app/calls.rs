@@ -469,10 +469,7 @@ fn keep_tail(text: &mut String, max: usize) {
     if text.len() <= max {
         return;
     }
-    let mut cut = text.len() - max;
-    while !text.is_char_boundary(cut) {
-        cut += 1;
-    }
+    let mut cut = text.len() - agentsh_protocol::tail_of(text, max).len();
     if let Some(newline) = text[cut..].find('\n') {
         cut += newline + 1;
     }

@@ -235,3 +235,26 @@ fn the_interactive_mode_refuses_a_far_side_it_cannot_use() {
         "agentsh: --listen cannot be combined with --remote: the calls of --listen run here"
     );
 }
+
+#[test]
+fn sigkill_of_the_interactive_agentsh_ends_everything_on_the_far_side() {
+    on_every_far_side("interactive_remote_sigkill", |far| {
+        let Some(tui) = far.tui("interactive_remote_sigkill", far.env("")) else {
+            return;
+        };
+        let (job, foreground) = (unique_marker(), unique_marker());
+        tui.submit(&format!(
+            "{{\"command\": \"setsid {} & echo started\", \"run_in_background\": true}}",
+            marked_sleeper(&job)
+        ));
+        wait_for_process(&job);
+        tui.submit(&marked_sleeper(&foreground));
+        wait_for_process(&foreground);
+        assert!(agentsh_test_support::send_signal(
+            tui.pane.pane_pid(),
+            libc::SIGKILL
+        ));
+        agentsh_test_support::assert_no_survivor(&job, Duration::from_secs(3));
+        agentsh_test_support::assert_no_survivor(&foreground, Duration::from_secs(3));
+    });
+}

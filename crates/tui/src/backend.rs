@@ -119,6 +119,10 @@ impl Far {
                 changed
             }
             Err(RemoteError::Lost(reason)) => {
+                // The far session ended with its connection, and every job with it.
+                if let Some(status) = lock(&self.status).as_mut() {
+                    status.jobs.clear();
+                }
                 let mut lost = lock(&self.lost);
                 let changed = lost.as_deref() != Some(reason.as_str());
                 *lost = Some(reason);
@@ -262,13 +266,13 @@ impl Session {
                     let mut fields = Map::new();
                     fields.insert("jobId".to_owned(), Value::from(id.as_str()));
                     fields.insert("bytes".to_owned(), Value::from(JOB_VIEW_BYTES));
-                    let look = match remote.request_data_if_connected("job_view", fields).await {
-                        Ok(data) => serde_json::from_value::<JobLook>(data).ok(),
-                        // No such job there (or the far side cannot say): shown as none.
-                        Err(RemoteError::Failed(_)) => None,
-                        // The link is down: the job is not known to be gone; read it later.
-                        Err(_) => return,
-                    };
+                    // No such job there, or the link is down (its session, and every job of
+                    // it, ended with the connection): none.
+                    let look = remote
+                        .request_data_if_connected("job_view", fields)
+                        .await
+                        .ok()
+                        .and_then(|data| serde_json::from_value::<JobLook>(data).ok());
                     let _ = events.send(AppEvent::JobLooked { entry, id, look });
                 });
                 Look::Later

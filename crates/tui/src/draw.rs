@@ -255,17 +255,17 @@ impl<R: Renderer> App<R> {
             ),
         };
         let mut fields = Vec::new();
-        let mut target = None;
-        if let Some((far, lost)) = place.remote {
-            if let Some(reason) = lost {
-                fields.push(format!(
-                    "connection lost ({reason}); the next call reconnects"
-                ));
-            }
-            target = Some(far);
+        match place.remote {
+            None => fields.extend([cwd, shell, jobs, sandbox]),
+            // The directory and shell were the lost session's: the notice takes their place,
+            // after the short fields (its reason may run past the width).
+            Some((far, Some(reason))) => fields.extend([
+                jobs,
+                sandbox,
+                format!("connection to {far} lost ({reason}); the next call reconnects"),
+            ]),
+            Some((far, None)) => fields.extend([cwd, shell, jobs, sandbox, format!("on {far}")]),
         }
-        fields.extend([cwd, shell, jobs, sandbox]);
-        fields.extend(target.map(|far| format!("on {far}")));
         if let Some(path) = &self.listen {
             fields.push(format!("listening on {path}"));
         }

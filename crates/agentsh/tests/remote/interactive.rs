@@ -141,6 +141,16 @@ fn the_interactive_mode_says_when_the_far_side_is_lost_and_reconnects() {
             return;
         };
         let name = far.name();
+        // A job, followed, and a call running when the link goes.
+        let job = unique_marker();
+        tui.submit(&format!(
+            "{{\"command\": \"{}\", \"run_in_background\": true}}",
+            marked_sleeper(&job)
+        ));
+        wait_for_process(&job);
+        tui.submit("/job 1");
+        tui.wait_text("job 1 · running");
+        tui.wait_text("1 job running");
         let marker = unique_marker();
         tui.submit(&marked_sleeper(&marker));
         wait_for_process(&marker);
@@ -150,7 +160,10 @@ fn the_interactive_mode_says_when_the_far_side_is_lost_and_reconnects() {
         // The running call ends with the lost connection, and nothing is left there.
         tui.wait_text_for("Remote connection lost: ", FAR);
         agentsh_test_support::assert_no_survivor(&marker, Duration::from_secs(3));
-        tui.wait_text("connection lost (");
+        agentsh_test_support::assert_no_survivor(&job, Duration::from_secs(3));
+        tui.wait_text("0 jobs running · sandbox off · connection to ");
+        // The old session's job is shown as it ended: killed, and no longer counted.
+        tui.wait_text("job 1 · killed");
         // The next call opens a new far-side session, and the transcript says so.
         tui.submit("echo back-$((40+2))");
         tui.wait_text_for("back-42", FAR);
@@ -159,7 +172,7 @@ fn the_interactive_mode_says_when_the_far_side_is_lost_and_reconnects() {
                 .iter()
                 .any(|row| row.starts_with("Reconnected to ") && row.contains(": a new session"))
         });
-        tui.wait_gone("connection lost (");
+        tui.wait_gone(" lost (");
         tui.pane.send_keys(&["C-d"]);
         assert_eq!(tui.wait_exit().code(), Some(0), "{name}");
     });

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use agentsh_agent_session::{
     BASH_TOOL, BangOptions, BashArgs, CancellationToken, JobLook, ToolContext, ToolOutcome, Value,
 };
-use agentsh_protocol::{BangRun, BangState, count_lines};
+use agentsh_protocol::{BangRun, BangState, JobState, count_lines};
 use agentsh_renderer::Renderer;
 use tokio::sync::mpsc::UnboundedSender;
 
@@ -500,6 +500,14 @@ pub(crate) fn refresh_job(
 /// shows changed.
 fn show_look(job: &mut JobEntry, look: Option<JobLook>) -> bool {
     let Some(look) = look else {
+        // Gone while it ran: its session ended (a far side's, with its connection), and the
+        // end of a session kills every job (SPEC §13).
+        if let Some(summary) = job.summary.as_mut()
+            && !summary.state.is_over()
+        {
+            summary.state = JobState::Killed;
+            return true;
+        }
         return false;
     };
     let body = if let Some(mut rows) = look.screen {

@@ -36,7 +36,8 @@ pub(crate) struct Far {
     /// This side's settings (the theme, the output limit the views name; the execution
     /// sections went to the far side in its hello).
     settings: Settings,
-    /// `ssh://host`, or the command's first word.
+    /// What the transport reaches (`ssh://host`, a `[remote] command`), cut to
+    /// [`TARGET_CHARS`].
     target: String,
     /// The far session as its last `status` answered; `None` before the first answer.
     status: Mutex<Option<SessionStatus>>,
@@ -101,6 +102,15 @@ impl Far {
         far
     }
 
+    /// After a call: when it opened a new far-side session, the transcript is told (through
+    /// [`Session::take_reconnected`]).
+    fn note_new_session(&self) {
+        let opened = self.remote.sessions_opened();
+        if self.sessions_seen.swap(opened, Ordering::AcqRel) < opened {
+            self.reconnected.store(true, Ordering::Release);
+        }
+    }
+
     /// Reads the far session's status; returns whether what it shows changed.
     async fn read_status(&self) -> bool {
         let answer = self
@@ -130,17 +140,6 @@ impl Far {
             }
             // An older far side without `status`: nothing to show but this side's settings.
             Err(_) => false,
-        }
-    }
-}
-
-impl Far {
-    /// After a call: when it opened a new far-side session, the transcript is told (through
-    /// [`Session::take_reconnected`]).
-    fn note_new_session(&self) {
-        let opened = self.remote.sessions_opened();
-        if self.sessions_seen.swap(opened, Ordering::AcqRel) < opened {
-            self.reconnected.store(true, Ordering::Release);
         }
     }
 }

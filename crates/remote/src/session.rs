@@ -416,6 +416,32 @@ impl RemoteSession {
         Ok(data)
     }
 
+    /// [`RemoteSession::tool_call`] as a tool's caller wants it: `on_update` gets the text
+    /// of each live update, and the answer is the tool result. A call that never got a result
+    /// (the connection lost, the far side unreachable or refusing, an answer this agentsh
+    /// cannot read) is the tool error that says so ([`RemoteError::tool_result`]).
+    pub async fn call_tool(
+        &self,
+        call: RemoteCall<'_>,
+        cancel: &CancellationToken,
+        mut on_update: impl FnMut(&str) + Send,
+    ) -> ToolResult {
+        self.tool_call(call, cancel, |event| {
+            if let Some(text) = update_text(&event) {
+                on_update(text);
+            }
+        })
+        .await
+        .and_then(|value| {
+            serde_json::from_value::<ToolResult>(value).map_err(|err| {
+                RemoteError::Failed(format!(
+                    "the far side sent a result this agentsh cannot read: {err}"
+                ))
+            })
+        })
+        .unwrap_or_else(|err| err.tool_result())
+    }
+
     /// Runs a user's (bang) command on the far side: a `bash` request with `command` and
     /// `timeout`. With `stream`, its output so far is handed to `on_output` as the far side
     /// sends it (`bash_output` events: pieces at most every 50 ms, each the newest 64 KiB at

@@ -10,10 +10,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use agentsh_agent_session::{
     AgentSession, ArtifactText, BangOptions, BashResult, CancellationToken, JobLook, JobSummary,
-    SandboxStatus, SessionStatus, Settings, ToolContext, ToolOutcome, ToolResult, ToolUpdate,
-    Value,
+    SandboxStatus, SessionStatus, Settings, ToolContext, ToolOutcome, ToolUpdate, Value,
 };
-use agentsh_remote::{Map, RemoteCall, RemoteError, RemoteSession, update_text};
+use agentsh_remote::{Map, RemoteCall, RemoteError, RemoteSession};
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::host::AppEvent;
@@ -301,23 +300,10 @@ impl Session {
                     arguments,
                     tool_names: &context.tool_names,
                 };
-                let answer = far
+                let result = far
                     .remote
-                    .tool_call(call, &context.cancel, |event| {
-                        if let Some(text) = update_text(&event) {
-                            on_update(text.to_owned());
-                        }
-                    })
+                    .call_tool(call, &context.cancel, |text| on_update(text.to_owned()))
                     .await;
-                let result = answer
-                    .and_then(|value| {
-                        serde_json::from_value::<ToolResult>(value).map_err(|err| {
-                            RemoteError::Failed(format!(
-                                "the far side sent a result this agentsh cannot read: {err}"
-                            ))
-                        })
-                    })
-                    .unwrap_or_else(|err| err.tool_result());
                 // The call marked its result `sessionRestarted` itself.
                 far.note_new_session();
                 if context.cancel.is_cancelled() {

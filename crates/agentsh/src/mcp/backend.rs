@@ -2,7 +2,7 @@
 //! (SPEC §17: tools, jobs and artifact resources are all the far side's).
 
 use agentsh_agent_session::{AgentSession, ToolContext, ToolResult, ToolUpdate};
-use agentsh_remote::{RemoteCall, RemoteError, RemoteSession, update_text};
+use agentsh_remote::{RemoteCall, RemoteSession};
 use serde_json::{Map, Value};
 
 /// A session the MCP server serves.
@@ -50,14 +50,7 @@ impl Backend {
                     arguments,
                     tool_names: &context.tool_names,
                 };
-                let answer = remote
-                    .tool_call(call, &context.cancel, |event| {
-                        if let Some(text) = update_text(&event) {
-                            on_update(text);
-                        }
-                    })
-                    .await;
-                remote_result(answer)
+                remote.call_tool(call, &context.cancel, on_update).await
             }
         }
     }
@@ -76,7 +69,7 @@ impl Backend {
                     tool_names: &[],
                 };
                 let never = tokio_util::sync::CancellationToken::new();
-                Some(remote_result(remote.tool_call(call, &never, |_| {}).await))
+                Some(remote.call_tool(call, &never, |_| {}).await)
             }
         }
     }
@@ -182,19 +175,6 @@ impl Backend {
             Self::Remote(remote) => remote.shutdown().await,
         }
     }
-}
-
-/// A far side's result, or the tool error of a failed call.
-fn remote_result(answer: Result<Value, RemoteError>) -> ToolResult {
-    answer
-        .and_then(|value| {
-            serde_json::from_value::<ToolResult>(value).map_err(|err| {
-                RemoteError::Failed(format!(
-                    "the far side sent a result this agentsh cannot read: {err}"
-                ))
-            })
-        })
-        .unwrap_or_else(|err| err.tool_result())
 }
 
 /// A request's `data`, or its error as text.

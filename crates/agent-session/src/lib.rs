@@ -32,8 +32,8 @@ pub use agentsh_process::shell::ShellError;
 pub use agentsh_protocol::{
     ArgsError, BashArgs, BashResult, Cell, CellAttrs, CellColor, InterceptionDetails, JobDetails,
     JobLook, JobState, JobSummary, JobView, OutputSummary, SandboxStatus, Screen, SessionStatus,
-    ShownRange, Theme, Timeout, ToolContent, ToolDetails, ToolMeta, ToolResult, TruncatedBy,
-    Truncation, TruncationDirection,
+    ShownRange, SshTarget, Theme, Timeout, ToolContent, ToolDetails, ToolMeta, ToolResult,
+    TruncatedBy, Truncation, TruncationDirection,
 };
 pub use agentsh_pty_runtime::{
     KeyAction, MIN_DRAW_INTERVAL as PTY_MIN_DRAW_INTERVAL, PtyController, Terminal, TerminalSize,
@@ -56,7 +56,6 @@ pub use settings::{
     DEFAULT_JOBS_MAX_RUNNING, DEFAULT_MAX_SHELLS, DEFAULT_MCP_YIELD_AFTER,
     DEFAULT_OUTPUT_MAX_BYTES, DEFAULT_SHELL_IDLE_MINUTES, DEFAULT_SSH_COMMAND, EXECUTION_SECTIONS,
     HELLO_SETTINGS_SOURCE, InterceptorSettings, JobSettings, McpSettings, OutputSettings,
-    RemoteSettings, RemoteTarget, SandboxSettings, Settings, UiSettings, VirtualTerminal,
-    config_path,
+    RemoteSettings, SandboxSettings, Settings, UiSettings, VirtualTerminal, config_path,
 };
 pub use tool::{BashTool, PtyHost, ToolContext, ToolUpdate};

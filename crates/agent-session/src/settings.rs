@@ -26,7 +26,7 @@ mod tests;
 
 pub use execution::{EXECUTION_SECTIONS, HELLO_SETTINGS_SOURCE};
 pub use load::{CONFIG_ENV, ConfigError, ConfigPath, config_path};
-pub use remote::{DEFAULT_AGENTSH_PATH, DEFAULT_SSH_COMMAND, RemoteSettings, RemoteTarget};
+pub use remote::{DEFAULT_AGENTSH_PATH, DEFAULT_SSH_COMMAND, RemoteSettings};
 pub use types::{
     ArtifactSettings, BashSettings, DEFAULT_ARTIFACTS_MAX_AGE_DAYS, DEFAULT_ARTIFACTS_MAX_BYTES,
     DEFAULT_JOBS_MAX_LOG_BYTES, DEFAULT_JOBS_MAX_RUNNING, DEFAULT_MAX_SHELLS,

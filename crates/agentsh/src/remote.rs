@@ -5,12 +5,12 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use agentsh_agent_session::{RemoteTarget, Settings};
+use agentsh_agent_session::{Settings, SshTarget};
 
 use crate::print_error;
 use crate::signals::Signals;
 use agentsh_remote::{
-    CommandTransport, DEFAULT_LEASE, FarSide, RemoteConfig, RemoteSession, SshTarget, SshTransport,
+    CommandTransport, DEFAULT_LEASE, FarSide, RemoteConfig, RemoteSession, SshTransport,
     Transport as _,
 };
 
@@ -44,17 +44,13 @@ pub fn choose(
     let remote = &settings.remote;
     let target = match &args.remote {
         Some(text) => {
-            Some(RemoteTarget::parse(text).map_err(|reason| format!("--remote {text}: {reason}"))?)
+            Some(SshTarget::parse(text).map_err(|reason| format!("--remote {text}: {reason}"))?)
         }
         None => remote.target.clone(),
     };
     let transport = match (target, &remote.command) {
         (Some(target), _) => Via::Ssh(SshTransport {
-            target: SshTarget {
-                user: target.user,
-                host: target.host,
-                port: target.port,
-            },
+            target,
             ssh_command: remote.ssh_command.clone(),
             agentsh_path: remote.agentsh_path.clone(),
         }),

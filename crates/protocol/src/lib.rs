@@ -8,6 +8,7 @@ mod limits;
 mod lines;
 mod result;
 mod screen;
+mod ssh_target;
 mod status;
 mod text;
 mod theme;
@@ -39,6 +40,7 @@ pub use args::{ArgsError, BashArgs};
 pub use bang::{BangRun, BangState};
 pub use result::{BashResult, InterceptionDetails, OutputSummary};
 pub use screen::{Cell, CellAttrs, CellColor, Screen};
+pub use ssh_target::SshTarget;
 pub use status::{JobLook, SandboxStatus, SessionStatus};
 pub use text::{
     CANCELLED_ANNOTATION, COMMAND_ABORTED, FullOutput, MISSING_EXIT_STATUS, NO_OUTPUT,

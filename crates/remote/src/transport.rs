@@ -8,6 +8,7 @@ use std::pin::Pin;
 use std::process::Stdio;
 use std::time::Duration;
 
+pub use agentsh_protocol::SshTarget;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::process::{Child, Command};
 
@@ -101,35 +102,6 @@ pub trait Transport: Send + Sync + fmt::Debug {
     fn explain(&self, stderr: &str) -> Option<String> {
         let _ = stderr;
         None
-    }
-}
-
-/// `ssh://[user@]host[:port]`, already checked (no leading `-`, no whitespace or controls).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SshTarget {
-    /// `user@`, if given.
-    pub user: Option<String>,
-    /// The host name or address (IPv6 without brackets).
-    pub host: String,
-    /// `:port`, if given.
-    pub port: Option<u16>,
-}
-
-impl fmt::Display for SshTarget {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("ssh://")?;
-        if let Some(user) = &self.user {
-            write!(f, "{user}@")?;
-        }
-        if self.host.contains(':') {
-            write!(f, "[{}]", self.host)?;
-        } else {
-            f.write_str(&self.host)?;
-        }
-        if let Some(port) = self.port {
-            write!(f, ":{port}")?;
-        }
-        Ok(())
     }
 }
 

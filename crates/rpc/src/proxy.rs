@@ -6,30 +6,24 @@
 //! `Remote connection lost: <reason>` (a `bash` request with that failure); the next request
 //! opens a new connection, a new far-side session, and its result says `sessionRestarted`.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
-use agentsh_agent_session::SessionError;
 use agentsh_remote::{RawResponse, RemoteCall, RemoteError, RemoteSession, update_text};
 use serde_json::value::to_raw_value;
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
-use tokio_util::sync::CancellationToken;
 
 use crate::error::RpcError;
 use crate::input::Incoming;
 use crate::output::{Message, Output, PartialResult};
 use crate::request::{Command, Request};
-use crate::server::Stop;
+use crate::server::{RunningBash, Stop, ToolCalls, claim_bash, register_call};
 
 /// How long, at end of input, aborted calls get to be answered before the connection is
 /// closed regardless.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// Tool calls running, by the client's `toolCallId`.
-type Calls = Arc<Mutex<HashMap<String, CancellationToken>>>;
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
@@ -46,8 +40,8 @@ pub(crate) async fn serve<S: Stop>(
     let mut proxy = Proxy {
         remote,
         output,
-        calls: Calls::default(),
-        bash: Arc::new(Mutex::new(None)),
+        calls: ToolCalls::default(),
+        bash: RunningBash::default(),
         tasks: JoinSet::new(),
     };
     proxy.send_warnings();
@@ -87,9 +81,9 @@ pub(crate) async fn serve<S: Stop>(
 struct Proxy {
     remote: RemoteSession,
     output: Output,
-    calls: Calls,
+    calls: ToolCalls,
     /// The running `bash` request's abort token.
-    bash: Arc<Mutex<Option<CancellationToken>>>,
+    bash: RunningBash,
     tasks: JoinSet<()>,
 }
 
@@ -217,19 +211,10 @@ impl Proxy {
         stream_id: Option<String>,
     ) {
         const NAME: &str = "bash";
-        let abort = CancellationToken::new();
-        {
-            let mut running = lock(&self.bash);
-            if running.is_some() {
-                drop(running);
-                // The session's own error (and text) for this case.
-                let error = RpcError::Session(SessionError::AlreadyRunning);
-                self.output.send(&Message::failure(id, NAME, &error));
-                return;
-            }
-            *running = Some(abort.clone());
-        }
-        let slot = Arc::clone(&self.bash);
+        let (abort, busy) = match claim_bash(&self.bash) {
+            Ok(claimed) => claimed,
+            Err(error) => return self.output.send(&Message::failure(id, NAME, &error)),
+        };
         let remote = self.remote.clone();
         let output = self.output.clone();
         self.tasks.spawn(async move {
@@ -245,7 +230,7 @@ impl Proxy {
                     }
                 })
                 .await;
-            *lock(&slot) = None;
+            drop(busy);
             // `RemoteSession::bash` marked a first result after a reconnect already.
             let response = match answer {
                 Ok(data) => success(id, NAME, &data),
@@ -266,20 +251,10 @@ impl Proxy {
         tool_names: Vec<String>,
     ) {
         const NAME: &str = "tool_call";
-        let cancel = CancellationToken::new();
-        {
-            let mut calls = lock(&self.calls);
-            if calls.contains_key(&tool_call_id) {
-                drop(calls);
-                self.output.send(&Message::failure(
-                    id,
-                    NAME,
-                    &RpcError::ToolCallIdInUse(tool_call_id),
-                ));
-                return;
-            }
-            calls.insert(tool_call_id.clone(), cancel.clone());
-        }
+        let (cancel, registered) = match register_call(&self.calls, &tool_call_id) {
+            Ok(registered) => registered,
+            Err(error) => return self.output.send(&Message::failure(id, NAME, &error)),
+        };
         // Sent here, before anything can come back, as the local server does.
         self.output.send(&Message::ToolExecutionStart {
             tool_call_id: tool_call_id.clone(),
@@ -288,7 +263,6 @@ impl Proxy {
         });
         let remote = self.remote.clone();
         let output = self.output.clone();
-        let calls = Arc::clone(&self.calls);
         self.tasks.spawn(async move {
             let mut ended = false;
             let call = RemoteCall {
@@ -304,7 +278,7 @@ impl Proxy {
                     }
                 })
                 .await;
-            lock(&calls).remove(&tool_call_id);
+            drop(registered);
             send_warnings(&remote, &output);
             let data = match answer {
                 Ok(data) => data,

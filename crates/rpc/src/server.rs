@@ -29,10 +29,10 @@ use crate::stream::OutputStream;
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The abort token of the running `bash` request, if any.
-type RunningBash = Arc<Mutex<Option<CancellationToken>>>;
+pub(crate) type RunningBash = Arc<Mutex<Option<CancellationToken>>>;
 
 /// Tool calls running or queued, by `toolCallId`.
-type ToolCalls = Arc<Mutex<HashMap<String, CancellationToken>>>;
+pub(crate) type ToolCalls = Arc<Mutex<HashMap<String, CancellationToken>>>;
 
 /// What asks a server to stop before its input ends: for [`serve_stdio`](crate::serve_stdio),
 /// the binary's SIGINT, SIGTERM and SIGHUP.
@@ -357,19 +357,10 @@ impl Server {
         stream_id: Option<String>,
     ) {
         const NAME: &str = "bash";
-        let abort = CancellationToken::new();
-        {
-            let mut running = lock(&self.bash);
-            if running.is_some() {
-                drop(running);
-                // The session's own error (and text) for this case.
-                let error = RpcError::Session(SessionError::AlreadyRunning);
-                self.output.send(&Message::failure(id, NAME, &error));
-                return;
-            }
-            *running = Some(abort.clone());
-        }
-        let busy = BusyGuard(Arc::clone(&self.bash));
+        let (abort, busy) = match claim_bash(&self.bash) {
+            Ok(claimed) => claimed,
+            Err(error) => return self.output.send(&Message::failure(id, NAME, &error)),
+        };
         let observer = self.host.as_ref().and_then(|host| {
             host.call_started(HostedCall {
                 session: self.session.clone(),
@@ -445,23 +436,9 @@ impl Server {
                 .send(&Message::failure(id, NAME, &RpcError::UnknownTool(unknown)));
             return;
         }
-        let cancel = CancellationToken::new();
-        {
-            let mut calls = lock(&self.tool_calls);
-            if calls.contains_key(&tool_call_id) {
-                drop(calls);
-                self.output.send(&Message::failure(
-                    id,
-                    NAME,
-                    &RpcError::ToolCallIdInUse(tool_call_id),
-                ));
-                return;
-            }
-            calls.insert(tool_call_id.clone(), cancel.clone());
-        }
-        let registered = ToolCallGuard {
-            calls: Arc::clone(&self.tool_calls),
-            id: tool_call_id.clone(),
+        let (cancel, registered) = match register_call(&self.tool_calls, &tool_call_id) {
+            Ok(registered) => registered,
+            Err(error) => return self.output.send(&Message::failure(id, NAME, &error)),
         };
         // No host (stdio): nothing cloned, nothing allocated.
         let hooks = self.host.as_ref().map_or_else(CallHooks::default, |host| {
@@ -718,8 +695,41 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// Claims the `bash` slot for a new request: its abort token, and the guard that frees the
+/// slot when the request ends; the session's own error (and text) while one runs.
+pub(crate) fn claim_bash(slot: &RunningBash) -> Result<(CancellationToken, BusyGuard), RpcError> {
+    let mut running = lock(slot);
+    if running.is_some() {
+        return Err(RpcError::Session(SessionError::AlreadyRunning));
+    }
+    let abort = CancellationToken::new();
+    *running = Some(abort.clone());
+    Ok((abort, BusyGuard(Arc::clone(slot))))
+}
+
+/// Registers tool call `id`: its cancel token, and the guard that unregisters it when the
+/// call ends; an error while a call with that id runs or is queued.
+pub(crate) fn register_call(
+    calls: &ToolCalls,
+    id: &str,
+) -> Result<(CancellationToken, ToolCallGuard), RpcError> {
+    let mut registered = lock(calls);
+    if registered.contains_key(id) {
+        return Err(RpcError::ToolCallIdInUse(id.to_owned()));
+    }
+    let cancel = CancellationToken::new();
+    registered.insert(id.to_owned(), cancel.clone());
+    Ok((
+        cancel,
+        ToolCallGuard {
+            calls: Arc::clone(calls),
+            id: id.to_owned(),
+        },
+    ))
+}
+
 /// Clears the running `bash` when the request ends, even by a panic.
-struct BusyGuard(RunningBash);
+pub(crate) struct BusyGuard(RunningBash);
 
 impl Drop for BusyGuard {
     fn drop(&mut self) {
@@ -728,7 +738,7 @@ impl Drop for BusyGuard {
 }
 
 /// Unregisters a tool call when it ends, even by a panic.
-struct ToolCallGuard {
+pub(crate) struct ToolCallGuard {
     calls: ToolCalls,
     id: String,
 }

@@ -642,18 +642,7 @@ fn job_look(
 ) -> Result<agentsh_agent_session::JobLook, RpcError> {
     let (default, most) = JOB_VIEW_BYTES;
     let bytes = bytes.unwrap_or(default).min(most) as usize;
-    id.parse::<u64>()
-        .ok()
-        .and_then(|number| session.job_view(number, bytes))
-        .map(Into::into)
-        .ok_or_else(|| {
-            let ids: Vec<String> = session
-                .jobs_summary()
-                .into_iter()
-                .map(|job| job.id)
-                .collect();
-            RpcError::NoSuchJob(agentsh_protocol::no_such_job_text(id, &ids))
-        })
+    session.job_look(id, bytes).map_err(RpcError::NoSuchJob)
 }
 
 /// A successful response carrying `data`.

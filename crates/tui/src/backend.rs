@@ -251,12 +251,7 @@ impl Session {
         events: &UnboundedSender<AppEvent>,
     ) -> Look {
         match self {
-            Self::Local(session) => Look::Now(
-                id.parse::<u64>()
-                    .ok()
-                    .and_then(|number| session.job_view(number, JOB_VIEW_BYTES))
-                    .map(JobLook::from),
-            ),
+            Self::Local(session) => Look::Now(session.job_look(id, JOB_VIEW_BYTES).ok()),
             Self::Remote(far) => {
                 let (remote, events) = (far.remote.clone(), events.clone());
                 let id = id.to_owned();

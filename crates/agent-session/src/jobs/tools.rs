@@ -441,7 +441,8 @@ impl AgentSession {
         })
     }
 
-    fn find_job(&self, id: &str) -> Result<Arc<Job>, String> {
+    /// The job named `id` (as the tools take it), or the tools' error for an id no job has.
+    pub(super) fn find_job(&self, id: &str) -> Result<Arc<Job>, String> {
         self.jobs()
             .get(id)
             .ok_or_else(|| no_such_job_text(id, &self.jobs().ids()))

@@ -1,9 +1,9 @@
 //! A UI's look at a job (`/job N`, SPEC §15): its last lines or its screen, live, read without
 //! moving what `job_output` returns next or where `until` looks.
 
-use agentsh_protocol::{JobView, SandboxStatus, SessionStatus};
+use agentsh_protocol::{JobLook, JobView, SandboxStatus, SessionStatus};
 
-use super::lock;
+use super::{Job, lock};
 use crate::session::AgentSession;
 
 impl AgentSession {
@@ -16,24 +16,14 @@ impl AgentSession {
     /// A look, not a read: the model's `job_output` still returns everything no result has
     /// shown, and its `until` still looks at every line no `job_output` returned.
     pub fn job_view(&self, id: u64, max_bytes: usize) -> Option<JobView> {
-        let job = self.jobs().by_number(id)?;
-        let (output, total_lines, artifact_id) = {
-            let output = lock(&job.output);
-            (
-                output.log.last_lines(max_bytes),
-                output.log.total_lines(),
-                output.log.artifact_file().map(|log| log.id),
-            )
-        };
-        Some(JobView {
-            summary: job.summary(),
-            output,
-            total_lines,
-            artifact_id,
-            screen: job
-                .terminal()
-                .map(|controller| controller.terminal().screen()),
-        })
+        Some(view_of(&*self.jobs().by_number(id)?, max_bytes))
+    }
+
+    /// [`job_view`](Self::job_view) of the job named `id` as the job tools take it (`"3"`),
+    /// with its screen as text rows ([`JobLook`], the RPC `job_view` answer); for an id no job
+    /// has, the job tools' own error (`No job 9. Jobs: 1, 2`).
+    pub fn job_look(&self, id: &str, max_bytes: usize) -> Result<JobLook, String> {
+        Ok(view_of(&*self.find_job(id)?, max_bytes).into())
     }
 
     /// The session as a status line shows it: its cwd, shell, sandbox and jobs (what the RPC
@@ -48,5 +38,26 @@ impl AgentSession {
             }),
             jobs: self.jobs_summary(),
         }
+    }
+}
+
+/// What [`AgentSession::job_view`] shows of `job`.
+fn view_of(job: &Job, max_bytes: usize) -> JobView {
+    let (output, total_lines, artifact_id) = {
+        let output = lock(&job.output);
+        (
+            output.log.last_lines(max_bytes),
+            output.log.total_lines(),
+            output.log.artifact_file().map(|log| log.id),
+        )
+    };
+    JobView {
+        summary: job.summary(),
+        output,
+        total_lines,
+        artifact_id,
+        screen: job
+            .terminal()
+            .map(|controller| controller.terminal().screen()),
     }
 }

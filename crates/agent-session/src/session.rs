@@ -481,14 +481,16 @@ impl AgentSession {
     /// The session's own artifacts (its outputs and job logs), newest first, with their sizes
     /// and times (RPC `list_artifacts`, SPEC §17; the MCP resources list the same ones). Other
     /// sessions sharing the store's directory are not listed: a client sees only its own.
-    /// Reads the directory: call it off the async threads.
+    /// Looks at each of its files (not at the rest of the directory): call it off the async
+    /// threads.
     pub fn list_artifacts(&self) -> Result<Vec<ArtifactInfo>, SessionError> {
         let store = self.open_store()?;
-        let all = store.list()?;
-        Ok(self
-            .artifact_ids(usize::MAX)
+        let ids = lock(&self.inner.artifact_ids).clone();
+        // One gone since (retention, a person): not listed.
+        Ok(ids
             .iter()
-            .filter_map(|id| all.iter().find(|info| info.id.to_string() == *id).cloned())
+            .rev()
+            .filter_map(|id| store.info(id).ok())
             .collect())
     }
 

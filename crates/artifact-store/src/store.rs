@@ -159,6 +159,21 @@ impl ArtifactStore {
         Ok(listed)
     }
 
+    /// One artifact's id, size and time, given as for [`ArtifactStore::resolve`] (and with its
+    /// errors): one file looked at, not the directory.
+    pub fn info(&self, id_or_url: &str) -> Result<ArtifactInfo, ArtifactError> {
+        let (id, path, file) = self.open_artifact(id_or_url)?;
+        let meta = file
+            .metadata()
+            .map_err(|err| ArtifactError::io("examine artifact", path, err))?;
+        Ok(ArtifactInfo {
+            id,
+            size: meta.len(),
+            // As `list`: a file system without mtimes gives the epoch.
+            modified: meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+        })
+    }
+
     /// The file of an artifact, given as a bare id (`"7"`) or a URL (`"artifact://7"`).
     ///
     /// Errors, exactly: `artifact:// URL requires a numeric ID: <url>`,
@@ -166,7 +181,7 @@ impl ArtifactStore {
     /// (or `none`). Only a canonical decimal id naming a regular file in the store resolves:
     /// `007`, a 40-digit id, or a symlink named like an artifact are "not found".
     pub fn resolve(&self, id_or_url: &str) -> Result<PathBuf, ArtifactError> {
-        self.open_artifact(id_or_url).map(|(path, _)| path)
+        self.open_artifact(id_or_url).map(|(_, path, _)| path)
     }
 
     /// Reads lines of an artifact without loading the whole file.
@@ -182,7 +197,7 @@ impl ArtifactStore {
         offset: Option<u64>,
         limit: Option<u64>,
     ) -> Result<ArtifactText, ArtifactError> {
-        let (path, file) = self.open_artifact(id_or_url)?;
+        let (_, path, file) = self.open_artifact(id_or_url)?;
         let first_line = offset.unwrap_or(1).max(1);
         match read_lines(file, first_line, limit) {
             Ok((text, total_lines)) => Ok(ArtifactText {
@@ -194,7 +209,9 @@ impl ArtifactStore {
         }
     }
 
-    fn open_artifact(&self, id_or_url: &str) -> Result<(PathBuf, File), ArtifactError> {
+    /// The artifact named by `id_or_url`, opened: its id, its path and the file (resolve's
+    /// checks and errors).
+    fn open_artifact(&self, id_or_url: &str) -> Result<(u64, PathBuf, File), ArtifactError> {
         let digits = parse_artifact_id(id_or_url)?;
         let not_found = || match self.ids() {
             Ok(available) => ArtifactError::NotFound {
@@ -219,7 +236,7 @@ impl ArtifactStore {
             Err(err) => return Err(ArtifactError::io("open artifact", path, err)),
         };
         match file.metadata() {
-            Ok(meta) if meta.is_file() => Ok((path, file)),
+            Ok(meta) if meta.is_file() => Ok((id, path, file)),
             Ok(_) => Err(not_found()),
             Err(err) => Err(ArtifactError::io("open artifact", path, err)),
         }

@@ -189,3 +189,27 @@ fn list_is_newest_first_with_sizes() {
         .collect();
     assert_eq!(listed, [(newest, 1), (newer, 14), (old, 4)]);
 }
+
+#[test]
+fn info_is_one_artifact_as_list_shows_it() {
+    let (_tmp, store) = new_store();
+    let one = artifact(&store, b"newer, longer\n");
+    let listed = store.list().expect("list");
+    let by_id = store.info(&one.to_string()).expect("info");
+    assert_eq!((by_id.id, by_id.size), (one, 14));
+    assert_eq!(by_id.modified, listed[0].modified);
+    let by_url = store
+        .info(&format!("artifact://{one}"))
+        .expect("info by URL");
+    assert_eq!(by_url.id, one);
+    // The errors are resolve's, exactly.
+    assert_eq!(
+        store.info("9").expect_err("missing").to_string(),
+        format!("Artifact 9 not found. Available: {one}")
+    );
+    fs::create_dir(store.dir().join("99.bash.log")).expect("a directory named like one");
+    assert_eq!(
+        store.info("99").expect_err("not a file").to_string(),
+        store.resolve("99").expect_err("not a file").to_string()
+    );
+}

@@ -78,16 +78,19 @@ impl Backend {
     pub async fn artifacts(&self, limit: usize) -> Result<Vec<Listed>, String> {
         match self {
             Self::Local(session) => {
-                let store = session.artifacts();
-                Ok(session
-                    .artifact_ids(limit)
+                let session = session.clone();
+                // It looks at the files: off the async threads.
+                let listed = tokio::task::spawn_blocking(move || session.list_artifacts())
+                    .await
+                    .map_err(|err| err.to_string())?;
+                // A session without a store has nothing to list.
+                Ok(listed
+                    .unwrap_or_default()
                     .into_iter()
-                    .map(|id| {
-                        let size = store
-                            .and_then(|store| store.resolve(&id).ok())
-                            .and_then(|path| std::fs::metadata(path).ok())
-                            .map(|meta| meta.len());
-                        Listed { id, size }
+                    .take(limit)
+                    .map(|info| Listed {
+                        id: info.id.to_string(),
+                        size: Some(info.size),
                     })
                     .collect())
             }

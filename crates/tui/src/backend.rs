@@ -51,8 +51,6 @@ pub(crate) struct Far {
     /// Far-side sessions the transcript knows of (a call that opens one more is answered by
     /// a new session: the transcript says so).
     sessions_seen: AtomicU64,
-    /// A call was answered by a new far-side session, and the transcript was not told yet.
-    reconnected: AtomicBool,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -85,6 +83,7 @@ impl Far {
     pub(crate) async fn connect(remote: RemoteSession, settings: Settings) -> Self {
         let far = Self {
             target: short_target(&remote.target()),
+            sessions_seen: AtomicU64::new(remote.sessions_opened()),
             remote,
             settings,
             status: Mutex::new(None),
@@ -92,22 +91,9 @@ impl Far {
             polling: AtomicBool::new(false),
             context: Mutex::new(Vec::new()),
             bang: Mutex::new(None),
-            sessions_seen: AtomicU64::new(0),
-            reconnected: AtomicBool::new(false),
         };
-        far.sessions_seen
-            .store(far.remote.sessions_opened(), Ordering::Relaxed);
         far.read_status().await;
         far
-    }
-
-    /// After a call: when it opened a new far-side session, the transcript is told (through
-    /// [`Session::take_reconnected`]).
-    fn note_new_session(&self) {
-        let opened = self.remote.sessions_opened();
-        if self.sessions_seen.swap(opened, Ordering::AcqRel) < opened {
-            self.reconnected.store(true, Ordering::Release);
-        }
     }
 
     /// Reads the far session's status; returns whether what it shows changed.
@@ -144,15 +130,16 @@ impl Far {
 }
 
 impl Session {
-    /// A far side: the target, when a call was answered by a new session there (a
-    /// reconnect) since this was last asked.
+    /// A far side: the target, when a new session was opened there (a call reconnected)
+    /// since this was last asked.
     pub(crate) fn take_reconnected(&self) -> Option<String> {
         match self {
             Self::Local(_) => None,
-            Self::Remote(far) => far
-                .reconnected
-                .swap(false, Ordering::AcqRel)
-                .then(|| far.target.clone()),
+            Self::Remote(far) => {
+                let opened = far.remote.sessions_opened();
+                (far.sessions_seen.swap(opened, Ordering::AcqRel) < opened)
+                    .then(|| far.target.clone())
+            }
         }
     }
 
@@ -300,7 +287,6 @@ impl Session {
                     .call_tool(call, &context.cancel, |text| on_update(text.to_owned()))
                     .await;
                 // The call marked its result `sessionRestarted` itself.
-                far.note_new_session();
                 if context.cancel.is_cancelled() {
                     ToolOutcome::Aborted(result)
                 } else {
@@ -338,7 +324,6 @@ impl Session {
         let text = data.get("text").and_then(Value::as_str).map(str::to_owned);
         let result = serde_json::from_value::<BashResult>(data)
             .map_err(|err| format!("the far side sent a result this agentsh cannot read: {err}"))?;
-        far.note_new_session();
         if !options.exclude_from_context
             && let Some(text) = text
         {

@@ -100,6 +100,9 @@ fn ci(args: &[String]) -> Result<(), String> {
         "clippy",
         "--workspace",
         "--all-targets",
+        // The interactive mode's frame bench needs its helpers.
+        "--features",
+        "agentsh-tui/bench",
         "--",
         "-D",
         "warnings",
@@ -188,7 +191,13 @@ fn bench(args: &[String]) -> Result<(), String> {
     }
     let mut command = cargo();
     command
-        .args(["bench", "--workspace", "--benches"])
+        .args([
+            "bench",
+            "--workspace",
+            "--benches",
+            "--features",
+            "agentsh-tui/bench",
+        ])
         .env(REPORT_ENV, &report);
     if let Some(filter) = args.first() {
         command.args(["--", filter]);

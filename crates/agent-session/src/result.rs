@@ -34,8 +34,8 @@ use agentsh_bash_interceptor::Interception;
 use agentsh_bash_normalize::{Limits, apply_head_tail, count_lines};
 use agentsh_protocol::{
     BashResult, COMMAND_ABORTED, FullOutput, NO_OUTPUT, ShownRange, ToolDetails, ToolMeta,
-    ToolResult, TruncatedBy, Truncation, TruncationDirection, annotation_line, exit_outcome,
-    truncation_notice,
+    ToolOutcome, ToolResult, TruncatedBy, Truncation, TruncationDirection, annotation_line,
+    exit_outcome, truncation_notice,
 };
 
 use agentsh_process::sandbox::SandboxPolicy;
@@ -47,37 +47,6 @@ use crate::sandbox::denial_line_for;
 /// The line a bang command's context text ends with when it was stopped (SPEC §10).
 pub const BANG_CANCELLED: &str = "(command cancelled)";
 
-/// What a tool call produced: a result, or an abort (the caller aborted; SPEC §9 calls it a
-/// `ToolAbortError`). Both carry the full result so an RPC can answer an abort with its text.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ToolOutcome {
-    /// The call ran to an end (success or error).
-    Finished(ToolResult),
-    /// The caller aborted the call; the result's text ends with `Command aborted` (plus the
-    /// notice, when due) and `is_error` is true.
-    Aborted(ToolResult),
-}
-
-impl ToolOutcome {
-    /// The result, whichever way the call ended.
-    pub fn result(&self) -> &ToolResult {
-        match self {
-            Self::Finished(result) | Self::Aborted(result) => result,
-        }
-    }
-
-    /// The result, whichever way the call ended.
-    pub fn into_result(self) -> ToolResult {
-        match self {
-            Self::Finished(result) | Self::Aborted(result) => result,
-        }
-    }
-
-    /// Whether the caller aborted the call.
-    pub fn is_aborted(&self) -> bool {
-        matches!(self, Self::Aborted(_))
-    }
-}
 
 /// The first lines of the output, kept apart by the sink for a `head` limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -14,7 +14,7 @@ use agentsh_process::env::{TerminalKind, hardened_env};
 use agentsh_process::sandbox::{Kernel as SandboxKernel, SandboxError, SandboxPolicy};
 use agentsh_process::shell::{ShellError, ShellSpec, discover_shell, shell_prefix};
 use agentsh_process::snapshot::{default_cache_dir, snapshot_for_sandboxed};
-use agentsh_protocol::BashResult;
+use agentsh_protocol::{BangOptions, BashResult};
 use agentsh_pty_runtime::PtyCommand;
 use agentsh_shell_executor::{
     CancellationToken, ChunkCallback, ExecError, ExecRequest, ExecutorConfig, SessionKey,
@@ -80,7 +80,7 @@ pub enum SessionError {
     #[error(transparent)]
     Cwd(CwdError),
     /// A bang command (`!cmd` / RPC `bash`) is already running in this session.
-    #[error("A bash command is already running")]
+    #[error("{}", agentsh_protocol::BANG_ALREADY_RUNNING)]
     AlreadyRunning,
     /// The configured shell cannot be used.
     #[error(transparent)]
@@ -124,14 +124,6 @@ impl From<ExecError> for SessionError {
     }
 }
 
-/// Options of a bang command.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct BangOptions {
-    /// Timeout in seconds (clamped); the `bash.default_timeout` setting when `None`.
-    pub timeout: Option<f64>,
-    /// `!!cmd`: keep the result out of the model's context.
-    pub exclude_from_context: bool,
-}
 
 /// One agent session: its id, cwd, settings, artifact store, shells (keys `(id, "tool")` and
 /// `(id, "user")`), recorded context messages and warnings. Cheap to clone.

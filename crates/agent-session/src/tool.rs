@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use agentsh_bash_normalize::{Limits, merge_limits, normalize};
 use agentsh_output_sink::{OutputSink, TailBuffer};
 use agentsh_protocol::BashResult;
-use agentsh_pty_runtime::{PtyCommand, PtyController, PtySession, TerminalSize};
+use agentsh_pty_runtime::{PtyCommand, PtySession, TerminalSize};
 use agentsh_shell_executor::{CancellationToken, ChunkCallback, Surface};
 use serde_json::Value;
 
@@ -19,10 +19,10 @@ use crate::cwd::check_cwd;
 use crate::jobs::tools::JobCall;
 use crate::pty_selection::{HostUi, use_pty};
 use crate::result::{
-    FinishedRun, HeadCapture, ToolOutcome, blocked_result, build_tool_result, cwd_error_result,
+    FinishedRun, HeadCapture, blocked_result, build_tool_result, cwd_error_result,
 };
 use crate::session::{AgentSession, SessionError};
-use crate::{ToolDetails, ToolResult};
+use crate::{PtyHost, ToolDetails, ToolOutcome, ToolResult};
 
 /// What the caller of a tool call provides.
 #[derive(Clone, Default)]
@@ -52,22 +52,6 @@ impl fmt::Debug for ToolContext {
             .field("skip_live_updates", &self.skip_live_updates)
             .field("no_jobs", &self.no_jobs)
             .finish()
-    }
-}
-
-/// An interactive UI that can show a PTY command: it receives the running session's
-/// controller and drives it (draws `controller.terminal()` on `controller.updates()`, sends
-/// keys with `send_keys`, resizes) until the command exits.
-pub trait PtyHost: Send + Sync {
-    /// A PTY command started; `controller` stays valid until it exits.
-    fn attach(&self, call_id: &str, controller: PtyController);
-
-    /// The size `(cols, rows)` the host will show the PTY at, when it knows it: the command
-    /// then starts at that size (clamped to 20–400 columns × 5–200 rows, SPEC §8), so what it
-    /// runs first sees the host's width, with no race against a resize after
-    /// [`attach`](Self::attach). `None` (the default): 120×40.
-    fn size(&self) -> Option<(u16, u16)> {
-        None
     }
 }
 

@@ -6,13 +6,12 @@ use std::process::ExitCode;
 use agentsh_agent_session::{
     AgentSession, BASH_TOOL, SessionError, SessionOptions, ToolContext, ToolOutcome, ToolResult,
 };
-use agentsh_remote::{RemoteCall, RemoteError};
+use agentsh_seam::{EXIT_INTERRUPTED, HandleError, SessionHandle, Signals, ToolCall};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::cli::ExecArgs;
 use crate::config::load_settings;
-use crate::signals::{EXIT_INTERRUPTED, Signals};
 use crate::{print_error, print_warnings, runtime, usage_error};
 
 /// Exit status of a tool error (non-zero exit, timeout, blocked command, bad `--cwd`).
@@ -130,26 +129,20 @@ fn run_remote(
         };
         print_warnings(&session.take_warnings());
         let cancel = CancellationToken::new();
-        let call = session.tool_call(
-            RemoteCall {
-                name: BASH_TOOL,
-                arguments: tool_args,
-                tool_names: &args.tools,
-            },
-            &cancel,
-            |_| {},
-        );
+        let call = session.tool_call(ToolCall {
+            tool_names: &args.tools,
+            cancel: cancel.clone(),
+            ..ToolCall::new(CALL_ID, BASH_TOOL, tool_args)
+        });
         // A second signal exits: the transport dies with this process, and the far side ends
         // everything at end of its input.
         let (answer, interrupted) = until_signalled(call, &mut signals, &cancel).await;
         print_warnings(&session.take_warnings());
         // An orderly close: the far side ends its shells before the connection goes.
         session.shutdown().await;
-        let result = match answer {
-            Ok(value) => serde_json::from_value::<ToolResult>(value).map_err(|err| {
-                format!("the far side sent a result this agentsh cannot read: {err}")
-            })?,
-            Err(RemoteError::Failed(error)) => return Err(error),
+        let result: ToolResult = match answer {
+            Ok(outcome) => outcome.into_result(),
+            Err(HandleError::Failed(error)) => return Err(error),
             Err(err) => err.tool_result(),
         };
         Ok((Some(result), interrupted))

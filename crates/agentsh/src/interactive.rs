@@ -1,15 +1,25 @@
-//! The interactive mode: `agentsh` with no subcommand, on a terminal (SPEC §15), drawn by the
-//! default renderer in the theme of `ui.theme`.
+//! The interactive mode: `agentsh` with no subcommand, on a terminal, drawn by the default
+//! renderer in the theme of `ui.theme`. The binary composes it: the session it drives (here,
+//! or a far side with `--remote`) and, with `--listen`, the RPC socket server whose calls it
+//! shows.
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
+use std::sync::Arc;
 
+use agentsh_agent_session::{AgentSession, LocalSession, SessionOptions};
+use agentsh_remote::{RemoteConfig, RemoteSession};
 use agentsh_renderer::DefaultRenderer;
-use agentsh_tui::{TuiError, TuiOptions};
+use agentsh_seam::Handle;
+use agentsh_tui::{Listen, MakeSession, TuiError, TuiOptions};
 use clap::CommandFactory;
 
 use crate::cli::{Cli, InteractiveArgs};
 use crate::{EXIT_USAGE, print_error, usage_error};
+
+/// Why `--listen` and `--remote` do not go together.
+const LISTEN_WITH_REMOTE: &str =
+    "--listen cannot be combined with --remote: the calls of --listen run here";
 
 /// Runs the interactive mode, or prints the help text and exits 2 without a terminal.
 pub fn run(args: InteractiveArgs) -> ExitCode {
@@ -28,28 +38,59 @@ pub fn run(args: InteractiveArgs) -> ExitCode {
     };
     let remote = match crate::remote::choose(&args.remote, &settings, args.cwd.as_deref()) {
         Ok(None) => None,
-        Ok(Some(_)) if args.listen.is_some() => return usage_error(&TuiError::ListenWithRemote),
+        Ok(Some(_)) if args.listen.is_some() => return usage_error(&LISTEN_WITH_REMOTE),
         Ok(Some(choice)) => match remote_config(choice) {
             Ok(config) => Some(config),
             Err(code) => return code,
         },
         Err(message) => return usage_error(&message),
     };
+    // The session the mode drives: on the far side, or here.
+    let session: MakeSession = match remote {
+        Some(config) => Box::new(move || {
+            Box::pin(async move {
+                let session = RemoteSession::connect(config)
+                    .await
+                    .map_err(|err| err.to_string())?;
+                Ok(Arc::new(session) as Handle)
+            })
+        }),
+        None => {
+            let (settings, cwd) = (settings.clone(), cwd.clone());
+            Box::new(move || {
+                Box::pin(async move {
+                    let session = AgentSession::new(SessionOptions {
+                        settings,
+                        cwd,
+                        ..SessionOptions::default()
+                    })
+                    .map_err(|err| err.to_string())?;
+                    Ok(LocalSession::new(session).into_handle())
+                })
+            })
+        }
+    };
+    // `--listen`: an RPC socket server, one session here per connection, whose calls the
+    // mode shows.
+    let listen = args.listen.map(|path| {
+        let new_session = LocalSession::factory(settings.clone(), cwd);
+        Listen {
+            shown: path.display().to_string(),
+            serve: Box::new(move |host, shutdown| {
+                agentsh_rpc::listen_for_host(&path, new_session, host, shutdown)
+                    .map_err(|err| format!("--listen: {err}"))
+            }),
+        }
+    });
     let renderer = DefaultRenderer::new(settings.ui.theme);
     let options = TuiOptions {
         tool_names: args.tools,
-        listen: args.listen,
-        remote,
-        ..TuiOptions::new(settings, cwd)
+        listen,
+        ..TuiOptions::new(settings, session)
     };
     match agentsh_tui::run(renderer, options) {
         Ok(code) => code,
-        Err(
-            err @ (TuiError::Session(_)
-            | TuiError::Listen(_)
-            | TuiError::Remote(_)
-            | TuiError::ListenWithRemote),
-        ) => usage_error(&err),
+        Err(err @ TuiError::Start(_)) => usage_error(&err),
         Err(err) => {
             print_error(&err);
             ExitCode::FAILURE
@@ -58,7 +99,7 @@ pub fn run(args: InteractiveArgs) -> ExitCode {
 }
 
 /// How to reach the far side; `--remote-install` runs here, before the terminal is taken.
-fn remote_config(choice: crate::remote::Choice) -> Result<agentsh_tui::RemoteConfig, ExitCode> {
+fn remote_config(choice: crate::remote::Choice) -> Result<RemoteConfig, ExitCode> {
     let runtime = crate::runtime().map_err(|err| {
         print_error(&format_args!("cannot start the async runtime: {err}"));
         ExitCode::FAILURE

@@ -12,8 +12,13 @@
 //!
 //! The crate README describes the modes as a user meets them.
 //!
-//! Both modes drive an `agentsh_agent_session::AgentSession`. Logs go to stderr only, filtered
-//! by `RUST_LOG` (default: warnings); stdout carries results only.
+//! - `agentsh mcp [--config FILE] [--cwd DIR] [--tools a,b]` (MCP mode, [`mcp`]): the tools
+//!   and the session's artifacts to an MCP client on stdio.
+//!
+//! Every mode runs its session here, or with `--remote` on a far side ([`remote`]); the
+//! binary makes the session (`serve_session`) and hands it to the surface, which drives it
+//! through `agentsh_seam::SessionHandle` without knowing which it has. Logs go to stderr only,
+//! filtered by `RUST_LOG` (default: warnings); stdout carries results only.
 
 mod cli;
 mod config;
@@ -22,11 +27,14 @@ mod interactive;
 mod mcp;
 mod remote;
 mod rpc;
-mod signals;
 
 use std::io::{IsTerminal, Write};
+use std::path::Path;
 use std::process::ExitCode;
+use std::sync::Arc;
 
+use agentsh_agent_session::{AgentSession, LocalSession, SessionOptions, Settings};
+use agentsh_seam::{Handle, Signals};
 use clap::Parser;
 use tracing_subscriber::EnvFilter;
 
@@ -76,26 +84,46 @@ fn usage_error(message: &dyn std::fmt::Display) -> ExitCode {
     ExitCode::from(EXIT_USAGE)
 }
 
-/// What RPC and MCP mode start from: the settings (`--config`), the session's working
-/// directory (`--cwd`) and the runtime; or the exit status of what went wrong, reported.
-fn server_start(
-    config: Option<&std::path::Path>,
-    cwd: Option<&std::path::Path>,
-) -> Result<
-    (
-        agentsh_agent_session::Settings,
-        std::path::PathBuf,
-        tokio::runtime::Runtime,
-    ),
-    ExitCode,
-> {
-    let settings = config::load_settings(config).map_err(|err| usage_error(&err))?;
+/// What a server mode (`rpc`, `mcp`) serves: its runtime, the signals (caught before anything
+/// runs: from then on a signal shuts the server down cleanly) and the session: on the far side
+/// `remote` names (connected and said `hello`), else here, from `--config` and `--cwd` with
+/// `local` applied to the settings. A session here takes the settings of a `hello` by making
+/// a new session as this one was made. On failure, the exit status to end with, what went
+/// wrong reported (2 for a configuration, a `--cwd` or a far side that cannot be used).
+fn serve_session(
+    config: Option<&Path>,
+    cwd: Option<&Path>,
+    remote: Option<remote::Choice>,
+    local: impl FnOnce(&mut Settings),
+) -> Result<(tokio::runtime::Runtime, Signals, Handle), ExitCode> {
+    if let Some(remote) = remote {
+        let (runtime, signals, session) = remote::start_server(remote)?;
+        return Ok((runtime, signals, Arc::new(session)));
+    }
+    let mut settings = config::load_settings(config).map_err(|err| usage_error(&err))?;
     let cwd = rpc::session_cwd(cwd).map_err(|message| usage_error(&message))?;
+    local(&mut settings);
     let runtime = runtime().map_err(|err| {
         print_error(&format_args!("cannot start the async runtime: {err}"));
         ExitCode::FAILURE
     })?;
-    Ok((settings, cwd, runtime))
+    let made = {
+        let _context = runtime.enter();
+        let signals = Signals::install().map_err(|err| {
+            print_error(&format_args!("cannot handle signals: {err}"));
+            ExitCode::FAILURE
+        })?;
+        let options = SessionOptions {
+            settings,
+            cwd,
+            ..SessionOptions::default()
+        };
+        // An unusable `bash.shell`: nothing runs on a broken configuration.
+        let session = AgentSession::new(options.clone()).map_err(|err| usage_error(&err))?;
+        let session: Handle = Arc::new(LocalSession::renewable(session, options));
+        (signals, session)
+    };
+    Ok((runtime, made.0, made.1))
 }
 
 /// The tokio runtime of either mode, or the error to report: one thread. Commands, requests

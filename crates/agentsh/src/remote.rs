@@ -1,4 +1,4 @@
-//! `--remote TARGET` and `[remote]` (SPEC §17): which far side a mode forwards to, and
+//! `--remote TARGET` and `[remote]`: which far side a mode forwards to, and
 //! `--remote-install`.
 
 use std::path::Path;
@@ -8,7 +8,7 @@ use std::sync::Arc;
 use agentsh_agent_session::{Settings, SshTarget};
 
 use crate::print_error;
-use crate::signals::Signals;
+use agentsh_seam::Signals;
 use agentsh_remote::{
     CommandTransport, DEFAULT_LEASE, FarSide, RemoteConfig, RemoteSession, SshTransport,
     Transport as _,

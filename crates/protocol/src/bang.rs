@@ -35,3 +35,12 @@ impl BangRun {
         }
     }
 }
+
+/// Options of a bang command.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BangOptions {
+    /// Timeout in seconds (clamped); the `bash.default_timeout` setting when `None`.
+    pub timeout: Option<f64>,
+    /// `!!cmd`: keep the result out of the model's context.
+    pub exclude_from_context: bool,
+}

@@ -17,6 +17,8 @@ mod tool;
 
 #[cfg(feature = "serde")]
 mod json;
+#[cfg(feature = "wire")]
+pub mod wire;
 #[cfg(feature = "serde")]
 pub use json::json_kind;
 
@@ -37,13 +39,13 @@ pub const REMOTE_LOST_PREFIX: &str = "Remote connection lost: ";
 pub use lines::{count_lines, lines_of, tail_of};
 
 pub use args::{ArgsError, BashArgs};
-pub use bang::{BangRun, BangState};
+pub use bang::{BangOptions, BangRun, BangState};
 pub use result::{BashResult, InterceptionDetails, OutputSummary};
 pub use screen::{Cell, CellAttrs, CellColor, Screen};
-pub use ssh_target::SshTarget;
+pub use ssh_target::{SshTarget, SshTargetError};
 pub use status::{JobLook, SandboxStatus, SessionStatus};
 pub use text::{
-    CANCELLED_ANNOTATION, COMMAND_ABORTED, FullOutput, MISSING_EXIT_STATUS, NO_OUTPUT,
+    BANG_ALREADY_RUNNING, CANCELLED_ANNOTATION, COMMAND_ABORTED, FullOutput, MISSING_EXIT_STATUS, NO_OUTPUT,
     annotation_line, blocked_text, cwd_missing_text, cwd_not_directory_text, exit_code_text,
     exit_outcome, format_seconds, format_size, timeout_annotation, truncation_notice,
     unknown_tool_text,
@@ -51,6 +53,7 @@ pub use text::{
 pub use theme::{Theme, UnknownTheme};
 pub use timeout::Timeout;
 pub use tool::{
-    ShownRange, ToolContent, ToolDetails, ToolMeta, ToolResult, TruncatedBy, Truncation,
+    BASH_TOOL, TOOL_NAMES, unknown_tool,
+    ShownRange, ToolContent, ToolDetails, ToolMeta, ToolOutcome, ToolResult, TruncatedBy, Truncation,
     TruncationDirection,
 };

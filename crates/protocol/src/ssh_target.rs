@@ -25,6 +25,18 @@ pub struct SshTarget {
 /// The scheme every target starts with.
 const SCHEME: &str = "ssh://";
 
+/// Why a text is not an ssh target, as its error texts say it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SshTargetError(String);
+
+impl fmt::Display for SshTargetError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for SshTargetError {}
+
 impl SshTarget {
     /// Parses `ssh://[user@]host[:port]`. The error is the reason, for a message that names the
     /// key (`remote.target: <reason>`) or the flag.
@@ -39,44 +51,44 @@ impl SshTarget {
     /// assert_eq!(target.to_string(), "ssh://ann@build.example.com:2222");
     /// assert!(SshTarget::parse("ssh://-oProxyCommand=x").is_err());
     /// ```
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, SshTargetError> {
         let Some(rest) = text.strip_prefix(SCHEME) else {
-            return Err(format!(
+            return Err(SshTargetError(format!(
                 "must look like ssh://[user@]host[:port], got {text:?}"
-            ));
+            )));
         };
         if rest.contains('/') {
-            return Err(format!(
+            return Err(SshTargetError(format!(
                 "must look like ssh://[user@]host[:port], without a path: `/` after `ssh://` \
                  is not allowed, got {text:?}"
-            ));
+            )));
         }
         let (user, address) = match rest.split_once('@') {
             Some((_, address)) if address.contains('@') => {
-                return Err(format!("must have at most one `@`, got {text:?}"));
+                return Err(SshTargetError(format!("must have at most one `@`, got {text:?}")));
             }
             Some((user, address)) => (Some(checked_name("user", user)?), address),
             None => (None, rest),
         };
         let (host, port) = if let Some(bracketed) = address.strip_prefix('[') {
             let Some((inside, after)) = bracketed.split_once(']') else {
-                return Err(format!(
+                return Err(SshTargetError(format!(
                     "the `[` of an IPv6 address has no `]`, got {text:?}"
-                ));
+                )));
             };
             if inside.parse::<Ipv6Addr>().is_err() {
-                return Err(format!(
+                return Err(SshTargetError(format!(
                     "`[…]` must hold an IPv6 address, got {inside:?} in {text:?}"
-                ));
+                )));
             }
             let port = match after {
                 "" => None,
                 _ => match after.strip_prefix(':') {
                     Some(port) => Some(port),
                     None => {
-                        return Err(format!(
+                        return Err(SshTargetError(format!(
                             "only `:port` may follow the `]` of an IPv6 address, got {text:?}"
-                        ));
+                        )));
                     }
                 },
             };
@@ -84,9 +96,9 @@ impl SshTarget {
         } else {
             let (host, port) = match address.split_once(':') {
                 Some((_, port)) if port.contains(':') => {
-                    return Err(format!(
+                    return Err(SshTargetError(format!(
                         "an IPv6 address must be in brackets (ssh://[::1]:22), got {text:?}"
-                    ));
+                    )));
                 }
                 Some((host, port)) => (host, Some(port)),
                 None => (address, None),
@@ -99,9 +111,9 @@ impl SshTarget {
 }
 
 impl std::str::FromStr for SshTarget {
-    type Err = String;
+    type Err = SshTargetError;
 
-    fn from_str(text: &str) -> Result<Self, String> {
+    fn from_str(text: &str) -> Result<Self, SshTargetError> {
         Self::parse(text)
     }
 }
@@ -126,38 +138,42 @@ impl fmt::Display for SshTarget {
 
 /// A user or host name: not empty, not starting with `-`, only ASCII letters, digits, `.`, `_`
 /// and `-`.
-fn checked_name(what: &str, name: &str) -> Result<String, String> {
+fn checked_name(what: &str, name: &str) -> Result<String, SshTargetError> {
     if name.is_empty() {
-        return Err(format!("the {what} is empty"));
+        return Err(SshTargetError(format!("the {what} is empty")));
     }
     if name.starts_with('-') {
-        return Err(format!(
+        return Err(SshTargetError(format!(
             "the {what} must not start with `-` (ssh would read it as an option), got {name:?}"
-        ));
+        )));
     }
     if let Some(bad) = name
         .chars()
         .find(|&c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')))
     {
-        return Err(format!(
+        return Err(SshTargetError(format!(
             "the {what} must hold only ASCII letters, digits, `.`, `_` and `-`, got {bad:?} \
              in {name:?}"
-        ));
+        )));
     }
     Ok(name.to_owned())
 }
 
 /// A port: decimal digits only, 1 to 65535.
-fn checked_port(port: &str) -> Result<u16, String> {
+fn checked_port(port: &str) -> Result<u16, SshTargetError> {
     if port.is_empty() {
-        return Err("the port after `:` is empty".to_owned());
+        return Err(SshTargetError("the port after `:` is empty".to_owned()));
     }
     port.bytes()
         .all(|b| b.is_ascii_digit())
         .then(|| port.parse::<u16>().ok())
         .flatten()
         .filter(|&port| port != 0)
-        .ok_or_else(|| format!("the port must be a number from 1 to 65535, got {port:?}"))
+        .ok_or_else(|| {
+            SshTargetError(format!(
+                "the port must be a number from 1 to 65535, got {port:?}"
+            ))
+        })
 }
 
 #[cfg(test)]
@@ -287,7 +303,11 @@ mod tests {
             ),
         ];
         for (text, reason) in cases {
-            assert_eq!(SshTarget::parse(text), Err(reason.to_owned()), "{text:?}");
+            assert_eq!(
+                SshTarget::parse(text).map_err(|err| err.to_string()),
+                Err(reason.to_owned()),
+                "{text:?}"
+            );
         }
     }
 }

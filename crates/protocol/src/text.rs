@@ -245,3 +245,6 @@ mod tests {
         );
     }
 }
+
+/// The error of a user's (bang) command started while another one of the session runs.
+pub const BANG_ALREADY_RUNNING: &str = "A bash command is already running";

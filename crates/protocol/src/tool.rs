@@ -200,3 +200,45 @@ pub struct ShownRange {
     /// Last line shown.
     pub end: u64,
 }
+
+/// What a tool call produced: a result, or an abort (the caller aborted). Both carry the full
+/// result so an RPC can answer an abort with its text.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolOutcome {
+    /// The call ran to an end (success or error).
+    Finished(ToolResult),
+    /// The caller aborted the call; the result's text ends with `Command aborted` (plus the
+    /// notice, when due) and `is_error` is true.
+    Aborted(ToolResult),
+}
+
+impl ToolOutcome {
+    /// The result, whichever way the call ended.
+    pub fn result(&self) -> &ToolResult {
+        match self {
+            Self::Finished(result) | Self::Aborted(result) => result,
+        }
+    }
+
+    /// The result, whichever way the call ended.
+    pub fn into_result(self) -> ToolResult {
+        match self {
+            Self::Finished(result) | Self::Aborted(result) => result,
+        }
+    }
+
+    /// Whether the caller aborted the call.
+    pub fn is_aborted(&self) -> bool {
+        matches!(self, Self::Aborted(_))
+    }
+}
+
+/// The name of the `bash` tool.
+pub const BASH_TOOL: &str = "bash";
+/// Every tool a session answers: `bash`, then the job tools.
+pub const TOOL_NAMES: [&str; 5] = [BASH_TOOL, "job_output", "job_input", "job_kill", "job_list"];
+
+/// The error text for a tool not in [`TOOL_NAMES`], or `None` for one that is.
+pub fn unknown_tool(name: &str) -> Option<String> {
+    (!TOOL_NAMES.contains(&name)).then(|| crate::unknown_tool_text(name, &TOOL_NAMES))
+}

@@ -4,12 +4,14 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
+use agentsh_protocol::wire::{Command, Message, Request};
+use agentsh_seam::{AsyncLineReader, InputLine, lock};
+use serde_json::Value;
 use serde_json::value::RawValue;
-use serde_json::{Map, Value};
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufRead, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::Child;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
@@ -29,16 +31,24 @@ const EXIT_WAIT: Duration = Duration::from_secs(2);
 /// How long the far side's output is still read after the transport's process exited.
 const EXIT_DRAIN: Duration = Duration::from_millis(300);
 
-/// A far side's line, its top-level fields as they were sent: a response's `data` (a whole
-/// artifact, say) is passed on as it came, never parsed into a tree and written out again.
-pub(crate) type RawMessage = HashMap<String, Box<RawValue>>;
+/// A far side's answer to a request: its `data` as it was written (a whole artifact, say, is
+/// parsed once, into the type its reader wants).
+#[derive(Debug)]
+pub(crate) struct Answer {
+    /// Whether the far side carried the request out.
+    pub(crate) success: bool,
+    /// Its `data`, unparsed.
+    pub(crate) data: Option<Box<RawValue>>,
+    /// Why not, in its words.
+    pub(crate) error: Option<String>,
+}
 
 /// Requests waiting for their responses, by the id this side gave them.
-type Pending = HashMap<u64, oneshot::Sender<RawMessage>>;
+type Pending = HashMap<u64, oneshot::Sender<Answer>>;
 
 /// Calls waiting for their events, by the far-side `toolCallId` (or a `bash` request's
 /// `streamId`) this side gave them.
-type Calls = HashMap<String, mpsc::UnboundedSender<Map<String, Value>>>;
+type Calls = HashMap<String, mpsc::UnboundedSender<Message>>;
 
 /// An open connection. Dropping the last handle closes the far side's input and kills the
 /// transport's process.
@@ -63,10 +73,6 @@ struct Shared {
     /// Kills the transport's process (the reader task owns it).
     kill: Mutex<Option<oneshot::Sender<()>>>,
     transport: Arc<dyn Transport>,
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl Shared {
@@ -118,40 +124,38 @@ impl Shared {
         }
     }
 
-    fn route(&self, message: RawMessage) {
-        match field::<String>(&message, "type").as_deref() {
-            Some("response") => {
-                let Some(id) = field::<u64>(&message, "id") else {
-                    tracing::debug!("a response without an id of ours: {message:?}");
+    fn route(&self, message: Message) {
+        match message {
+            Message::Response {
+                id,
+                success,
+                data,
+                error,
+                ..
+            } => {
+                let Some(id) = id.as_ref().and_then(Value::as_u64) else {
+                    tracing::debug!("a response without an id of ours: {id:?}");
                     return;
                 };
                 if let Some(waiter) = lock(&self.pending).remove(&id) {
-                    let _ = waiter.send(message);
+                    let _ = waiter.send(Answer {
+                        success,
+                        data,
+                        error,
+                    });
                 }
             }
-            Some("warning") => {
-                if let Some(text) = field::<String>(&message, "message") {
-                    lock(&self.warnings).push(text);
-                }
-            }
-            Some(_) => {
-                let message = parsed(message);
+            Message::Warning { message } => lock(&self.warnings).push(message),
+            event => {
                 // A tool call's events name it by `toolCallId`; a streamed `bash` request's
                 // output by its `streamId` (the two share one namespace of this side's ids).
-                let call = message
-                    .get("toolCallId")
-                    .or_else(|| message.get("streamId"))
-                    .and_then(Value::as_str);
-                let Some(call) = call else {
-                    tracing::debug!("an event without a toolCallId: {message:?}");
-                    return;
-                };
-                let sender = lock(&self.calls).get(call).cloned();
+                let sender = event
+                    .stream()
+                    .and_then(|call| lock(&self.calls).get(call).cloned());
                 if let Some(sender) = sender {
-                    let _ = sender.send(message);
+                    let _ = sender.send(event);
                 }
             }
-            None => tracing::debug!("a line without a type: {message:?}"),
         }
     }
 }
@@ -233,33 +237,21 @@ impl Connection {
         self.next_id.fetch_add(1, Ordering::Relaxed)
     }
 
-    /// Sends `request` (its `id` set here) and waits for its response; `Err(reason)` when the
-    /// connection is lost first.
-    pub(crate) async fn request(
-        &self,
-        mut request: Map<String, Value>,
-    ) -> Result<RawMessage, String> {
+    /// Sends `command` (under an id of this side's) and waits for its response;
+    /// `Err(reason)` when the connection is lost first.
+    pub(crate) async fn request(&self, command: Command) -> Result<Answer, String> {
         let id = self.id();
-        request.insert("id".to_owned(), Value::from(id));
         let (tx, rx) = oneshot::channel();
         lock(&self.state.pending).insert(id, tx);
-        self.send(&request)?;
+        self.send(Some(id), command)?;
         match rx.await {
-            Ok(response) => Ok(response),
+            Ok(answer) => Ok(answer),
             Err(_) => Err(self.lost_reason().await),
         }
     }
 
-    /// [`Connection::request`], its response parsed whole.
-    pub(crate) async fn request_parsed(
-        &self,
-        request: Map<String, Value>,
-    ) -> Result<Map<String, Value>, String> {
-        self.request(request).await.map(parsed)
-    }
-
-    /// Registers a call's events under the far-side `toolCallId` `call`.
-    pub(crate) fn events(&self, call: &str) -> mpsc::UnboundedReceiver<Map<String, Value>> {
+    /// Registers a call's events under the far-side `toolCallId` (or `streamId`) `call`.
+    pub(crate) fn events(&self, call: &str) -> mpsc::UnboundedReceiver<Message> {
         let (tx, rx) = mpsc::unbounded_channel();
         if self.lost().is_none() {
             lock(&self.state.calls).insert(call.to_owned(), tx);
@@ -272,16 +264,26 @@ impl Connection {
         lock(&self.state.calls).remove(call);
     }
 
-    /// Queues one line for the far side.
-    pub(crate) fn send(&self, message: &Map<String, Value>) -> Result<(), String> {
+    /// Queues one request line for the far side; `id`: an id of this side's (whose answer is
+    /// routed to no one unless it is pending).
+    pub(crate) fn send(&self, id: Option<u64>, command: Command) -> Result<(), String> {
         if let Some(reason) = self.lost() {
             return Err(reason);
         }
-        let mut line = serde_json::to_vec(message).map_err(|err| err.to_string())?;
+        let request = Request {
+            id: id.map(Value::from),
+            command,
+        };
+        let mut line = request.to_line().into_bytes();
         line.push(b'\n');
         self.lines
             .send(line)
             .map_err(|_| "the connection's writer ended".to_owned())
+    }
+
+    /// A fresh id for a request whose answer nobody waits for.
+    pub(crate) fn unanswered_id(&self) -> u64 {
+        self.id()
     }
 
     /// Ends the connection in order: the far side's input is closed (it ends every tree, as at
@@ -354,15 +356,15 @@ async fn read_stderr(mut stderr: Box<dyn tokio::io::AsyncRead + Send + Unpin>, s
 /// Reads the far side's lines and routes them until its output ends or the connection is
 /// lost; then kills the transport's process and records why the channel ended.
 async fn read_lines(
-    mut reader: BufReader<Box<dyn tokio::io::AsyncRead + Send + Unpin>>,
+    reader: BufReader<Box<dyn tokio::io::AsyncRead + Send + Unpin>>,
     mut child: Option<Child>,
     kill: oneshot::Receiver<()>,
     stderr_done: Option<tokio::task::JoinHandle<()>>,
     state: Arc<Shared>,
 ) {
-    let mut line = Vec::new();
+    let mut reader = AsyncLineReader::new(reader, MAX_LINE_BYTES);
     let end = tokio::select! {
-        ended = route_lines(&mut reader, &mut line, &state) => End::Routed(ended),
+        ended = route_lines(&mut reader, &state) => End::Routed(ended),
         _ = kill => End::Killed,
         status = wait_child(child.as_mut()) => End::Exited(status),
     };
@@ -374,7 +376,7 @@ async fn read_lines(
         // counts as ended.
         End::Exited(status) => {
             let drained =
-                tokio::time::timeout(EXIT_DRAIN, route_lines(&mut reader, &mut line, &state))
+                tokio::time::timeout(EXIT_DRAIN, route_lines(&mut reader, &state))
                     .await
                     .unwrap_or(Ok(()));
             (Some(drained), status.ok().map(describe_exit))
@@ -438,78 +440,35 @@ fn describe_exit(status: std::process::ExitStatus) -> String {
 
 /// Routes lines until end of output (`Ok`) or a read error or an oversized line (`Err`).
 async fn route_lines<R: AsyncBufRead + Unpin>(
-    reader: &mut R,
-    line: &mut Vec<u8>,
+    reader: &mut AsyncLineReader<R>,
     state: &Shared,
 ) -> Result<(), String> {
     loop {
-        line.clear();
-        if !read_line(reader, line).await? {
-            return Ok(());
-        }
+        let line = match reader.next_line().await {
+            Ok(Some(InputLine::Complete(line))) => line,
+            Ok(Some(InputLine::Oversized { .. })) => {
+                return Err(format!(
+                    "the far side sent a line of more than {MAX_LINE_BYTES} bytes"
+                ));
+            }
+            Ok(None) => return Ok(()),
+            Err(err) => return Err(format!("cannot read from the far side: {err}")),
+        };
         *lock(&state.heard) = Instant::now();
-        if let Ok(message) = serde_json::from_slice::<RawMessage>(line) {
+        if let Ok(message) = serde_json::from_slice::<Message>(&line) {
             state.spoke.store(true, Ordering::Relaxed);
             state.route(message);
         } else {
             // Before the first JSON line: a chatty rc (a banner, `motd`); skipped. After it,
-            // a line that is not an object is no message of the protocol either.
+            // a line that is no message of the protocol is skipped too.
             let spoke = state.spoke.load(Ordering::Relaxed);
             tracing::debug!(
                 spoke,
-                "skipped a far-side line that is not a JSON object: {}",
-                String::from_utf8_lossy(line).trim_end()
+                "skipped a far-side line that is no message: {}",
+                String::from_utf8_lossy(&line).trim_end()
             );
         }
     }
-}
-
-/// One line (without its newline) into `line`; `false` at end of output with nothing read.
-async fn read_line<R: AsyncBufRead + Unpin>(
-    reader: &mut R,
-    line: &mut Vec<u8>,
-) -> Result<bool, String> {
-    loop {
-        let buf = reader
-            .fill_buf()
-            .await
-            .map_err(|err| format!("cannot read from the far side: {err}"))?;
-        if buf.is_empty() {
-            return Ok(!line.is_empty());
-        }
-        let (take, done) = match memchr(buf) {
-            Some(at) => (at + 1, true),
-            None => (buf.len(), false),
-        };
-        let keep = if done { take - 1 } else { take };
-        if line.len() + keep > MAX_LINE_BYTES {
-            return Err(format!(
-                "the far side sent a line of more than {MAX_LINE_BYTES} bytes"
-            ));
-        }
-        line.extend_from_slice(&buf[..keep]);
-        reader.consume(take);
-        if done {
-            return Ok(true);
-        }
-    }
-}
-
-fn memchr(buf: &[u8]) -> Option<usize> {
-    memchr::memchr(b'\n', buf)
-}
-
-/// Field `name` of `message`, read as a `T`; `None` when absent or of another type.
-pub(crate) fn field<T: serde::de::DeserializeOwned>(message: &RawMessage, name: &str) -> Option<T> {
-    serde_json::from_str(message.get(name)?.get()).ok()
-}
-
-/// `message` as a JSON object (every field parsed).
-pub(crate) fn parsed(message: RawMessage) -> Map<String, Value> {
-    message
-        .into_iter()
-        .filter_map(|(name, raw)| Some((name, serde_json::from_str(raw.get()).ok()?)))
-        .collect()
 }
 
 /// Pings every `lease / 3`; gives the connection up when nothing came from the far side for a
@@ -533,33 +492,11 @@ async fn keep_alive(connection: Weak<Connection>, lease: Duration) {
             ));
             return;
         }
-        let mut ping = Map::new();
-        ping.insert("type".to_owned(), Value::from("ping"));
-        let id = connection.id();
-        ping.insert("id".to_owned(), Value::from(id));
         // The answer only refreshes `heard`: it is routed to no one.
-        if connection.send(&ping).is_err() {
+        let id = connection.id();
+        if connection.send(Some(id), Command::Ping).is_err() {
             return;
         }
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[tokio::test]
-    async fn lines_are_cut_at_newlines_and_the_last_needs_none() {
-        let mut reader = BufReader::with_capacity(4, &b"ab\ncdefgh\n\nlast"[..]);
-        let mut line = Vec::new();
-        let mut lines = Vec::new();
-        loop {
-            line.clear();
-            if !read_line(&mut reader, &mut line).await.expect("read") {
-                break;
-            }
-            lines.push(String::from_utf8(line.clone()).expect("utf-8"));
-        }
-        assert_eq!(lines, ["ab", "cdefgh", "", "last"]);
-    }
-}

@@ -2,19 +2,18 @@
 #![deny(missing_docs)]
 
 mod connection;
+mod handle;
 mod session;
 mod transport;
 
 // The types these signatures use, so a caller needs no other crate for them.
-pub use serde_json::value::RawValue;
+pub use agentsh_protocol::wire::Command;
 pub use serde_json::{Map, Value, json};
 pub use tokio_util::sync::CancellationToken;
 
-pub use session::{
-    DEFAULT_LEASE, FarVersion, RawResponse, RemoteCall, RemoteConfig, RemoteError, RemoteSession,
-    update_text,
-};
+pub use agentsh_seam::{BoxFuture, Reach, SessionHandle};
+pub use session::{DEFAULT_LEASE, FarVersion, RemoteConfig, RemoteError, RemoteSession};
 pub use transport::{
-    BoxFuture, Channel, CommandTransport, FarSide, Output, SSH_OPTIONS, SshTarget, SshTransport,
+    Channel, CommandTransport, FarSide, SSH_OPTIONS, SshRun, SshTarget, SshTransport,
     Transport, shell_word,
 };

@@ -2,13 +2,12 @@
 //! ([`SshTransport`]) and any command whose stdin and stdout reach one ([`CommandTransport`]).
 
 use std::fmt;
-use std::future::Future;
 use std::io;
-use std::pin::Pin;
 use std::process::Stdio;
 use std::time::Duration;
 
 pub use agentsh_protocol::SshTarget;
+use agentsh_seam::BoxFuture;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::process::{Child, Command};
 
@@ -28,8 +27,6 @@ pub const SSH_OPTIONS: &[&str] = &[
     "ServerAliveInterval=15",
 ];
 
-/// A boxed future, as [`Transport::open`] returns it.
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// What a far side is started with: its working directory and its lease.
 #[derive(Debug, Clone, PartialEq)]
@@ -147,7 +144,7 @@ impl SshTransport {
 
     /// Runs `remote_command` on the target with `stdin` and returns its output: for the
     /// install step of `--remote-install` and its checks.
-    pub async fn run(&self, remote_command: &str, stdin: Option<Vec<u8>>) -> io::Result<Output> {
+    pub async fn run(&self, remote_command: &str, stdin: Option<Vec<u8>>) -> io::Result<SshRun> {
         let mut command = spawnable(&self.argv(remote_command))?;
         command
             .stdin(if stdin.is_some() {
@@ -173,7 +170,7 @@ impl SshTransport {
             }
         }
         let output = child.wait_with_output().await?;
-        Ok(Output {
+        Ok(SshRun {
             status: output.status.code(),
             stdout: output.stdout,
             stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
@@ -183,7 +180,7 @@ impl SshTransport {
 
 /// What a command run through [`SshTransport::run`] gave back.
 #[derive(Debug, Clone)]
-pub struct Output {
+pub struct SshRun {
     /// Its exit status (`None`: killed by a signal).
     pub status: Option<i32>,
     /// Its stdout.

@@ -3,9 +3,8 @@
 //! The text of a failure is its `Display`; [`crate::output::Message::failure`] is the one place
 //! that turns a failure into a response line.
 
-use agentsh_agent_session::{ConfigError, SessionError};
-
-use crate::framing::MAX_LINE_BYTES;
+use agentsh_protocol::wire::FieldError;
+use agentsh_seam::{HandleError, MAX_REQUEST_LINE_BYTES};
 
 /// Why a request failed.
 #[derive(Debug, thiserror::Error)]
@@ -24,8 +23,7 @@ pub enum RpcError {
     /// A field of the request is missing or of the wrong type.
     #[error("{0}")]
     Field(FieldError),
-    /// A `tool_call` names a tool that does not exist: the text of
-    /// `agent_session::unknown_tool`.
+    /// A `tool_call` names a tool that does not exist (`unknown_tool_text`).
     #[error("{0}")]
     UnknownTool(String),
     /// A `tool_call` reuses the `toolCallId` of a call still running or queued.
@@ -34,13 +32,11 @@ pub enum RpcError {
     /// An `abort` names no running or queued tool call.
     #[error("No running or queued tool call with toolCallId `{0}`")]
     NoSuchToolCall(String),
-    /// A `job_view` names no job: the job tools' text (`No job 9. Jobs: 1, 2`).
-    #[error("{0}")]
-    NoSuchJob(String),
     /// The session refused or failed the request (`A bash command is already running`, an
-    /// unknown artifact, …), in the session's own words.
+    /// unknown artifact, a `job_view` of no job, settings it cannot apply, a far side that is
+    /// down), in the session's own words.
     #[error(transparent)]
-    Session(#[from] SessionError),
+    Session(#[from] HandleError),
     /// A `hello` names a protocol other than this server's.
     #[error(
         "Protocol mismatch: this agentsh {version} speaks protocol {ours}, the other side speaks {theirs}"
@@ -59,24 +55,9 @@ pub enum RpcError {
          `settings` must come while no call runs"
     )]
     HelloWhileRunning,
-    /// A `hello` with `settings` where the server cannot make a new session (a socket
-    /// connection).
-    #[error("this server does not take settings in a hello (only `agentsh rpc` does)")]
-    HelloSettingsUnsupported,
-    /// The settings of a `hello` are not valid, in the configuration's own words
-    /// (`config error in hello settings: sandbox.mode: …`).
-    #[error(transparent)]
-    Config(Box<ConfigError>),
     /// A request's task panicked or its result could not be serialised.
     #[error("internal error: {0}")]
     Internal(String),
-}
-
-impl From<ConfigError> for RpcError {
-    fn from(error: ConfigError) -> Self {
-        // Boxed: the path and texts would make every `Result` of a request large.
-        Self::Config(Box::new(error))
-    }
 }
 
 impl RpcError {
@@ -89,8 +70,8 @@ impl RpcError {
 /// Why a line is not a request object.
 #[derive(Debug, thiserror::Error)]
 pub enum ParseError {
-    /// The line is longer than [`MAX_LINE_BYTES`]; it was skipped unread.
-    #[error("line exceeds {} MiB ({bytes} bytes)", MAX_LINE_BYTES / (1024 * 1024))]
+    /// The line is longer than [`MAX_REQUEST_LINE_BYTES`]; it was skipped unread.
+    #[error("line exceeds {} MiB ({bytes} bytes)", MAX_REQUEST_LINE_BYTES / (1024 * 1024))]
     TooLong {
         /// Its length without the `\n`.
         bytes: u64,
@@ -113,25 +94,4 @@ pub enum ParseError {
     /// `type` is not a string.
     #[error("field `type` must be a string, got {0}")]
     TypeNotAString(&'static str),
-}
-
-/// A field of a request that is missing or of the wrong type.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum FieldError {
-    /// A required field is absent or `null`.
-    #[error("missing field `{field}` ({expected})")]
-    Missing {
-        /// The field.
-        field: &'static str,
-        /// What it must be (`a string`, `an object`).
-        expected: &'static str,
-    },
-    /// A field has a value it cannot have.
-    #[error("field `{path}` {problem}")]
-    Invalid {
-        /// Where: the field, and the index in an array (`toolNames[1]`).
-        path: String,
-        /// What is wrong (`must be a string, got a number`).
-        problem: String,
-    },
 }

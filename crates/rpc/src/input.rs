@@ -10,8 +10,10 @@ use tokio::io::{AsyncReadExt, Interest};
 use tokio::net::unix::OwnedReadHalf;
 use tokio::sync::mpsc;
 
-use crate::framing::{LineReader, LineSplitter, MAX_LINE_BYTES};
-use crate::request::{Request, RequestError, parse_input_line};
+use agentsh_protocol::wire::Request;
+use agentsh_seam::{LineReader, LineSplitter, MAX_REQUEST_LINE_BYTES};
+
+use crate::request::{RequestError, parse_input_line};
 
 /// What the dispatcher receives for each line: a request, `None` for a blank line (no
 /// request, but input all the same: it renews a lease), or why the line is no request.
@@ -108,7 +110,7 @@ impl Source for OwnedReadHalf {
 /// The reader task: lines from a non-blocking stdin or a socket until end of input (or until
 /// the dispatcher is gone). Dropping `requests` tells the dispatcher that input ended.
 pub async fn read_async<S: Source>(mut source: S, requests: mpsc::Sender<Incoming>) {
-    let mut splitter = LineSplitter::new(MAX_LINE_BYTES);
+    let mut splitter = LineSplitter::new(MAX_REQUEST_LINE_BYTES);
     let mut buf = vec![0u8; READ_BYTES];
     loop {
         let n = match source.read_some(&mut buf).await {
@@ -139,7 +141,7 @@ pub async fn read_async<S: Source>(mut source: S, requests: mpsc::Sender<Incomin
 
 /// The reader thread: lines from a blocking stdin (a terminal, a file).
 pub fn read_blocking(requests: &mpsc::Sender<Incoming>) {
-    let mut lines = LineReader::new(io::stdin().lock(), MAX_LINE_BYTES);
+    let mut lines = LineReader::new(io::stdin().lock(), MAX_REQUEST_LINE_BYTES);
     loop {
         let line = match lines.next_line() {
             Ok(Some(line)) => line,

@@ -4,8 +4,9 @@
 //!
 //! Three parts, so that input is read while commands run and output lines never interleave:
 //!
-//! - a reader (`input`) splits the input into lines of at most 32 MiB (`framing::LineSplitter`;
-//!   a longer line is skipped, not buffered) and `request` parses each into a `Request` or a
+//! - a reader (`input`) splits the input into lines of at most 32 MiB (`agentsh_seam`'s
+//!   `LineSplitter`; a longer line is skipped, not buffered) and `request` parses each into a
+//!   wire `Request` or a
 //!   `RequestError` (`lenient` repairs what JSON allows but serde_json refuses and reads the
 //!   `id` of a broken line). On a socket, and on stdin when it is a pipe or a socket (the usual
 //!   case: a client process), the reader is a task on the runtime, woken by `epoll`, so a
@@ -24,32 +25,30 @@
 #![deny(missing_docs)]
 
 mod error;
-mod framing;
 mod hello;
-mod host;
 mod input;
 mod lenient;
 mod output;
-mod proxy;
 mod request;
 mod server;
 mod socket;
 mod stdio;
 mod stream;
 
-// The whole public surface. Types of agentsh-agent-session are re-exported because these
-// signatures use them: a host needs no other agentsh crate to serve.
-pub use agentsh_agent_session::{
-    AgentSession, BashResult, CancellationToken, PtyController, PtyHost, SessionError,
-    SessionOptions, ToolOutcome, Value,
+// The whole public surface. The seam's types are re-exported because these signatures use
+// them: a host needs no other agentsh crate to serve a session it was handed.
+pub use agentsh_seam::{
+    CallEnd, CallHooks, CallHost, CallObserver, CancellationToken, Handle, HandleError,
+    HostedCall, HostedCallKind, PtyController, PtyHost, Reach, SessionHandle, Stop, Value,
+    ready_now,
 };
-pub use host::{CallEnd, CallHooks, CallHost, CallObserver, HostedCall, HostedCallKind};
-pub use server::Stop;
-pub use socket::{ListenError, Listener, listen, serve_connection, serve_listener};
-pub use stdio::{StdioError, StdioOptions, serve_stdio, serve_stdio_remote};
+pub use socket::{
+    ListenError, Listener, listen, listen_for_host, serve_connection, serve_listener,
+};
+pub use stdio::{StdioError, StdioOptions, serve_stdio};
 
-/// The protocol this agentsh speaks (SPEC §17): a `hello` naming another is refused, and both
-/// sides name theirs in it. Raised when a change to the requests or answers would break an
+/// The protocol this agentsh speaks: a `hello` naming another is refused, and both sides of
+/// remote execution name theirs in it. Raised when a change to the requests or answers would break an
 /// agentsh on the other end.
 pub const PROTOCOL: u32 = agentsh_protocol::RPC_PROTOCOL;
 

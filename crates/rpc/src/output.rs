@@ -11,130 +11,12 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 
+pub use agentsh_protocol::wire::{Message, PartialResult};
 use serde::Serialize;
-use serde_json::Value;
-use serde_json::value::RawValue;
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle as TaskHandle;
 
-use crate::error::RpcError;
-
-/// One line of output.
-#[derive(Debug, Clone, Serialize)]
-#[serde(
-    tag = "type",
-    rename_all = "snake_case",
-    rename_all_fields = "camelCase"
-)]
-pub enum Message {
-    /// The answer to a request: `{"id"?, "type": "response", "command", "success", "data"?, "error"?}`.
-    Response {
-        /// The request's `id`, when it could be read.
-        #[serde(skip_serializing_if = "Option::is_none")]
-        id: Option<Value>,
-        /// The request type, or `parse`.
-        command: String,
-        /// Whether the request was carried out.
-        success: bool,
-        /// The result, for requests that have one (already serialised).
-        #[serde(skip_serializing_if = "Option::is_none")]
-        data: Option<Box<RawValue>>,
-        /// Why the request failed.
-        #[serde(skip_serializing_if = "Option::is_none")]
-        error: Option<String>,
-    },
-    /// A tool call started.
-    ToolExecutionStart {
-        /// The call.
-        tool_call_id: String,
-        /// The tool.
-        tool_name: String,
-        /// The call's arguments, as given.
-        args: Value,
-    },
-    /// A live snapshot of a running tool call's output.
-    ToolExecutionUpdate {
-        /// The call.
-        tool_call_id: String,
-        /// The tool.
-        tool_name: String,
-        /// `{"content": [{"type": "text", "text": …}]}`.
-        partial_result: PartialResult,
-    },
-    /// A tool call ended (also when it was aborted).
-    ToolExecutionEnd {
-        /// The call.
-        tool_call_id: String,
-        /// The tool.
-        tool_name: String,
-        /// The tool result (already serialised).
-        result: Box<RawValue>,
-        /// The result's `isError`.
-        is_error: bool,
-    },
-    /// Output of a `bash` request that asked for it (`streamId`), as it is committed.
-    BashOutput {
-        /// The request's `streamId`.
-        stream_id: String,
-        /// The output's next piece (sanitised, as the result keeps it).
-        text: String,
-    },
-    /// A session warning, reported once.
-    Warning {
-        /// The warning.
-        message: String,
-    },
-}
-
-/// `partialResult` of an update: `{"content": [{"type": "text", "text": …}]}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct PartialResult {
-    /// One text block.
-    pub content: [TextBlock; 1],
-}
-
-impl PartialResult {
-    /// A partial result holding `text`.
-    pub fn text(text: String) -> Self {
-        Self {
-            content: [TextBlock { kind: "text", text }],
-        }
-    }
-}
-
-/// `{"type": "text", "text": …}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct TextBlock {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    text: String,
-}
-
-impl Message {
-    /// A successful response.
-    pub fn success(id: Option<Value>, command: &str, data: Option<Box<RawValue>>) -> Self {
-        Self::Response {
-            id,
-            command: command.to_owned(),
-            success: true,
-            data,
-            error: None,
-        }
-    }
-
-    /// A failed response: the one place a protocol failure becomes a response, its text the
-    /// `error`.
-    pub fn failure(id: Option<Value>, command: &str, error: &RpcError) -> Self {
-        Self::Response {
-            id,
-            command: command.to_owned(),
-            success: false,
-            data: None,
-            error: Some(error.to_string()),
-        }
-    }
-}
 
 /// Whether a write of `len` bytes to the output would complete without blocking now.
 pub type WriteProbe = fn(len: usize) -> bool;
@@ -338,9 +220,11 @@ mod tests {
     use std::sync::{Arc, Mutex};
 
     use serde_json::json;
+    use serde_json::value::RawValue;
+    use serde_json::Value;
 
     use super::*;
-    use crate::error::ParseError;
+    use crate::error::{ParseError, RpcError};
 
     fn json_of(message: &Message) -> Value {
         serde_json::to_value(message).expect("serialisable")

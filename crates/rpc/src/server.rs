@@ -2,12 +2,14 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agentsh_agent_session::{
-    AgentSession, BASH_TOOL, BangOptions, BashResult, SessionError, SessionOptions, ToolContext,
-    ToolDetails, ToolOutcome, ToolResult, ToolUpdate, unknown_tool,
+use agentsh_protocol::wire::{ArtifactList, Command, Request, RequestType};
+use agentsh_protocol::{BangOptions, ToolOutcome, unknown_tool};
+use agentsh_seam::{
+    BangCall, BoxFuture, CallEnd, CallHooks, CallHost, Handle, HandleError, HostedCall,
+    HostedCallKind, Reach, Stop, ToolCall, lock, ready_now,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -17,11 +19,9 @@ use tokio::task::{self, JoinError, JoinSet};
 use tokio_util::sync::CancellationToken;
 
 use crate::error::RpcError;
-use crate::hello::{ArtifactList, ListedArtifact, check_protocol, hello_response};
-use crate::host::{CallEnd, CallHooks, CallHost, HostedCall, HostedCallKind};
+use crate::hello::{check_protocol, hello_response};
 use crate::input::Incoming;
 use crate::output::{Message, Output, PartialResult};
-use crate::request::{Command, Request};
 use crate::stream::OutputStream;
 
 /// How long, at end of input, running commands get to end after being cancelled before the
@@ -33,20 +33,6 @@ pub(crate) type RunningBash = Arc<Mutex<Option<CancellationToken>>>;
 
 /// Tool calls running or queued, by `toolCallId`.
 pub(crate) type ToolCalls = Arc<Mutex<HashMap<String, CancellationToken>>>;
-
-/// What asks a server to stop before its input ends: for [`serve_stdio`](crate::serve_stdio),
-/// the binary's SIGINT, SIGTERM and SIGHUP.
-pub trait Stop: Send {
-    /// What a stop request carries back to the caller (the binary: the exit status it calls
-    /// for).
-    type Reason: Send;
-
-    /// Waits for the next stop request. The first ends serving: every running call is
-    /// cancelled and answered, then the session is shut down. One that comes while the calls
-    /// are still answering stops that wait (the session is still shut down, every tree ended).
-    /// Dropping the future before it is ready must lose no request.
-    fn requested(&mut self) -> impl Future<Output = Self::Reason> + Send;
-}
 
 /// A [`Stop`] that is requested once, when `token` is cancelled.
 pub(crate) struct TokenStop {
@@ -77,7 +63,7 @@ impl Stop for TokenStop {
 
 /// The RPC server of one session.
 pub struct Server {
-    session: AgentSession,
+    session: Handle,
     output: Output,
     /// What shows the calls live, if anything (never on stdio).
     host: Option<Arc<dyn CallHost>>,
@@ -89,16 +75,13 @@ pub struct Server {
     tasks: JoinSet<()>,
     /// The request each task answers, to answer it if the task panics.
     task_requests: HashMap<task::Id, (Option<Value>, &'static str)>,
-    /// What a `hello` with `settings` makes its new session from; `None`: such a hello is
-    /// refused.
-    session_options: Option<SessionOptions>,
     /// With no input line for this long, serving ends as at end of input.
     lease: Option<Duration>,
 }
 
 impl Server {
     /// A server for `session`, writing to `output`, telling `host` about its calls.
-    pub fn new(session: AgentSession, output: Output, host: Option<Arc<dyn CallHost>>) -> Self {
+    pub fn new(session: Handle, output: Output, host: Option<Arc<dyn CallHost>>) -> Self {
         Self {
             session,
             output,
@@ -107,17 +90,8 @@ impl Server {
             tool_calls: ToolCalls::default(),
             tasks: JoinSet::new(),
             task_requests: HashMap::new(),
-            session_options: None,
             lease: None,
         }
-    }
-
-    /// Lets a `hello` with `settings` replace the session: a new one is made from `options`
-    /// (the options the first session was made with) with the hello's settings applied and a
-    /// fresh id.
-    pub fn with_session_options(mut self, options: SessionOptions) -> Self {
-        self.session_options = Some(options);
-        self
     }
 
     /// Ends serving, as at end of input, once no input line (a request, a bad line, a blank
@@ -131,8 +105,8 @@ impl Server {
     /// requested, then ends every running command and shuts the session down. Returns the
     /// reason of the first stop request, if one came (also while shutting down).
     ///
-    /// A `hello` with `settings` is served in line: no other request is read until its new
-    /// session is made (or refused) and the old one shut down.
+    /// A `hello` with `settings` is served in line: no other request is read until the
+    /// session has applied them (a new session, the old one shut down) or refused them.
     pub async fn serve<S: Stop>(
         mut self,
         mut requests: mpsc::Receiver<Incoming>,
@@ -204,7 +178,6 @@ impl Server {
                 if let Some(token) = lock(&self.bash).as_ref() {
                     token.cancel();
                 }
-                self.session.abort_bash();
             }
             Command::ToolCall {
                 tool_call_id,
@@ -233,24 +206,53 @@ impl Server {
             } => self.read_artifact(id, artifact_id, offset, limit),
             Command::ListArtifacts => self.list_artifacts(id),
             Command::Ping => self.output.send(&Message::success(id, name, None)),
-            Command::Status => self
-                .output
-                .send(&data_response(id, name, &self.session.status())),
+            Command::Status => {
+                let session = Arc::clone(&self.session);
+                self.answer(id, name, move || {
+                    Box::pin(async move { session.status(Reach::Reconnect).await })
+                });
+            }
             Command::JobView { job_id, bytes } => {
-                let message = match job_look(&self.session, &job_id, bytes) {
-                    Ok(look) => data_response(id, name, &look),
-                    Err(error) => Message::failure(id, name, &error),
-                };
-                self.output.send(&message);
+                let (default, most) = JOB_VIEW_BYTES;
+                let bytes = bytes.unwrap_or(default).min(most) as usize;
+                let session = Arc::clone(&self.session);
+                self.answer(id, name, move || {
+                    Box::pin(async move { session.job_view(job_id, bytes, Reach::Reconnect).await })
+                });
             }
             // A hello with settings is served by `serve` itself; this one only checks.
             Command::Hello { protocol, .. } => self.output.send(&hello_response(id, protocol)),
         }
     }
 
-    /// `hello`: the version and protocol; with `settings`, a new session first (SPEC §17).
+    /// Answers a request whose answer the session gives now when it can (a session here),
+    /// else in a task of its own (a far side's round trip), so that a quick answer keeps its
+    /// place among the responses.
+    fn answer<T, F>(&mut self, id: Option<Value>, name: &'static str, ask: F)
+    where
+        T: Serialize + Send + 'static,
+        F: FnOnce() -> BoxFuture<'static, Result<T, HandleError>> + Send + 'static,
+    {
+        let respond = move |id, answered: Result<T, HandleError>| match answered {
+            Ok(data) => Message::with_data(id, name, &data),
+            Err(error) => Message::failure(id, name, &RpcError::Session(error)),
+        };
+        match ready_now(ask()) {
+            Ok(answered) => self.output.send(&respond(id, answered)),
+            Err(pending) => {
+                let output = self.output.clone();
+                let request_id = id.clone();
+                self.spawn(id, name, async move {
+                    output.send(&respond(request_id, pending.await));
+                });
+            }
+        }
+    }
+
+    /// `hello`: the version and protocol; with `settings`, the session made anew with them
+    /// first.
     async fn hello(&mut self, id: Option<Value>, protocol: Option<u64>, settings: Option<Value>) {
-        const NAME: &str = "hello";
+        const NAME: &str = RequestType::Hello.name();
         let Some(settings) = settings else {
             self.output.send(&hello_response(id, protocol));
             return;
@@ -259,58 +261,34 @@ impl Server {
             self.output.send(&Message::failure(id, NAME, &error));
             return;
         }
-        match self.new_session(&settings).await {
-            Ok(session) => {
-                let old = std::mem::replace(&mut self.session, session);
-                // Its shells and jobs, with their trees, end before the hello is answered.
-                old.shutdown().await;
+        // Settings apply to a new session: calls running would lose theirs.
+        if lock(&self.bash).is_some() || !lock(&self.tool_calls).is_empty() {
+            self.output
+                .send(&Message::failure(id, NAME, &RpcError::HelloWhileRunning));
+            return;
+        }
+        match self.session.apply_settings(settings).await {
+            Ok(()) => {
                 send_warnings(&self.session, &self.output);
                 self.output.send(&hello_response(id, protocol));
             }
-            Err(error) => self.output.send(&Message::failure(id, NAME, &error)),
+            Err(error) => {
+                send_warnings(&self.session, &self.output);
+                self.output
+                    .send(&Message::failure(id, NAME, &RpcError::Session(error)));
+            }
         }
-    }
-
-    /// A session made as the first one was, with `settings` applied to its settings; refused
-    /// while calls run, or when its sandbox cannot be enforced here.
-    async fn new_session(&self, settings: &Value) -> Result<AgentSession, RpcError> {
-        let Some(base) = &self.session_options else {
-            return Err(RpcError::HelloSettingsUnsupported);
-        };
-        if lock(&self.bash).is_some() || !lock(&self.tool_calls).is_empty() {
-            return Err(RpcError::HelloWhileRunning);
-        }
-        let options = SessionOptions {
-            settings: base.settings.with_execution_settings(settings)?,
-            session_id: None,
-            ..base.clone()
-        };
-        // Making a session may take the rc snapshot: off the async threads.
-        // A sandbox the kernel cannot enforce fails the new session (`Sandbox unavailable`).
-        task::spawn_blocking(move || AgentSession::new(options))
-            .await
-            .map_err(|err| RpcError::internal(&err))?
-            .map_err(RpcError::Session)
     }
 
     fn list_artifacts(&mut self, id: Option<Value>) {
-        const NAME: &str = "list_artifacts";
-        let session = self.session.clone();
+        const NAME: &str = RequestType::ListArtifacts.name();
+        let session = Arc::clone(&self.session);
         let output = self.output.clone();
         let request_id = id.clone();
         self.spawn(id, NAME, async move {
-            // A listing reads the directory: off the async threads.
-            let listed = task::spawn_blocking(move || session.list_artifacts()).await;
-            let message = match listed {
-                Ok(Ok(artifacts)) => data_response(
-                    request_id,
-                    NAME,
-                    &ArtifactList {
-                        artifacts: artifacts.iter().map(ListedArtifact::from).collect(),
-                    },
-                ),
-                Ok(Err(err)) => Message::failure(request_id, NAME, &err.into()),
-                Err(err) => Message::failure(request_id, NAME, &RpcError::internal(&err)),
+            let message = match session.list_artifacts().await {
+                Ok(artifacts) => Message::with_data(request_id, NAME, &ArtifactList { artifacts }),
+                Err(err) => Message::failure(request_id, NAME, &RpcError::Session(err)),
             };
             output.send(&message);
         });
@@ -323,27 +301,14 @@ impl Server {
         offset: Option<u64>,
         limit: Option<u64>,
     ) {
-        const NAME: &str = "read_artifact";
-        let session = self.session.clone();
+        const NAME: &str = RequestType::ReadArtifact.name();
+        let session = Arc::clone(&self.session);
         let output = self.output.clone();
         let request_id = id.clone();
         self.spawn(id, NAME, async move {
-            // A read streams the file: off the async threads.
-            let read =
-                task::spawn_blocking(move || session.read_artifact(&artifact_id, offset, limit))
-                    .await;
-            let message = match read {
-                Ok(Ok(artifact)) => {
-                    let path = artifact.path.to_string_lossy();
-                    let data = ArtifactData {
-                        text: &artifact.text,
-                        total_lines: artifact.total_lines,
-                        path: &path,
-                    };
-                    data_response(request_id, NAME, &data)
-                }
-                Ok(Err(err)) => Message::failure(request_id, NAME, &err.into()),
-                Err(err) => Message::failure(request_id, NAME, &RpcError::internal(&err)),
+            let message = match session.read_artifact(artifact_id, offset, limit).await {
+                Ok(artifact) => Message::with_data(request_id, NAME, &artifact),
+                Err(err) => Message::failure(request_id, NAME, &RpcError::Session(err)),
             };
             output.send(&message);
         });
@@ -356,14 +321,14 @@ impl Server {
         timeout: Option<f64>,
         stream_id: Option<String>,
     ) {
-        const NAME: &str = "bash";
+        const NAME: &str = RequestType::Bash.name();
         let (abort, busy) = match claim_bash(&self.bash) {
             Ok(claimed) => claimed,
             Err(error) => return self.output.send(&Message::failure(id, NAME, &error)),
         };
         let observer = self.host.as_ref().and_then(|host| {
             host.call_started(HostedCall {
-                session: self.session.clone(),
+                session: Arc::clone(&self.session),
                 id: next_bash_id(),
                 kind: HostedCallKind::Bash {
                     command: command.clone(),
@@ -372,7 +337,7 @@ impl Server {
             })
             .observer
         });
-        let session = self.session.clone();
+        let session = Arc::clone(&self.session);
         let output = self.output.clone();
         let request_id = id.clone();
         self.spawn(id, NAME, async move {
@@ -383,41 +348,34 @@ impl Server {
             // A host, or a client that asked for a stream, sees the output as it comes;
             // without either, the sink's plain path.
             let mut observer = observer;
-            let result = if observer.is_some() || stream_id.is_some() {
-                let stream =
-                    stream_id.map(|stream_id| OutputStream::start(stream_id, output.clone()));
-                let on_output = |text: &str| {
-                    if let Some(observer) = observer.as_mut() {
-                        observer.update(text);
-                    }
-                    if let Some(stream) = &stream {
-                        stream.push(text);
-                    }
-                };
-                let run = session.execute_bash_with(&command, options, on_output);
-                let result = abortable_bash(&session, &abort, run).await;
-                if let Some(stream) = stream {
-                    stream.finish().await;
+            let stream = stream_id.map(|stream_id| OutputStream::start(stream_id, output.clone()));
+            let live = observer.is_some() || stream.is_some();
+            let mut on_output = |text: &str| {
+                if let Some(observer) = observer.as_mut() {
+                    observer.update(text);
                 }
-                result
-            } else {
-                abortable_bash(&session, &abort, session.execute_bash(&command, options)).await
+                if let Some(stream) = &stream {
+                    stream.push(text);
+                }
             };
+            let bang = BangCall {
+                command: &command,
+                options,
+                cancel: abort,
+                on_output: live.then_some(&mut on_output as &mut (dyn FnMut(&str) + Send)),
+            };
+            let result = session.bang(bang).await;
+            if let Some(stream) = stream {
+                stream.finish().await;
+            }
             if let Some(observer) = observer {
                 observer.finished(CallEnd::Bash(&result));
             }
             drop(busy);
             send_warnings(&session, &output);
             output.send(&match result {
-                Ok(result) => {
-                    let text = session.bang_text(&command, &result);
-                    let data = BashData {
-                        result: &result,
-                        text,
-                    };
-                    data_response(request_id, NAME, &data)
-                }
-                Err(err) => Message::failure(request_id, NAME, &err.into()),
+                Ok(data) => Message::with_data(request_id, NAME, &data),
+                Err(err) => Message::failure(request_id, NAME, &RpcError::Session(err)),
             });
         });
     }
@@ -430,7 +388,7 @@ impl Server {
         arguments: Value,
         tool_names: Vec<String>,
     ) {
-        const NAME: &str = "tool_call";
+        const NAME: &str = RequestType::ToolCall.name();
         if let Some(unknown) = unknown_tool(&tool_name) {
             self.output
                 .send(&Message::failure(id, NAME, &RpcError::UnknownTool(unknown)));
@@ -443,7 +401,7 @@ impl Server {
         // No host (stdio): nothing cloned, nothing allocated.
         let hooks = self.host.as_ref().map_or_else(CallHooks::default, |host| {
             host.call_started(HostedCall {
-                session: self.session.clone(),
+                session: Arc::clone(&self.session),
                 id: tool_call_id.clone(),
                 kind: HostedCallKind::Tool {
                     name: tool_name.clone(),
@@ -458,7 +416,7 @@ impl Server {
             tool_name: tool_name.clone(),
             args: arguments.clone(),
         });
-        let session = self.session.clone();
+        let session = Arc::clone(&self.session);
         let output = self.output.clone();
         let request_id = id.clone();
         self.spawn(id, NAME, async move {
@@ -466,49 +424,39 @@ impl Server {
                 pty_host,
                 mut observer,
             } = hooks;
+            let updates = output.clone();
+            let (update_id, update_name) = (tool_call_id.clone(), tool_name.clone());
+            let observing = &mut observer;
+            let mut on_update = move |text: &str| {
+                if let Some(observer) = observing {
+                    observer.update(text);
+                }
+                updates.send(&Message::ToolExecutionUpdate {
+                    tool_call_id: update_id.clone(),
+                    tool_name: update_name.clone(),
+                    partial_result: PartialResult::text(text.to_owned()),
+                });
+            };
             // Only a host shows a PTY: without one (stdio), never a PTY.
-            let context = ToolContext {
-                tool_names,
+            let call = ToolCall {
+                id: &tool_call_id,
+                name: &tool_name,
+                arguments: &arguments,
+                tool_names: &tool_names,
                 cancel,
                 pty_host,
-                skip_live_updates: false,
+                on_update: Some(&mut on_update),
                 no_jobs: false,
             };
-            let outcome = if tool_name == BASH_TOOL {
-                let updates = output.clone();
-                let (update_id, update_name) = (tool_call_id.clone(), tool_name.clone());
-                let observing = &mut observer;
-                let on_update = move |update: ToolUpdate| {
-                    if let Some(observer) = observing {
-                        observer.update(&update.text);
-                    }
-                    updates.send(&Message::ToolExecutionUpdate {
-                        tool_call_id: update_id.clone(),
-                        tool_name: update_name.clone(),
-                        partial_result: PartialResult::text(update.text),
-                    });
-                };
-                session
-                    .execute_tool(&tool_call_id, &arguments, context, on_update)
-                    .await
-            } else {
-                let job_tool = session.execute_job_tool(&tool_name, &arguments);
-                tokio::pin!(job_tool);
-                // An abort ends a waiting job tool at once (the job itself goes on).
-                let answered = tokio::select! {
-                    answered = &mut job_tool => answered,
-                    () = context.cancel.cancelled() => None,
-                };
-                match answered {
-                    Some(outcome) => outcome,
-                    None => ToolOutcome::Aborted(ToolResult::new(
-                        agentsh_protocol::COMMAND_ABORTED.to_owned(),
-                        ToolDetails::not_run(
-                            session.cwd(),
-                            session.settings().bash.default_timeout,
-                        ),
-                        true,
-                    )),
+            let outcome = session.tool_call(call).await;
+            drop(on_update);
+            let outcome = match outcome {
+                Ok(outcome) => outcome,
+                Err(error) => {
+                    drop(registered);
+                    send_warnings(&session, &output);
+                    output.send(&Message::failure(request_id, NAME, &RpcError::Session(error)));
+                    return;
                 }
             };
             if let Some(observer) = observer {
@@ -577,7 +525,6 @@ impl Server {
         if let Some(token) = lock(&self.bash).as_ref() {
             token.cancel();
         }
-        self.session.abort_bash();
         let drain = tokio::time::timeout(DRAIN_TIMEOUT, async {
             while let Some(joined) = self.tasks.join_next_with_id().await {
                 self.reaped(joined);
@@ -601,70 +548,11 @@ impl Server {
     }
 }
 
-/// Drives a bang command's `run` to its end; when `abort` fires first, aborts the session's
-/// bang command and keeps driving it (its result is the aborted one). `run` is polled first:
-/// its first poll registers the command with the session, so an abort already requested
-/// reaches it.
-async fn abortable_bash<T>(
-    session: &AgentSession,
-    abort: &CancellationToken,
-    run: impl Future<Output = T>,
-) -> T {
-    tokio::pin!(run);
-    tokio::select! {
-        biased;
-        result = &mut run => result,
-        () = abort.cancelled() => {
-            session.abort_bash();
-            run.await
-        }
-    }
-}
-
-/// `data` of a `read_artifact` response.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ArtifactData<'a> {
-    text: &'a str,
-    total_lines: u64,
-    path: &'a str,
-}
-
 /// The bytes of output a `job_view` returns without `bytes`, and at most.
 const JOB_VIEW_BYTES: (u64, u64) = (16 * 1024, 1024 * 1024);
 
-/// `job_view`: job `id` of `session` as a UI shows it, or the job tools' own error for an id
-/// no job has.
-fn job_look(
-    session: &AgentSession,
-    id: &str,
-    bytes: Option<u64>,
-) -> Result<agentsh_agent_session::JobLook, RpcError> {
-    let (default, most) = JOB_VIEW_BYTES;
-    let bytes = bytes.unwrap_or(default).min(most) as usize;
-    session.job_look(id, bytes).map_err(RpcError::NoSuchJob)
-}
-
-/// A successful response carrying `data`.
-/// The `data` of a `bash` response: the `BashResult`'s fields, then `text`, the result as the
-/// model's context gets it ([`AgentSession::bang_text`]: the fenced output, the outcome, the
-/// sandbox line of SPEC §16 when a sandboxed command failed with a denial, the notice).
-#[derive(Serialize)]
-struct BashData<'a> {
-    #[serde(flatten)]
-    result: &'a BashResult,
-    text: String,
-}
-
-pub(crate) fn data_response(id: Option<Value>, command: &str, data: &impl Serialize) -> Message {
-    match to_raw_value(data) {
-        Ok(data) => Message::success(id, command, Some(data)),
-        Err(err) => Message::failure(id, command, &RpcError::internal(&err)),
-    }
-}
-
 /// Sends the session's new warnings, each as a `warning` event.
-fn send_warnings(session: &AgentSession, output: &Output) {
+fn send_warnings(session: &Handle, output: &Output) {
     output.send_all(
         session
             .take_warnings()
@@ -679,17 +567,14 @@ fn next_bash_id() -> String {
     format!("bash-{}", NEXT.fetch_add(1, Ordering::Relaxed))
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    // The maps hold plain data: still consistent after a panic elsewhere.
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
 /// Claims the `bash` slot for a new request: its abort token, and the guard that frees the
 /// slot when the request ends; the session's own error (and text) while one runs.
 pub(crate) fn claim_bash(slot: &RunningBash) -> Result<(CancellationToken, BusyGuard), RpcError> {
     let mut running = lock(slot);
     if running.is_some() {
-        return Err(RpcError::Session(SessionError::AlreadyRunning));
+        return Err(RpcError::Session(HandleError::Failed(
+            agentsh_protocol::BANG_ALREADY_RUNNING.to_owned(),
+        )));
     }
     let abort = CancellationToken::new();
     *running = Some(abort.clone());

@@ -7,14 +7,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use agentsh_agent_session::{AgentSession, CancellationToken, SessionError};
+use agentsh_seam::{CallHost, CancellationToken, Handle};
 use rustix::fs::Mode;
 use rustix::net::{AddressFamily, SocketAddrUnix, SocketFlags, SocketType};
 use tokio::net::UnixStream;
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
-use crate::host::CallHost;
 use crate::output::{self, Message};
 use crate::server::{Server, TokenStop};
 use crate::{REQUEST_QUEUE, input};
@@ -242,7 +241,7 @@ fn remove_stale(path: &Path) -> Result<(), ListenError> {
 /// every call ([`CallHost`]). Must be called within a tokio runtime.
 pub async fn serve_connection(
     stream: UnixStream,
-    session: AgentSession,
+    session: Handle,
     host: Option<Arc<dyn CallHost>>,
     shutdown: CancellationToken,
 ) {
@@ -250,7 +249,7 @@ pub async fn serve_connection(
     let (output, writer) = output::spawn_task_writer(write);
     let (requests_tx, requests) = mpsc::channel(REQUEST_QUEUE);
     let reader = tokio::spawn(input::read_async(read, requests_tx));
-    let server = Server::new(session.clone(), output, host);
+    let server = Server::new(Arc::clone(&session), output, host);
     // A task of its own: should the server panic (a host's hook panicking, say), the session
     // is still shut down and its trees ended.
     let served = tokio::spawn(server.serve(requests, TokenStop::new(shutdown))).await;
@@ -265,18 +264,19 @@ pub async fn serve_connection(
 /// Accepts connections on `listener` until `shutdown` is cancelled, each served by
 /// [`serve_connection`] with a session of its own from `new_session` (called on tokio's
 /// blocking pool: making a session may take the rc snapshot). A connection whose session
-/// cannot be made gets one `warning` event saying why and is closed.
+/// cannot be made gets one `warning` event saying why (`new_session`'s error) and is closed.
 ///
 /// On `shutdown` it stops accepting and removes the socket file (drops `listener`), then
 /// waits until every connection has ended its calls and shut its session down. Must be called
 /// within a tokio runtime.
-pub async fn serve_listener<F>(
+pub async fn serve_listener<F, E>(
     listener: Listener,
     new_session: F,
     host: Option<Arc<dyn CallHost>>,
     shutdown: CancellationToken,
 ) where
-    F: Fn() -> Result<AgentSession, SessionError> + Send + Sync + 'static,
+    F: Fn() -> Result<Handle, E> + Send + Sync + 'static,
+    E: std::fmt::Display + Send + 'static,
 {
     let new_session = Arc::new(new_session);
     let mut connections = JoinSet::new();
@@ -311,14 +311,38 @@ pub async fn serve_listener<F>(
     }
 }
 
+/// For a host that shows the calls (the interactive mode's `--listen`): binds `path` now, as
+/// [`listen`] does (so a live or foreign socket is an error before anything else starts),
+/// then serves it on the runtime as [`serve_listener`] does, telling `host` of every call,
+/// until `shutdown` is cancelled. Must be called within a tokio runtime.
+pub fn listen_for_host<F, E>(
+    path: &Path,
+    new_session: F,
+    host: Arc<dyn CallHost>,
+    shutdown: CancellationToken,
+) -> Result<tokio::task::JoinHandle<()>, ListenError>
+where
+    F: Fn() -> Result<Handle, E> + Send + Sync + 'static,
+    E: std::fmt::Display + Send + 'static,
+{
+    let listener = listen(path)?;
+    Ok(tokio::spawn(serve_listener(
+        listener,
+        new_session,
+        Some(host),
+        shutdown,
+    )))
+}
+
 /// One accepted connection: its session, then serving it.
-async fn connection<F>(
+async fn connection<F, E>(
     stream: UnixStream,
     new_session: Arc<F>,
     host: Option<Arc<dyn CallHost>>,
     shutdown: CancellationToken,
 ) where
-    F: Fn() -> Result<AgentSession, SessionError> + Send + Sync + 'static,
+    F: Fn() -> Result<Handle, E> + Send + Sync + 'static,
+    E: std::fmt::Display + Send + 'static,
 {
     let made = tokio::task::spawn_blocking(move || new_session()).await;
     let error = match made {

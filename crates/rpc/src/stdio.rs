@@ -3,16 +3,14 @@
 use std::io;
 use std::time::Duration;
 
-use agentsh_agent_session::{AgentSession, SessionOptions};
+use agentsh_seam::{Handle, Stop};
 use tokio::runtime::Runtime;
 use tokio::sync::mpsc;
 
-use agentsh_remote::RemoteSession;
-
 use crate::input::Incoming;
 use crate::output::Output;
-use crate::server::{Server, Stop};
-use crate::{REQUEST_QUEUE, input, output, proxy};
+use crate::server::Server;
+use crate::{REQUEST_QUEUE, input, output};
 
 /// How long the runtime waits for leftover blocking work when the server ends.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
@@ -29,23 +27,19 @@ pub enum StdioError {
 }
 
 /// How [`serve_stdio`] serves, beyond its session.
-#[derive(Clone, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct StdioOptions {
-    /// The options the session was made with. A `hello` with `settings` (SPEC §17) makes a new
-    /// session from them: their settings with the hello's applied
-    /// (`Settings::with_execution_settings`), the same cwd and home, a fresh id; the old
-    /// session is shut down once the new one stands. `None`: such a hello is refused.
-    pub session_options: Option<SessionOptions>,
     /// `agentsh rpc --lease S`: once no input line (a request, a bad line, a blank line) has
     /// come for this long, serving ends exactly as at end of input. Running calls do not
     /// renew it. `None`: never.
     pub lease: Option<Duration>,
 }
 
-/// Serves `session` on stdin and stdout until stdin ends, the lease of `options` runs out or
-/// `stop` asks, then ends every running command, shuts the session down and shuts `runtime`
-/// down (waiting up to 2 s for leftover blocking work). Returns the reason of the first stop
-/// request, if one came.
+/// Serves `session` (here or on a far side) on stdin and stdout until stdin ends, the lease of
+/// `options` runs out or `stop` asks, then ends every running command, shuts the session down
+/// and shuts `runtime` down (waiting up to 2 s for leftover blocking work). Returns the reason
+/// of the first stop request, if one came. A `hello` with settings is applied by the session
+/// (a session here made renewable makes a new session with them; a far side forwards them).
 ///
 /// `runtime` is the one `session` was made in. Stdin is read by a task on it when it is a pipe
 /// or a socket (made non-blocking while served, its flags restored after), else by a thread
@@ -54,32 +48,14 @@ pub struct StdioOptions {
 /// stops reading never blocks the server.
 pub fn serve_stdio<S: Stop>(
     runtime: Runtime,
-    session: AgentSession,
+    session: Handle,
     options: StdioOptions,
     stop: S,
 ) -> Result<Option<S::Reason>, StdioError> {
     serve_with(runtime, |output, requests| {
-        let mut server = Server::new(session, output, None).with_lease(options.lease);
-        if let Some(session_options) = options.session_options {
-            server = server.with_session_options(session_options);
-        }
-        server.serve(requests, stop)
-    })
-}
-
-/// Serves `remote`, a far-side session, on stdin and stdout as [`serve_stdio`] serves a local
-/// one: each request is parsed here (bad input gets the same answers) and forwarded; answers
-/// and events come back under the client's ids. A lost connection ends the calls running on it
-/// with `Remote connection lost: <reason>`; the next request reconnects (a new far-side
-/// session, `sessionRestarted: true`). At end of input or a stop, running calls are aborted and
-/// the connection is closed, so the far side ends every tree.
-pub fn serve_stdio_remote<S: Stop>(
-    runtime: Runtime,
-    remote: RemoteSession,
-    stop: S,
-) -> Result<Option<S::Reason>, StdioError> {
-    serve_with(runtime, |output, requests| {
-        proxy::serve(remote, output, requests, stop)
+        Server::new(session, output, None)
+            .with_lease(options.lease)
+            .serve(requests, stop)
     })
 }
 

@@ -4,10 +4,11 @@
 //! go out: a command that prints a gigabyte costs the link a live tail, not the gigabyte (the
 //! whole output is in the result and its artifact).
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agentsh_protocol::tail_of;
+use agentsh_seam::lock;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -76,8 +77,4 @@ impl OutputStream {
         self.done.cancel();
         let _ = self.flusher.await;
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agentsh_agent_session::Settings;
-use agentsh_rpc::{AgentSession, CallHost, CancellationToken, SessionOptions, Value};
+use agentsh_agent_session::{AgentSession, LocalSession, SessionOptions, Settings};
+use agentsh_rpc::{CallHost, CancellationToken, Handle, Value};
 use tempfile::TempDir;
 
 /// A generous bound for things that should take milliseconds, on a loaded 2-core machine.
@@ -50,7 +50,8 @@ impl World {
     /// What makes a new session in this world (the `new_session` of `serve_listener`).
     pub fn session_factory(
         &self,
-    ) -> impl Fn() -> Result<AgentSession, agentsh_rpc::SessionError> + Send + Sync + 'static {
+    ) -> impl Fn() -> Result<Handle, agentsh_agent_session::SessionError> + Send + Sync + 'static
+    {
         let root = self.root().to_owned();
         let toml = format!(
             "[artifacts]\ndir = \"{}\"\n{}",
@@ -67,6 +68,7 @@ impl World {
                 home: Some(home),
                 ..SessionOptions::default()
             })
+            .map(|session| LocalSession::new(session).into_handle())
         }
     }
 }

@@ -11,16 +11,16 @@ use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agentsh_agent_session::{AgentSession, JobSummary, PtyController};
+use agentsh_agent_session::{JobSummary, PtyController};
+use agentsh_seam::Signals;
 use agentsh_protocol::JobState;
 use agentsh_renderer::Renderer;
 use ratatui::Terminal;
 use ratatui::backend::Backend;
-use tokio::signal::unix::{Signal, SignalKind, signal};
 use tokio::sync::{mpsc, watch};
 use tokio::time::{Instant, MissedTickBehavior, interval};
 
-use crate::backend::Session;
+use crate::session_view::SessionView;
 use crate::history::History;
 use crate::host::{AppEvent, CallKey, PtySize};
 use crate::line::LineEditor;
@@ -47,7 +47,7 @@ pub(crate) enum Quit {
 /// What the mode was started with.
 pub(crate) struct AppConfig {
     /// The interactive session (here, or on a far side).
-    pub session: Session,
+    pub session: SessionView,
     /// The tools the interceptor may suggest.
     pub tool_names: Vec<String>,
     /// The history.
@@ -97,7 +97,7 @@ pub(crate) struct ArtifactWindow {
 /// The mode.
 pub(crate) struct App<R> {
     pub renderer: R,
-    pub session: Session,
+    pub session: SessionView,
     pub tool_names: Vec<String>,
     pub transcript: Vec<Entry>,
     /// Calls by key → their entry.
@@ -122,7 +122,7 @@ pub(crate) struct App<R> {
     /// The terminal's size.
     pub size: (u16, u16),
     /// Sessions of `--listen` connections, for their jobs.
-    pub connections: HashMap<u64, AgentSession>,
+    pub connections: HashMap<u64, SessionView>,
     /// Running jobs of every session, as last read.
     pub jobs_running: usize,
     pub listen: Option<String>,
@@ -244,31 +244,6 @@ fn count_running(jobs: &[JobSummary]) -> usize {
     jobs.iter()
         .filter(|job| matches!(job.state, JobState::Running | JobState::WaitingForInput))
         .count()
-}
-
-/// The signals that end the mode.
-struct Signals {
-    interrupt: Signal,
-    terminate: Signal,
-    hangup: Signal,
-}
-
-impl Signals {
-    fn install() -> io::Result<Self> {
-        Ok(Self {
-            interrupt: signal(SignalKind::interrupt())?,
-            terminate: signal(SignalKind::terminate())?,
-            hangup: signal(SignalKind::hangup())?,
-        })
-    }
-
-    async fn recv(&mut self) -> u8 {
-        tokio::select! {
-            _ = self.interrupt.recv() => 130,
-            _ = self.terminate.recv() => 143,
-            _ = self.hangup.recv() => 129,
-        }
-    }
 }
 
 /// Waits for the shown program's next output; never, without one. A program that ended

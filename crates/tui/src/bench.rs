@@ -5,7 +5,9 @@
 use std::fmt::Write as _;
 use std::io;
 
-use agentsh_agent_session::{AgentSession, SessionOptions, Settings, Timeout, ToolDetails};
+use agentsh_agent_session::{
+    AgentSession, LocalSession, SessionOptions, Settings, Timeout, ToolDetails,
+};
 use agentsh_protocol::ToolResult;
 use agentsh_renderer::DefaultRenderer;
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
@@ -51,16 +53,17 @@ impl Detached {
             .build()?;
         let session = {
             let _entered = runtime.enter();
-            AgentSession::new(SessionOptions {
-                settings,
+            let session = AgentSession::new(SessionOptions {
+                settings: settings.clone(),
                 cwd: std::env::temp_dir(),
                 ..SessionOptions::default()
             })
-            .map_err(io::Error::other)?
+            .map_err(io::Error::other)?;
+            crate::session_view::SessionView::new(LocalSession::new(session).into_handle(), settings)
         };
         let (events_tx, events) = mpsc::unbounded_channel();
         let config = AppConfig {
-            session: crate::backend::Session::Local(session),
+            session,
             tool_names: Vec::new(),
             history: History::open(None).0,
             listen: None,

@@ -5,8 +5,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use agentsh_agent_session::{ArtifactText, JobLook};
-use agentsh_agent_session::{BashResult, PtyController, PtyHost, ToolOutcome};
+use agentsh_agent_session::{BashResult, JobLook, PtyController, ToolOutcome};
+use agentsh_seam::{CancellationToken, Handle, PtyHost, Value};
+use agentsh_seam::wire::ArtifactData;
 use tokio::sync::mpsc::UnboundedSender;
 
 /// A transcript entry's key (calls from every connection share one counter).
@@ -35,7 +36,7 @@ pub(crate) enum AppEvent {
         /// The first line asked for.
         first_line: u64,
         /// The lines, or why they could not be read.
-        read: Result<ArtifactText, String>,
+        read: Result<ArtifactData, String>,
     },
     /// A far side's status was read again and shows something new.
     FarPolled,
@@ -49,7 +50,37 @@ pub(crate) enum AppEvent {
         look: Option<JobLook>,
     },
     /// A client of `--listen` started a call (its session is kept for its jobs).
-    Hosted(Box<crate::listen::HostedStart>),
+    Hosted(Box<HostedStart>),
+}
+
+/// A client's call, as it reaches the loop.
+pub(crate) struct HostedStart {
+    /// Its transcript key.
+    pub key: CallKey,
+    /// Its connection's number (1-based).
+    pub connection: u64,
+    /// Its connection's session.
+    pub session: Handle,
+    /// What it runs.
+    pub kind: HostedKind,
+    /// Aborts it (the client then gets the abort result).
+    pub cancel: CancellationToken,
+}
+
+/// A tool call or a `bash` request.
+pub(crate) enum HostedKind {
+    /// A `tool_call`.
+    Tool {
+        /// The tool.
+        name: String,
+        /// Its arguments.
+        arguments: Value,
+    },
+    /// A `bash` request.
+    Bash {
+        /// The command.
+        command: String,
+    },
 }
 
 /// The size a PTY gets: the terminal's full width and the rows the overlay's frame leaves,

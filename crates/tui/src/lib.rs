@@ -1,7 +1,11 @@
 #![doc = include_str!("../README.md")]
 
+#![deny(missing_docs)]
+
 mod app;
-mod backend;
+// The frame bench's helpers: the mode's private types, measured by `benches/frame.rs` (with
+// the `bench` feature, which only that bench turns on) and used by the unit tests.
+#[cfg(any(test, feature = "bench"))]
 #[doc(hidden)]
 pub mod bench;
 mod command;
@@ -11,6 +15,7 @@ mod host;
 mod keys;
 mod line;
 mod listen;
+mod session_view;
 mod term;
 mod transcript;
 
@@ -20,22 +25,19 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agentsh_agent_session::{AgentSession, CancellationToken, SessionOptions};
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 use tokio::sync::mpsc;
 
 use crate::app::{App, AppConfig, Quit};
-use crate::backend::{Far, Session};
-use agentsh_remote::RemoteSession;
+use crate::history::History;
+use crate::session_view::SessionView;
+use crate::term::TerminalGuard;
 
 // What the signatures here use, so that a user of this crate needs no other to call it.
-use crate::history::History;
-use crate::term::TerminalGuard;
-pub use agentsh_agent_session::{SessionError, Settings, Theme};
-pub use agentsh_remote::{RemoteConfig, RemoteError};
+pub use agentsh_agent_session::{Settings, Theme};
+pub use agentsh_seam::{BoxFuture, CallHost, CancellationToken, Handle};
 pub use agentsh_renderer::{DefaultRenderer, Renderer};
-pub use agentsh_rpc::ListenError;
 
 /// How long leaving waits for every command tree to end before it gives up waiting.
 const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(10);
@@ -44,38 +46,73 @@ const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(10);
 /// that check the terminal comes back after a panic.
 pub const PANIC_LINE_ENV: &str = "AGENTSH_TUI_PANIC_LINE";
 
+/// Makes the session the mode drives, on the mode's runtime, before the terminal is taken (a
+/// session here, or a far side reached over a transport: the mode does not know which). Its
+/// error is shown, and nothing runs.
+pub type MakeSession = Box<dyn FnOnce() -> BoxFuture<'static, Result<Handle, String>> + Send>;
+
+/// Starts a server of other agents' calls (`--listen`) on the mode's runtime, before the
+/// terminal is taken: it tells the host of each call and runs until the token is cancelled.
+/// Its error (a socket that cannot be served) is shown, and nothing runs.
+pub type ServeCalls = Box<
+    dyn FnOnce(
+            Arc<dyn CallHost>,
+            CancellationToken,
+        ) -> Result<tokio::task::JoinHandle<()>, String>
+        + Send,
+>;
+
+/// `--listen`: where other agents' calls come from, and the server that takes them.
+pub struct Listen {
+    /// What the status line names (the socket's path).
+    pub shown: String,
+    /// Starts the server.
+    pub serve: ServeCalls,
+}
+
+impl std::fmt::Debug for Listen {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Listen").field("shown", &self.shown).finish()
+    }
+}
+
 /// What the interactive mode starts with.
-#[derive(Debug, Clone)]
 pub struct TuiOptions {
-    /// The settings (the configuration file's).
+    /// The settings (the configuration file's): the theme, the output limit the views name.
     pub settings: Settings,
-    /// The session's working directory (the project).
-    pub cwd: PathBuf,
+    /// The session the mode drives.
+    pub session: MakeSession,
     /// The tools a blocked command may suggest (the interceptor blocks only commands whose
     /// suggested tool is among them; none by default).
     pub tool_names: Vec<String>,
-    /// `--listen PATH`: also serve the RPC protocol on this Unix socket.
-    pub listen: Option<PathBuf>,
+    /// `--listen PATH`: also show the calls of a server of other agents.
+    pub listen: Option<Listen>,
     /// The history file; `None` for `$XDG_STATE_HOME/agentsh/history` (else
     /// `~/.local/state/agentsh/history`).
     pub history: Option<PathBuf>,
-    /// `--remote`: run every command on this far side (SPEC §17) instead of here; `cwd` is
-    /// then only where the history and notes of this side are kept, and the far side's
-    /// directory is the one in `far`. Cannot be combined with `listen`.
-    pub remote: Option<RemoteConfig>,
 }
 
 impl TuiOptions {
-    /// Options for `cwd` with `settings`, no socket, the default history file.
-    pub fn new(settings: Settings, cwd: impl Into<PathBuf>) -> Self {
+    /// Options for the session `session` makes, drawn with `settings`; no server of other
+    /// agents' calls, the default history file.
+    pub fn new(settings: Settings, session: MakeSession) -> Self {
         Self {
             settings,
-            cwd: cwd.into(),
+            session,
             tool_names: Vec::new(),
             listen: None,
             history: None,
-            remote: None,
         }
+    }
+}
+
+impl std::fmt::Debug for TuiOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TuiOptions")
+            .field("tool_names", &self.tool_names)
+            .field("listen", &self.listen)
+            .field("history", &self.history)
+            .finish_non_exhaustive()
     }
 }
 
@@ -85,18 +122,10 @@ pub enum TuiError {
     /// stdin or stdout is not a terminal.
     #[error("the interactive mode needs a terminal on stdin and stdout")]
     NotATerminal,
-    /// The session could not be made (an unusable `bash.shell`).
-    #[error(transparent)]
-    Session(#[from] SessionError),
-    /// `--listen`: the socket could not be served (the error names the path).
-    #[error("--listen: {0}")]
-    Listen(#[from] ListenError),
-    /// `--remote`: the far side could not be reached, or refused the session.
+    /// The session could not be made, or the server of `--listen` could not start: the
+    /// reason, in the words of what failed.
     #[error("{0}")]
-    Remote(#[from] RemoteError),
-    /// `--remote` with `--listen`: each connection would need a far side of its own.
-    #[error("--listen cannot be combined with --remote: the calls of --listen run here")]
-    ListenWithRemote,
+    Start(String),
     /// The terminal or the runtime failed.
     #[error("{0}")]
     Io(#[from] io::Error),
@@ -124,46 +153,29 @@ pub fn run<R: Renderer + Send + 'static>(
 }
 
 async fn run_async<R: Renderer>(renderer: R, options: TuiOptions) -> Result<Quit, TuiError> {
-    let session = match options.remote {
-        Some(_) if options.listen.is_some() => return Err(TuiError::ListenWithRemote),
-        Some(config) => {
-            let remote = RemoteSession::connect(config).await?;
-            Session::Remote(Arc::new(Far::connect(remote, options.settings).await))
-        }
-        None => Session::Local(AgentSession::new(SessionOptions {
-            settings: options.settings,
-            cwd: options.cwd,
-            ..SessionOptions::default()
-        })?),
-    };
+    let handle = (options.session)().await.map_err(TuiError::Start)?;
+    let session = SessionView::connect(handle, options.settings).await;
     let (history, history_error) = History::open(options.history.or_else(history::default_path));
     let mut notes: Vec<String> = history_error.into_iter().collect();
     notes.extend(session.take_warnings());
     let (events_tx, mut events) = mpsc::unbounded_channel();
     let pty_size = Arc::new(host::PtySize::default());
     let shutdown = CancellationToken::new();
-    let listening = match (&options.listen, &session) {
-        (Some(path), Session::Local(session)) => {
+    let (listening, listen_shown) = match options.listen {
+        Some(Listen { shown, serve }) => {
             let host = Arc::new(listen::TuiCallHost::new(
                 events_tx.clone(),
                 Arc::clone(&pty_size),
             ));
-            let served = listen::start(
-                path,
-                session.settings().clone(),
-                session.cwd().to_path_buf(),
-                host,
-                shutdown.clone(),
-            );
-            match served {
-                Ok(task) => Some(task),
+            match serve(host, shutdown.clone()) {
+                Ok(task) => (Some(task), Some(shown)),
                 Err(err) => {
                     session.shutdown().await;
-                    return Err(TuiError::Listen(err));
+                    return Err(TuiError::Start(err));
                 }
             }
         }
-        _ => None,
+        None => (None, None),
     };
     let result = async {
         // Dropped at the end of this block, on every way out of it: the terminal comes back
@@ -176,7 +188,7 @@ async fn run_async<R: Renderer>(renderer: R, options: TuiOptions) -> Result<Quit
             session: session.clone(),
             tool_names: options.tool_names,
             history,
-            listen: options.listen.as_ref().map(|p| p.display().to_string()),
+            listen: listen_shown,
             panic_line: std::env::var(PANIC_LINE_ENV).ok().filter(|l| !l.is_empty()),
             notes,
         };

@@ -1,45 +1,18 @@
-//! `--listen PATH`: the RPC protocol on a Unix socket (agentsh-rpc); each connection is a
-//! session of its own, and its calls appear live in the transcript.
+//! The mode as the host of other agents' calls (`--listen`): a server that the program
+//! composes with the mode (an RPC socket, one session per connection) tells it of each call,
+//! which then appears live in the transcript.
 
 use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
 
-use agentsh_agent_session::{AgentSession, CancellationToken, SessionOptions, Settings, Value};
-use agentsh_rpc::{CallEnd, CallHooks, CallHost, CallObserver, HostedCall, HostedCallKind};
+use agentsh_seam::{
+    CallEnd, CallHooks, CallHost, CallObserver, HostedCall, HostedCallKind, lock,
+};
 use tokio::sync::mpsc::UnboundedSender;
 
-use crate::host::{AppEvent, CallKey, PtySize, UiPtyHost};
-
-/// A client's call, as it reaches the loop.
-pub(crate) struct HostedStart {
-    /// Its transcript key.
-    pub key: CallKey,
-    /// Its connection's number (1-based).
-    pub connection: u64,
-    /// Its connection's session.
-    pub session: AgentSession,
-    /// What it runs.
-    pub kind: HostedKind,
-    /// Aborts it (the client then gets the abort result).
-    pub cancel: CancellationToken,
-}
-
-/// A tool call or a `bash` request.
-pub(crate) enum HostedKind {
-    /// A `tool_call`.
-    Tool {
-        /// The tool.
-        name: String,
-        /// Its arguments.
-        arguments: Value,
-    },
-    /// A `bash` request.
-    Bash {
-        /// The command.
-        command: String,
-    },
-}
+use crate::host::{AppEvent, CallKey, HostedKind, HostedStart, PtySize, UiPtyHost};
 
 /// The mode as the host of its connections' calls: each call becomes a transcript entry, its
 /// PTY program the overlay, its updates and end events of the loop.
@@ -70,14 +43,9 @@ impl CallHost for TuiCallHost {
     fn call_started(&self, call: HostedCall) -> CallHooks {
         let key = self.next_key.fetch_add(1, Ordering::Relaxed);
         let connection = {
-            let mut connections = self
-                .connections
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
+            let mut connections = lock(&self.connections);
             let next = connections.len() as u64 + 1;
-            *connections
-                .entry(call.session.id().to_owned())
-                .or_insert(next)
+            *connections.entry(call.session.id()).or_insert(next)
         };
         let (kind, appends) = match call.kind {
             HostedCallKind::Tool { name, arguments } => {
@@ -134,7 +102,7 @@ impl CallObserver for Observer {
             CallEnd::Bash(result) => AppEvent::BangDone(
                 self.key,
                 match result {
-                    Ok(result) => Ok(result.clone()),
+                    Ok(data) => Ok(data.result.clone()),
                     Err(err) => Err(err.to_string()),
                 },
             ),
@@ -153,29 +121,4 @@ impl Drop for Observer {
             ));
         }
     }
-}
-
-/// Serves `path` until `shutdown`: binds now (so a live or foreign socket is an error before
-/// the terminal is taken), then runs the connections on the runtime.
-pub(crate) fn start(
-    path: &std::path::Path,
-    settings: Settings,
-    cwd: std::path::PathBuf,
-    host: Arc<TuiCallHost>,
-    shutdown: CancellationToken,
-) -> Result<tokio::task::JoinHandle<()>, agentsh_rpc::ListenError> {
-    let listener = agentsh_rpc::listen(path)?;
-    let new_session = move || {
-        AgentSession::new(SessionOptions {
-            settings: settings.clone(),
-            cwd: cwd.clone(),
-            ..SessionOptions::default()
-        })
-    };
-    Ok(tokio::spawn(agentsh_rpc::serve_listener(
-        listener,
-        new_session,
-        Some(host),
-        shutdown,
-    )))
 }

@@ -2,7 +2,7 @@
 //! its rows cached for the width they were drawn at (only a changed or running entry is drawn
 //! again, so a frame over a long transcript costs the rows in view).
 
-use crate::backend::Session;
+use crate::session_view::SessionView;
 use agentsh_agent_session::{CancellationToken, Theme};
 use agentsh_protocol::{BangRun, BangState, BashArgs, BashResult, JobSummary, ToolResult};
 use agentsh_renderer::{
@@ -57,36 +57,19 @@ pub(crate) enum ToolState {
 pub(crate) struct BangEntry {
     /// The command, its output so far or its result.
     pub run: BangRun,
-    /// Aborts it.
-    pub abort: BangAbort,
+    /// Aborts it (typed here, or a client's `bash` request).
+    pub abort: CancellationToken,
     /// Esc aborted it already (it is ending).
     pub aborted: bool,
     /// The byte limit of the session's output.
     pub max_bytes: u64,
 }
 
-/// How a bang command is aborted.
-pub(crate) enum BangAbort {
-    /// Typed here: the session's `abort_bash` (here, or on the far side).
-    Session(Session),
-    /// A client's `bash` request: its token.
-    Token(CancellationToken),
-}
-
-impl BangAbort {
-    /// Aborts the command.
-    pub(crate) fn abort(&self) {
-        match self {
-            Self::Session(session) => session.abort_bang(),
-            Self::Token(token) => token.cancel(),
-        }
-    }
-}
 
 /// A followed job (`/job N`).
 pub(crate) struct JobEntry {
     /// The session the job belongs to.
-    pub session: Session,
+    pub session: SessionView,
     /// Its id.
     pub id: String,
     /// What was last read: the job line, its output's last lines or screen rows.
@@ -99,7 +82,7 @@ pub(crate) struct JobEntry {
 
 impl JobEntry {
     /// Job `id` of `session`, not read yet.
-    pub(crate) fn new(session: Session, id: String) -> Self {
+    pub(crate) fn new(session: SessionView, id: String) -> Self {
         Self {
             session,
             id,

@@ -1,4 +1,4 @@
-//! `agentsh-compact-tui [--listen PATH]`: agentsh's interactive mode (SPEC §15) drawn by the
+//! `agentsh-compact-tui [--listen PATH]`: agentsh's interactive mode drawn by the
 //! compact renderer of `examples/compact-renderer` instead of the default one — the swap a
 //! downstream crate makes, end to end. The configuration is found as `agentsh` finds it
 //! (`$AGENTSH_CONFIG`, else `$XDG_CONFIG_HOME/agentsh/config.toml`); the session runs in the
@@ -7,9 +7,9 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use agentsh_agent_session::{Settings, config_path};
+use agentsh_agent_session::{LocalSession, Settings, config_path};
 use agentsh_compact_renderer::CompactRenderer;
-use agentsh_tui::{TuiError, TuiOptions};
+use agentsh_tui::{Listen, TuiError, TuiOptions};
 
 fn main() -> ExitCode {
     let mut listen = None;
@@ -37,9 +37,26 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    // The session: one here, in the current directory.
+    let new_session = LocalSession::factory(settings.clone(), cwd.clone());
+    let session = Box::new(move || {
+        let made = new_session().map_err(|err| err.to_string());
+        Box::pin(async move { made }) as agentsh_tui::BoxFuture<'static, _>
+    });
+    // `--listen`: an RPC socket server, one session per connection, whose calls are shown.
+    let listen = listen.map(|path: PathBuf| {
+        let new_session = LocalSession::factory(settings.clone(), cwd);
+        Listen {
+            shown: path.display().to_string(),
+            serve: Box::new(move |host, shutdown| {
+                agentsh_rpc::listen_for_host(&path, new_session, host, shutdown)
+                    .map_err(|err| format!("--listen: {err}"))
+            }),
+        }
+    });
     let options = TuiOptions {
         listen,
-        ..TuiOptions::new(settings, cwd)
+        ..TuiOptions::new(settings, session)
     };
     match agentsh_tui::run(CompactRenderer, options) {
         Ok(code) => code,

@@ -21,21 +21,13 @@ use tokio::time::Instant;
 use super::args::{InputArgs, KillArgs, OutputArgs, parse_list};
 use super::{Job, JobMeta, LogSource, NewJob, lock};
 use crate::Timeout;
-use crate::result::{FinishedRun, ToolOutcome, build_tool_result};
+use crate::ToolOutcome;
+use crate::result::{FinishedRun, build_tool_result};
 use crate::session::AgentSession;
 use crate::tool::ToolUpdate;
 use crate::{ToolDetails, ToolResult};
 
-/// The name of the `bash` tool.
-pub const BASH_TOOL: &str = "bash";
-/// Every tool a session answers: `bash`, then the job tools ([`AgentSession::execute_tool`],
-/// [`AgentSession::execute_job_tool`]).
-pub const TOOL_NAMES: [&str; 5] = [BASH_TOOL, "job_output", "job_input", "job_kill", "job_list"];
-
-/// The error text for a tool not in [`TOOL_NAMES`], or `None` for one that is.
-pub fn unknown_tool(name: &str) -> Option<String> {
-    (!TOOL_NAMES.contains(&name)).then(|| agentsh_protocol::unknown_tool_text(name, &TOOL_NAMES))
-}
+pub use agentsh_protocol::{BASH_TOOL, TOOL_NAMES, unknown_tool};
 
 /// How long a `run_in_background` call waits for its job before it answers.
 const START_WAIT: Duration = Duration::from_secs(1);

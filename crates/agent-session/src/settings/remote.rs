@@ -80,7 +80,7 @@ impl RawRemote {
                 .target
                 .map(|target| SshTarget::parse(&target))
                 .transpose()
-                .map_err(|reason| invalid("remote.target", reason))?,
+                .map_err(|reason| invalid("remote.target", reason.to_string()))?,
             command: self
                 .command
                 .map(|argv| checked_argv("remote.command", argv))

@@ -4,18 +4,18 @@
 use std::sync::Arc;
 
 use agentsh_agent_session::{
-    BASH_TOOL, BangOptions, BashArgs, CancellationToken, JobLook, ToolContext, ToolOutcome, Value,
+    BASH_TOOL, BangOptions, BashArgs, CancellationToken, JobLook, ToolOutcome, Value,
 };
+use agentsh_seam::wire::ArtifactData;
 use agentsh_protocol::{BangRun, BangState, JobState, count_lines};
 use agentsh_renderer::Renderer;
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::{App, ArtifactWindow, Expanded, Overlay};
-use crate::backend::{Look, Session};
-use crate::host::{AppEvent, CallKey, UiPtyHost};
-use crate::listen::{HostedKind, HostedStart};
+use crate::session_view::{Look, SessionView};
+use crate::host::{AppEvent, CallKey, HostedKind, HostedStart, UiPtyHost};
 use crate::transcript::{
-    BangAbort, BangEntry, Entry, EntryKind, ExpandSource, JobEntry, NoteKind, Origin, ToolEntry,
+    BangEntry, Entry, EntryKind, ExpandSource, JobEntry, NoteKind, Origin, ToolEntry,
     ToolState,
 };
 
@@ -41,25 +41,21 @@ impl<R: Renderer> App<R> {
             &arguments,
             cancel.clone(),
         );
-        let context = ToolContext {
-            tool_names: self.tool_names.clone(),
-            cancel,
-            pty_host: Some(Arc::new(UiPtyHost {
-                key,
-                events: self.events.clone(),
-                size: Arc::clone(&self.pty_size),
-            })),
-            skip_live_updates: false,
-            no_jobs: false,
-        };
+        let pty_host = Arc::new(UiPtyHost {
+            key,
+            events: self.events.clone(),
+            size: Arc::clone(&self.pty_size),
+        });
+        let tool_names = self.tool_names.clone();
         let events = self.events.clone();
         tokio::spawn(async move {
             let updates = events.clone();
             let on_update = move |text: String| {
                 let _ = updates.send(AppEvent::ToolUpdate(key, text));
             };
+            let call_id = format!("tui-{key}");
             let outcome = session
-                .run_tool(&format!("tui-{key}"), &arguments, context, on_update)
+                .run_tool(&call_id, &arguments, &tool_names, cancel, pty_host, on_update)
                 .await;
             let _ = events.send(AppEvent::ToolDone(key, outcome));
         });
@@ -97,10 +93,11 @@ impl<R: Renderer> App<R> {
     pub(crate) fn start_bang(&mut self, command: String, exclude_from_context: bool) {
         let key = self.new_key();
         let session = self.session.clone();
+        let abort = CancellationToken::new();
         let entry = self.push_entry(bang_entry(
             &command,
             exclude_from_context,
-            BangAbort::Session(session.clone()),
+            abort.clone(),
             session.settings().output.max_bytes,
         ));
         self.calls.insert(key, entry);
@@ -112,7 +109,7 @@ impl<R: Renderer> App<R> {
                 exclude_from_context,
             };
             let result = session
-                .run_bang(&command, options, move |text: &str| {
+                .run_bang(&command, options, abort, move |text: &str| {
                     let _ = output.send(AppEvent::BangOutput(key, text.to_owned()));
                 })
                 .await;
@@ -123,13 +120,12 @@ impl<R: Renderer> App<R> {
     /// A call of a `--listen` client started: its entry.
     fn hosted(&mut self, start: HostedStart) {
         let origin = Origin::Connection(start.connection);
-        self.connections
+        let settings = self.session.settings().clone();
+        let session = self
+            .connections
             .entry(start.connection)
-            .or_insert_with(|| start.session.clone());
-        let place = (
-            start.session.cwd().to_string_lossy().into_owned(),
-            start.session.settings().output.max_bytes,
-        );
+            .or_insert_with(|| SessionView::new(start.session, settings));
+        let place = (session.cwd(), session.settings().output.max_bytes);
         match start.kind {
             HostedKind::Tool { name, arguments } => {
                 self.add_tool_entry(start.key, origin, place, &name, &arguments, start.cancel);
@@ -138,7 +134,7 @@ impl<R: Renderer> App<R> {
                 let entry = self.push_entry(bang_entry(
                     &command,
                     false,
-                    BangAbort::Token(start.cancel),
+                    start.cancel,
                     place.1,
                 ));
                 self.calls.insert(start.key, entry);
@@ -271,7 +267,7 @@ impl<R: Renderer> App<R> {
         if job.summary.is_none() && !job.waiting {
             // Perhaps a client's job.
             for session in self.connections.values() {
-                let mut theirs = JobEntry::new(Session::Local(session.clone()), job.id.clone());
+                let mut theirs = JobEntry::new(session.clone(), job.id.clone());
                 if refresh_job(&mut theirs, at, &self.events) {
                     job = theirs;
                     break;
@@ -406,7 +402,7 @@ impl<R: Renderer> App<R> {
         &mut self,
         id: &str,
         first_line: u64,
-        read: Result<agentsh_agent_session::ArtifactText, String>,
+        read: Result<ArtifactData, String>,
     ) {
         let Some(expanded) = &mut self.expanded else {
             return;
@@ -447,7 +443,7 @@ impl<R: Renderer> App<R> {
 fn bang_entry(
     command: &str,
     exclude_from_context: bool,
-    abort: BangAbort,
+    abort: CancellationToken,
     max_bytes: u64,
 ) -> EntryKind {
     EntryKind::Bang(BangEntry {

@@ -151,7 +151,7 @@ impl<R: Renderer> App<R> {
         for entry in self.transcript.iter().filter(|entry| entry.is_running()) {
             match &entry.kind {
                 EntryKind::Tool(tool) => tool.cancel.cancel(),
-                EntryKind::Bang(bang) => bang.abort.abort(),
+                EntryKind::Bang(bang) => bang.abort.cancel(),
                 _ => {}
             }
         }
@@ -170,7 +170,7 @@ impl<R: Renderer> App<R> {
                     return true;
                 }
                 EntryKind::Bang(bang) if !bang.aborted => {
-                    bang.abort.abort();
+                    bang.abort.cancel();
                     bang.aborted = true;
                     return true;
                 }

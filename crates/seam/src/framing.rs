@@ -1,9 +1,14 @@
-//! Splitting stdin into lines of at most [`MAX_LINE_BYTES`], without ever buffering more.
+//! JSON-lines framing, the one way every surface and the far-side client cut their input into
+//! lines: each use sets its own longest line, and a line over it is skipped, never buffered
+//! (only its length and first bytes are kept, for the error that answers it).
 
 use std::io::{self, BufRead};
 
-/// The longest request line accepted (without its `\n`): 32 MiB.
-pub const MAX_LINE_BYTES: usize = 32 * 1024 * 1024;
+use tokio::io::{AsyncBufRead, AsyncBufReadExt};
+
+/// The longest line a server takes from a client (the RPC and MCP servers; without its
+/// `\n`): 32 MiB.
+pub const MAX_REQUEST_LINE_BYTES: usize = 32 * 1024 * 1024;
 
 /// How much of a line over the limit is kept: enough for the `id` its failure echoes, which a
 /// client writes near the start.
@@ -128,6 +133,43 @@ impl<R: BufRead> LineReader<R> {
     }
 }
 
+/// Reads [`InputLine`]s from an [`AsyncBufRead`] (a [`LineSplitter`] over async reads). The
+/// last line may end at end of input without a `\n`.
+pub struct AsyncLineReader<R> {
+    inner: R,
+    splitter: LineSplitter,
+}
+
+impl<R: AsyncBufRead + Unpin> AsyncLineReader<R> {
+    /// A reader of lines of at most `max_bytes` bytes.
+    pub fn new(inner: R, max_bytes: usize) -> Self {
+        Self {
+            inner,
+            splitter: LineSplitter::new(max_bytes),
+        }
+    }
+
+    /// The next line, or `None` at end of input. Cancel-safe: what was read of a line when the
+    /// future is dropped is kept for the next call.
+    pub async fn next_line(&mut self) -> io::Result<Option<InputLine>> {
+        loop {
+            let chunk = match self.inner.fill_buf().await {
+                Ok(chunk) => chunk,
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+                Err(err) => return Err(err),
+            };
+            if chunk.is_empty() {
+                return Ok(self.splitter.finish());
+            }
+            let (consumed, line) = self.splitter.push(chunk);
+            self.inner.consume(consumed);
+            if line.is_some() {
+                return Ok(line);
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::io::{BufReader, Cursor, Read};
@@ -216,13 +258,13 @@ mod tests {
 
     #[test]
     fn an_overlong_line_is_skipped_without_being_buffered() {
-        let len = MAX_LINE_BYTES as u64 * 3 + 5;
+        let len = MAX_REQUEST_LINE_BYTES as u64 * 3 + 5;
         let source = Generated {
             left: len,
             tail: Cursor::new(b"\n{}\n"),
         };
         let mut reader =
-            LineReader::new(BufReader::with_capacity(64 * 1024, source), MAX_LINE_BYTES);
+            LineReader::new(BufReader::with_capacity(64 * 1024, source), MAX_REQUEST_LINE_BYTES);
         assert_eq!(
             reader.next_line().expect("read"),
             Some(InputLine::Oversized {
@@ -234,5 +276,31 @@ mod tests {
         assert_eq!(reader.splitter.buf.capacity(), 0);
         assert_eq!(reader.next_line().expect("read"), Some(line("{}")));
         assert_eq!(reader.next_line().expect("read"), None);
+    }
+
+    #[tokio::test]
+    async fn the_async_reader_cuts_the_same_lines() {
+        for capacity in [1, 3, 64] {
+            let input: &[u8] = b"ab\n\n1234567\nf";
+            let mut reader =
+                AsyncLineReader::new(tokio::io::BufReader::with_capacity(capacity, input), 5);
+            let mut out = Vec::new();
+            while let Some(line) = reader.next_line().await.expect("in-memory read") {
+                out.push(line);
+            }
+            assert_eq!(
+                out,
+                [
+                    line("ab"),
+                    line(""),
+                    InputLine::Oversized {
+                        bytes: 7,
+                        head: b"1234567".to_vec()
+                    },
+                    line("f")
+                ],
+                "capacity {capacity}"
+            );
+        }
     }
 }

@@ -1,15 +1,14 @@
 //! The MCP handler: tools, their results and progress, cancellation, artifacts as resources,
-//! warnings as logging notifications (SPEC §14).
+//! warnings as logging notifications.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use agentsh_agent_session::{
-    BASH_TOOL, BashArgs, CancellationToken, ToolContext, ToolResult, job_tool_specs, unknown_tool,
-};
+use agentsh_protocol::{BASH_TOOL, ToolResult, tail_of, unknown_tool};
+use agentsh_seam::wire::ListedArtifact;
+use agentsh_seam::{CancellationToken, Handle, HandleError, ToolCall, lock};
 
-use super::backend::{Backend, Listed};
-use agentsh_protocol::tail_of;
+use crate::McpOptions;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     JsonObject, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
@@ -32,36 +31,42 @@ const PROGRESS_INTERVAL: Duration = Duration::from_secs(1);
 /// ... and a heartbeat this often while the command is silent.
 const HEARTBEAT: Duration = Duration::from_secs(15);
 
-/// What the server tells a client about its tools.
-const INSTRUCTIONS: &str = "agentsh runs shell commands for you. `bash` runs a command in a persistent shell: variables, functions and aliases persist between calls; the working directory is the project's unless you pass `cwd`. stdout and stderr are merged; output over 50 KB is cut to its end and kept whole as an `artifact://ID` resource (read it by line range). Use `head`/`tail` arguments instead of piping into head/tail, so the exit code stays the command's. Long-running or interactive programs (servers, watchers, REPLs, prompts): start them with `run_in_background` (and `pty: true` for a terminal), read them with `job_output` (`until` waits for a line), answer prompts with `job_input`, stop them with `job_kill`. A call still running after `yield_after` seconds (45 by default) returns with its output so far and goes on as a job.";
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+/// What the server tells a client about its tools, with the session's output limit and the
+/// MCP yield time.
+fn instructions(options: &McpOptions) -> String {
+    format!(
+        "agentsh runs shell commands for you. `bash` runs a command in a persistent shell: variables, functions and aliases persist between calls; the working directory is the project's unless you pass `cwd`. stdout and stderr are merged; output over {max} is cut to its end and kept whole as an `artifact://ID` resource (read it by line range). Use `head`/`tail` arguments instead of piping into head/tail, so the exit code stays the command's. Long-running or interactive programs (servers, watchers, REPLs, prompts): start them with `run_in_background` (and `pty: true` for a terminal), read them with `job_output` (`until` waits for a line), answer prompts with `job_input`, stop them with `job_kill`. A call still running after `yield_after` seconds ({yield_after}) returns with its output so far and goes on as a job.",
+        max = agentsh_protocol::format_size(options.output_max_bytes),
+        yield_after = options.yield_after.map_or_else(
+            || "never, by default: a call runs to its end".to_owned(),
+            |seconds| format!("{} by default", agentsh_protocol::format_seconds(seconds)),
+        ),
+    )
 }
 
-/// One connection's server: its session and the client's other tool names.
+/// One connection's server: its session and its options.
 #[derive(Clone)]
-pub struct McpServer {
-    backend: Backend,
-    tool_names: Arc<Vec<String>>,
+pub(crate) struct McpServer {
+    session: Handle,
+    options: Arc<McpOptions>,
     /// Cancelled at end of input: running calls are ended.
     ended: CancellationToken,
 }
 
 impl McpServer {
-    pub fn new(backend: Backend, tool_names: Vec<String>, ended: CancellationToken) -> Self {
+    pub(crate) fn new(session: Handle, options: McpOptions, ended: CancellationToken) -> Self {
         Self {
-            backend,
-            tool_names: Arc::new(tool_names),
+            session,
+            options: Arc::new(options),
             ended,
         }
     }
 
-    /// Warnings not yet reported, as logging notifications (SPEC §14). Logging is deprecated by
+    /// Warnings not yet reported, as logging notifications. Logging is deprecated by
     /// a later MCP revision (SEP-2577), but the clients of the versions agentsh negotiates show it.
     #[allow(deprecated)]
     async fn send_warnings(&self, peer: &Peer<RoleServer>) {
-        for warning in self.backend.take_warnings() {
+        for warning in self.session.take_warnings() {
             let _ = peer
                 .notify_logging_message(
                     rmcp::model::LoggingMessageNotificationParam::new(
@@ -86,20 +91,22 @@ impl McpServer {
                 .get_progress_token()
                 .map(|token| Arc::new(Mutex::new(Progress::new(token, context.peer.clone()))));
             let cancel = CancellationToken::new();
-            let ctx = ToolContext {
-                tool_names: self.tool_names.as_ref().clone(),
-                cancel: cancel.clone(),
-                pty_host: None,
-                skip_live_updates: progress.is_none(),
-                no_jobs: false,
-            };
             let updates = progress.clone();
-            let on_update = move |text: &str| {
+            let mut on_update = move |text: &str| {
                 if let Some(progress) = &updates {
                     lock(progress).update(text);
                 }
             };
-            let call = self.backend.bash(arguments, ctx, on_update);
+            // Live updates are made only when the client asked for progress.
+            let call = ToolCall {
+                tool_names: &self.options.tool_names,
+                cancel: cancel.clone(),
+                on_update: progress
+                    .is_some()
+                    .then_some(&mut on_update as &mut (dyn FnMut(&str) + Send)),
+                ..ToolCall::new("mcp", BASH_TOOL, arguments)
+            };
+            let call = self.session.tool_call(call);
             tokio::pin!(call);
             // First due one period from now: a tick due "now" would still wait for the timer
             // driver's next turn, a millisecond on every call.
@@ -108,7 +115,7 @@ impl McpServer {
             let mut cancelled = false;
             let outcome = loop {
                 tokio::select! {
-                    outcome = &mut call => break outcome,
+                    outcome = &mut call => break outcome.unwrap_or_else(HandleError::into_outcome),
                     // The client cancelled (no response is sent) or went away: the tree is
                     // ended.
                     () = context.ct.cancelled(), if !cancelled => {
@@ -126,16 +133,15 @@ impl McpServer {
                     }
                 }
             };
-            return Ok(outcome);
+            return Ok(outcome.into_result());
         }
-        let job_tool = self.backend.job_tool(name, arguments);
+        // A client's cancel ends the wait (the job goes on): the call is dropped.
+        let job_tool = self.session.tool_call(ToolCall::new("mcp", name, arguments));
         tokio::pin!(job_tool);
         tokio::select! {
-            outcome = &mut job_tool => match outcome {
-                Some(result) => Ok(result),
-                // `call_tool` let only known names through: `bash` went the other way.
-                None => Err(McpError::internal_error(format!("`{name}` is not a job tool"), None)),
-            },
+            outcome = &mut job_tool => Ok(outcome
+                .unwrap_or_else(HandleError::into_outcome)
+                .into_result()),
             () = context.ct.cancelled() => Err(McpError::internal_error("cancelled", None)),
             () = self.ended.cancelled() => Err(McpError::internal_error("end of input", None)),
         }
@@ -266,24 +272,20 @@ fn as_object(value: Value) -> JsonObject {
     }
 }
 
-fn tools() -> Vec<Tool> {
-    let bash = BashArgs::json_schema();
-    let bash_description = bash
-        .get("description")
-        .and_then(Value::as_str)
-        .unwrap_or("Run a shell command.")
-        .to_owned();
-    let mut tools = vec![
-        Tool::new(BASH_TOOL, bash_description, Arc::new(as_object(bash)))
-            .with_raw_output_schema(output_schema()),
-    ];
-    for (name, description, schema) in job_tool_specs() {
-        tools.push(
-            Tool::new(name, description, Arc::new(as_object(schema)))
-                .with_raw_output_schema(output_schema()),
-        );
-    }
-    tools
+/// The tools offered: each with its input schema and the one output schema.
+fn tools(options: &McpOptions) -> Vec<Tool> {
+    options
+        .tools
+        .iter()
+        .map(|spec| {
+            Tool::new(
+                spec.name.clone(),
+                spec.description.clone(),
+                Arc::new(as_object(spec.input_schema.clone())),
+            )
+            .with_raw_output_schema(output_schema())
+        })
+        .collect()
 }
 
 /// `artifact://ID` or `artifact://ID?offset=N&limit=M`.
@@ -324,7 +326,7 @@ impl ServerHandler for McpServer {
                 .build(),
         )
         .with_server_info(Implementation::new("agentsh", env!("CARGO_PKG_VERSION")))
-        .with_instructions(INSTRUCTIONS)
+        .with_instructions(instructions(&self.options))
     }
 
     async fn list_tools(
@@ -332,7 +334,7 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(tools()))
+        Ok(ListToolsResult::with_all_items(tools(&self.options)))
     }
 
     async fn call_tool(
@@ -355,21 +357,20 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        let listed = self
-            .backend
-            .artifacts(LISTED_ARTIFACTS)
-            .await
-            .map_err(|err| McpError::internal_error(err, None))?;
+        let listed = match self.session.list_artifacts().await {
+            Ok(listed) => listed,
+            // A session without a store has nothing to list.
+            Err(HandleError::Failed(_)) => Vec::new(),
+            Err(err) => return Err(McpError::internal_error(err.to_string(), None)),
+        };
         let resources = listed
             .into_iter()
-            .map(|Listed { id, size }| {
-                let resource = Resource::new(format!("artifact://{id}"), format!("artifact {id}"))
+            .take(LISTED_ARTIFACTS)
+            .map(|ListedArtifact { id, size, .. }| {
+                Resource::new(format!("artifact://{id}"), format!("artifact {id}"))
                     .with_mime_type("text/plain")
-                    .with_description("Full output of a command or job log");
-                match size {
-                    Some(size) => resource.with_size(size),
-                    None => resource,
-                }
+                    .with_description("Full output of a command or job log")
+                    .with_size(size)
             })
             .collect();
         Ok(ListResourcesResult::with_all_items(resources))
@@ -401,10 +402,10 @@ impl ServerHandler for McpServer {
         let (base, offset, limit) = parse_uri(uri)?;
         if offset.is_none() && limit.is_none() {
             let size = self
-                .backend
-                .artifact_size(base)
+                .session
+                .artifact_size(base.to_owned())
                 .await
-                .map_err(|err| McpError::resource_not_found(err, None))?
+                .map_err(|err| McpError::resource_not_found(err.to_string(), None))?
                 .unwrap_or(0);
             if size > WHOLE_READ_LIMIT {
                 return Err(McpError::invalid_params(
@@ -416,10 +417,11 @@ impl ServerHandler for McpServer {
             }
         }
         let text = self
-            .backend
-            .read_artifact(base, offset, limit)
+            .session
+            .read_artifact(base.to_owned(), offset, limit)
             .await
-            .map_err(|err| McpError::resource_not_found(err, None))?;
+            .map_err(|err| McpError::resource_not_found(err.to_string(), None))?
+            .text;
         Ok(ReadResourceResult::new(vec![
             ResourceContents::text(text, uri).with_mime_type("text/plain"),
         ])
@@ -464,13 +466,21 @@ mod tests {
     }
 
     #[test]
-    fn every_tool_has_a_schema_and_an_output_schema() {
-        let tools = tools();
+    fn every_tool_has_its_schema_and_the_output_schema() {
+        let spec = |name: &str| crate::ToolSpec {
+            name: name.to_owned(),
+            description: format!("{name} does it"),
+            input_schema: json!({"type": "object", "properties": {}}),
+        };
+        let options = McpOptions {
+            tools: vec![spec("bash"), spec("job_list")],
+            tool_names: Vec::new(),
+            output_max_bytes: 51_200,
+            yield_after: Some(45.0),
+        };
+        let tools = tools(&options);
         let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_ref()).collect();
-        assert_eq!(
-            names,
-            ["bash", "job_output", "job_input", "job_kill", "job_list"]
-        );
+        assert_eq!(names, ["bash", "job_list"]);
         for tool in &tools {
             assert_eq!(
                 tool.input_schema.get("type"),
@@ -481,4 +491,23 @@ mod tests {
             assert!(tool.output_schema.is_some());
         }
     }
+
+    #[test]
+    fn the_instructions_name_the_configured_limit_and_yield_time() {
+        let mut options = McpOptions {
+            tools: Vec::new(),
+            tool_names: Vec::new(),
+            output_max_bytes: 51_200,
+            yield_after: Some(45.0),
+        };
+        let text = instructions(&options);
+        assert!(text.contains("output over 50.0KB is cut"), "{text}");
+        assert!(text.contains("(45 by default)"), "{text}");
+        options.output_max_bytes = 2 * 1024 * 1024;
+        options.yield_after = None;
+        let text = instructions(&options);
+        assert!(text.contains("output over 2.0MB is cut"), "{text}");
+        assert!(text.contains("(never, by default: a call runs to its end)"), "{text}");
+    }
+
 }

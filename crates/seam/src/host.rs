@@ -1,15 +1,17 @@
-//! Hooks for a host that shows a connection's calls live (the interactive mode).
+//! Hooks for a host that shows the calls a server runs, live (the interactive mode with
+//! `--listen` shows each socket connection's calls in its transcript).
 
 use std::sync::Arc;
 
-use agentsh_agent_session::{
-    AgentSession, BashResult, CancellationToken, PtyHost, SessionError, ToolOutcome,
-};
+use agentsh_protocol::ToolOutcome;
+use agentsh_protocol::wire::BashData;
 use serde_json::Value;
+use tokio_util::sync::CancellationToken;
 
-/// What shows a connection's calls live (the interactive mode). Given to
-/// [`serve_connection`](crate::serve_connection) or [`serve_listener`](crate::serve_listener);
-/// the stdio server has none.
+use crate::{Handle, HandleError, PtyHost};
+
+/// What shows a connection's calls live (the interactive mode). An RPC server given one tells
+/// it of every call; the stdio server has none.
 pub trait CallHost: Send + Sync + 'static {
     /// A `tool_call` (any of the tools) or a `bash` request is about to run on `call.session`.
     ///
@@ -22,8 +24,8 @@ pub trait CallHost: Send + Sync + 'static {
 /// A call about to run, as a [`CallHost`] sees it.
 #[derive(Clone)]
 pub struct HostedCall {
-    /// The connection's session (its cwd, settings, id).
-    pub session: AgentSession,
+    /// The connection's session.
+    pub session: Handle,
     /// The `toolCallId`; for a `bash` request a fresh id, unique among the process's `bash`
     /// requests (`bash-1`, `bash-2`, …; a client's `toolCallId` may look the same).
     pub id: String,
@@ -107,5 +109,5 @@ pub enum CallEnd<'a> {
     /// A `tool_call`'s outcome.
     Tool(&'a ToolOutcome),
     /// A `bash` request's result.
-    Bash(&'a Result<BashResult, SessionError>),
+    Bash(&'a Result<BashData, HandleError>),
 }

@@ -1,6 +1,6 @@
 //! The stdio transport of `agentsh mcp`: newline-delimited JSON-RPC on stdin and stdout, with
-//! an answer for every line that is not a message (SPEC §14: bad requests are JSON-RPC errors,
-//! the server survives any input).
+//! an answer for every line that is not a message (bad requests are JSON-RPC errors, the
+//! server survives any input).
 //!
 //! rmcp's own stdio transport drops unparsable lines without a word (to avoid error storms
 //! with a peer that echoes garbage back); a person or a broken client writing to agentsh gets
@@ -19,24 +19,21 @@ use rmcp::RoleServer;
 use rmcp::model::{ClientJsonRpcMessage, ErrorData, RequestId, ServerJsonRpcMessage};
 use rmcp::transport::Transport;
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use agentsh_seam::{AsyncLineReader, InputLine, MAX_REQUEST_LINE_BYTES};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-/// The longest input line taken (the same bound as RPC mode's).
-const MAX_LINE: usize = 32 << 20;
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// Newline-delimited JSON-RPC over a reader and a writer.
 pub struct LineTransport<R> {
-    reader: BufReader<R>,
+    /// The lines (at most as long as RPC mode's). What was read of a line is kept across
+    /// calls: rmcp drops a pending `receive` when it has something else to do, and what it
+    /// read of a line must still be there next time.
+    lines: AsyncLineReader<BufReader<R>>,
     out: mpsc::UnboundedSender<Vec<u8>>,
-    /// The line read so far. Kept across calls: rmcp drops a pending `receive` when it has
-    /// something else to do, and what it read of a line must still be there next time.
-    line: Vec<u8>,
-    /// Bytes of the current line past [`MAX_LINE`] (then `line` stays empty).
-    too_long: usize,
     /// Cancelled at end of input: the server ends what is still running.
     ended: CancellationToken,
 }
@@ -60,10 +57,8 @@ impl<R: AsyncRead + Unpin + Send> LineTransport<R> {
         });
         (
             Self {
-                reader: BufReader::new(reader),
+                lines: AsyncLineReader::new(BufReader::new(reader), MAX_REQUEST_LINE_BYTES),
                 out,
-                line: Vec::new(),
-                too_long: 0,
                 ended,
             },
             task,
@@ -88,49 +83,6 @@ impl<R: AsyncRead + Unpin + Send> LineTransport<R> {
         if let Ok(mut line) = serde_json::to_vec(&answer) {
             line.push(b'\n');
             let _ = self.out.send(line);
-        }
-    }
-
-    /// Reads until the end of the current line into `self.line` (without its newline); `None`
-    /// at end of input. `Err(length)` for a line over [`MAX_LINE`], read to its end. Cancel-safe:
-    /// `fill_buf` gives up nothing when dropped, and what was taken stays in `self`.
-    async fn next_line(&mut self) -> Option<Result<(), usize>> {
-        loop {
-            let available = match self.reader.fill_buf().await {
-                Ok(bytes) => bytes,
-                Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
-                Err(_) => return None,
-            };
-            if available.is_empty() {
-                // End of input; a last line without a newline still counts.
-                if self.line.is_empty() && self.too_long == 0 {
-                    return None;
-                }
-                return Some(self.finished_line());
-            }
-            let (piece, done) = match memchr::memchr(b'\n', available) {
-                Some(end) => (&available[..end], Some(end + 1)),
-                None => (available, None),
-            };
-            if self.too_long > 0 || self.line.len() + piece.len() > MAX_LINE {
-                self.too_long += self.line.len() + piece.len();
-                self.line.clear();
-            } else {
-                self.line.extend_from_slice(piece);
-            }
-            let consumed = done.unwrap_or(available.len());
-            self.reader.consume(consumed);
-            if done.is_some() {
-                return Some(self.finished_line());
-            }
-        }
-    }
-
-    /// The line just ended: `Err(length)` when it was too long (and forgotten).
-    fn finished_line(&mut self) -> Result<(), usize> {
-        match std::mem::take(&mut self.too_long) {
-            0 => Ok(()),
-            length => Err(length),
         }
     }
 }
@@ -161,18 +113,20 @@ impl<R: AsyncRead + Unpin + Send + 'static> Transport<RoleServer> for LineTransp
 
     async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
         loop {
-            let Some(read) = self.next_line().await else {
-                self.ended.cancel();
-                return None;
+            let taken = match self.lines.next_line().await {
+                Ok(Some(InputLine::Complete(line))) => line,
+                Ok(Some(InputLine::Oversized { bytes, .. })) => {
+                    self.parse_error(&format!(
+                        "Parse error: a line of {bytes} bytes, over the {MAX_REQUEST_LINE_BYTES}-byte limit"
+                    ));
+                    continue;
+                }
+                // End of input, or it cannot be read.
+                Ok(None) | Err(_) => {
+                    self.ended.cancel();
+                    return None;
+                }
             };
-            // Taken at once: the next line starts empty, whenever the next call comes.
-            let taken = std::mem::take(&mut self.line);
-            if let Err(length) = read {
-                self.parse_error(&format!(
-                    "Parse error: a line of {length} bytes, over the {MAX_LINE}-byte limit"
-                ));
-                continue;
-            }
             let mut line = taken.as_slice();
             line = line.strip_suffix(b"\r").unwrap_or(line);
             line = line.strip_prefix(UTF8_BOM).unwrap_or(line);

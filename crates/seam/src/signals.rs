@@ -1,6 +1,6 @@
-//! SIGINT, SIGTERM and SIGHUP, the same in every mode: caught, so that agentsh ends every
+//! SIGINT, SIGTERM and SIGHUP, the same for every surface: caught, so that agentsh ends every
 //! command's tree and shuts down cleanly, then exits 128 + the signal (130, 143, 129), as a
-//! shell reports a command killed by it.
+//! shell reports a command killed by it; and [`Stop`], how a server is asked to stop.
 
 use std::io;
 
@@ -44,7 +44,26 @@ impl Signals {
     }
 }
 
-impl agentsh_rpc::Stop for Signals {
+impl std::fmt::Debug for Signals {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Signals")
+    }
+}
+
+/// What asks a server to stop before its input ends: for `agentsh rpc`, the signals.
+pub trait Stop: Send {
+    /// What a stop request carries back to the caller (the binary: the exit status it calls
+    /// for).
+    type Reason: Send;
+
+    /// Waits for the next stop request. The first ends serving: every running call is
+    /// cancelled and answered, then the session is shut down. One that comes while the calls
+    /// are still answering stops that wait (the session is still shut down, every tree ended).
+    /// Dropping the future before it is ready must lose no request.
+    fn requested(&mut self) -> impl Future<Output = Self::Reason> + Send;
+}
+
+impl Stop for Signals {
     type Reason = u8;
 
     fn requested(&mut self) -> impl Future<Output = u8> + Send {

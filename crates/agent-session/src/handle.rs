@@ -1,0 +1,315 @@
+//! [`LocalSession`]: an [`AgentSession`] behind the surfaces' seam
+//! ([`SessionHandle`](agentsh_seam::SessionHandle)), so the RPC server, the MCP server and the
+//! interactive mode drive a session here exactly as they drive a far side.
+
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+use std::time::UNIX_EPOCH;
+
+use agentsh_protocol::wire::{ArtifactData, BashData, ListedArtifact};
+use agentsh_protocol::{
+    COMMAND_ABORTED, JobLook, SessionStatus, ToolDetails, ToolOutcome, ToolResult,
+};
+use agentsh_seam::{
+    BangCall, BoxFuture, HandleError, Reach, SessionHandle, ToolCall,
+};
+use serde_json::Value;
+
+use crate::session::{AgentSession, SessionError, SessionOptions};
+use crate::settings::Settings;
+use crate::tool::{ToolContext, ToolUpdate};
+use crate::ArtifactInfo;
+
+/// Why a [`LocalSession`] made without options refuses settings.
+const SETTINGS_UNSUPPORTED: &str =
+    "this server does not take settings in a hello (only `agentsh rpc` does)";
+
+/// A session here, as the surfaces drive it. Cheap to share: hold it as an
+/// `Arc<dyn SessionHandle>`.
+pub struct LocalSession {
+    current: RwLock<AgentSession>,
+    /// What settings are applied to: a new session is made from these with them.
+    options: Option<SessionOptions>,
+}
+
+impl LocalSession {
+    /// `session` behind the seam; settings it is asked to apply are refused.
+    pub fn new(session: AgentSession) -> Self {
+        Self {
+            current: RwLock::new(session),
+            options: None,
+        }
+    }
+
+    /// `session`, made from `options`, behind the seam: applying settings makes a new session
+    /// from `options` with them applied (the same cwd and home, a fresh id), and shuts the old
+    /// one down once the new one stands.
+    pub fn renewable(session: AgentSession, options: SessionOptions) -> Self {
+        Self {
+            current: RwLock::new(session),
+            options: Some(options),
+        }
+    }
+
+    /// The session now (another one after settings were applied).
+    pub fn session(&self) -> AgentSession {
+        self.current
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Shares it as a handle.
+    pub fn into_handle(self) -> Arc<dyn SessionHandle> {
+        Arc::new(self)
+    }
+
+    /// What makes a session here in `cwd` with `settings` each time it is called (the
+    /// `--listen` server's: one session per connection), as a handle.
+    pub fn factory(
+        settings: Settings,
+        cwd: PathBuf,
+    ) -> impl Fn() -> Result<Arc<dyn SessionHandle>, SessionError> + Send + Sync + 'static {
+        move || {
+            let session = AgentSession::new(SessionOptions {
+                settings: settings.clone(),
+                cwd: cwd.clone(),
+                ..SessionOptions::default()
+            })?;
+            Ok(Self::new(session).into_handle())
+        }
+    }
+}
+
+impl std::fmt::Debug for LocalSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LocalSession")
+            .field("id", &self.session().id())
+            .field("renewable", &self.options.is_some())
+            .finish()
+    }
+}
+
+fn failed(error: impl std::fmt::Display) -> HandleError {
+    HandleError::Failed(error.to_string())
+}
+
+impl SessionHandle for LocalSession {
+    fn id(&self) -> String {
+        self.session().id().to_owned()
+    }
+
+    fn tool_call<'a>(
+        &'a self,
+        call: ToolCall<'a>,
+    ) -> BoxFuture<'a, Result<ToolOutcome, HandleError>> {
+        let session = self.session();
+        Box::pin(async move {
+            let ToolCall {
+                id,
+                name,
+                arguments,
+                tool_names,
+                cancel,
+                pty_host,
+                on_update,
+                no_jobs,
+            } = call;
+            if name == crate::BASH_TOOL {
+                let context = ToolContext {
+                    tool_names: tool_names.to_vec(),
+                    cancel,
+                    pty_host,
+                    skip_live_updates: on_update.is_none(),
+                    no_jobs,
+                };
+                let mut on_update = on_update;
+                let outcome = session
+                    .execute_tool(id, arguments, context, |update: ToolUpdate| {
+                        if let Some(on_update) = on_update.as_mut() {
+                            on_update(&update.text);
+                        }
+                    })
+                    .await;
+                return Ok(outcome);
+            }
+            let job_tool = session.execute_job_tool(name, arguments);
+            tokio::pin!(job_tool);
+            // An abort ends a waiting job tool at once (the job itself goes on).
+            let answered = tokio::select! {
+                answered = &mut job_tool => answered,
+                () = cancel.cancelled() => {
+                    return Ok(ToolOutcome::Aborted(ToolResult::new(
+                        COMMAND_ABORTED.to_owned(),
+                        ToolDetails::not_run(session.cwd(), session.settings().bash.default_timeout),
+                        true,
+                    )));
+                }
+            };
+            answered
+                .ok_or_else(|| HandleError::Failed(crate::unknown_tool(name).unwrap_or_default()))
+        })
+    }
+
+    fn bang<'a>(&'a self, bang: BangCall<'a>) -> BoxFuture<'a, Result<BashData, HandleError>> {
+        let session = self.session();
+        Box::pin(async move {
+            let BangCall {
+                command,
+                options,
+                cancel,
+                on_output,
+            } = bang;
+            let result = match on_output {
+                Some(on_output) => {
+                    let run = session.execute_bash_with(command, options, on_output);
+                    abortable(&session, &cancel, run).await
+                }
+                None => abortable(&session, &cancel, session.execute_bash(command, options)).await,
+            }
+            .map_err(failed)?;
+            let text = session.bang_text(command, &result);
+            Ok(BashData { result, text })
+        })
+    }
+
+    fn read_artifact(
+        &self,
+        id: String,
+        offset: Option<u64>,
+        limit: Option<u64>,
+    ) -> BoxFuture<'_, Result<ArtifactData, HandleError>> {
+        let session = self.session();
+        Box::pin(async move {
+            // A read streams the file: off the async threads.
+            let artifact =
+                tokio::task::spawn_blocking(move || session.read_artifact(&id, offset, limit))
+                    .await
+                    .map_err(|err| failed(format_args!("internal error: {err}")))?
+                    .map_err(failed)?;
+            Ok(ArtifactData {
+                text: artifact.text,
+                total_lines: artifact.total_lines,
+                path: artifact.path.to_string_lossy().into_owned(),
+            })
+        })
+    }
+
+    fn list_artifacts(&self) -> BoxFuture<'_, Result<Vec<ListedArtifact>, HandleError>> {
+        let session = self.session();
+        Box::pin(async move {
+            // A listing reads the directory: off the async threads.
+            let listed = tokio::task::spawn_blocking(move || session.list_artifacts())
+                .await
+                .map_err(|err| failed(format_args!("internal error: {err}")))?
+                .map_err(failed)?;
+            Ok(listed.iter().map(listed_artifact).collect())
+        })
+    }
+
+    fn artifact_size(&self, id: String) -> BoxFuture<'_, Result<Option<u64>, HandleError>> {
+        let session = self.session();
+        Box::pin(async move {
+            // Any artifact of the store, not only the session's own (another process's output
+            // is readable too).
+            let store = session
+                .artifacts()
+                .ok_or_else(|| failed("artifacts are unavailable in this session"))?;
+            let path = store.resolve(&id).map_err(failed)?;
+            Ok(std::fs::metadata(&path).ok().map(|meta| meta.len()))
+        })
+    }
+
+    fn status(&self, _reach: Reach) -> BoxFuture<'_, Result<SessionStatus, HandleError>> {
+        let status = self.session().status();
+        Box::pin(std::future::ready(Ok(status)))
+    }
+
+    fn job_view(
+        &self,
+        id: String,
+        bytes: usize,
+        _reach: Reach,
+    ) -> BoxFuture<'_, Result<JobLook, HandleError>> {
+        let look = self
+            .session()
+            .job_look(&id, bytes)
+            .map_err(HandleError::Failed);
+        Box::pin(std::future::ready(look))
+    }
+
+    fn apply_settings(&self, settings: Value) -> BoxFuture<'_, Result<(), HandleError>> {
+        Box::pin(async move {
+            let Some(base) = &self.options else {
+                return Err(HandleError::Failed(SETTINGS_UNSUPPORTED.to_owned()));
+            };
+            let options = SessionOptions {
+                settings: base
+                    .settings
+                    .with_execution_settings(&settings)
+                    .map_err(failed)?,
+                session_id: None,
+                ..base.clone()
+            };
+            // Making a session may take the rc snapshot: off the async threads. A sandbox the
+            // kernel cannot enforce fails the new session (`Sandbox unavailable`).
+            let session = tokio::task::spawn_blocking(move || AgentSession::new(options))
+                .await
+                .map_err(|err| failed(format_args!("internal error: {err}")))?
+                .map_err(failed)?;
+            let old = std::mem::replace(
+                &mut *self
+                    .current
+                    .write()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner),
+                session,
+            );
+            // Its shells and jobs, with their trees, end before the settings count as applied.
+            old.shutdown().await;
+            Ok(())
+        })
+    }
+
+    fn context_messages(&self) -> Vec<String> {
+        self.session().context_messages()
+    }
+
+    fn take_warnings(&self) -> Vec<String> {
+        self.session().take_warnings()
+    }
+
+    fn shutdown(&self) -> BoxFuture<'_, ()> {
+        let session = self.session();
+        Box::pin(async move { session.shutdown().await })
+    }
+}
+
+/// Drives a bang command's `run` to its end; when `cancel` fires first, aborts the session's
+/// bang command and keeps driving it (its result is the aborted one). `run` is polled first:
+/// its first poll registers the command with the session, so an abort already requested
+/// reaches it.
+async fn abortable<T>(
+    session: &AgentSession,
+    cancel: &agentsh_seam::CancellationToken,
+    run: impl Future<Output = T>,
+) -> T {
+    tokio::pin!(run);
+    tokio::select! {
+        biased;
+        result = &mut run => result,
+        () = cancel.cancelled() => {
+            session.abort_bash();
+            run.await
+        }
+    }
+}
+
+/// An artifact as a listing shows it.
+fn listed_artifact(info: &ArtifactInfo) -> ListedArtifact {
+    let since_epoch = info.modified.duration_since(UNIX_EPOCH).unwrap_or_default();
+    ListedArtifact {
+        id: info.id.to_string(),
+        size: info.size,
+        modified_ms: u64::try_from(since_epoch.as_millis()).unwrap_or(u64::MAX),
+    }
+}

@@ -1,0 +1,99 @@
+//! MCP mode: `agentsh mcp` serves the bash tool, the job tools and the session's artifacts to
+//! an MCP client on stdio (crate `agentsh-mcp`, over a session here or, with `--remote`, on a
+//! far side).
+//!
+//! One session per connection. `yield_after` defaults to `mcp.yield_after` (45 s) here, below
+//! common clients' request limits. End of input ends every job and shell and exits 0; SIGINT,
+//! SIGTERM and SIGHUP do the same with 130, 143 and 129.
+
+use std::process::ExitCode;
+
+use agentsh_agent_session::{BASH_TOOL, BashArgs, job_tool_specs};
+use agentsh_mcp::{McpOptions, ToolSpec};
+use serde_json::Value;
+
+use crate::cli::McpArgs;
+use crate::usage_error;
+
+/// Runs `agentsh mcp` until stdin ends.
+pub fn run(args: &McpArgs) -> ExitCode {
+    let settings = match crate::config::load_settings(args.config.as_deref()) {
+        Ok(settings) => settings,
+        Err(err) => return usage_error(&err),
+    };
+    let remote = match crate::remote::choose(&args.remote, &settings, args.cwd.as_deref()) {
+        Ok(remote) => remote.map(|mut remote| {
+            // `mcp.yield_after` wins over `bash.yield_after` here: on the far side too.
+            remote.set_yield_after(settings.mcp.yield_after);
+            remote
+        }),
+        Err(message) => return usage_error(&message),
+    };
+    let (runtime, signals, session) = match crate::serve_session(
+        args.config.as_deref(),
+        args.cwd.as_deref(),
+        remote,
+        // `mcp.yield_after` wins over `bash.yield_after` here.
+        |settings| settings.bash.yield_after = settings.mcp.yield_after,
+    ) {
+        Ok(started) => started,
+        Err(code) => return code,
+    };
+    let options = McpOptions {
+        tools: tool_specs(),
+        tool_names: args.tools.clone(),
+        output_max_bytes: settings.output.max_bytes,
+        yield_after: settings.mcp.yield_after,
+    };
+    agentsh_mcp::serve_stdio(runtime, session, options, signals)
+        .map_or(ExitCode::SUCCESS, ExitCode::from)
+}
+
+/// The tools offered: `bash`, then the job tools, each with its arguments' schema.
+fn tool_specs() -> Vec<ToolSpec> {
+    let bash = BashArgs::json_schema();
+    let description = bash
+        .get("description")
+        .and_then(Value::as_str)
+        .unwrap_or("Run a shell command.")
+        .to_owned();
+    let mut tools = vec![ToolSpec {
+        name: BASH_TOOL.to_owned(),
+        description,
+        input_schema: bash,
+    }];
+    tools.extend(
+        job_tool_specs()
+            .into_iter()
+            .map(|(name, description, schema)| ToolSpec {
+                name: name.to_owned(),
+                description: description.to_owned(),
+                input_schema: schema,
+            }),
+    );
+    tools
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bash_and_the_job_tools_are_offered_with_object_schemas() {
+        let tools = tool_specs();
+        let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["bash", "job_output", "job_input", "job_kill", "job_list"]
+        );
+        for tool in &tools {
+            assert_eq!(
+                tool.input_schema.get("type"),
+                Some(&serde_json::json!("object")),
+                "{}",
+                tool.name
+            );
+            assert!(!tool.description.is_empty(), "{}", tool.name);
+        }
+    }
+}

@@ -1,0 +1,93 @@
+#![doc = include_str!("../README.md")]
+#![deny(missing_docs)]
+
+mod server;
+mod transport;
+
+use std::time::Duration;
+
+use rmcp::ServiceExt;
+use tokio::runtime::Runtime;
+
+// The seam's types these signatures use, so a host needs no other agentsh crate to serve a
+// session it was handed.
+pub use agentsh_seam::{CancellationToken, Handle, SessionHandle, Stop, Value};
+
+/// How long the last answers get to reach stdout when the server ends.
+const WRITER_GRACE: Duration = Duration::from_secs(2);
+
+/// One tool the server offers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSpec {
+    /// Its name (`bash`, `job_output`, …).
+    pub name: String,
+    /// What the client's model reads about it.
+    pub description: String,
+    /// The JSON schema of its arguments (an object schema).
+    pub input_schema: Value,
+}
+
+/// What the server offers and tells the client's model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct McpOptions {
+    /// The tools offered, in order.
+    pub tools: Vec<ToolSpec>,
+    /// The agent's other tools (`--tools`): interception only suggests one of these.
+    pub tool_names: Vec<String>,
+    /// The session's output limit in bytes, as the instructions name it.
+    pub output_max_bytes: u64,
+    /// Seconds after which a call still running returns and goes on as a job, as the
+    /// instructions name them; `None`: never.
+    pub yield_after: Option<f64>,
+}
+
+/// Serves `session` (here or on a far side) to an MCP client on stdin and stdout until stdin
+/// ends or `stop` asks; then ends what still runs, shuts the session down (every tree ended)
+/// and shuts `runtime` down. Returns the stop's reason, if one came.
+///
+/// Newline-delimited JSON-RPC: a line that is no message gets a JSON-RPC error (`-32700`, or
+/// `-32600` with its id), never silence; lines are bounded at 32 MiB. A client's cancel of a
+/// call ends the command's whole process tree.
+pub fn serve_stdio<S: Stop>(
+    runtime: Runtime,
+    session: Handle,
+    options: McpOptions,
+    mut stop: S,
+) -> Option<S::Reason> {
+    let _context = runtime.enter();
+    // Cancelled at end of input: what still runs is ended, not waited for (rmcp would let
+    // an in-flight call run on for its drain time).
+    let ended = CancellationToken::new();
+    let handler = server::McpServer::new(std::sync::Arc::clone(&session), options, ended.clone());
+    let signalled = runtime.block_on(async {
+        // Non-blocking pipes when the client gave pipes (as MCP clients do): no thread hop
+        // per message.
+        let (stdin, stdout) = rmcp::transport::stdio_pipes();
+        let (transport, writer) = transport::LineTransport::new(stdin, stdout, ended);
+        let service = match handler.serve(transport).await {
+            Ok(service) => service,
+            Err(err) => {
+                // The client went away (or spoke no MCP) before the handshake ended.
+                tracing::warn!("MCP initialisation failed: {err}");
+                session.shutdown().await;
+                let _ = tokio::time::timeout(WRITER_GRACE, writer).await;
+                return None;
+            }
+        };
+        let cancel = service.cancellation_token();
+        let signalled = tokio::select! {
+            _ = service.waiting() => None,
+            reason = stop.requested() => {
+                cancel.cancel();
+                Some(reason)
+            }
+        };
+        session.shutdown().await;
+        // The transport is gone with the service: the writer flushes what is queued and ends.
+        let _ = tokio::time::timeout(WRITER_GRACE, writer).await;
+        signalled
+    });
+    // A blocking stdin read cannot be cancelled: do not wait for it.
+    runtime.shutdown_background();
+    signalled
+}

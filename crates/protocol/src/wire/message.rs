@@ -1,0 +1,262 @@
+//! What a server writes: responses and events, one JSON object per line.
+//!
+//! [`Message`] serialises as the line a server writes; a client reads a line back with
+//! `serde_json::from_str::<Message>` (through [`ServerLine`], a flat struct of every field a
+//! line can have: a response's `data` and an end event's `result` stay as they were written,
+//! never parsed into a tree).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+/// One line of a server's output.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(
+    tag = "type",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase",
+    try_from = "ServerLine"
+)]
+pub enum Message {
+    /// The answer to a request: `{"id"?, "type": "response", "command", "success", "data"?, "error"?}`.
+    Response {
+        /// The request's `id`, when it could be read.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        id: Option<Value>,
+        /// The request type, or `parse`.
+        command: String,
+        /// Whether the request was carried out.
+        success: bool,
+        /// The result, for requests that have one (already serialised).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        data: Option<Box<RawValue>>,
+        /// Why the request failed.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
+    /// A tool call started.
+    ToolExecutionStart {
+        /// The call.
+        tool_call_id: String,
+        /// The tool.
+        tool_name: String,
+        /// The call's arguments, as given.
+        args: Value,
+    },
+    /// A live snapshot of a running tool call's output.
+    ToolExecutionUpdate {
+        /// The call.
+        tool_call_id: String,
+        /// The tool.
+        tool_name: String,
+        /// `{"content": [{"type": "text", "text": …}]}`.
+        partial_result: PartialResult,
+    },
+    /// A tool call ended (also when it was aborted).
+    ToolExecutionEnd {
+        /// The call.
+        tool_call_id: String,
+        /// The tool.
+        tool_name: String,
+        /// The tool result (already serialised).
+        result: Box<RawValue>,
+        /// The result's `isError`.
+        is_error: bool,
+    },
+    /// Output of a `bash` request that asked for it (`streamId`), as it is committed.
+    BashOutput {
+        /// The request's `streamId`.
+        stream_id: String,
+        /// The output's next piece (sanitised, as the result keeps it).
+        text: String,
+    },
+    /// A session warning, reported once.
+    Warning {
+        /// The warning.
+        message: String,
+    },
+}
+
+impl Message {
+    /// A successful response.
+    pub fn success(id: Option<Value>, command: &str, data: Option<Box<RawValue>>) -> Self {
+        Self::Response {
+            id,
+            command: command.to_owned(),
+            success: true,
+            data,
+            error: None,
+        }
+    }
+
+    /// A failed response whose `error` is `error`.
+    pub fn failure(id: Option<Value>, command: &str, error: impl std::fmt::Display) -> Self {
+        Self::Response {
+            id,
+            command: command.to_owned(),
+            success: false,
+            data: None,
+            error: Some(error.to_string()),
+        }
+    }
+
+    /// A successful response carrying `data`, serialised now; a failure naming why when it
+    /// cannot be.
+    pub fn with_data(id: Option<Value>, command: &str, data: &impl Serialize) -> Self {
+        match serde_json::value::to_raw_value(data) {
+            Ok(data) => Self::success(id, command, Some(data)),
+            Err(err) => Self::failure(id, command, format_args!("internal error: {err}")),
+        }
+    }
+
+    /// The call or stream an event belongs to: its `toolCallId`, or a `bash_output`'s
+    /// `streamId`; `None` for a response or a warning.
+    pub fn stream(&self) -> Option<&str> {
+        match self {
+            Self::ToolExecutionStart { tool_call_id, .. }
+            | Self::ToolExecutionUpdate { tool_call_id, .. }
+            | Self::ToolExecutionEnd { tool_call_id, .. } => Some(tool_call_id),
+            Self::BashOutput { stream_id, .. } => Some(stream_id),
+            Self::Response { .. } | Self::Warning { .. } => None,
+        }
+    }
+}
+
+/// `partialResult` of an update: `{"content": [{"type": "text", "text": …}]}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PartialResult {
+    /// One text block.
+    pub content: [TextBlock; 1],
+}
+
+impl PartialResult {
+    /// A partial result holding `text`.
+    pub fn text(text: String) -> Self {
+        Self {
+            content: [TextBlock {
+                kind: TextKind::Text,
+                text,
+            }],
+        }
+    }
+
+    /// Its text.
+    pub fn as_text(&self) -> &str {
+        &self.content[0].text
+    }
+}
+
+/// `{"type": "text", "text": …}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TextBlock {
+    #[serde(rename = "type")]
+    kind: TextKind,
+    text: String,
+}
+
+/// The one kind of block a partial result holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum TextKind {
+    Text,
+}
+
+/// The `type` of a server's line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LineType {
+    /// `response`.
+    Response,
+    /// `tool_execution_start`.
+    ToolExecutionStart,
+    /// `tool_execution_update`.
+    ToolExecutionUpdate,
+    /// `tool_execution_end`.
+    ToolExecutionEnd,
+    /// `bash_output`.
+    BashOutput,
+    /// `warning`.
+    Warning,
+}
+
+/// A server's line as read: its `type` and every field some line has, each as it came (a
+/// response's `data` and an end's `result` unparsed). Read into a [`Message`] by its
+/// `TryFrom`, which checks that the fields of its type are there.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerLine {
+    #[serde(rename = "type")]
+    kind: LineType,
+    id: Option<Value>,
+    command: Option<String>,
+    success: Option<bool>,
+    data: Option<Box<RawValue>>,
+    error: Option<String>,
+    tool_call_id: Option<String>,
+    tool_name: Option<String>,
+    args: Option<Value>,
+    partial_result: Option<PartialResult>,
+    result: Option<Box<RawValue>>,
+    is_error: Option<bool>,
+    stream_id: Option<String>,
+    text: Option<String>,
+    message: Option<String>,
+}
+
+/// A server's line that lacks a field its type must have.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MissingField {
+    /// The line's type.
+    pub kind: LineType,
+    /// The field.
+    pub field: &'static str,
+}
+
+impl std::fmt::Display for MissingField {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "a {:?} line without `{}`", self.kind, self.field)
+    }
+}
+
+impl std::error::Error for MissingField {}
+
+impl TryFrom<ServerLine> for Message {
+    type Error = MissingField;
+
+    fn try_from(line: ServerLine) -> Result<Self, MissingField> {
+        let kind = line.kind;
+        let need = |field: &'static str| MissingField { kind, field };
+        Ok(match kind {
+            LineType::Response => Self::Response {
+                id: line.id.filter(|id| !id.is_null()),
+                command: line.command.ok_or_else(|| need("command"))?,
+                success: line.success.ok_or_else(|| need("success"))?,
+                data: line.data,
+                error: line.error,
+            },
+            LineType::ToolExecutionStart => Self::ToolExecutionStart {
+                tool_call_id: line.tool_call_id.ok_or_else(|| need("toolCallId"))?,
+                tool_name: line.tool_name.ok_or_else(|| need("toolName"))?,
+                args: line.args.unwrap_or(Value::Null),
+            },
+            LineType::ToolExecutionUpdate => Self::ToolExecutionUpdate {
+                tool_call_id: line.tool_call_id.ok_or_else(|| need("toolCallId"))?,
+                tool_name: line.tool_name.ok_or_else(|| need("toolName"))?,
+                partial_result: line.partial_result.ok_or_else(|| need("partialResult"))?,
+            },
+            LineType::ToolExecutionEnd => Self::ToolExecutionEnd {
+                tool_call_id: line.tool_call_id.ok_or_else(|| need("toolCallId"))?,
+                tool_name: line.tool_name.ok_or_else(|| need("toolName"))?,
+                result: line.result.ok_or_else(|| need("result"))?,
+                is_error: line.is_error.ok_or_else(|| need("isError"))?,
+            },
+            LineType::BashOutput => Self::BashOutput {
+                stream_id: line.stream_id.ok_or_else(|| need("streamId"))?,
+                text: line.text.ok_or_else(|| need("text"))?,
+            },
+            LineType::Warning => Self::Warning {
+                message: line.message.ok_or_else(|| need("message"))?,
+            },
+        })
+    }
+}

@@ -1,0 +1,17 @@
+//! The JSON-lines RPC protocol as types: every request a client sends ([`Request`]), every
+//! line a server writes ([`Message`]: responses and events) and the `data` of each response
+//! that has one. A server parses requests with them and writes messages with them; a client
+//! (the local side of remote execution) builds requests and reads messages with the same
+//! types, so neither writes a request or field name by hand. `docs/rpc.md` in the repository
+//! describes the protocol; a test parses its every example with these types.
+
+mod data;
+mod message;
+mod request;
+
+pub use data::{ArtifactData, ArtifactList, BashData, HelloData, ListedArtifact};
+pub use message::{LineType, Message, MissingField, PartialResult, ServerLine, TextBlock};
+pub use request::{Command, FieldError, Request, RequestType};
+
+/// The `command` of a response to a line whose type could not be read.
+pub const PARSE_COMMAND: &str = "parse";

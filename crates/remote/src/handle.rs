@@ -1,0 +1,240 @@
+//! [`RemoteSession`] behind the surfaces' seam: every call, command, artifact read and look
+//! goes to the far side as a request of the typed wire.
+
+use agentsh_protocol::wire::{
+    ArtifactData, ArtifactList, BashData, Command, ListedArtifact, Message,
+};
+use agentsh_protocol::{JobLook, SessionStatus, ToolOutcome, ToolResult};
+use agentsh_seam::{
+    BangCall, BoxFuture, CancellationToken, HandleError, Reach, SessionHandle, ToolCall, lock,
+};
+use serde_json::Value;
+
+use crate::connection::{Answer, Connection};
+use crate::session::{RemoteError, RemoteSession};
+
+impl SessionHandle for RemoteSession {
+    fn id(&self) -> String {
+        self.target()
+    }
+
+    fn location(&self) -> Option<String> {
+        Some(self.target())
+    }
+
+    fn sessions_opened(&self) -> u64 {
+        RemoteSession::sessions_opened(self)
+    }
+
+    fn tool_call<'a>(
+        &'a self,
+        call: ToolCall<'a>,
+    ) -> BoxFuture<'a, Result<ToolOutcome, HandleError>> {
+        Box::pin(async move {
+            let cancel = call.cancel.clone();
+            let result = match self.run_tool(call).await {
+                Ok(result) => result,
+                Err(RemoteError::Failed(reason)) => return Err(HandleError::Failed(reason)),
+                // The call never got a result: a tool error says why.
+                Err(err) => HandleError::from(err).tool_result(),
+            };
+            Ok(if cancel.is_cancelled() {
+                ToolOutcome::Aborted(result)
+            } else {
+                ToolOutcome::Finished(result)
+            })
+        })
+    }
+
+    fn bang<'a>(&'a self, bang: BangCall<'a>) -> BoxFuture<'a, Result<BashData, HandleError>> {
+        Box::pin(async move {
+            let exclude = bang.options.exclude_from_context;
+            let data = self.run_bang(bang).await?;
+            if !exclude {
+                lock(self.context()).push(data.text.clone());
+            }
+            Ok(data)
+        })
+    }
+
+    fn read_artifact(
+        &self,
+        id: String,
+        offset: Option<u64>,
+        limit: Option<u64>,
+    ) -> BoxFuture<'_, Result<ArtifactData, HandleError>> {
+        let command = Command::ReadArtifact {
+            artifact_id: id,
+            offset,
+            limit,
+        };
+        Box::pin(async move { Ok(self.request(command, Reach::Reconnect).await?) })
+    }
+
+    fn list_artifacts(&self) -> BoxFuture<'_, Result<Vec<ListedArtifact>, HandleError>> {
+        Box::pin(async move {
+            let list: ArtifactList = self
+                .request(Command::ListArtifacts, Reach::Reconnect)
+                .await?;
+            Ok(list.artifacts)
+        })
+    }
+
+    fn status(&self, reach: Reach) -> BoxFuture<'_, Result<SessionStatus, HandleError>> {
+        Box::pin(async move { Ok(self.request(Command::Status, reach).await?) })
+    }
+
+    fn job_view(
+        &self,
+        id: String,
+        bytes: usize,
+        reach: Reach,
+    ) -> BoxFuture<'_, Result<JobLook, HandleError>> {
+        let command = Command::JobView {
+            job_id: id,
+            bytes: Some(bytes as u64),
+        };
+        Box::pin(async move { Ok(self.request(command, reach).await?) })
+    }
+
+    fn apply_settings(&self, settings: Value) -> BoxFuture<'_, Result<(), HandleError>> {
+        Box::pin(async move {
+            // The far side makes its session anew with them, or refuses them. Once applied
+            // they are kept: a reconnect's hello carries them too.
+            let command = Command::Hello {
+                protocol: Some(u64::from(agentsh_protocol::RPC_PROTOCOL)),
+                settings: Some(settings.clone()),
+            };
+            let _: Value = self.request(command, Reach::Reconnect).await?;
+            self.keep_settings(&settings);
+            Ok(())
+        })
+    }
+
+    fn context_messages(&self) -> Vec<String> {
+        lock(self.context()).clone()
+    }
+
+    fn take_warnings(&self) -> Vec<String> {
+        RemoteSession::take_warnings(self)
+    }
+
+    fn shutdown(&self) -> BoxFuture<'_, ()> {
+        Box::pin(RemoteSession::shutdown(self))
+    }
+}
+
+impl RemoteSession {
+    /// Runs a tool call on the far side under an id of this side's: each live update's text
+    /// goes to the call's `on_update`, `cancel` sends an `abort`. The result says
+    /// `sessionRestarted` when the call is the first after a reconnect.
+    async fn run_tool(&self, call: ToolCall<'_>) -> Result<ToolResult, RemoteError> {
+        let connection = self.connection().await?;
+        let restarted = self.take_restarted();
+        let call_id = self.next_call_id("remote");
+        let request = Command::ToolCall {
+            tool_call_id: call_id.clone(),
+            name: call.name.to_owned(),
+            arguments: call.arguments.clone(),
+            tool_names: call.tool_names.to_vec(),
+        };
+        let abort = Command::Abort {
+            tool_call_id: call_id.clone(),
+        };
+        let mut on_update = call.on_update;
+        let answer = run_streamed(&connection, &call_id, request, abort, &call.cancel, |event| {
+            if let (Message::ToolExecutionUpdate { partial_result, .. }, Some(on_update)) =
+                (event, on_update.as_mut())
+            {
+                on_update(partial_result.as_text());
+            }
+        })
+        .await;
+        let mut result: ToolResult = answer
+            .map_err(RemoteError::Lost)?
+            .into_data()
+            .map_err(RemoteError::Failed)?;
+        if restarted {
+            result.details.session_restarted = true;
+        }
+        Ok(result)
+    }
+
+    /// Runs a user's command on the far side: a `bash` request, whose output comes as
+    /// `bash_output` events when the caller wants it (pieces at most every 50 ms, each the
+    /// newest 64 KiB at most; without, nothing is streamed over the link). `cancel` sends
+    /// `abort_bash`; the command's own response (`cancelled: true`) still ends the call.
+    async fn run_bang(&self, bang: BangCall<'_>) -> Result<BashData, HandleError> {
+        let connection = self.connection().await?;
+        let restarted = self.take_restarted();
+        let stream_id = self.next_call_id("bash");
+        let mut on_output = bang.on_output;
+        let request = Command::Bash {
+            command: bang.command.to_owned(),
+            timeout: bang.options.timeout,
+            stream_id: on_output.is_some().then(|| stream_id.clone()),
+        };
+        let answer = run_streamed(
+            &connection,
+            &stream_id,
+            request,
+            Command::AbortBash,
+            &bang.cancel,
+            |event| {
+                if let (Message::BashOutput { text, .. }, Some(on_output)) =
+                    (event, on_output.as_mut())
+                {
+                    on_output(&text);
+                }
+            },
+        )
+        .await;
+        let mut data: BashData = answer
+            .map_err(RemoteError::Lost)?
+            .into_data()
+            .map_err(HandleError::Failed)?;
+        if restarted {
+            data.result.session_restarted = true;
+        }
+        Ok(data)
+    }
+}
+
+/// Sends `request` and hands its events (those routed to `stream`: its `toolCallId` or
+/// `streamId`) to `on_event` until its response comes, which it returns; `cancel` resolving
+/// sends `abort` (once). Events sent before the response are delivered before it returns.
+async fn run_streamed(
+    connection: &Connection,
+    stream: &str,
+    request: Command,
+    abort: Command,
+    cancel: &CancellationToken,
+    mut on_event: impl FnMut(Message),
+) -> Result<Answer, String> {
+    let mut events = connection.events(stream);
+    let response = connection.request(request);
+    tokio::pin!(response);
+    let cancelled = cancel.cancelled();
+    tokio::pin!(cancelled);
+    let (mut abort, mut events_open) = (Some(abort), true);
+    let answer = loop {
+        tokio::select! {
+            answer = &mut response => break answer,
+            event = events.recv(), if events_open => match event {
+                Some(event) => on_event(event),
+                None => events_open = false,
+            },
+            () = &mut cancelled, if abort.is_some() => {
+                if let Some(abort) = abort.take() {
+                    // An id of no request of ours: its answer is routed to no one.
+                    let _ = connection.send(Some(connection.unanswered_id()), abort);
+                }
+            }
+        }
+    };
+    while let Ok(event) = events.try_recv() {
+        on_event(event);
+    }
+    connection.forget(stream);
+    answer
+}

@@ -1,0 +1,233 @@
+//! [`SessionHandle`]: everything a surface does with a session, whether it runs here or on a
+//! far side.
+
+use std::future::Future;
+use std::path::Path;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use agentsh_protocol::wire::{ArtifactData, BashData, ListedArtifact};
+use agentsh_protocol::{
+    BangOptions, JobLook, REMOTE_LOST_PREFIX, SessionStatus, Timeout, ToolDetails, ToolOutcome,
+    ToolResult,
+};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::PtyHost;
+
+/// A boxed future that can be sent between threads: what the handle's methods return, so
+/// that a surface holds any handle as `Arc<dyn SessionHandle>`.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// A shared handle to a session, as surfaces hold it.
+pub type Handle = Arc<dyn SessionHandle>;
+
+/// One agent session as the surfaces (the RPC server, the MCP server, the interactive mode)
+/// drive it: tool calls with live updates and abort, users' commands with streamed output,
+/// artifacts, status, looks at jobs, settings, warnings and the end. A session here
+/// (`agentsh-agent-session`'s `LocalSession`) and a far side (`agentsh-remote`'s
+/// `RemoteSession`) implement it; a surface never knows which it has.
+pub trait SessionHandle: Send + Sync {
+    /// An id of the session, unique within the process (a host numbers connections by it).
+    fn id(&self) -> String;
+
+    /// Where commands run when it is not here: what the far side's transport reaches
+    /// (`ssh://host`, a `[remote] command`); `None` for a session here.
+    fn location(&self) -> Option<String> {
+        None
+    }
+
+    /// How many sessions this handle has had: 1, and one more each time a far side's lost
+    /// connection was replaced by a new one (a new far-side session, whose jobs and shell
+    /// state are new). A UI compares it around a call to tell the person.
+    fn sessions_opened(&self) -> u64 {
+        1
+    }
+
+    /// Runs a tool call (`bash` or a job tool) to its outcome. `Err` only when the session
+    /// could not take the call at all (a far side that refused it); a lost connection, bad
+    /// arguments or a failing command are results with `isError: true`.
+    fn tool_call<'a>(&'a self, call: ToolCall<'a>)
+    -> BoxFuture<'a, Result<ToolOutcome, HandleError>>;
+
+    /// Runs a user's (bang) command on the session's user shell; cancelling `bang.cancel`
+    /// aborts it (its result then says `cancelled`).
+    fn bang<'a>(&'a self, bang: BangCall<'a>) -> BoxFuture<'a, Result<BashData, HandleError>>;
+
+    /// Lines `offset ..` (1-based; all from the first without it) of an artifact, at most
+    /// `limit` of them; `id` is digits or an `artifact://` URL.
+    fn read_artifact(
+        &self,
+        id: String,
+        offset: Option<u64>,
+        limit: Option<u64>,
+    ) -> BoxFuture<'_, Result<ArtifactData, HandleError>>;
+
+    /// The session's artifacts, newest first.
+    fn list_artifacts(&self) -> BoxFuture<'_, Result<Vec<ListedArtifact>, HandleError>>;
+
+    /// The size of artifact `id` (digits or an `artifact://` URL), when it can be found; by
+    /// default, as the session's listing has it.
+    fn artifact_size(&self, id: String) -> BoxFuture<'_, Result<Option<u64>, HandleError>> {
+        Box::pin(async move {
+            let digits = id.strip_prefix("artifact://").unwrap_or(&id);
+            Ok(self
+                .list_artifacts()
+                .await?
+                .into_iter()
+                .find(|listed| listed.id == digits)
+                .map(|listed| listed.size))
+        })
+    }
+
+    /// What a status line shows of the session.
+    fn status(&self, reach: Reach) -> BoxFuture<'_, Result<SessionStatus, HandleError>>;
+
+    /// A UI's look at job `id` (at most `bytes` of its newest output), which moves nothing
+    /// `job_output` returns; an id no job has is [`HandleError::Failed`] with the job tools'
+    /// text.
+    fn job_view(
+        &self,
+        id: String,
+        bytes: usize,
+        reach: Reach,
+    ) -> BoxFuture<'_, Result<JobLook, HandleError>>;
+
+    /// Applies execution `settings` (an object of settings sections, as a remote `hello`
+    /// carries them): the session is made anew with them, the old one ended. Refused
+    /// (`Failed`) with the reason when they cannot be applied.
+    fn apply_settings(&self, settings: Value) -> BoxFuture<'_, Result<(), HandleError>>;
+
+    /// The context messages users' commands recorded (not those of `!!cmd`).
+    fn context_messages(&self) -> Vec<String>;
+
+    /// Warnings not reported yet; taking them clears them.
+    fn take_warnings(&self) -> Vec<String>;
+
+    /// Ends every job and shell (a far side: closes its connection, so it ends them there).
+    fn shutdown(&self) -> BoxFuture<'_, ()>;
+}
+
+/// Whether a look at a far side may open a new connection when the last one was lost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reach {
+    /// It may: what a client asked for is answered by a new session if it must.
+    Reconnect,
+    /// It may not: a poll (a status line) that finds the link down is [`HandleError::Lost`],
+    /// and the person's next call is the one that reconnects.
+    IfConnected,
+}
+
+/// One tool call, as a surface makes it.
+pub struct ToolCall<'a> {
+    /// The caller's id of the call (a far side gives the call an id of its own).
+    pub id: &'a str,
+    /// The tool: `bash`, `job_output`, `job_input`, `job_kill`, `job_list`.
+    pub name: &'a str,
+    /// Its arguments, as the model wrote them.
+    pub arguments: &'a Value,
+    /// The agent's tools: interception only suggests one of these.
+    pub tool_names: &'a [String],
+    /// Cancelling it aborts the call (a job tool that waits stops waiting; the job goes on).
+    pub cancel: CancellationToken,
+    /// The UI that shows a `bash` call's PTY, when there is one (only a session here runs a
+    /// call on a PTY).
+    pub pty_host: Option<Arc<dyn PtyHost>>,
+    /// Gets the text of each live update of a `bash` call (its output's tail so far); `None`:
+    /// nobody shows them, and none are made.
+    pub on_update: Option<&'a mut (dyn FnMut(&str) + Send)>,
+    /// Nothing may outlive the call (print mode): `run_in_background` is an argument error
+    /// and no call yields.
+    pub no_jobs: bool,
+}
+
+impl<'a> ToolCall<'a> {
+    /// A call of `name` with `arguments`, id `id`: no other tools, a fresh cancel token, no
+    /// PTY, no live updates, jobs allowed.
+    pub fn new(id: &'a str, name: &'a str, arguments: &'a Value) -> Self {
+        Self {
+            id,
+            name,
+            arguments,
+            tool_names: &[],
+            cancel: CancellationToken::new(),
+            pty_host: None,
+            on_update: None,
+            no_jobs: false,
+        }
+    }
+}
+
+impl std::fmt::Debug for ToolCall<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolCall")
+            .field("id", &self.id)
+            .field("name", &self.name)
+            .field("arguments", &self.arguments)
+            .field("tool_names", &self.tool_names)
+            .field("cancelled", &self.cancel.is_cancelled())
+            .field("pty_host", &self.pty_host.is_some())
+            .field("on_update", &self.on_update.is_some())
+            .field("no_jobs", &self.no_jobs)
+            .finish()
+    }
+}
+
+/// One user's (bang) command.
+pub struct BangCall<'a> {
+    /// The command line.
+    pub command: &'a str,
+    /// Its timeout and whether it stays out of the model's context.
+    pub options: BangOptions,
+    /// Cancelling it aborts the command.
+    pub cancel: CancellationToken,
+    /// Gets each new piece of its output as it comes (a far side's at most every 50 ms, the
+    /// newest part of each); `None`: nothing is streamed.
+    pub on_output: Option<&'a mut (dyn FnMut(&str) + Send)>,
+}
+
+impl std::fmt::Debug for BangCall<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BangCall")
+            .field("command", &self.command)
+            .field("options", &self.options)
+            .field("cancelled", &self.cancel.is_cancelled())
+            .field("on_output", &self.on_output.is_some())
+            .finish()
+    }
+}
+
+/// Why a session could not do what it was asked.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HandleError {
+    /// The session refused or failed the request, in its own words (`A bash command is
+    /// already running`, an unknown artifact, settings it cannot apply, `No job 9. Jobs: 1`).
+    #[error("{0}")]
+    Failed(String),
+    /// A far side's connection was lost (or, for a look that may not reconnect, is down).
+    #[error("{REMOTE_LOST_PREFIX}{0}")]
+    Lost(String),
+    /// A far side could not be reached, or refused a new session; the text names it.
+    #[error("{0}")]
+    Unreachable(String),
+}
+
+impl HandleError {
+    /// The tool result of a call this failure ended: a tool error whose text is the failure's
+    /// own words (a session that could not be reached says `Remote connection lost: …`: the
+    /// call never reached a session).
+    pub fn tool_result(&self) -> ToolResult {
+        let text = match self {
+            Self::Failed(_) | Self::Lost(_) => self.to_string(),
+            Self::Unreachable(reason) => format!("{REMOTE_LOST_PREFIX}{reason}"),
+        };
+        let details = ToolDetails::not_run(Path::new(""), Timeout::default());
+        ToolResult::new(text, details, true)
+    }
+
+    /// The outcome of a tool call that ended with this failure.
+    pub fn into_outcome(self) -> ToolOutcome {
+        ToolOutcome::Finished(self.tool_result())
+    }
+}

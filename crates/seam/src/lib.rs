@@ -1,0 +1,57 @@
+#![doc = include_str!("../README.md")]
+#![deny(missing_docs)]
+
+mod framing;
+mod handle;
+mod host;
+mod signals;
+
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+pub use agentsh_protocol::wire;
+pub use agentsh_protocol::{BangOptions, JobLook, SessionStatus, ToolOutcome, ToolResult};
+pub use agentsh_pty_runtime::PtyController;
+pub use framing::{
+    AsyncLineReader, InputLine, LineReader, LineSplitter, MAX_REQUEST_LINE_BYTES,
+    OVERSIZED_HEAD_BYTES,
+};
+pub use handle::{
+    BangCall, BoxFuture, Handle, HandleError, Reach, SessionHandle, ToolCall,
+};
+pub use host::{CallEnd, CallHooks, CallHost, CallObserver, HostedCall, HostedCallKind};
+pub use serde_json::{Value, json};
+pub use signals::{EXIT_HUNG_UP, EXIT_INTERRUPTED, EXIT_TERMINATED, Signals, Stop};
+pub use tokio_util::sync::CancellationToken;
+
+/// An interactive UI that can show a PTY command: it receives the running session's
+/// controller and drives it (draws `controller.terminal()` on `controller.updates()`, sends
+/// keys with `send_keys`, resizes) until the command exits.
+pub trait PtyHost: Send + Sync {
+    /// A PTY command started; `controller` stays valid until it exits.
+    fn attach(&self, call_id: &str, controller: PtyController);
+
+    /// The size `(cols, rows)` the host will show the PTY at, when it knows it: the command
+    /// then starts at that size (clamped to 20–400 columns × 5–200 rows), so what it runs
+    /// first sees the host's width, with no race against a resize after
+    /// [`attach`](Self::attach). `None` (the default): 120×40.
+    fn size(&self) -> Option<(u16, u16)> {
+        None
+    }
+}
+
+/// `future`'s output if it is ready at its first poll (a session here answers a status or a
+/// look at once), else the future, to be awaited elsewhere (a far side's answer takes a round
+/// trip). What polls the future gives up nothing: the future, returned, goes on where it was.
+pub fn ready_now<'a, T>(mut future: BoxFuture<'a, T>) -> Result<T, BoxFuture<'a, T>> {
+    let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+    match future.as_mut().poll(&mut context) {
+        std::task::Poll::Ready(value) => Ok(value),
+        std::task::Poll::Pending => Err(future),
+    }
+}
+
+/// Locks `mutex`, also when a thread panicked while holding it: every mutex of the surfaces
+/// and sessions guards plain data (maps, lists, flags) that stays consistent across a panic.
+pub fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}

@@ -15,7 +15,11 @@ use std::time::Instant;
 
 use agentsh_bench_support::{REPORT_ENV, Row};
 
+#[cfg(test)]
+mod layering;
 mod manifest;
+#[cfg(test)]
+mod paths;
 mod readme;
 #[cfg(test)]
 mod tidy;

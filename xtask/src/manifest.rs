@@ -66,6 +66,17 @@ impl Manifest {
             .collect()
     }
 
+    /// The names of the normal dependencies (`[dependencies]`) of `crates/<dir>`.
+    #[cfg(test)]
+    pub fn normal_dependencies(&self, dir: &str) -> Vec<String> {
+        self.members
+            .get(dir)
+            .and_then(|table| table.get("dependencies"))
+            .and_then(Value::as_table)
+            .map(|deps| deps.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+
     /// Names declared in `[workspace.dependencies]`.
     #[cfg(test)]
     pub fn declared_dependencies(&self) -> Vec<String> {

@@ -8,17 +8,15 @@ use std::time::UNIX_EPOCH;
 
 use agentsh_protocol::wire::{ArtifactData, BashData, ListedArtifact};
 use agentsh_protocol::{
-    COMMAND_ABORTED, JobLook, SessionStatus, ToolDetails, ToolOutcome, ToolResult,
+    COMMAND_ABORTED, JobView, SessionStatus, ToolDetails, ToolOutcome, ToolResult,
 };
-use agentsh_seam::{
-    BangCall, BoxFuture, HandleError, Reach, SessionHandle, ToolCall,
-};
+use agentsh_seam::{BangCall, BoxFuture, HandleError, Reach, SessionHandle, ToolCall};
 use serde_json::Value;
 
+use crate::ArtifactInfo;
 use crate::session::{AgentSession, SessionError, SessionOptions};
 use crate::settings::Settings;
 use crate::tool::{ToolContext, ToolUpdate};
-use crate::ArtifactInfo;
 
 /// Why a [`LocalSession`] made without options refuses settings.
 const SETTINGS_UNSUPPORTED: &str =
@@ -230,10 +228,10 @@ impl SessionHandle for LocalSession {
         id: String,
         bytes: usize,
         _reach: Reach,
-    ) -> BoxFuture<'_, Result<JobLook, HandleError>> {
+    ) -> BoxFuture<'_, Result<JobView, HandleError>> {
         let look = self
             .session()
-            .job_look(&id, bytes)
+            .find_job_view(&id, bytes)
             .map_err(HandleError::Failed);
         Box::pin(std::future::ready(look))
     }

@@ -31,15 +31,15 @@ pub use agentsh_process::sandbox::{
 };
 pub use agentsh_process::shell::ShellError;
 pub use agentsh_protocol::{
-    ArgsError, BashArgs, BashResult, Cell, CellAttrs, CellColor, InterceptionDetails, JobDetails,
-    JobLook, JobState, JobSummary, JobView, OutputSummary, SandboxStatus, Screen, SessionStatus,
+    ArgsError, BangOptions, BashArgs, BashResult, Cell, CellAttrs, CellColor, InterceptionDetails,
+    JobDetails, JobState, JobSummary, JobView, OutputSummary, SandboxStatus, Screen, SessionStatus,
     ShownRange, SshTarget, Theme, Timeout, ToolContent, ToolDetails, ToolMeta, ToolOutcome,
-    ToolResult, TruncatedBy, Truncation, TruncationDirection, BangOptions,
+    ToolResult, TruncatedBy, Truncation, TruncationDirection,
 };
-pub use agentsh_seam::{PtyHost, SessionHandle};
 pub use agentsh_pty_runtime::{
     KeyAction, MIN_DRAW_INTERVAL as PTY_MIN_DRAW_INTERVAL, PtyController, Terminal, TerminalSize,
 };
+pub use agentsh_seam::{PtyHost, SessionHandle};
 pub use agentsh_shell_executor::{CancellationToken, ExecError, ExecutorConfig, ShellExecutor};
 pub use cwd::{CwdError, check_cwd, resolve_cwd};
 pub use handle::LocalSession;
@@ -47,8 +47,8 @@ pub use jobs::job_tool_specs;
 pub use jobs::tools::{BASH_TOOL, TOOL_NAMES, unknown_tool};
 pub use pty_selection::{COMPAT_NO_PTY_ENV, HostUi, NO_PTY_ENV, use_pty};
 pub use result::{
-    BANG_CANCELLED, FinishedRun, HeadCapture, bang_context_text, blocked_result,
-    build_tool_result, cwd_error_result,
+    BANG_CANCELLED, FinishedRun, HeadCapture, bang_context_text, blocked_result, build_tool_result,
+    cwd_error_result,
 };
 pub use sandbox::{DENIAL_MARKERS, SANDBOX_KERNEL_LIMIT_ENV, sandbox_denial_line, shows_denial};
 pub use serde_json::{Value, json};

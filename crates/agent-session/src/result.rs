@@ -47,7 +47,6 @@ use crate::sandbox::denial_line_for;
 /// The line a bang command's context text ends with when it was stopped (SPEC §10).
 pub const BANG_CANCELLED: &str = "(command cancelled)";
 
-
 /// The first lines of the output, kept apart by the sink for a `head` limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HeadCapture<'a> {

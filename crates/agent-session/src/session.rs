@@ -124,7 +124,6 @@ impl From<ExecError> for SessionError {
     }
 }
 
-
 /// One agent session: its id, cwd, settings, artifact store, shells (keys `(id, "tool")` and
 /// `(id, "user")`), recorded context messages and warnings. Cheap to clone.
 #[derive(Clone)]

@@ -8,11 +8,11 @@ use std::sync::Arc;
 use agentsh_agent_session::{Settings, SshTarget};
 
 use crate::print_error;
-use agentsh_seam::Signals;
 use agentsh_remote::{
     CommandTransport, DEFAULT_LEASE, FarSide, RemoteConfig, RemoteSession, SshTransport,
     Transport as _,
 };
+use agentsh_seam::Signals;
 
 /// Overrides the far side's lease (seconds), for tests of a silent link that should not wait
 /// 30 s; not a setting.

@@ -136,7 +136,9 @@ impl McpServer {
             return Ok(outcome.into_result());
         }
         // A client's cancel ends the wait (the job goes on): the call is dropped.
-        let job_tool = self.session.tool_call(ToolCall::new("mcp", name, arguments));
+        let job_tool = self
+            .session
+            .tool_call(ToolCall::new("mcp", name, arguments));
         tokio::pin!(job_tool);
         tokio::select! {
             outcome = &mut job_tool => Ok(outcome
@@ -507,7 +509,9 @@ mod tests {
         options.yield_after = None;
         let text = instructions(&options);
         assert!(text.contains("output over 2.0MB is cut"), "{text}");
-        assert!(text.contains("(never, by default: a call runs to its end)"), "{text}");
+        assert!(
+            text.contains("(never, by default: a call runs to its end)"),
+            "{text}"
+        );
     }
-
 }

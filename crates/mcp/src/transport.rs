@@ -15,11 +15,11 @@
 use std::future::Future;
 use std::io;
 
+use agentsh_seam::{AsyncLineReader, InputLine, MAX_REQUEST_LINE_BYTES};
 use rmcp::RoleServer;
 use rmcp::model::{ClientJsonRpcMessage, ErrorData, RequestId, ServerJsonRpcMessage};
 use rmcp::transport::Transport;
 use serde_json::Value;
-use agentsh_seam::{AsyncLineReader, InputLine, MAX_REQUEST_LINE_BYTES};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;

@@ -172,20 +172,26 @@ impl JobSummary {
     }
 }
 
-/// A look at one job for a UI (`/job N`, SPEC §15): what it printed last, or its terminal's
-/// screen, taken without moving what `job_output` returns next or where its `until` looks.
+/// A look at one job for a UI (`/job N`): what it printed last, or its terminal's screen,
+/// taken without moving what `job_output` returns next or where its `until` looks. In JSON
+/// (the `data` of the RPC `job_view`), camelCase, the summary as `job` and the screen as its
+/// rows' text.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct JobView {
     /// The job as lists show it.
+    #[cfg_attr(feature = "serde", serde(rename = "job"))]
     pub summary: JobSummary,
     /// The last lines of its output (sanitised, as its log holds it) that fit in the byte
     /// bound asked for; when the last line alone is longer, its end. Empty without output.
     pub output: String,
-    /// Lines of its whole output so far (SPEC §1 rule).
+    /// Lines of its whole output so far.
     pub total_lines: u64,
     /// Its log artifact, once it has one: the whole output (`artifact://ID`).
     pub artifact_id: Option<String>,
     /// A PTY job's terminal screen as it is now; `None` for a job without a terminal.
+    #[cfg_attr(feature = "serde", serde(with = "crate::screen::rows"))]
     pub screen: Option<Screen>,
 }
 

@@ -43,17 +43,16 @@ pub use bang::{BangOptions, BangRun, BangState};
 pub use result::{BashResult, InterceptionDetails, OutputSummary};
 pub use screen::{Cell, CellAttrs, CellColor, Screen};
 pub use ssh_target::{SshTarget, SshTargetError};
-pub use status::{JobLook, SandboxStatus, SessionStatus};
+pub use status::{SandboxStatus, SessionStatus};
 pub use text::{
-    BANG_ALREADY_RUNNING, CANCELLED_ANNOTATION, COMMAND_ABORTED, FullOutput, MISSING_EXIT_STATUS, NO_OUTPUT,
-    annotation_line, blocked_text, cwd_missing_text, cwd_not_directory_text, exit_code_text,
-    exit_outcome, format_seconds, format_size, timeout_annotation, truncation_notice,
-    unknown_tool_text,
+    BANG_ALREADY_RUNNING, CANCELLED_ANNOTATION, COMMAND_ABORTED, FullOutput, MISSING_EXIT_STATUS,
+    NO_OUTPUT, annotation_line, blocked_text, cwd_missing_text, cwd_not_directory_text,
+    exit_code_text, exit_outcome, format_seconds, format_size, timeout_annotation,
+    truncation_notice, unknown_tool_text,
 };
 pub use theme::{Theme, UnknownTheme};
 pub use timeout::Timeout;
 pub use tool::{
-    BASH_TOOL, TOOL_NAMES, unknown_tool,
-    ShownRange, ToolContent, ToolDetails, ToolMeta, ToolOutcome, ToolResult, TruncatedBy, Truncation,
-    TruncationDirection,
+    BASH_TOOL, ShownRange, TOOL_NAMES, ToolContent, ToolDetails, ToolMeta, ToolOutcome, ToolResult,
+    TruncatedBy, Truncation, TruncationDirection, unknown_tool,
 };

@@ -103,6 +103,33 @@ impl Screen {
         self.row(row).get(usize::from(col))
     }
 
+    /// A screen of plain cells holding `rows`' text, one character a cell (no colours, no
+    /// attributes, no cursor): a screen known only as text, as the RPC `job_view` carries it.
+    pub fn from_rows(rows: &[String]) -> Self {
+        let cols = rows
+            .iter()
+            .map(|row| row.chars().count())
+            .max()
+            .unwrap_or(0);
+        let cols = u16::try_from(cols).unwrap_or(u16::MAX);
+        let mut screen = Self::blank(cols, u16::try_from(rows.len()).unwrap_or(u16::MAX));
+        screen.cursor = None;
+        for (at, row) in rows.iter().enumerate().take(usize::from(screen.rows)) {
+            let start = at * usize::from(cols);
+            for (col, ch) in row.chars().take(usize::from(cols)).enumerate() {
+                if ch != ' ' {
+                    screen.cells[start + col].text = ch.to_string();
+                }
+            }
+        }
+        screen
+    }
+
+    /// The text of every row ([`Screen::row_text`]).
+    pub fn rows_text(&self) -> Vec<String> {
+        (0..self.rows).map(|row| self.row_text(row)).collect()
+    }
+
     /// The text of one row, blank cells as spaces, trailing blanks dropped.
     pub fn row_text(&self, row: u16) -> String {
         let mut text = String::new();
@@ -118,5 +145,28 @@ impl Screen {
         }
         text.truncate(text.trim_end_matches(' ').len());
         text
+    }
+}
+
+/// A screen in JSON as its rows' text (`["$ ls", "a  b"]`): how the RPC `job_view` carries a
+/// PTY job's screen. Read back, it is a screen of plain cells ([`Screen::from_rows`]).
+#[cfg(feature = "serde")]
+pub(crate) mod rows {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use super::Screen;
+
+    pub(crate) fn serialize<S: Serializer>(
+        screen: &Option<Screen>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        screen.as_ref().map(Screen::rows_text).serialize(serializer)
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<Screen>, D::Error> {
+        let rows = Option::<Vec<String>>::deserialize(deserializer)?;
+        Ok(rows.map(|rows| Screen::from_rows(&rows)))
     }
 }

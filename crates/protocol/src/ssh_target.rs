@@ -65,7 +65,9 @@ impl SshTarget {
         }
         let (user, address) = match rest.split_once('@') {
             Some((_, address)) if address.contains('@') => {
-                return Err(SshTargetError(format!("must have at most one `@`, got {text:?}")));
+                return Err(SshTargetError(format!(
+                    "must have at most one `@`, got {text:?}"
+                )));
             }
             Some((user, address)) => (Some(checked_name("user", user)?), address),
             None => (None, rest),

@@ -1,8 +1,8 @@
-//! What a UI shows of a session, as plain data: its status line ([`SessionStatus`]) and a look
-//! at one job ([`JobLook`]). In JSON (camelCase) they are the `data` of the RPC `status` and
-//! `job_view` requests, through which the interactive mode's `--remote` shows a far side.
+//! What a UI shows of a session's status line, as plain data ([`SessionStatus`]). In JSON
+//! (camelCase) it is the `data` of the RPC `status` request, through which the interactive
+//! mode shows a far side.
 
-use crate::job::{JobSummary, JobView};
+use crate::job::JobSummary;
 
 /// A session as a status line shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,37 +28,4 @@ pub struct SandboxStatus {
     pub mode: String,
     /// Whether commands may use the network.
     pub network: bool,
-}
-
-/// A [`JobView`] as text: the job, the last lines of its output, and for a PTY job its
-/// screen's rows.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
-pub struct JobLook {
-    /// The job as lists show it.
-    pub job: JobSummary,
-    /// The last lines of its output that fit in the bytes asked for.
-    pub output: String,
-    /// Lines of its whole output so far.
-    pub total_lines: u64,
-    /// Its log artifact, once it has one.
-    pub artifact_id: Option<String>,
-    /// A PTY job's screen rows, as text (trailing blanks of each row kept); `None` without a
-    /// terminal.
-    pub screen: Option<Vec<String>>,
-}
-
-impl From<JobView> for JobLook {
-    fn from(view: JobView) -> Self {
-        Self {
-            screen: view
-                .screen
-                .map(|screen| (0..screen.rows).map(|row| screen.row_text(row)).collect()),
-            job: view.summary,
-            output: view.output,
-            total_lines: view.total_lines,
-            artifact_id: view.artifact_id,
-        }
-    }
 }

@@ -375,10 +375,9 @@ async fn read_lines(
         // by a far-side process it started): what is already there is read, then the channel
         // counts as ended.
         End::Exited(status) => {
-            let drained =
-                tokio::time::timeout(EXIT_DRAIN, route_lines(&mut reader, &state))
-                    .await
-                    .unwrap_or(Ok(()));
+            let drained = tokio::time::timeout(EXIT_DRAIN, route_lines(&mut reader, &state))
+                .await
+                .unwrap_or(Ok(()));
             (Some(drained), status.ok().map(describe_exit))
         }
     };
@@ -499,4 +498,3 @@ async fn keep_alive(connection: Weak<Connection>, lease: Duration) {
         }
     }
 }
-

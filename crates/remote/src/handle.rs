@@ -4,7 +4,7 @@
 use agentsh_protocol::wire::{
     ArtifactData, ArtifactList, BashData, Command, ListedArtifact, Message,
 };
-use agentsh_protocol::{JobLook, SessionStatus, ToolOutcome, ToolResult};
+use agentsh_protocol::{JobView, SessionStatus, ToolOutcome, ToolResult};
 use agentsh_seam::{
     BangCall, BoxFuture, CancellationToken, HandleError, Reach, SessionHandle, ToolCall, lock,
 };
@@ -89,7 +89,7 @@ impl SessionHandle for RemoteSession {
         id: String,
         bytes: usize,
         reach: Reach,
-    ) -> BoxFuture<'_, Result<JobLook, HandleError>> {
+    ) -> BoxFuture<'_, Result<JobView, HandleError>> {
         let command = Command::JobView {
             job_id: id,
             bytes: Some(bytes as u64),
@@ -142,13 +142,20 @@ impl RemoteSession {
             tool_call_id: call_id.clone(),
         };
         let mut on_update = call.on_update;
-        let answer = run_streamed(&connection, &call_id, request, abort, &call.cancel, |event| {
-            if let (Message::ToolExecutionUpdate { partial_result, .. }, Some(on_update)) =
-                (event, on_update.as_mut())
-            {
-                on_update(partial_result.as_text());
-            }
-        })
+        let answer = run_streamed(
+            &connection,
+            &call_id,
+            request,
+            abort,
+            &call.cancel,
+            |event| {
+                if let (Message::ToolExecutionUpdate { partial_result, .. }, Some(on_update)) =
+                    (event, on_update.as_mut())
+                {
+                    on_update(partial_result.as_text());
+                }
+            },
+        )
         .await;
         let mut result: ToolResult = answer
             .map_err(RemoteError::Lost)?

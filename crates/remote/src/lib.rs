@@ -14,6 +14,6 @@ pub use tokio_util::sync::CancellationToken;
 pub use agentsh_seam::{BoxFuture, Reach, SessionHandle};
 pub use session::{DEFAULT_LEASE, FarVersion, RemoteConfig, RemoteError, RemoteSession};
 pub use transport::{
-    Channel, CommandTransport, FarSide, SSH_OPTIONS, SshRun, SshTarget, SshTransport,
-    Transport, shell_word,
+    Channel, CommandTransport, FarSide, SSH_OPTIONS, SshRun, SshTarget, SshTransport, Transport,
+    shell_word,
 };

@@ -100,7 +100,6 @@ struct Inner {
     context: Mutex<Vec<String>>,
 }
 
-
 impl RemoteSession {
     /// Opens the first connection and says `hello`: fails when the far side cannot be reached
     /// or refuses.
@@ -320,14 +319,13 @@ impl Answer {
     /// a `success: false` answer, or with why its `data` cannot be read.
     pub(crate) fn into_data<T: DeserializeOwned>(self) -> Result<T, String> {
         if !self.success {
-            return Err(self
-                .error
-                .unwrap_or_else(|| "the far side failed the request without saying why".to_owned()));
+            return Err(self.error.unwrap_or_else(|| {
+                "the far side failed the request without saying why".to_owned()
+            }));
         }
         let raw = self.data.as_deref().map_or("null", |data| data.get());
-        serde_json::from_str(raw).map_err(|err| {
-            format!("the far side sent an answer this agentsh cannot read: {err}")
-        })
+        serde_json::from_str(raw)
+            .map_err(|err| format!("the far side sent an answer this agentsh cannot read: {err}"))
     }
 }
 

@@ -27,7 +27,6 @@ pub const SSH_OPTIONS: &[&str] = &[
     "ServerAliveInterval=15",
 ];
 
-
 /// What a far side is started with: its working directory and its lease.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FarSide {

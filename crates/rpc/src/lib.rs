@@ -38,9 +38,8 @@ mod stream;
 // The whole public surface. The seam's types are re-exported because these signatures use
 // them: a host needs no other agentsh crate to serve a session it was handed.
 pub use agentsh_seam::{
-    CallEnd, CallHooks, CallHost, CallObserver, CancellationToken, Handle, HandleError,
-    HostedCall, HostedCallKind, PtyController, PtyHost, Reach, SessionHandle, Stop, Value,
-    ready_now,
+    CallEnd, CallHooks, CallHost, CallObserver, CancellationToken, Handle, HandleError, HostedCall,
+    HostedCallKind, PtyController, PtyHost, Reach, SessionHandle, Stop, Value, ready_now,
 };
 pub use socket::{
     ListenError, Listener, listen, listen_for_host, serve_connection, serve_listener,

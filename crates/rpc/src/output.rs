@@ -17,7 +17,6 @@ use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle as TaskHandle;
 
-
 /// Whether a write of `len` bytes to the output would complete without blocking now.
 pub type WriteProbe = fn(len: usize) -> bool;
 
@@ -219,9 +218,9 @@ pub fn spawn_task_writer<W: AsyncWrite + Unpin + Send + 'static>(
 mod tests {
     use std::sync::{Arc, Mutex};
 
+    use serde_json::Value;
     use serde_json::json;
     use serde_json::value::RawValue;
-    use serde_json::Value;
 
     use super::*;
     use crate::error::{ParseError, RpcError};

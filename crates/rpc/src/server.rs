@@ -455,7 +455,11 @@ impl Server {
                 Err(error) => {
                     drop(registered);
                     send_warnings(&session, &output);
-                    output.send(&Message::failure(request_id, NAME, &RpcError::Session(error)));
+                    output.send(&Message::failure(
+                        request_id,
+                        NAME,
+                        &RpcError::Session(error),
+                    ));
                     return;
                 }
             };

@@ -263,8 +263,10 @@ mod tests {
             left: len,
             tail: Cursor::new(b"\n{}\n"),
         };
-        let mut reader =
-            LineReader::new(BufReader::with_capacity(64 * 1024, source), MAX_REQUEST_LINE_BYTES);
+        let mut reader = LineReader::new(
+            BufReader::with_capacity(64 * 1024, source),
+            MAX_REQUEST_LINE_BYTES,
+        );
         assert_eq!(
             reader.next_line().expect("read"),
             Some(InputLine::Oversized {

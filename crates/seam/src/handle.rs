@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use agentsh_protocol::wire::{ArtifactData, BashData, ListedArtifact};
 use agentsh_protocol::{
-    BangOptions, JobLook, REMOTE_LOST_PREFIX, SessionStatus, Timeout, ToolDetails, ToolOutcome,
+    BangOptions, JobView, REMOTE_LOST_PREFIX, SessionStatus, Timeout, ToolDetails, ToolOutcome,
     ToolResult,
 };
 use serde_json::Value;
@@ -48,8 +48,10 @@ pub trait SessionHandle: Send + Sync {
     /// Runs a tool call (`bash` or a job tool) to its outcome. `Err` only when the session
     /// could not take the call at all (a far side that refused it); a lost connection, bad
     /// arguments or a failing command are results with `isError: true`.
-    fn tool_call<'a>(&'a self, call: ToolCall<'a>)
-    -> BoxFuture<'a, Result<ToolOutcome, HandleError>>;
+    fn tool_call<'a>(
+        &'a self,
+        call: ToolCall<'a>,
+    ) -> BoxFuture<'a, Result<ToolOutcome, HandleError>>;
 
     /// Runs a user's (bang) command on the session's user shell; cancelling `bang.cancel`
     /// aborts it (its result then says `cancelled`).
@@ -92,7 +94,7 @@ pub trait SessionHandle: Send + Sync {
         id: String,
         bytes: usize,
         reach: Reach,
-    ) -> BoxFuture<'_, Result<JobLook, HandleError>>;
+    ) -> BoxFuture<'_, Result<JobView, HandleError>>;
 
     /// Applies execution `settings` (an object of settings sections, as a remote `hello`
     /// carries them): the session is made anew with them, the old one ended. Refused

@@ -9,15 +9,13 @@ mod signals;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 pub use agentsh_protocol::wire;
-pub use agentsh_protocol::{BangOptions, JobLook, SessionStatus, ToolOutcome, ToolResult};
+pub use agentsh_protocol::{BangOptions, JobView, SessionStatus, ToolOutcome, ToolResult};
 pub use agentsh_pty_runtime::PtyController;
 pub use framing::{
     AsyncLineReader, InputLine, LineReader, LineSplitter, MAX_REQUEST_LINE_BYTES,
     OVERSIZED_HEAD_BYTES,
 };
-pub use handle::{
-    BangCall, BoxFuture, Handle, HandleError, Reach, SessionHandle, ToolCall,
-};
+pub use handle::{BangCall, BoxFuture, Handle, HandleError, Reach, SessionHandle, ToolCall};
 pub use host::{CallEnd, CallHooks, CallHost, CallObserver, HostedCall, HostedCallKind};
 pub use serde_json::{Value, json};
 pub use signals::{EXIT_HUNG_UP, EXIT_INTERRUPTED, EXIT_TERMINATED, Signals, Stop};

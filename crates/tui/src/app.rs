@@ -12,18 +12,18 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agentsh_agent_session::{JobSummary, PtyController};
-use agentsh_seam::Signals;
 use agentsh_protocol::JobState;
 use agentsh_renderer::Renderer;
+use agentsh_seam::Signals;
 use ratatui::Terminal;
 use ratatui::backend::Backend;
 use tokio::sync::{mpsc, watch};
 use tokio::time::{Instant, MissedTickBehavior, interval};
 
-use crate::session_view::SessionView;
 use crate::history::History;
 use crate::host::{AppEvent, CallKey, PtySize};
 use crate::line::LineEditor;
+use crate::session_view::SessionView;
 use crate::transcript::{Entry, EntryKind, ExpandSource, NoteKind};
 
 /// How often a running call's spinner turns.

@@ -59,7 +59,10 @@ impl Detached {
                 ..SessionOptions::default()
             })
             .map_err(io::Error::other)?;
-            crate::session_view::SessionView::new(LocalSession::new(session).into_handle(), settings)
+            crate::session_view::SessionView::new(
+                LocalSession::new(session).into_handle(),
+                settings,
+            )
         };
         let (events_tx, events) = mpsc::unbounded_channel();
         let config = AppConfig {

@@ -5,9 +5,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use agentsh_agent_session::{BashResult, JobLook, PtyController, ToolOutcome};
-use agentsh_seam::{CancellationToken, Handle, PtyHost, Value};
+use agentsh_agent_session::{BashResult, JobView, PtyController, ToolOutcome};
 use agentsh_seam::wire::ArtifactData;
+use agentsh_seam::{CancellationToken, Handle, PtyHost, Value};
 use tokio::sync::mpsc::UnboundedSender;
 
 /// A transcript entry's key (calls from every connection share one counter).
@@ -47,7 +47,7 @@ pub(crate) enum AppEvent {
         /// The job.
         id: String,
         /// What was read; `None`: the far side has no such job.
-        look: Option<JobLook>,
+        look: Option<JobView>,
     },
     /// A client of `--listen` started a call (its session is kept for its jobs).
     Hosted(Box<HostedStart>),

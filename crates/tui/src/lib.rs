@@ -1,5 +1,4 @@
 #![doc = include_str!("../README.md")]
-
 #![deny(missing_docs)]
 
 mod app;
@@ -36,8 +35,8 @@ use crate::term::TerminalGuard;
 
 // What the signatures here use, so that a user of this crate needs no other to call it.
 pub use agentsh_agent_session::{Settings, Theme};
-pub use agentsh_seam::{BoxFuture, CallHost, CancellationToken, Handle};
 pub use agentsh_renderer::{DefaultRenderer, Renderer};
+pub use agentsh_seam::{BoxFuture, CallHost, CancellationToken, Handle};
 
 /// How long leaving waits for every command tree to end before it gives up waiting.
 const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(10);
@@ -55,10 +54,7 @@ pub type MakeSession = Box<dyn FnOnce() -> BoxFuture<'static, Result<Handle, Str
 /// terminal is taken: it tells the host of each call and runs until the token is cancelled.
 /// Its error (a socket that cannot be served) is shown, and nothing runs.
 pub type ServeCalls = Box<
-    dyn FnOnce(
-            Arc<dyn CallHost>,
-            CancellationToken,
-        ) -> Result<tokio::task::JoinHandle<()>, String>
+    dyn FnOnce(Arc<dyn CallHost>, CancellationToken) -> Result<tokio::task::JoinHandle<()>, String>
         + Send,
 >;
 
@@ -72,7 +68,9 @@ pub struct Listen {
 
 impl std::fmt::Debug for Listen {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Listen").field("shown", &self.shown).finish()
+        f.debug_struct("Listen")
+            .field("shown", &self.shown)
+            .finish()
     }
 }
 

@@ -7,9 +7,7 @@ use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use agentsh_seam::{
-    CallEnd, CallHooks, CallHost, CallObserver, HostedCall, HostedCallKind, lock,
-};
+use agentsh_seam::{CallEnd, CallHooks, CallHost, CallObserver, HostedCall, HostedCallKind, lock};
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::host::{AppEvent, CallKey, HostedKind, HostedStart, PtySize, UiPtyHost};

@@ -10,12 +10,13 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use agentsh_agent_session::{
-    BangOptions, BashResult, JobLook, JobSummary, SandboxStatus, SessionStatus, Settings,
+    BangOptions, BashResult, JobSummary, JobView, SandboxStatus, SessionStatus, Settings,
     ToolOutcome, Value,
 };
 use agentsh_seam::wire::ArtifactData;
 use agentsh_seam::{
-    BangCall, BoxFuture, CancellationToken, Handle, HandleError, PtyHost, Reach, ToolCall, lock, ready_now,
+    BangCall, BoxFuture, CancellationToken, Handle, HandleError, PtyHost, Reach, ToolCall, lock,
+    ready_now,
 };
 use tokio::sync::mpsc::UnboundedSender;
 
@@ -56,7 +57,7 @@ struct Inner {
 /// A look at a job.
 pub(crate) enum Look {
     /// Read now; `None`: no job has the id.
-    Now(Option<JobLook>),
+    Now(Option<JobView>),
     /// Asked for; the answer comes as an event.
     Later,
 }
@@ -152,9 +153,7 @@ impl SessionView {
 
     /// The session's directory, as calls elsewhere are measured against it.
     pub(crate) fn cwd(&self) -> String {
-        self.status()
-            .map(|status| status.cwd)
-            .unwrap_or_default()
+        self.status().map(|status| status.cwd).unwrap_or_default()
     }
 
     /// What the status line shows of where commands run.

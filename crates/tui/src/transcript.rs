@@ -65,7 +65,6 @@ pub(crate) struct BangEntry {
     pub max_bytes: u64,
 }
 
-
 /// A followed job (`/job N`).
 pub(crate) struct JobEntry {
     /// The session the job belongs to.

@@ -1,7 +1,7 @@
 //! A UI's look at a job (`/job N`, SPEC §15): its last lines or its screen, live, read without
 //! moving what `job_output` returns next or where `until` looks.
 
-use agentsh_protocol::{JobLook, JobView, SandboxStatus, SessionStatus};
+use agentsh_protocol::{JobView, SandboxStatus, SessionStatus};
 
 use super::{Job, lock};
 use crate::session::AgentSession;
@@ -19,11 +19,11 @@ impl AgentSession {
         Some(view_of(&*self.jobs().by_number(id)?, max_bytes))
     }
 
-    /// [`job_view`](Self::job_view) of the job named `id` as the job tools take it (`"3"`),
-    /// with its screen as text rows ([`JobLook`], the RPC `job_view` answer); for an id no job
-    /// has, the job tools' own error (`No job 9. Jobs: 1, 2`).
-    pub fn job_look(&self, id: &str, max_bytes: usize) -> Result<JobLook, String> {
-        Ok(view_of(&*self.find_job(id)?, max_bytes).into())
+    /// [`job_view`](Self::job_view) of the job named `id` as the job tools take it (`"3"`,
+    /// the RPC `job_view`'s); for an id no job has, the job tools' own error (`No job 9. Jobs:
+    /// 1, 2`).
+    pub fn find_job_view(&self, id: &str, max_bytes: usize) -> Result<JobView, String> {
+        Ok(view_of(&*self.find_job(id)?, max_bytes))
     }
 
     /// The session as a status line shows it: its cwd, shell, sandbox and jobs (what the RPC

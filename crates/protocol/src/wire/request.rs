@@ -8,8 +8,8 @@
 //! internally tagged enum before reading them, which loses the path of a bad value. On the way
 //! out (a client building a request) it is: [`Request`] serialises as the line to send.
 
-use serde::de::{self, Deserialize, DeserializeOwned, Deserializer, IntoDeserializer};
 use serde::Serialize;
+use serde::de::{self, Deserialize, DeserializeOwned, Deserializer, IntoDeserializer};
 use serde_json::Value;
 
 use crate::json_kind;
@@ -585,4 +585,3 @@ impl<'de> de::Visitor<'de> for NamesVisitor {
         Err(mistyped::<Names, _>(&Value::Object(serde_json::Map::new())))
     }
 }
-

@@ -4,19 +4,18 @@
 use std::sync::Arc;
 
 use agentsh_agent_session::{
-    BASH_TOOL, BangOptions, BashArgs, CancellationToken, JobLook, ToolOutcome, Value,
+    BASH_TOOL, BangOptions, BashArgs, CancellationToken, JobView, ToolOutcome, Value,
 };
-use agentsh_seam::wire::ArtifactData;
 use agentsh_protocol::{BangRun, BangState, JobState, count_lines};
 use agentsh_renderer::Renderer;
+use agentsh_seam::wire::ArtifactData;
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::{App, ArtifactWindow, Expanded, Overlay};
-use crate::session_view::{Look, SessionView};
 use crate::host::{AppEvent, CallKey, HostedKind, HostedStart, UiPtyHost};
+use crate::session_view::{Look, SessionView};
 use crate::transcript::{
-    BangEntry, Entry, EntryKind, ExpandSource, JobEntry, NoteKind, Origin, ToolEntry,
-    ToolState,
+    BangEntry, Entry, EntryKind, ExpandSource, JobEntry, NoteKind, Origin, ToolEntry, ToolState,
 };
 
 /// Bytes of a running bang command's output kept for its view (its last 20 lines are drawn;
@@ -55,7 +54,14 @@ impl<R: Renderer> App<R> {
             };
             let call_id = format!("tui-{key}");
             let outcome = session
-                .run_tool(&call_id, &arguments, &tool_names, cancel, pty_host, on_update)
+                .run_tool(
+                    &call_id,
+                    &arguments,
+                    &tool_names,
+                    cancel,
+                    pty_host,
+                    on_update,
+                )
                 .await;
             let _ = events.send(AppEvent::ToolDone(key, outcome));
         });
@@ -131,12 +137,7 @@ impl<R: Renderer> App<R> {
                 self.add_tool_entry(start.key, origin, place, &name, &arguments, start.cancel);
             }
             HostedKind::Bash { command } => {
-                let entry = self.push_entry(bang_entry(
-                    &command,
-                    false,
-                    start.cancel,
-                    place.1,
-                ));
+                let entry = self.push_entry(bang_entry(&command, false, start.cancel, place.1));
                 self.calls.insert(start.key, entry);
             }
         }
@@ -398,12 +399,7 @@ impl<R: Renderer> App<R> {
         });
     }
 
-    fn window_read(
-        &mut self,
-        id: &str,
-        first_line: u64,
-        read: Result<ArtifactData, String>,
-    ) {
+    fn window_read(&mut self, id: &str, first_line: u64, read: Result<ArtifactData, String>) {
         let Some(expanded) = &mut self.expanded else {
             return;
         };
@@ -494,7 +490,7 @@ pub(crate) fn refresh_job(
 
 /// Shows what a read of a followed job found (`None`: no such job); returns whether what it
 /// shows changed.
-fn show_look(job: &mut JobEntry, look: Option<JobLook>) -> bool {
+fn show_look(job: &mut JobEntry, look: Option<JobView>) -> bool {
     let Some(look) = look else {
         // Gone while it ran: its session ended (a far side's, with its connection), and the
         // end of a session kills every job (SPEC §13).
@@ -506,7 +502,8 @@ fn show_look(job: &mut JobEntry, look: Option<JobLook>) -> bool {
         }
         return false;
     };
-    let body = if let Some(mut rows) = look.screen {
+    let body = if let Some(screen) = &look.screen {
+        let mut rows = screen.rows_text();
         while rows.last().is_some_and(|row| row.trim().is_empty()) {
             rows.pop();
         }
@@ -515,7 +512,7 @@ fn show_look(job: &mut JobEntry, look: Option<JobLook>) -> bool {
         let lines: Vec<&str> = look.output.lines().collect();
         lines[lines.len().saturating_sub(JOB_VIEW_LINES)..].join("\n")
     };
-    let summary = Some(look.job);
+    let summary = Some(look.summary);
     let changed = body != job.body || summary != job.summary;
     job.body = body;
     job.summary = summary;

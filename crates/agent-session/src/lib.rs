@@ -36,7 +36,8 @@ pub use agentsh_protocol::{
     TruncatedBy, Truncation, TruncationDirection,
 };
 pub use agentsh_pty_runtime::{
-    KeyAction, MIN_DRAW_INTERVAL as PTY_MIN_DRAW_INTERVAL, PtyController, Terminal, TerminalSize,
+    Key, KeyAction, MIN_DRAW_INTERVAL as PTY_MIN_DRAW_INTERVAL, Modifiers, PtyController, Terminal,
+    TerminalSize, encode_key,
 };
 pub use agentsh_shell_executor::{CancellationToken, ExecError, ExecutorConfig, ShellExecutor};
 pub use cwd::{CwdError, check_cwd, resolve_cwd};

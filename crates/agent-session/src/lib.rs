@@ -11,6 +11,7 @@
 #![deny(missing_docs)]
 
 mod cwd;
+mod error;
 mod jobs;
 mod pty_selection;
 mod result;
@@ -41,16 +42,17 @@ pub use agentsh_pty_runtime::{
 };
 pub use agentsh_shell_executor::{CancellationToken, ExecError, ExecutorConfig, ShellExecutor};
 pub use cwd::{CwdError, check_cwd, resolve_cwd};
+pub use error::SessionError;
 pub use jobs::job_tool_specs;
 pub use jobs::tools::{BASH_TOOL, TOOL_NAMES, unknown_tool};
 pub use pty_selection::{COMPAT_NO_PTY_ENV, HostUi, NO_PTY_ENV, use_pty};
 pub use result::{
-    BANG_CANCELLED, FinishedRun, HeadCapture, ToolOutcome, bang_context_text, blocked_result,
-    build_tool_result, cwd_error_result,
+    BANG_CANCELLED, FinishedRun, HeadCapture, ToolOutcome, ToolUpdate, bang_context_text,
+    blocked_result, build_tool_result, cwd_error_result,
 };
 pub use sandbox::{DENIAL_MARKERS, SANDBOX_KERNEL_LIMIT_ENV, sandbox_denial_line, shows_denial};
 pub use serde_json::{Value, json};
-pub use session::{AgentSession, BangOptions, SessionError, SessionOptions};
+pub use session::{AgentSession, BangOptions, SessionOptions};
 pub use settings::{
     ArtifactSettings, BashSettings, CONFIG_ENV, ConfigError, ConfigPath, DEFAULT_AGENTSH_PATH,
     DEFAULT_ARTIFACTS_MAX_AGE_DAYS, DEFAULT_ARTIFACTS_MAX_BYTES, DEFAULT_JOBS_MAX_LOG_BYTES,
@@ -59,4 +61,4 @@ pub use settings::{
     HELLO_SETTINGS_SOURCE, InterceptorSettings, JobSettings, McpSettings, OutputSettings,
     RemoteSettings, SandboxSettings, Settings, UiSettings, VirtualTerminal, config_path,
 };
-pub use tool::{BashTool, PtyHost, ToolContext, ToolUpdate};
+pub use tool::{BashTool, PtyHost, ToolContext};

@@ -47,6 +47,13 @@ use crate::sandbox::denial_line_for;
 /// The line a bang command's context text ends with when it was stopped (SPEC §10).
 pub const BANG_CANCELLED: &str = "(command cancelled)";
 
+/// A live update of a running tool call: the current tail of its output.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolUpdate {
+    /// The sanitised tail of the output so far.
+    pub text: String,
+}
+
 /// What a tool call produced: a result, or an abort (the caller aborted; SPEC §9 calls it a
 /// `ToolAbortError`). Both carry the full result so an RPC can answer an abort with its text.
 #[derive(Debug, Clone, PartialEq)]

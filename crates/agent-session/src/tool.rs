@@ -16,12 +16,14 @@ use serde_json::Value;
 use crate::BashArgs;
 use crate::Timeout;
 use crate::cwd::check_cwd;
+use crate::error::SessionError;
 use crate::jobs::tools::JobCall;
 use crate::pty_selection::{HostUi, use_pty};
 use crate::result::{
-    FinishedRun, HeadCapture, ToolOutcome, blocked_result, build_tool_result, cwd_error_result,
+    FinishedRun, HeadCapture, ToolOutcome, ToolUpdate, blocked_result, build_tool_result,
+    cwd_error_result,
 };
-use crate::session::{AgentSession, SessionError};
+use crate::session::AgentSession;
 use crate::{ToolDetails, ToolResult};
 
 /// What the caller of a tool call provides.
@@ -69,13 +71,6 @@ pub trait PtyHost: Send + Sync {
     fn size(&self) -> Option<(u16, u16)> {
         None
     }
-}
-
-/// A live update of a running tool call: the current tail of its output.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ToolUpdate {
-    /// The sanitised tail of the output so far.
-    pub text: String,
 }
 
 /// The `bash` tool of one session. Get it with [`AgentSession::bash_tool`].

@@ -21,9 +21,8 @@ use tokio::time::Instant;
 use super::args::{InputArgs, KillArgs, OutputArgs, parse_list};
 use super::{Job, JobMeta, LogSource, NewJob, lock};
 use crate::Timeout;
-use crate::result::{FinishedRun, ToolOutcome, build_tool_result};
+use crate::result::{FinishedRun, ToolOutcome, ToolUpdate, build_tool_result};
 use crate::session::AgentSession;
-use crate::tool::ToolUpdate;
 use crate::{ToolDetails, ToolResult};
 
 /// The name of the `bash` tool.
@@ -96,7 +95,10 @@ impl JobCall<'_> {
     fn maybe_job(&self) -> NewJob {
         NewJob::new(
             LogSource::OnOverflow {
-                session: self.session.clone(),
+                allocate: {
+                    let session = self.session.clone();
+                    Box::new(move || session.allocate_artifact())
+                },
                 tail_bytes: self.max_bytes(),
             },
             self.session.settings().jobs.max_log_bytes,

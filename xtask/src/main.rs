@@ -15,6 +15,8 @@ use std::time::Instant;
 
 use agentsh_bench_support::{REPORT_ENV, Row};
 
+#[cfg(test)]
+mod cycles;
 mod manifest;
 mod readme;
 #[cfg(test)]

@@ -32,9 +32,10 @@ pub use agentsh_process::sandbox::{
 pub use agentsh_process::shell::ShellError;
 pub use agentsh_protocol::{
     ArgsError, BashArgs, BashResult, Cell, CellAttrs, CellColor, InterceptionDetails, JobDetails,
-    JobLook, JobState, JobSummary, JobView, OutputSummary, SandboxStatus, Screen, SessionStatus,
-    ShownRange, SshTarget, Theme, Timeout, ToolContent, ToolDetails, ToolMeta, ToolResult,
-    TruncatedBy, Truncation, TruncationDirection,
+    JobInputArgs, JobKillArgs, JobListArgs, JobLook, JobOutputArgs, JobState, JobSummary, JobView,
+    OutputSummary, SandboxStatus, Screen, SessionStatus, ShownRange, SshTarget, Theme, Timeout,
+    ToolContent, ToolDetails, ToolMeta, ToolResult, TruncatedBy, Truncation, TruncationDirection,
+    job_tool_specs,
 };
 pub use agentsh_pty_runtime::{
     Key, KeyAction, MIN_DRAW_INTERVAL as PTY_MIN_DRAW_INTERVAL, Modifiers, PtyController, Terminal,
@@ -43,7 +44,6 @@ pub use agentsh_pty_runtime::{
 pub use agentsh_shell_executor::{CancellationToken, ExecError, ExecutorConfig, ShellExecutor};
 pub use cwd::{CwdError, check_cwd, resolve_cwd};
 pub use error::SessionError;
-pub use jobs::job_tool_specs;
 pub use jobs::tools::{BASH_TOOL, TOOL_NAMES, unknown_tool};
 pub use pty_selection::{COMPAT_NO_PTY_ENV, HostUi, NO_PTY_ENV, use_pty};
 pub use result::{

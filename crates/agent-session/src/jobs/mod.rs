@@ -9,7 +9,6 @@
 //! log's tail plus the sink's spill batch, whatever the job prints.
 
 mod args;
-pub use args::job_tool_specs;
 mod log;
 mod spill;
 pub(crate) mod tools;

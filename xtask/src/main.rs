@@ -16,6 +16,8 @@ use std::time::Instant;
 use agentsh_bench_support::{REPORT_ENV, Row};
 
 #[cfg(test)]
+mod cycles;
+#[cfg(test)]
 mod layering;
 mod manifest;
 #[cfg(test)]

@@ -14,9 +14,11 @@ use agentsh_seam::{BangCall, BoxFuture, HandleError, Reach, SessionHandle, ToolC
 use serde_json::Value;
 
 use crate::ArtifactInfo;
-use crate::session::{AgentSession, SessionError, SessionOptions};
+use crate::error::SessionError;
+use crate::result::ToolUpdate;
+use crate::session::{AgentSession, SessionOptions};
 use crate::settings::Settings;
-use crate::tool::{ToolContext, ToolUpdate};
+use crate::tool::ToolContext;
 
 /// Why a [`LocalSession`] made without options refuses settings.
 const SETTINGS_UNSUPPORTED: &str =

@@ -11,6 +11,7 @@
 #![deny(missing_docs)]
 
 mod cwd;
+mod error;
 mod handle;
 mod jobs;
 mod pty_selection;
@@ -32,27 +33,29 @@ pub use agentsh_process::sandbox::{
 pub use agentsh_process::shell::ShellError;
 pub use agentsh_protocol::{
     ArgsError, BangOptions, BashArgs, BashResult, Cell, CellAttrs, CellColor, InterceptionDetails,
-    JobDetails, JobState, JobSummary, JobView, OutputSummary, SandboxStatus, Screen, SessionStatus,
-    ShownRange, SshTarget, Theme, Timeout, ToolContent, ToolDetails, ToolMeta, ToolOutcome,
-    ToolResult, TruncatedBy, Truncation, TruncationDirection,
+    JobDetails, JobInputArgs, JobKillArgs, JobListArgs, JobOutputArgs, JobState, JobSummary,
+    JobView, OutputSummary, SandboxStatus, Screen, SessionStatus, ShownRange, SshTarget, Theme,
+    Timeout, ToolContent, ToolDetails, ToolMeta, ToolOutcome, ToolResult, TruncatedBy, Truncation,
+    TruncationDirection, job_tool_specs,
 };
 pub use agentsh_pty_runtime::{
-    KeyAction, MIN_DRAW_INTERVAL as PTY_MIN_DRAW_INTERVAL, PtyController, Terminal, TerminalSize,
+    Key, KeyAction, MIN_DRAW_INTERVAL as PTY_MIN_DRAW_INTERVAL, Modifiers, PtyController, Terminal,
+    TerminalSize, encode_key,
 };
 pub use agentsh_seam::{PtyHost, SessionHandle};
 pub use agentsh_shell_executor::{CancellationToken, ExecError, ExecutorConfig, ShellExecutor};
 pub use cwd::{CwdError, check_cwd, resolve_cwd};
+pub use error::SessionError;
 pub use handle::LocalSession;
-pub use jobs::job_tool_specs;
 pub use jobs::tools::{BASH_TOOL, TOOL_NAMES, unknown_tool};
 pub use pty_selection::{COMPAT_NO_PTY_ENV, HostUi, NO_PTY_ENV, use_pty};
 pub use result::{
-    BANG_CANCELLED, FinishedRun, HeadCapture, bang_context_text, blocked_result, build_tool_result,
-    cwd_error_result,
+    BANG_CANCELLED, FinishedRun, HeadCapture, ToolUpdate, bang_context_text, blocked_result,
+    build_tool_result, cwd_error_result,
 };
 pub use sandbox::{DENIAL_MARKERS, SANDBOX_KERNEL_LIMIT_ENV, sandbox_denial_line, shows_denial};
 pub use serde_json::{Value, json};
-pub use session::{AgentSession, SessionError, SessionOptions};
+pub use session::{AgentSession, SessionOptions};
 pub use settings::{
     ArtifactSettings, BashSettings, CONFIG_ENV, ConfigError, ConfigPath, DEFAULT_AGENTSH_PATH,
     DEFAULT_ARTIFACTS_MAX_AGE_DAYS, DEFAULT_ARTIFACTS_MAX_BYTES, DEFAULT_JOBS_MAX_LOG_BYTES,
@@ -61,4 +64,4 @@ pub use settings::{
     HELLO_SETTINGS_SOURCE, InterceptorSettings, JobSettings, McpSettings, OutputSettings,
     RemoteSettings, SandboxSettings, Settings, UiSettings, VirtualTerminal, config_path,
 };
-pub use tool::{BashTool, ToolContext, ToolUpdate};
+pub use tool::{BashTool, ToolContext};

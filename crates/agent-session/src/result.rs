@@ -47,6 +47,13 @@ use crate::sandbox::denial_line_for;
 /// The line a bang command's context text ends with when it was stopped (SPEC §10).
 pub const BANG_CANCELLED: &str = "(command cancelled)";
 
+/// A live update of a running tool call: the current tail of its output.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolUpdate {
+    /// The sanitised tail of the output so far.
+    pub text: String,
+}
+
 /// The first lines of the output, kept apart by the sink for a `head` limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HeadCapture<'a> {

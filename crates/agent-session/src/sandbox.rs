@@ -13,7 +13,7 @@ use std::sync::{LazyLock, Mutex};
 use agentsh_process::sandbox::{Kernel, SandboxError, SandboxMode, SandboxPolicy};
 use regex::Regex;
 
-use crate::session::SessionError;
+use crate::error::SessionError;
 use crate::settings::SandboxSettings;
 
 /// What a failed sandboxed command's output shows when the sandbox denied it something (SPEC

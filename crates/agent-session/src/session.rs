@@ -11,18 +11,19 @@ use agentsh_artifact_store::{
 use agentsh_bash_interceptor::Interceptor;
 use agentsh_output_sink::{OutputSink, SinkOptions, Spill, SpillSource};
 use agentsh_process::env::{TerminalKind, hardened_env};
-use agentsh_process::sandbox::{Kernel as SandboxKernel, SandboxError, SandboxPolicy};
-use agentsh_process::shell::{ShellError, ShellSpec, discover_shell, shell_prefix};
+use agentsh_process::sandbox::{Kernel as SandboxKernel, SandboxPolicy};
+use agentsh_process::shell::{ShellSpec, discover_shell, shell_prefix};
 use agentsh_process::snapshot::{default_cache_dir, snapshot_for_sandboxed};
 use agentsh_protocol::{BangOptions, BashResult};
 use agentsh_pty_runtime::PtyCommand;
 use agentsh_shell_executor::{
-    CancellationToken, ChunkCallback, ExecError, ExecRequest, ExecutorConfig, SessionKey,
-    ShellExecutor, ShellLimits, Surface,
+    CancellationToken, ChunkCallback, ExecRequest, ExecutorConfig, SessionKey, ShellExecutor,
+    ShellLimits, Surface,
 };
 
 use crate::Timeout;
-use crate::cwd::{CwdError, check_cwd};
+use crate::cwd::check_cwd;
+use crate::error::SessionError;
 use crate::jobs::Jobs;
 use crate::result::bang_context_text;
 use crate::sandbox::SessionSandbox;
@@ -63,64 +64,6 @@ impl SessionOptions {
             cwd: cwd.into(),
             ..Self::default()
         }
-    }
-}
-
-/// Why a session could not be set up, or a session call failed. Timeouts, aborted calls and
-/// failing commands are results, not errors.
-#[derive(Debug, thiserror::Error)]
-pub enum SessionError {
-    /// [`SessionOptions::cwd`] is not an absolute path (an empty one included).
-    #[error("Working directory must be an absolute path, got {path:?}")]
-    CwdNotAbsolute {
-        /// The path as given.
-        path: PathBuf,
-    },
-    /// [`SessionOptions::cwd`] does not exist, is not a directory or cannot be examined.
-    #[error(transparent)]
-    Cwd(CwdError),
-    /// A bang command (`!cmd` / RPC `bash`) is already running in this session.
-    #[error("{}", agentsh_protocol::BANG_ALREADY_RUNNING)]
-    AlreadyRunning,
-    /// The configured shell cannot be used.
-    #[error(transparent)]
-    Shell(#[from] ShellError),
-    /// An artifact could not be read.
-    #[error(transparent)]
-    Artifact(#[from] ArtifactError),
-    /// Artifacts are unavailable in this session: the store could not be opened (the reason
-    /// was also reported as a warning).
-    #[error("artifacts are unavailable: {reason}")]
-    NoArtifactStore {
-        /// Why the store could not be opened.
-        reason: String,
-    },
-    /// The session's sandbox cannot be had (SPEC §16): `Sandbox unavailable: <reason>` (the
-    /// kernel, or this build, cannot enforce it: the session is not made, nothing runs) or
-    /// `Sandbox refuses a writable root of <path>` (`/` or `$HOME`).
-    #[error(transparent)]
-    Sandbox(#[from] SandboxError),
-    /// A `sandbox.writable` root (or the session's cwd as one) does not exist or cannot be
-    /// resolved.
-    #[error("Sandbox cannot use the writable root {}: {error}", path.display())]
-    SandboxRoot {
-        /// The root as configured.
-        path: PathBuf,
-        /// Why it cannot be used.
-        error: std::io::Error,
-    },
-    /// The sandbox's private temp dir could not be created.
-    #[error("Sandbox cannot create its private temp dir: {0}")]
-    SandboxTempDir(std::io::Error),
-    /// The command could not be run at all. The text includes the executor's reason, so the
-    /// error has no separate `source()`.
-    #[error("cannot run the command: {0}")]
-    Exec(ExecError),
-}
-
-impl From<ExecError> for SessionError {
-    fn from(error: ExecError) -> Self {
-        Self::Exec(error)
     }
 }
 

@@ -7,10 +7,12 @@
 //! exception: they are not checked here but by `Interceptor::new`, which reports them as
 //! warnings.
 //!
-//! - `types`: the checked settings, with every default in one constant;
+//! - `types`: the checked settings, with every default in one constant, and how the
+//!   execution sections were written;
 //! - `load`: finding the file (`--config`, `AGENTSH_CONFIG`, the XDG default), reading and
 //!   checking it, and [`ConfigError`];
-//! - `key_path`: which key a serde error is about, and how a key path is written;
+//! - `key_path`: which key a serde error is about, how a key path is written, and the bad
+//!   value at a key that every check reports;
 //! - `remote`: `[remote]` and the `ssh://` target;
 //! - `execution`: the sections that shape execution as they travel in a remote session's
 //!   hello (SPEC §17), and applying them on the far side.
@@ -24,13 +26,13 @@ mod types;
 #[cfg(test)]
 mod tests;
 
-pub use execution::{EXECUTION_SECTIONS, HELLO_SETTINGS_SOURCE};
+pub use execution::HELLO_SETTINGS_SOURCE;
 pub use load::{CONFIG_ENV, ConfigError, ConfigPath, config_path};
 pub use remote::{DEFAULT_AGENTSH_PATH, DEFAULT_SSH_COMMAND, RemoteSettings};
 pub use types::{
     ArtifactSettings, BashSettings, DEFAULT_ARTIFACTS_MAX_AGE_DAYS, DEFAULT_ARTIFACTS_MAX_BYTES,
     DEFAULT_JOBS_MAX_LOG_BYTES, DEFAULT_JOBS_MAX_RUNNING, DEFAULT_MAX_SHELLS,
     DEFAULT_MCP_YIELD_AFTER, DEFAULT_OUTPUT_MAX_BYTES, DEFAULT_SHELL_IDLE_MINUTES,
-    InterceptorSettings, JobSettings, McpSettings, OutputSettings, SandboxSettings, Settings,
-    UiSettings, VirtualTerminal,
+    EXECUTION_SECTIONS, InterceptorSettings, JobSettings, McpSettings, OutputSettings,
+    SandboxSettings, Settings, UiSettings, VirtualTerminal,
 };

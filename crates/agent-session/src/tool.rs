@@ -16,12 +16,13 @@ use serde_json::Value;
 use crate::BashArgs;
 use crate::Timeout;
 use crate::cwd::check_cwd;
+use crate::error::SessionError;
 use crate::jobs::tools::JobCall;
 use crate::pty_selection::{HostUi, use_pty};
 use crate::result::{
-    FinishedRun, HeadCapture, blocked_result, build_tool_result, cwd_error_result,
+    FinishedRun, HeadCapture, ToolUpdate, blocked_result, build_tool_result, cwd_error_result,
 };
-use crate::session::{AgentSession, SessionError};
+use crate::session::AgentSession;
 use crate::{PtyHost, ToolDetails, ToolOutcome, ToolResult};
 
 /// What the caller of a tool call provides.
@@ -53,13 +54,6 @@ impl fmt::Debug for ToolContext {
             .field("no_jobs", &self.no_jobs)
             .finish()
     }
-}
-
-/// A live update of a running tool call: the current tail of its output.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ToolUpdate {
-    /// The sanitised tail of the output so far.
-    pub text: String,
 }
 
 /// The `bash` tool of one session. Get it with [`AgentSession::bash_tool`].

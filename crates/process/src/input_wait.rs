@@ -38,7 +38,8 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use rustix::fs::{FileType, Mode, OFlags};
 use rustix::io::Errno;
 
-use crate::procfs::{self, STAT_BUFFER};
+use crate::procfs::{self, STAT_BUFFER, parse_hex};
+use crate::syscall::{Call, Syscall, parse_syscall};
 
 /// What the kernel shows about a terminal's foreground processes and their input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -191,92 +192,14 @@ fn thread_waits(tid: u64, tty: Device) -> InputWait {
     match parse_syscall(text) {
         None => InputWait::Unknown,
         Some(Syscall::Running | Syscall::Outside) => InputWait::NotWaiting,
-        Some(Syscall::Blocked { nr, args }) => match classify(nr) {
-            Kind::Read => fd_answer(tid, args[0], tty),
-            Kind::Poll => poll_waits(tid, args[0], args[1], tty),
-            Kind::Select => select_waits(tid, args[0], args[1], tty),
-            Kind::Epoll => epoll_waits(tid, args[0], tty),
-            Kind::Other => InputWait::NotWaiting,
+        Some(Syscall::Blocked { nr, args }) => match Call::of(nr) {
+            Call::Read => fd_answer(tid, args[0], tty),
+            Call::Poll => poll_waits(tid, args[0], args[1], tty),
+            Call::Select => select_waits(tid, args[0], args[1], tty),
+            Call::Epoll => epoll_waits(tid, args[0], tty),
+            Call::Wait4 | Call::Other => InputWait::NotWaiting,
         },
     }
-}
-
-/// What `/proc/<tid>/syscall` says.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Syscall {
-    /// The thread is on a CPU.
-    Running,
-    /// Blocked, but not in a system call (`-1 sp pc`).
-    Outside,
-    /// Blocked in system call `nr` with these arguments.
-    Blocked { nr: u64, args: [u64; 6] },
-}
-
-/// Parses `nr arg0 … arg5 sp pc` (arguments in hex), `-1 sp pc` or `running`.
-fn parse_syscall(text: &[u8]) -> Option<Syscall> {
-    let mut fields = text
-        .split(|&b| b == b' ' || b == b'\n')
-        .filter(|f| !f.is_empty());
-    let nr = match fields.next()? {
-        b"running" => return Some(Syscall::Running),
-        b"-1" => return Some(Syscall::Outside),
-        nr => procfs::parse_decimal(nr)?,
-    };
-    let mut args = [0u64; 6];
-    for arg in &mut args {
-        let hex = fields.next()?.strip_prefix(b"0x")?;
-        *arg = parse_hex(hex)?;
-    }
-    Some(Syscall::Blocked { nr, args })
-}
-
-/// The system calls that can wait for a terminal, by how they name it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    /// The descriptor is argument 0.
-    Read,
-    /// A `pollfd` array (argument 0) of argument 1 entries.
-    Poll,
-    /// Argument 0 descriptors, the read set at argument 1.
-    Select,
-    /// The epoll descriptor is argument 0.
-    Epoll,
-    Other,
-}
-
-/// Classifies a system call number of this architecture.
-fn classify(nr: u64) -> Kind {
-    #[cfg(target_arch = "x86_64")]
-    let kind = match nr {
-        // read, pread64, readv, preadv, preadv2
-        0 | 17 | 19 | 295 | 327 => Kind::Read,
-        // poll, ppoll
-        7 | 271 => Kind::Poll,
-        // select, pselect6
-        23 | 270 => Kind::Select,
-        // epoll_wait, epoll_pwait, epoll_pwait2
-        232 | 281 | 441 => Kind::Epoll,
-        _ => Kind::Other,
-    };
-    // The generic table (no poll, select or epoll_wait there).
-    #[cfg(target_arch = "aarch64")]
-    let kind = match nr {
-        // read, readv, pread64, preadv, preadv2
-        63 | 65 | 67 | 69 | 286 => Kind::Read,
-        // ppoll
-        73 => Kind::Poll,
-        // pselect6
-        72 => Kind::Select,
-        // epoll_pwait, epoll_pwait2
-        22 | 441 => Kind::Epoll,
-        _ => Kind::Other,
-    };
-    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-    let kind = {
-        let _ = nr;
-        Kind::Other
-    };
-    kind
 }
 
 /// What descriptor `fd` of `tid` is.
@@ -539,39 +462,9 @@ fn failure(err: Errno) -> InputWait {
     }
 }
 
-/// Parses lowercase or uppercase hex digits (no prefix); `None` for anything else.
-fn parse_hex(bytes: &[u8]) -> Option<u64> {
-    if bytes.is_empty() || bytes.len() > 16 {
-        return None;
-    }
-    let mut n = 0u64;
-    for &b in bytes {
-        n = (n << 4) | u64::from(char::from(b).to_digit(16)?);
-    }
-    Some(n)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn syscall_lines_parse() {
-        assert_eq!(parse_syscall(b"running\n"), Some(Syscall::Running));
-        assert_eq!(parse_syscall(b"-1 0x7ffd1 0x7f2\n"), Some(Syscall::Outside));
-        assert_eq!(
-            parse_syscall(
-                b"270 0xfb 0x7fff4f1ebba0 0x0 0x0 0x7fff4f1ebab0 0x7fff4f1ebac0 0x7fff4f1eba80 0x7fb86cd10aec\n"
-            ),
-            Some(Syscall::Blocked {
-                nr: 270,
-                args: [0xfb, 0x7fff_4f1e_bba0, 0, 0, 0x7fff_4f1e_bab0, 0x7fff_4f1e_bac0]
-            })
-        );
-        assert_eq!(parse_syscall(b"0 0x0 0x1"), None, "cut short");
-        assert_eq!(parse_syscall(b"x 0x0"), None);
-        assert_eq!(parse_syscall(b""), None);
-    }
 
     #[test]
     fn epoll_fdinfo_lines_parse() {

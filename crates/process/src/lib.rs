@@ -11,6 +11,7 @@ pub mod sandbox;
 pub mod shell;
 pub mod snapshot;
 mod supervisor;
+mod syscall;
 mod tree;
 
 pub use containment::{Containment, NO_CGROUP_VAR, containment};

@@ -349,6 +349,18 @@ pub(crate) fn parse_decimal(bytes: &[u8]) -> Option<u64> {
     Some(n)
 }
 
+/// Parses lowercase or uppercase hex digits (no prefix); `None` for anything else.
+pub(crate) fn parse_hex(bytes: &[u8]) -> Option<u64> {
+    if bytes.is_empty() || bytes.len() > 16 {
+        return None;
+    }
+    let mut n = 0u64;
+    for &b in bytes {
+        n = (n << 4) | u64::from(char::from(b).to_digit(16)?);
+    }
+    Some(n)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -58,12 +58,6 @@ pub enum SandboxError {
     RefusedRoot(PathBuf),
 }
 
-impl From<SandboxError> for crate::SpawnError {
-    fn from(err: SandboxError) -> Self {
-        Self::Sandbox(err)
-    }
-}
-
 /// The oldest Landlock ABI a sandbox accepts: 3, the first that can forbid truncating a file
 /// (with ABI 1 and 2 `truncate(2)` of any file would still work).
 pub const MIN_LANDLOCK_ABI: i32 = 3;

@@ -37,6 +37,7 @@ use std::collections::{HashMap, HashSet};
 use std::io;
 
 use crate::procfs::{self, Stat};
+use crate::syscall::{Call, Syscall, parse_syscall};
 
 /// The environment variable that carries the command marker. The shell exports it before each
 /// command; every program a command executes inherits it.
@@ -240,16 +241,14 @@ pub fn fd_target(pid: u32, fd: u32) -> io::Result<Option<std::path::PathBuf>> {
 /// Whether `pid` is blocked in `wait4` (a shell running a foreground program), from
 /// `/proc/<pid>/syscall`; false where that cannot be told.
 pub fn waits_for_a_child(pid: u32) -> bool {
-    /// `wait4`'s number, the first field of `/proc/<pid>/syscall` while it blocks there.
-    #[cfg(target_arch = "x86_64")]
-    const WAIT4: &str = "61";
-    #[cfg(target_arch = "aarch64")]
-    const WAIT4: &str = "260";
-    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-    return false;
-    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-    std::fs::read_to_string(format!("/proc/{pid}/syscall"))
-        .is_ok_and(|call| call.split(' ').next() == Some(WAIT4))
+    let mut path = [0u8; 48];
+    let mut buf = [0u8; procfs::STAT_BUFFER];
+    procfs::proc_path(u64::from(pid), b"/syscall", &mut path)
+        .and_then(|path| procfs::read_file(path, &mut buf))
+        .and_then(parse_syscall)
+        .is_some_and(
+            |call| matches!(call, Syscall::Blocked { nr, .. } if Call::of(nr) == Call::Wait4),
+        )
 }
 
 #[cfg(test)]

@@ -1,10 +1,15 @@
-//! The arguments of the `bash` tool as plain data; with `serde`, parsing a model's JSON, and with
-//! `schema`, the schema to offer it.
+//! The arguments of the tools as plain data (`bash` here, the job tools in `jobs`); with
+//! `serde`, parsing a model's JSON, and with `schema`, the schemas to offer it.
 
 use std::fmt;
 
+mod jobs;
 #[cfg(feature = "serde")]
 mod parse;
+
+#[cfg(feature = "schema")]
+pub use jobs::job_tool_specs;
+pub use jobs::{JobInputArgs, JobKillArgs, JobListArgs, JobOutputArgs, MAX_JOB_WAIT};
 
 /// The arguments of one `bash` tool call: `{command, timeout?, cwd?, head?, tail?,
 /// run_in_background?, pty?, yield_after?}` — plain data that the facade builds and the
@@ -94,16 +99,24 @@ pub struct BashArgs {
     pub yield_after: Option<f64>,
 }
 
-/// Why a `bash` call's arguments cannot be used. Every text names the argument at fault.
+/// Why a tool call's arguments cannot be used. Every text names the argument at fault.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ArgsError {
-    /// The arguments are not a JSON object.
+    /// The arguments are not a JSON object: `<tool> arguments must be a JSON object, got …`.
     NotAnObject {
+        /// The tool (`bash`, `job_output`, …).
+        tool: &'static str,
         /// What was given instead (`a string`, `an array`, …).
         got: &'static str,
     },
-    /// `command` is absent (or `null`).
-    MissingCommand,
+    /// A required argument is absent (or `null`), as in "missing required argument `jobId`
+    /// (the id of a job)".
+    Missing {
+        /// The argument.
+        argument: &'static str,
+        /// What it is.
+        what: &'static str,
+    },
     /// An argument has the wrong JSON type (`must be a string, got a number`) or a value out
     /// of its range (`must be a whole number of lines from 0 to 4294967295, got -1`).
     Invalid {
@@ -117,11 +130,11 @@ pub enum ArgsError {
 impl fmt::Display for ArgsError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::NotAnObject { got } => {
-                write!(f, "bash arguments must be a JSON object, got {got}")
+            Self::NotAnObject { tool, got } => {
+                write!(f, "{tool} arguments must be a JSON object, got {got}")
             }
-            Self::MissingCommand => {
-                f.write_str("missing required argument `command` (the shell command to run)")
+            Self::Missing { argument, what } => {
+                write!(f, "missing required argument `{argument}` ({what})")
             }
             Self::Invalid { argument, reason } => write!(f, "argument `{argument}` {reason}"),
         }

@@ -28,6 +28,10 @@
 //! [`classify_keys`] adds the kill key: Esc outside the alternate screen, Ctrl+] on it (where
 //! Esc belongs to the program: vim, less, htop).
 //!
+//! [`encode_key`] is the one encoder of the table: it gives the bytes of a [`Key`] with its
+//! [`Modifiers`] (a host terminal's key events, as the interactive mode reads them), and the
+//! normalisation above and [`key_sequence`] use it too.
+//!
 //! [`key_sequence`] gives the same bytes for key *names* (`Enter`, `Up`, `Ctrl+C`, …: what a
 //! model sends with `job_input`, SPEC §13), and [`typed_text`] types text with each `\n` as
 //! Enter.
@@ -65,6 +69,131 @@ pub enum KeyAction {
     Forward(Vec<u8>),
     /// The input contains the kill key: end the command's whole process tree.
     Kill,
+}
+
+/// A key, as [`encode_key`] encodes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Key {
+    /// A character key (a letter, digit, symbol or any other character).
+    Char(char),
+    /// Enter (Return).
+    Enter,
+    /// Tab.
+    Tab,
+    /// Shift+Tab, as terminals report it.
+    BackTab,
+    /// Backspace.
+    Backspace,
+    /// Escape.
+    Esc,
+    /// Arrow up.
+    Up,
+    /// Arrow down.
+    Down,
+    /// Arrow left.
+    Left,
+    /// Arrow right.
+    Right,
+    /// Home.
+    Home,
+    /// End.
+    End,
+    /// Page up.
+    PageUp,
+    /// Page down.
+    PageDown,
+    /// Insert.
+    Insert,
+    /// Delete (forward delete).
+    Delete,
+    /// A function key, `F(1)` for F1.
+    F(u8),
+}
+
+/// The modifier keys held with a [`Key`] (the ones the legacy encoding has: super, hyper and
+/// meta have none).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Modifiers {
+    /// Shift.
+    pub shift: bool,
+    /// Alt (Option).
+    pub alt: bool,
+    /// Control.
+    pub ctrl: bool,
+}
+
+impl Modifiers {
+    /// The modifier bits of the Kitty and xterm encodings (the parameter is `1 + bits`).
+    fn bits(self) -> u32 {
+        let mut bits = 0;
+        if self.shift {
+            bits |= MOD_SHIFT;
+        }
+        if self.alt {
+            bits |= MOD_ALT;
+        }
+        if self.ctrl {
+            bits |= MOD_CTRL;
+        }
+        bits
+    }
+}
+
+/// The bytes of `key` with `mods`, as a program on an `xterm-256color` PTY expects them (the
+/// table of the module docs), cursor keys in application-cursor mode when `app_cursor`;
+/// `None` for a key the legacy encoding has no bytes for (Ctrl with a character that has no
+/// control code, F13 and above). Alt puts `ESC` before a character, Enter, Tab, Backspace or
+/// Esc, and is a modifier parameter of the others; Shift+Tab is [`Key::BackTab`].
+///
+/// ```
+/// use agentsh_pty_runtime::{Key, Modifiers, encode_key};
+/// let ctrl = Modifiers { ctrl: true, ..Modifiers::default() };
+/// assert_eq!(encode_key(Key::Char('c'), ctrl, false), Some(vec![0x03]));
+/// assert_eq!(encode_key(Key::Up, Modifiers::default(), true), Some(b"\x1bOA".to_vec()));
+/// assert_eq!(encode_key(Key::Left, ctrl, false), Some(b"\x1b[1;5D".to_vec()));
+/// assert_eq!(encode_key(Key::F(5), Modifiers::default(), false), Some(b"\x1b[15~".to_vec()));
+/// ```
+pub fn encode_key(key: Key, mods: Modifiers, app_cursor: bool) -> Option<Vec<u8>> {
+    encode(key, mods.bits(), app_cursor)
+}
+
+/// [`encode_key`] with the modifier bits of the Kitty and xterm encodings.
+fn encode(key: Key, mods: u32, app_cursor: bool) -> Option<Vec<u8>> {
+    let ctrl = mods & MOD_CTRL != 0;
+    Some(match key {
+        Key::Char(c) if ctrl => with_alt(mods, vec![control_code(c)?]),
+        Key::Char(c) => with_alt(mods, utf8(c)),
+        Key::Enter => with_alt(mods, vec![b'\r']),
+        Key::Tab => with_alt(mods, vec![b'\t']),
+        Key::BackTab => b"\x1b[Z".to_vec(),
+        Key::Backspace => with_alt(mods, vec![if ctrl { 0x08 } else { 0x7f }]),
+        Key::Esc => with_alt(mods, vec![ESC]),
+        Key::Up => cursor_key(b'A', mods, app_cursor),
+        Key::Down => cursor_key(b'B', mods, app_cursor),
+        Key::Right => cursor_key(b'C', mods, app_cursor),
+        Key::Left => cursor_key(b'D', mods, app_cursor),
+        Key::Home => cursor_key(b'H', mods, app_cursor),
+        Key::End => cursor_key(b'F', mods, app_cursor),
+        Key::PageUp => tilde_key(5, mods),
+        Key::PageDown => tilde_key(6, mods),
+        Key::Insert => tilde_key(2, mods),
+        Key::Delete => tilde_key(3, mods),
+        Key::F(n @ 1..=4) => function_key(b'P' + (n - 1), mods),
+        Key::F(n) => {
+            let number = match n {
+                5 => 15,
+                6 => 17,
+                7 => 18,
+                8 => 19,
+                9 => 20,
+                10 => 21,
+                11 => 23,
+                12 => 24,
+                _ => return None,
+            };
+            tilde_key(number, mods)
+        }
+    })
 }
 
 /// Normalises keyboard input for a program on the PTY (see the module docs for the table).
@@ -159,32 +288,21 @@ pub fn typed_text(text: &str) -> Vec<u8> {
         .collect()
 }
 
-/// What a named key sends.
-#[derive(Clone, Copy)]
-enum Named {
-    /// One byte.
-    Byte(u8),
-    /// A cursor key, `ESC O x` or `ESC [ x` by the cursor mode.
-    Cursor(u8),
-    /// `ESC [ n ~`.
-    Tilde(u8),
-}
-
 /// The named keys, in the order of [`KEY_NAMES`] (a test keeps the two in step).
-const NAMED_KEYS: [(&str, Named); 13] = [
-    ("Enter", Named::Byte(b'\r')),
-    ("Tab", Named::Byte(b'\t')),
-    ("Esc", Named::Byte(ESC)),
-    ("Up", Named::Cursor(b'A')),
-    ("Down", Named::Cursor(b'B')),
-    ("Left", Named::Cursor(b'D')),
-    ("Right", Named::Cursor(b'C')),
-    ("Home", Named::Cursor(b'H')),
-    ("End", Named::Cursor(b'F')),
-    ("PageUp", Named::Tilde(5)),
-    ("PageDown", Named::Tilde(6)),
-    ("Backspace", Named::Byte(0x7f)),
-    ("Delete", Named::Tilde(3)),
+const NAMED_KEYS: [(&str, Key); 13] = [
+    ("Enter", Key::Enter),
+    ("Tab", Key::Tab),
+    ("Esc", Key::Esc),
+    ("Up", Key::Up),
+    ("Down", Key::Down),
+    ("Left", Key::Left),
+    ("Right", Key::Right),
+    ("Home", Key::Home),
+    ("End", Key::End),
+    ("PageUp", Key::PageUp),
+    ("PageDown", Key::PageDown),
+    ("Backspace", Key::Backspace),
+    ("Delete", Key::Delete),
 ];
 
 /// The bytes of one key name (already trimmed).
@@ -193,18 +311,16 @@ fn named_key(name: &str, app_cursor: bool) -> Option<Vec<u8>> {
         .iter()
         .find(|(known, _)| name.eq_ignore_ascii_case(known))
     {
-        return Some(match key {
-            Named::Byte(byte) => vec![byte],
-            Named::Cursor(letter) => cursor_key(letter, 0, app_cursor),
-            Named::Tilde(number) => tilde_key(u32::from(number), 0),
-        });
+        return encode(key, 0, app_cursor);
     }
     let (ctrl, letter) = name.split_at_checked(5)?;
     if !ctrl.eq_ignore_ascii_case("Ctrl+") {
         return None;
     }
     match letter.as_bytes() {
-        &[letter] if letter.is_ascii_alphabetic() => Some(vec![letter & 0x1f]),
+        &[letter] if letter.is_ascii_alphabetic() => {
+            encode(Key::Char(char::from(letter)), MOD_CTRL, false)
+        }
         _ => None,
     }
 }
@@ -527,12 +643,13 @@ fn kitty_key(
     let shift = mods & MOD_SHIFT != 0;
     let ctrl = mods & MOD_CTRL != 0;
     let keypad_char = |c: u8| Some(with_alt(mods, vec![c]));
+    let key = |key: Key| encode(key, mods, app_cursor);
     match code {
-        27 => return Some(with_alt(mods, vec![ESC])),
-        13 | 57414 => return Some(with_alt(mods, vec![b'\r'])),
-        9 if shift => return Some(b"\x1b[Z".to_vec()),
-        9 => return Some(with_alt(mods, vec![b'\t'])),
-        127 | 8 => return Some(with_alt(mods, vec![if ctrl { 0x08 } else { 0x7f }])),
+        27 => return key(Key::Esc),
+        13 | 57414 => return key(Key::Enter),
+        9 if shift => return key(Key::BackTab),
+        9 => return key(Key::Tab),
+        127 | 8 => return key(Key::Backspace),
         57399..=57408 => return keypad_char(b'0' + (code - 57399) as u8),
         57409 => return keypad_char(b'.'),
         57410 => return keypad_char(b'/'),
@@ -541,22 +658,23 @@ fn kitty_key(
         57413 => return keypad_char(b'+'),
         57415 => return keypad_char(b'='),
         57416 => return keypad_char(b','),
-        57417 => return Some(cursor_key(b'D', mods, app_cursor)),
-        57418 => return Some(cursor_key(b'C', mods, app_cursor)),
-        57419 => return Some(cursor_key(b'A', mods, app_cursor)),
-        57420 => return Some(cursor_key(b'B', mods, app_cursor)),
-        57421 => return Some(tilde_key(5, mods)),
-        57422 => return Some(tilde_key(6, mods)),
-        57423 => return Some(cursor_key(b'H', mods, app_cursor)),
-        57424 => return Some(cursor_key(b'F', mods, app_cursor)),
-        57425 => return Some(tilde_key(2, mods)),
-        57426 => return Some(tilde_key(3, mods)),
+        57417 => return key(Key::Left),
+        57418 => return key(Key::Right),
+        57419 => return key(Key::Up),
+        57420 => return key(Key::Down),
+        57421 => return key(Key::PageUp),
+        57422 => return key(Key::PageDown),
+        57423 => return key(Key::Home),
+        57424 => return key(Key::End),
+        57425 => return key(Key::Insert),
+        57426 => return key(Key::Delete),
         _ if KITTY_FUNCTIONAL.contains(&code) => return None,
         _ => {}
     }
-    let key = char::from_u32(code)?;
-    if ctrl && let Some(control) = control_code(key) {
-        return Some(with_alt(mods, vec![control]));
+    let character = char::from_u32(code)?;
+    // Ctrl+character where it has a control code; otherwise the character (below).
+    if ctrl && let Some(bytes) = key(Key::Char(character)) {
+        return Some(bytes);
     }
     if !text.is_empty() && mods & (MOD_ALT | MOD_CTRL) == 0 {
         let mut out = Vec::new();
@@ -567,8 +685,8 @@ fn kitty_key(
     }
     let base = match shifted.and_then(char::from_u32) {
         Some(upper) if shift => upper,
-        _ if shift && key.is_ascii_lowercase() => key.to_ascii_uppercase(),
-        _ => key,
+        _ if shift && character.is_ascii_lowercase() => character.to_ascii_uppercase(),
+        _ => character,
     };
     Some(with_alt(mods, utf8(base)))
 }

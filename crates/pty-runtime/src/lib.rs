@@ -16,8 +16,8 @@ pub use agentsh_process::{InputWait, SpawnError};
 pub use agentsh_protocol::{BashResult, Cell, CellAttrs, CellColor, OutputSummary, Screen};
 pub use error::PtyError;
 pub use keys::{
-    KEY_NAMES, KILL_KEY_ALTERNATE_SCREEN, KeyAction, KeyModes, UnknownKey, classify_keys,
-    key_sequence, normalize_keys, typed_text,
+    KEY_NAMES, KILL_KEY_ALTERNATE_SCREEN, Key, KeyAction, KeyModes, Modifiers, UnknownKey,
+    classify_keys, encode_key, key_sequence, normalize_keys, typed_text,
 };
 pub use session::{PTY_ERROR_PREFIX, PtyCommand, PtyController, PtySession, TextCallback};
 pub use terminal::{

@@ -1,11 +1,17 @@
 //! One persistent shell: starting it, running a command through the completion protocol
 //! (see `bootstrap`), and stopping a command.
+//!
+//! - `run`: waiting for one command to end, and where its output goes ([`Output`]);
+//! - `stop`: stopping a command ([`StopReason`], `stop_command`);
+//! - `files`: the shell's private directory and the files agentsh writes there.
 
+mod files;
 mod run;
+mod stop;
 
 use std::ffi::OsString;
 use std::io;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -13,19 +19,22 @@ use std::time::Duration;
 use agentsh_process::sandbox::SandboxPolicy;
 use agentsh_process::shell::ShellSpec;
 use agentsh_process::{
-    ChildExit, CommandScope, SpawnSpec, StartMark, Supervisor, TERM_GRACE, can_attribute,
-    command_processes, descendants, end_command_with, fd_target, process_info, signal_dispositions,
-    waits_for_a_child,
+    ChildExit, CommandScope, SpawnSpec, StartMark, Supervisor, can_attribute, descendants,
 };
-use rustix::process::{Pid, Signal};
+use rustix::process::Signal;
 use tokio::io::unix::AsyncFd;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use self::files::{
+    find_gave_up_file, private_dir_parent, private_fifo, write_all, write_command, write_private,
+};
+pub(crate) use self::run::Output;
 use self::run::{CommandEnd, CommandRun, Readiness, StopPlan};
+pub(crate) use self::stop::StopReason;
+use self::stop::{StopMethod, send_signal};
 use crate::bootstrap::{
-    self, COMMAND_FILE, HEADER_FILE, HeaderState, PRE_FILE, PRE_PREFIX, REPORT_FIFO, STOP_FILE,
-    TRIGGER_FIFO, UNWOUND_FILE, stop_signal,
+    self, HEADER_FILE, HeaderState, PRE_FILE, REPORT_FIFO, STOP_FILE, TRIGGER_FIFO, UNWOUND_FILE,
 };
 use crate::error::ExecError;
 use crate::fifo::{Fifo, FifoPool};
@@ -33,9 +42,6 @@ use crate::fifo::{Fifo, FifoPool};
 /// How long a new shell gets to source its snapshot and report that it is ready. A command's
 /// own timeout starts when the shell is ready.
 const STARTUP_LIMIT: Duration = Duration::from_secs(10);
-/// A shell that is running (not waiting) with no process of its command alive is busy in a
-/// builtin; it is probed twice this far apart before it is judged stuck.
-const BUSY_PROBE: Duration = Duration::from_millis(20);
 /// Read size for the output FIFO. 64 KiB pieces stay in the CPU's cache while they are
 /// sanitised and copied into the spill batch: 256 KiB reads ran 10–15 % slower end to end
 /// (measured against the pipe floor, both output shapes of the throughput bench).
@@ -44,20 +50,6 @@ const READ_CHUNK: usize = 64 * 1024;
 const LEFTOVER_CHECK: Duration = Duration::from_millis(250);
 /// At most this much is read from a FIFO after its shell died or was replaced.
 const DRAIN_LIMIT: usize = 4 << 20;
-
-/// Why a command was stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum StopReason {
-    Timeout,
-    Abort,
-    Head,
-}
-
-/// Where a command's output goes while it runs.
-pub(crate) trait Output: Send {
-    fn chunk(&mut self, bytes: &[u8]);
-    fn head_satisfied(&self) -> bool;
-}
 
 /// How one command ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,25 +90,6 @@ struct Ended {
     /// A stop let the shell go on after the command's processes were ended and its output
     /// taken: what the FIFO holds since is the shell's, not the command's.
     resumed: bool,
-}
-
-/// What stopping a command decided.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Verdict {
-    /// The command's processes are gone and the frozen shell was told to unwind: take the
-    /// output so far, let the shell go on (`SIGCONT`) and expect its report.
-    Resume,
-    /// The shell cannot be kept: replace it.
-    Replace,
-}
-
-/// How a command is stopped (see [`stop_command`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum StopMethod {
-    /// The shell unwinds the command and is kept (bash, where processes can be attributed).
-    Unwind,
-    /// The shell is frozen so nothing more of the command runs, and replaced.
-    Freeze,
 }
 
 /// A running shell and its supervisor.
@@ -537,188 +510,4 @@ impl Drop for KillTreeOnDrop {
             send_signal(self.supervisor, Signal::TERM);
         }
     }
-}
-
-/// Sends `signal` to `pid`, best effort (the process may be gone already).
-fn send_signal(pid: u32, signal: Signal) {
-    if let Some(pid) = i32::try_from(pid).ok().and_then(Pid::from_raw) {
-        let _ = rustix::process::kill_process(pid, signal);
-    }
-}
-
-fn is_running(pid: u32) -> bool {
-    process_info(pid).is_some_and(|p| p.state == b'R')
-}
-
-/// Stops the command of `scope`. With [`StopMethod::Unwind`], the shell is frozen, asked to
-/// unwind the command (stop file + its [`stop_signal`]) and kept once the command's processes are
-/// gone — unless it is busy in a builtin with no process of the command alive (a builtin loop
-/// cannot be kept safely), or its handling of the stop signal is not provably the loop's. With
-/// [`StopMethod::Freeze`], the shell is frozen (SIGSTOP) so that nothing more of the command
-/// runs, and replaced.
-async fn stop_command(
-    scope: CommandScope,
-    method: StopMethod,
-    stop_file: PathBuf,
-    signal: Signal,
-) -> Verdict {
-    if !can_attribute() {
-        return Verdict::Replace;
-    }
-    let signal = signal.as_raw();
-    if method == StopMethod::Unwind {
-        let stuck = || command_processes(&scope).is_empty() && is_running(scope.shell);
-        if stuck() {
-            tokio::time::sleep(BUSY_PROBE).await;
-            if stuck() {
-                return Verdict::Replace;
-            }
-        }
-    }
-    // Frozen first: when the command's processes end, the shell must not go on to the rest of
-    // the command before it has taken the stop (or been replaced).
-    send_signal(scope.shell, Signal::STOP);
-    let stop = stop_signal(&scope.tag);
-    let unwind = method == StopMethod::Unwind
-        && stop_signal_is_the_loops(scope.shell, stop)
-        && write_private(&stop_file, scope.marker().as_bytes()).is_ok();
-    if unwind {
-        // Pending until the shell goes on; its trap then runs before its next command.
-        send_raw_signal(scope.shell, stop);
-    }
-    end_command_with(&scope, signal, TERM_GRACE).await;
-    if unwind {
-        Verdict::Resume
-    } else {
-        Verdict::Replace
-    }
-}
-
-/// Whether the (frozen) shell still handles its stop signal `stop` with the loop's trap, as far
-/// as the kernel can tell: the signal is caught and not ignored, and no other real-time signal
-/// is caught (bash catches none of its own, so a command that trapped them all — and with them
-/// the loop's — shows). Only a command that read this shell's signal from the loop and
-/// re-trapped exactly it is not seen here; its shell then does not confirm the unwind and is
-/// replaced after its report (what it ran meanwhile is the one case the timeout cannot stop).
-fn stop_signal_is_the_loops(shell: u32, stop: i32) -> bool {
-    /// Signals 34–64, the real-time range with glibc.
-    const REAL_TIME: u64 = !0u64 << 33;
-    let Some(dispositions) = signal_dispositions(shell) else {
-        return false;
-    };
-    let ours = 1u64 << (stop - 1);
-    dispositions.catches(stop) && dispositions.caught & REAL_TIME & !ours == 0
-}
-
-/// Sends the signal numbered `signal` to `pid`, best effort.
-fn send_raw_signal(pid: u32, signal: i32) {
-    // SAFETY: `signal` is a real-time signal number agentsh itself does not use; sending it to
-    // another process has no effect on this one.
-    send_signal(pid, unsafe { Signal::from_raw_unchecked(signal) });
-}
-
-/// Where the shells' private directories go: a tmpfs when there is one (the per-command files
-/// are rewritten on every call), else the temporary directory.
-fn private_dir_parent() -> PathBuf {
-    static PARENT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    PARENT.get_or_init(find_private_dir_parent).clone()
-}
-
-fn find_private_dir_parent() -> PathBuf {
-    let candidates = [
-        std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from),
-        Some(PathBuf::from("/dev/shm")),
-    ];
-    candidates
-        .into_iter()
-        .flatten()
-        .find(|dir| {
-            dir.is_absolute()
-                && std::fs::metadata(dir).is_ok_and(|m| m.is_dir())
-                && tempfile::Builder::new()
-                    .prefix("agentsh-probe-")
-                    .tempdir_in(dir)
-                    .is_ok()
-        })
-        .unwrap_or_else(std::env::temp_dir)
-}
-
-/// Writes `bytes` to `path`, created 0600 (the mode holds whatever the umask, and a file that
-/// already exists keeps the 0600 it was created with).
-fn write_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    use std::io::Write as _;
-    use std::os::unix::fs::OpenOptionsExt as _;
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)?
-        .write_all(bytes)
-}
-
-/// Creates a FIFO (0600) at `path` and opens it read-write, non-blocking, close-on-exec:
-/// holding both ends, agentsh never blocks the shell's open and never sees EOF.
-fn private_fifo(path: &Path) -> io::Result<OwnedFd> {
-    use rustix::fs::{CWD, Mode, OFlags};
-    rustix::fs::mkfifoat(CWD, path, Mode::from_raw_mode(0o600))?;
-    let flags = OFlags::RDWR | OFlags::NONBLOCK | OFlags::CLOEXEC;
-    Ok(rustix::fs::open(path, flags, Mode::empty())?)
-}
-
-/// Writes all of `bytes` (a trigger: a few dozen bytes into an empty FIFO).
-fn write_all(fd: impl AsFd, mut bytes: &[u8]) -> io::Result<()> {
-    while !bytes.is_empty() {
-        match rustix::io::write(&fd, bytes) {
-            Ok(n) => bytes = &bytes[n..],
-            Err(rustix::io::Errno::INTR) => {}
-            Err(err) => return Err(err.into()),
-        }
-    }
-    Ok(())
-}
-
-/// Writes the command file: the text as given, behind [`PRE_PREFIX`] when the loop saved user
-/// traps to restore for it (bash).
-fn write_command(dir: &Path, restore_traps: bool, command: &str) -> io::Result<()> {
-    if restore_traps {
-        let mut text = Vec::with_capacity(PRE_PREFIX.len() + command.len());
-        text.extend_from_slice(PRE_PREFIX.as_bytes());
-        text.extend_from_slice(command.as_bytes());
-        write_private(&dir.join(COMMAND_FILE), &text)
-    } else {
-        write_private(&dir.join(COMMAND_FILE), command.as_bytes())
-    }
-}
-
-/// What the loop recorded when it gave up after command `seq` (see `bootstrap`).
-fn find_gave_up_file(dir: &Path, seq: u64) -> Option<bootstrap::GaveUp> {
-    use std::os::unix::ffi::OsStrExt as _;
-    std::fs::read_dir(dir)
-        .ok()?
-        .filter_map(Result::ok)
-        .find_map(|entry| bootstrap::parse_gave_up_file(entry.file_name().as_bytes(), seq))
-}
-
-/// Whether the shell has left its command, as far as `/proc` can tell (checked while no report
-/// came): it holds neither fd 1 nor fd 2, its fd 0 is closed or the trigger FIFO (the command's
-/// is `/dev/null` unless it closed it too), and it is not waiting for a child. A command that
-/// closed all three descriptors and then loops in builtins looks the same: it is replaced.
-fn shell_left_command(shell: u32, dir: &Path) -> bool {
-    let input_is_the_loops = match fd_target(shell, 0) {
-        Ok(None) => true,
-        Ok(Some(input)) => input == dir.join(TRIGGER_FIFO),
-        Err(_) => false,
-    };
-    shell_lacks_fd(shell, 1)
-        && shell_lacks_fd(shell, 2)
-        && input_is_the_loops
-        && !waits_for_a_child(shell)
-}
-
-/// Whether the shell has no descriptor `fd` open. Between commands the loop keeps 0, 1 and 2
-/// closed (it opens 0 to read a trigger and 1 to write a report, never 2), and the command's
-/// `.` sets all three: a shell without fd 2 has finished sourcing its command.
-fn shell_lacks_fd(shell: u32, fd: u32) -> bool {
-    matches!(fd_target(shell, fd), Ok(None))
 }

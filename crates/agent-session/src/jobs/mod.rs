@@ -9,7 +9,6 @@
 //! log's tail plus the sink's spill batch, whatever the job prints.
 
 mod args;
-pub use args::job_tool_specs;
 mod log;
 mod spill;
 pub(crate) mod tools;
@@ -21,6 +20,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
+use agentsh_artifact_store::ArtifactReservation;
 use agentsh_output_sink::{OutputSink, SinkOptions};
 use agentsh_protocol::{JobDetails, JobState, JobSummary};
 use agentsh_pty_runtime::{InputWait, PtyController, PtySession};
@@ -214,11 +214,11 @@ impl NewJob {
                 (0, spill)
             }
             LogSource::OnOverflow {
-                session,
+                allocate,
                 tail_bytes,
             } => {
                 let spill = Box::new(LazyLog {
-                    session,
+                    allocate,
                     max_log_bytes,
                     capped: Arc::clone(&capped),
                     file: Arc::clone(&job_log.artifact),
@@ -373,17 +373,19 @@ impl NewJob {
 /// Where a job's log artifact comes from.
 pub(crate) enum LogSource {
     /// Reserved when the job started (`None`: no artifact could be had).
-    Reserved(Option<agentsh_artifact_store::ArtifactReservation>),
-    /// Reserved by the session when the output first overflows a tail of `tail_bytes`.
-    OnOverflow {
-        session: crate::session::AgentSession,
-        tail_bytes: u64,
-    },
+    Reserved(Option<ArtifactReservation>),
+    /// Reserved by `allocate` (the session's) when the output first overflows a tail of
+    /// `tail_bytes`.
+    OnOverflow { allocate: Allocate, tail_bytes: u64 },
 }
+
+/// Reserves a job's log artifact, best effort (the session's `allocate_artifact`: a failure is
+/// its warning, and `None`).
+pub(crate) type Allocate = Box<dyn FnOnce() -> Option<ArtifactReservation> + Send>;
 
 /// The spill source of a call that may become a job: reserves the log at the first overflow.
 struct LazyLog {
-    session: crate::session::AgentSession,
+    allocate: Allocate,
     max_log_bytes: u64,
     capped: Arc<AtomicBool>,
     file: Arc<Mutex<Option<LogFile>>>,
@@ -391,7 +393,7 @@ struct LazyLog {
 
 impl agentsh_output_sink::SpillSource for LazyLog {
     fn open(self: Box<Self>) -> Option<Box<dyn agentsh_output_sink::Spill>> {
-        let reservation = self.session.allocate_artifact()?;
+        let reservation = (self.allocate)()?;
         *lock(&self.file) = Some(LogFile {
             id: reservation.id().to_owned(),
             path: reservation.path().to_path_buf(),

@@ -9,22 +9,22 @@ use std::time::Duration;
 
 use agentsh_bash_normalize::Limits;
 use agentsh_protocol::{
-    BashResult, CANCELLED_ANNOTATION, JobState, JobSummary, NEXT_CALL_NEW_SHELL, NO_JOBS,
-    NO_NEW_OUTPUT, format_size, job_has_ended_text, job_has_no_terminal_text, job_started_line,
-    job_state_line, no_such_job_text, timeout_annotation, too_many_jobs_text,
+    BashResult, CANCELLED_ANNOTATION, JobInputArgs, JobKillArgs, JobListArgs, JobState, JobSummary,
+    NEXT_CALL_NEW_SHELL, NO_JOBS, NO_NEW_OUTPUT, format_size, job_has_ended_text,
+    job_has_no_terminal_text, job_started_line, job_state_line, no_such_job_text,
+    timeout_annotation, too_many_jobs_text,
 };
 use agentsh_pty_runtime::{PtySession, key_sequence, typed_text};
 use agentsh_shell_executor::{CancellationToken, JobExit, Surface, Yielded};
 use serde_json::Value;
 use tokio::time::Instant;
 
-use super::args::{InputArgs, KillArgs, OutputArgs, parse_list};
+use super::args::OutputArgs;
 use super::{Job, JobMeta, LogSource, NewJob, lock};
 use crate::Timeout;
 use crate::ToolOutcome;
-use crate::result::{FinishedRun, build_tool_result};
+use crate::result::{FinishedRun, ToolUpdate, build_tool_result};
 use crate::session::AgentSession;
-use crate::tool::ToolUpdate;
 use crate::{ToolDetails, ToolResult};
 
 pub use agentsh_protocol::{BASH_TOOL, TOOL_NAMES, unknown_tool};
@@ -88,7 +88,10 @@ impl JobCall<'_> {
     fn maybe_job(&self) -> NewJob {
         NewJob::new(
             LogSource::OnOverflow {
-                session: self.session.clone(),
+                allocate: {
+                    let session = self.session.clone();
+                    Box::new(move || session.allocate_artifact())
+                },
                 tail_bytes: self.max_bytes(),
             },
             self.session.settings().jobs.max_log_bytes,
@@ -415,19 +418,19 @@ impl AgentSession {
         Some(match name {
             "job_output" => match OutputArgs::parse(args) {
                 Ok(args) => self.job_output(&args).await.unwrap_or_else(error),
-                Err(text) => error(text),
+                Err(err) => error(err.to_string()),
             },
-            "job_input" => match InputArgs::parse(args) {
+            "job_input" => match JobInputArgs::from_value(args) {
                 Ok(args) => self.job_input(&args).await.unwrap_or_else(error),
-                Err(text) => error(text),
+                Err(err) => error(err.to_string()),
             },
-            "job_kill" => match KillArgs::parse(args) {
+            "job_kill" => match JobKillArgs::from_value(args) {
                 Ok(args) => self.job_kill(&args).await.unwrap_or_else(error),
-                Err(text) => error(text),
+                Err(err) => error(err.to_string()),
             },
-            "job_list" => match parse_list(args) {
-                Ok(()) => self.job_list(),
-                Err(text) => error(text),
+            "job_list" => match JobListArgs::from_value(args) {
+                Ok(JobListArgs {}) => self.job_list(),
+                Err(err) => error(err.to_string()),
             },
             _ => return None,
         })
@@ -471,7 +474,7 @@ impl AgentSession {
         Ok(self.job_answer(&job, limits, true))
     }
 
-    async fn job_input(&self, args: &InputArgs) -> Result<ToolOutcome, String> {
+    async fn job_input(&self, args: &JobInputArgs) -> Result<ToolOutcome, String> {
         let job = self.find_job(&args.job_id)?;
         let Some(terminal) = job.terminal() else {
             return Err(job_has_no_terminal_text(&job.id));
@@ -500,7 +503,7 @@ impl AgentSession {
             tokio::time::sleep(INPUT_POLL).await;
         }
         // Until the output settles: no new text for SETTLE, at most `wait`.
-        let deadline = Instant::now() + Duration::from_secs_f64(args.wait);
+        let deadline = Instant::now() + Duration::from_secs_f64(args.wait_seconds());
         let mut changes = job.changes();
         loop {
             let now = Instant::now();
@@ -515,7 +518,7 @@ impl AgentSession {
         Ok(self.job_answer(&job, Limits::default(), false))
     }
 
-    async fn job_kill(&self, args: &KillArgs) -> Result<ToolOutcome, String> {
+    async fn job_kill(&self, args: &JobKillArgs) -> Result<ToolOutcome, String> {
         let job = self.find_job(&args.job_id)?;
         job.kill();
         let _ = tokio::time::timeout(KILL_WAIT, job.ended()).await;

@@ -2,51 +2,18 @@
 //! §17): the local side sends its sections as written, the far side applies them to its own
 //! configuration and checks them by the rules of a file.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use agentsh_protocol::json_kind;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
+use super::key_path::Invalid;
 use super::key_path::display_key;
-use super::load::{ConfigError, Invalid, RawSettings};
-use super::types::Settings;
-
-/// The sections that shape how commands run, and travel in a remote session's hello: `bash`,
-/// `bash_interceptor`, `output`, `jobs`, `sandbox`. (`artifacts`, `mcp`, `ui` and `remote`
-/// stay with the side that reads them.)
-pub const EXECUTION_SECTIONS: [&str; 5] = ["bash", "bash_interceptor", "output", "jobs", "sandbox"];
+use super::load::{ConfigError, RawSettings};
+use super::types::{EXECUTION_SECTIONS, Settings};
 
 /// What stands for the file in the errors of settings that came in a hello.
 pub const HELLO_SETTINGS_SOURCE: &str = "hello settings";
-
-/// How the execution sections of a configuration were written, and the home its `~` expanded
-/// against.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Written {
-    /// The execution sections present in the file (or applied from a hello), as written.
-    sections: Map<String, Value>,
-    /// The home `~` was expanded against; `$HOME` when `None`.
-    home: Option<PathBuf>,
-}
-
-impl Written {
-    /// The execution sections of `document` (a whole configuration, as JSON), and `home`.
-    pub(super) fn new(document: &Value, home: Option<&Path>) -> Self {
-        let sections = document
-            .as_object()
-            .map(|document| {
-                EXECUTION_SECTIONS
-                    .iter()
-                    .filter_map(|&name| Some((name.to_owned(), document.get(name)?.clone())))
-                    .collect()
-            })
-            .unwrap_or_default();
-        Self {
-            sections,
-            home: home.map(Path::to_path_buf),
-        }
-    }
-}
 
 impl Settings {
     /// The sections that shape execution ([`EXECUTION_SECTIONS`]) as they were written in the

@@ -1,5 +1,6 @@
-//! Which key a serde error is about, and how a key path is written (`bash.env."A=B"`,
-//! `bash_interceptor.rules[1].pattern`).
+//! Which key a serde error is about, how a key path is written (`bash.env."A=B"`,
+//! `bash_interceptor.rules[1].pattern`), and a bad value at a key ([`Invalid`]), as the checks
+//! of every section report it.
 //!
 //! serde reports a type error or an unknown field with a byte span but no key. The parsed
 //! document keeps the span of every key and value, so the key is the one whose span is the
@@ -158,6 +159,19 @@ pub(super) fn display_key(key: &str) -> String {
         key.to_owned()
     } else {
         format!("{key:?}")
+    }
+}
+
+/// A bad value found after parsing.
+pub(super) struct Invalid {
+    pub(super) key: String,
+    pub(super) reason: String,
+}
+
+pub(super) fn invalid(key: &str, reason: impl Into<String>) -> Invalid {
+    Invalid {
+        key: key.to_owned(),
+        reason: reason.into(),
     }
 }
 

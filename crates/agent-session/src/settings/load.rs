@@ -14,14 +14,13 @@ use serde::de::{self, Deserializer, Visitor};
 use thiserror::Error;
 use toml::de::DeTable;
 
-use super::execution::Written;
-use super::key_path::{Location, display_key, line_column, locate};
+use super::key_path::{Invalid, Location, display_key, invalid, line_column, locate};
 use super::remote::RawRemote;
 use super::types::{
     ArtifactSettings, BashSettings, DEFAULT_ARTIFACTS_MAX_AGE_DAYS, DEFAULT_ARTIFACTS_MAX_BYTES,
     DEFAULT_JOBS_MAX_LOG_BYTES, DEFAULT_JOBS_MAX_RUNNING, DEFAULT_MCP_YIELD_AFTER,
     DEFAULT_OUTPUT_MAX_BYTES, InterceptorSettings, JobSettings, McpSettings, OutputSettings,
-    SandboxSettings, Settings, UiSettings, VirtualTerminal,
+    SandboxSettings, Settings, UiSettings, VirtualTerminal, Written,
 };
 use crate::Timeout;
 
@@ -211,19 +210,6 @@ fn data_error(err: &toml::de::Error, doc: &DeTable<'_>, text: &str, file: &Path)
             column,
             message,
         },
-    }
-}
-
-/// A bad value found after parsing.
-pub(super) struct Invalid {
-    pub(super) key: String,
-    pub(super) reason: String,
-}
-
-pub(super) fn invalid(key: &str, reason: impl Into<String>) -> Invalid {
-    Invalid {
-        key: key.to_owned(),
-        reason: reason.into(),
     }
 }
 

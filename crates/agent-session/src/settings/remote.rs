@@ -5,7 +5,7 @@ use serde::Deserialize;
 
 use agentsh_protocol::SshTarget;
 
-use super::load::{Invalid, invalid};
+use super::key_path::{Invalid, invalid};
 
 /// Default of `remote.ssh_command`: the system `ssh`, found on `PATH`.
 pub const DEFAULT_SSH_COMMAND: &[&str] = &["ssh"];

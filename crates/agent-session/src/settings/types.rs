@@ -2,15 +2,15 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use agentsh_bash_interceptor::Rule;
 use agentsh_process::sandbox::SandboxMode;
 use agentsh_protocol::Theme;
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
-use super::execution::Written;
 use super::remote::RemoteSettings;
 use crate::Timeout;
 
@@ -25,6 +25,40 @@ pub const DEFAULT_ARTIFACTS_MAX_AGE_DAYS: u32 =
     agentsh_artifact_store::DEFAULT_RETENTION_MAX_AGE_DAYS;
 /// Default of `output.max_bytes`: the in-memory tail is 50 KB.
 pub const DEFAULT_OUTPUT_MAX_BYTES: u64 = agentsh_protocol::DEFAULT_OUTPUT_MAX_BYTES;
+
+/// The sections that shape how commands run, and travel in a remote session's hello: `bash`,
+/// `bash_interceptor`, `output`, `jobs`, `sandbox`. (`artifacts`, `mcp`, `ui` and `remote`
+/// stay with the side that reads them.)
+pub const EXECUTION_SECTIONS: [&str; 5] = ["bash", "bash_interceptor", "output", "jobs", "sandbox"];
+
+/// How the execution sections of a configuration were written, and the home its `~` expanded
+/// against.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Written {
+    /// The execution sections present in the file (or applied from a hello), as written.
+    pub(super) sections: Map<String, Value>,
+    /// The home `~` was expanded against; `$HOME` when `None`.
+    pub(super) home: Option<PathBuf>,
+}
+
+impl Written {
+    /// The execution sections of `document` (a whole configuration, as JSON), and `home`.
+    pub(super) fn new(document: &Value, home: Option<&Path>) -> Self {
+        let sections = document
+            .as_object()
+            .map(|document| {
+                EXECUTION_SECTIONS
+                    .iter()
+                    .filter_map(|&name| Some((name.to_owned(), document.get(name)?.clone())))
+                    .collect()
+            })
+            .unwrap_or_default();
+        Self {
+            sections,
+            home: home.map(Path::to_path_buf),
+        }
+    }
+}
 
 /// Everything the configuration file can set, with defaults filled in.
 ///

@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use rustix::event::{PollFd, PollFlags};
 
-use super::forked::REPORT_CHILD_EXIT;
-use super::spawner::ForkPlan;
+use super::plan::ForkPlan;
+use super::report::REPORT_CHILD_EXIT;
 use super::thread::{Request, spawner};
 use super::{ChildExit, SpawnError, SpawnSpec, read_records, release};
 

@@ -4,7 +4,7 @@
 
 use std::os::fd::RawFd;
 
-use super::forked::{SUP_ERROR, Stage, errno, report_error, set_errno};
+use super::report::{SUP_ERROR, Stage, errno, report_error, set_errno};
 
 /// Confines the child (SPEC §16), in this order:
 ///

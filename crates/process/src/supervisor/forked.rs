@@ -8,7 +8,7 @@
 //! multi-threaded; the forked copy has only the forking thread, and any lock another thread
 //! held (the allocator's, stdout's, tokio's) stays locked forever. So nothing here allocates,
 //! takes a lock, uses std I/O (`std::fs`, `std::io::stdout`, `std::env`) or logs: everything
-//! it reads was built by `spawner::ForkPlan` before the fork (C strings, pointer arrays,
+//! it reads was built by `plan::ForkPlan` before the fork (C strings, pointer arrays,
 //! descriptor numbers), `/proc` is read through the allocation-free `procfs` functions on stack
 //! buffers, and failures travel as a stage byte plus `errno` over the error pipe.
 //!
@@ -48,87 +48,12 @@ use std::ffi::c_int;
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicI32, Ordering};
 
-use super::spawner::ChildView;
+use super::plan::ChildView;
+use super::report::{
+    REPORT_CHILD_EXIT, REPORT_CHILD_PID, SUP_CONTROL, SUP_ERROR, SUP_PAYLOAD, SUP_REPORT, Stage,
+    errno, report_error, set_errno, write_all_raw, write_record,
+};
 use crate::procfs;
-
-// Report records: 8 bytes, `[kind: i32][value: i32]` in native byte order.
-/// Report record: the child's pid (sent once, right after its fork).
-pub(super) const REPORT_CHILD_PID: i32 = 1;
-/// Report record: the child's raw wait status.
-pub(super) const REPORT_CHILD_EXIT: i32 = 2;
-
-/// The step of the start-up that failed, first byte of an error-pipe record
-/// `[stage: u8][errno: i32]`.
-#[derive(Clone, Copy)]
-#[repr(u8)]
-pub(super) enum Stage {
-    /// The supervisor's fork of the child.
-    SupervisorFork = 1,
-    /// The supervisor's descriptor layout.
-    SupervisorFds = 2,
-    /// The child's descriptors.
-    ChildFds = 3,
-    /// The child's controlling terminal.
-    ChildTty = 4,
-    /// The child's working directory.
-    ChildCwd = 5,
-    /// The child's `execve`.
-    ChildExec = 6,
-    /// The child joining its cgroup.
-    ChildCgroup = 7,
-    /// The sandbox: `unshare` of the user (and network) namespace.
-    SandboxUnshare = 8,
-    /// The sandbox: `setgroups`, `uid_map`, `gid_map`.
-    SandboxIdMap = 9,
-    /// The sandbox: the new network namespace's loopback.
-    SandboxLoopback = 10,
-    /// The sandbox: `no_new_privs` and `landlock_restrict_self`.
-    SandboxLandlock = 11,
-    /// The sandbox: the seccomp filter.
-    SandboxSeccomp = 12,
-}
-
-impl Stage {
-    /// The stage of a record's first byte.
-    pub(super) fn from_byte(byte: u8) -> Option<Self> {
-        [
-            Self::SupervisorFork,
-            Self::SupervisorFds,
-            Self::ChildFds,
-            Self::ChildTty,
-            Self::ChildCwd,
-            Self::ChildExec,
-            Self::ChildCgroup,
-            Self::SandboxUnshare,
-            Self::SandboxIdMap,
-            Self::SandboxLoopback,
-            Self::SandboxLandlock,
-            Self::SandboxSeccomp,
-        ]
-        .into_iter()
-        .find(|stage| *stage as u8 == byte)
-    }
-
-    /// What a sandbox stage did, for `Sandbox unavailable: <step>: <error>`; `None` for the
-    /// other stages.
-    pub(super) fn sandbox_step(self) -> Option<&'static str> {
-        Some(match self {
-            Self::SandboxUnshare => "creating a user namespace for the shell",
-            Self::SandboxIdMap => "mapping the shell's user and group in its user namespace",
-            Self::SandboxLoopback => "bringing up loopback in the shell's network namespace",
-            Self::SandboxLandlock => "restricting the shell with Landlock",
-            Self::SandboxSeccomp => "installing the shell's seccomp filter",
-            _ => return None,
-        })
-    }
-}
-
-// Descriptor layout inside the supervisor: control, report, error, then the payload (the
-// child's stdio descriptors that are not /dev/null, then the extras).
-const SUP_CONTROL: RawFd = 10;
-const SUP_REPORT: RawFd = 11;
-pub(super) const SUP_ERROR: RawFd = 12;
-const SUP_PAYLOAD: RawFd = 13;
 
 /// The write end of the supervisor's self-pipe, for its signal handler.
 static SIGNAL_PIPE: AtomicI32 = AtomicI32::new(-1);
@@ -140,31 +65,6 @@ extern "C" fn on_signal(signal: c_int) {
     // SAFETY: write(2) is async-signal-safe; `byte` is a valid one-byte buffer.
     unsafe { libc::write(fd, (&raw const byte).cast(), 1) };
     set_errno(saved);
-}
-
-pub(super) fn set_errno(value: c_int) {
-    // SAFETY: the errno location is thread-local and always valid.
-    unsafe {
-        #[cfg(target_os = "linux")]
-        {
-            *libc::__errno_location() = value;
-        }
-        #[cfg(any(target_os = "macos", target_os = "ios", target_os = "freebsd"))]
-        {
-            *libc::__error() = value;
-        }
-    }
-}
-
-pub(super) fn report_error(fd: RawFd, stage: Stage, errno: c_int) {
-    let e = errno.to_ne_bytes();
-    write_all_raw(fd, &[stage as u8, e[0], e[1], e[2], e[3]]);
-}
-
-fn write_record(fd: RawFd, kind: i32, value: i32) {
-    let k = kind.to_ne_bytes();
-    let v = value.to_ne_bytes();
-    write_all_raw(fd, &[k[0], k[1], k[2], k[3], v[0], v[1], v[2], v[3]]);
 }
 
 /// Every catchable signal back to its default action, nothing blocked.
@@ -373,7 +273,7 @@ struct CloneArgs {
 /// The child of a raw `clone3` is a `fork` child that skipped libc's bookkeeping (`atfork`
 /// handlers, its cached thread id): harmless here, where the child makes only raw system calls
 /// until `execve`.
-unsafe fn fork_child(plan: &super::spawner::ForkPlan) -> (libc::pid_t, bool) {
+unsafe fn fork_child(plan: &super::plan::ForkPlan) -> (libc::pid_t, bool) {
     // SAFETY: raw syscalls only, on prepared data and a stack-allocated argument block.
     unsafe {
         #[cfg(target_os = "linux")]
@@ -604,31 +504,6 @@ unsafe fn child_main(view: &ChildView<'_>, self_pipe: [c_int; 2], joined: bool) 
 }
 
 // Raw helpers.
-
-/// The `errno` of the last failed libc call.
-pub(super) fn errno() -> c_int {
-    // `last_os_error` only reads errno into an enum: no allocation.
-    std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
-}
-
-/// Writes all of `bytes` to `fd`, retrying on `EINTR` and short writes. Errors are ignored:
-/// callers use it to report, and have nowhere to report a failed report to.
-fn write_all_raw(fd: c_int, mut bytes: &[u8]) {
-    while !bytes.is_empty() {
-        // SAFETY: `bytes` is a valid readable buffer of the given length.
-        let n = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
-        if n < 0 {
-            if errno() == libc::EINTR {
-                continue;
-            }
-            return;
-        }
-        if n == 0 {
-            return;
-        }
-        bytes = bytes.get(n as usize..).unwrap_or(&[]);
-    }
-}
 
 /// Closes every descriptor `>= lowest`.
 fn close_from(lowest: c_int) {

@@ -18,8 +18,9 @@
 //!
 //! - this module: the API ([`Supervisor`], [`SpawnSpec`], [`ChildStdio`], [`ChildExit`],
 //!   [`SpawnError`]) and the reading of the supervisor's reports;
-//! - `spawner`: the preparation in agentsh (`ForkPlan`: the spec as plain C data) and the
-//!   fork;
+//! - `plan`: the preparation in agentsh (`ForkPlan`: the spec as plain C data, and the
+//!   `ChildView` of it the forked code reads);
+//! - `spawner`: the fork, and reading how the start-up went;
 //! - `thread`: the spawner thread that forks supervisors, watches every one until it is gone
 //!   and then ends what it left (its cgroup, or what agentsh adopted as subreaper), however
 //!   it died;
@@ -27,7 +28,10 @@
 //! - `confine`: the sandbox steps of the child after the fork (same rule as `forked`);
 //! - `forked`: everything that runs after the fork — the supervisor, the child until its
 //!   `execve`, the kill sweep — under the rule written at its top (only raw system calls on
-//!   data prepared beforehand).
+//!   data prepared beforehand);
+//! - `report`: what the forked processes report and how (the report records, the start-up
+//!   [`Stage`](report::Stage)s, the descriptor layout, the raw writes), shared by `forked`,
+//!   `confine` and the reading side.
 //!
 //! Containment (cgroups, namespaces, Landlock, seccomp) has one place on each side: prepared
 //! in `ForkPlan::new`, entered in the marked containment stage of the supervisor (before it
@@ -39,6 +43,8 @@ mod blocking;
 #[cfg(target_os = "linux")]
 mod confine;
 mod forked;
+mod plan;
+mod report;
 mod spawner;
 mod thread;
 
@@ -55,8 +61,9 @@ use tokio::sync::oneshot;
 use crate::kill::EndReport;
 use crate::sandbox::{Kernel, SandboxError, SandboxPolicy};
 pub(crate) use blocking::BlockingSupervisor;
-use forked::REPORT_CHILD_EXIT;
-use spawner::{ForkPlan, SpawnedRaw};
+use plan::ForkPlan;
+use report::REPORT_CHILD_EXIT;
+use spawner::SpawnedRaw;
 use thread::{Request, spawner};
 
 /// The lowest descriptor number a [`SpawnSpec::fds`] entry may use in the child.
@@ -187,6 +194,12 @@ pub enum SpawnError {
         /// The error (part of the message).
         error: io::Error,
     },
+}
+
+impl From<SandboxError> for SpawnError {
+    fn from(err: SandboxError) -> Self {
+        Self::Sandbox(err)
+    }
 }
 
 /// How a supervised child ended: its raw `waitpid` status.

@@ -1,143 +1,17 @@
-//! The parent side of a spawn, in agentsh: turning a [`SpawnSpec`] into a [`ForkPlan`] of
-//! plain C data, and the fork itself ([`fork_supervisor`], run by the spawner thread of
-//! `thread`).
-//!
-//! Everything the forked code in `forked` reads is prepared here first, containment included:
-//! [`ForkPlan::new`] creates the tree's cgroup (see `crate::containment` and the containment
-//! stage in `forked`).
+//! The parent side of a spawn, in agentsh: the fork itself ([`fork_supervisor`], run by the
+//! spawner thread of `thread`) of a [`ForkPlan`] that `plan` prepared, and reading how the
+//! start-up went.
 
-use std::ffi::{CString, c_char};
+use std::ffi::c_char;
 use std::io;
-use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
-use std::os::unix::ffi::OsStrExt;
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::forked::{REPORT_CHILD_PID, Stage, supervisor_main};
-use super::thread::{next_id, set_nonblocking};
-use super::{ChildStdio, MAX_EXTRA_FD, MIN_EXTRA_FD, SpawnError, SpawnSpec};
-use crate::containment::{self, Cgroup};
-use crate::sandbox::{self, Kernel, Prepared};
-
-/// Everything the forked processes need, prepared before `fork()`.
-pub(super) struct ForkPlan {
-    pub(super) program: CString,
-    program_name: String,
-    argv: Vec<CString>,
-    envp: Vec<CString>,
-    pub(super) cwd: CString,
-    cwd_name: String,
-    /// Standard descriptors: `None` = `/dev/null`.
-    pub(super) stdio: [Option<OwnedFd>; 3],
-    pub(super) extras: Vec<(OwnedFd, RawFd)>,
-    pub(super) controlling_terminal: bool,
-    pub(super) remove_on_exit: Option<CString>,
-    /// The tree's cgroup (see `crate::containment`); the child joins it before `execve`.
-    pub(super) cgroup: Option<Cgroup>,
-    /// The sandbox, ready for the child's raw system calls.
-    pub(super) sandbox: Option<Prepared>,
-}
-
-fn cstring(bytes: &[u8], program: &str, what: &'static str) -> Result<CString, SpawnError> {
-    CString::new(bytes).map_err(|_| SpawnError::NulByte {
-        program: program.to_owned(),
-        what,
-    })
-}
-
-impl ForkPlan {
-    /// Checks `spec` and converts it to C data. Containment is prepared here as well (the
-    /// cgroup created; later settings: files opened, maps formatted), never after the fork.
-    pub(super) fn new(spec: SpawnSpec) -> Result<Self, SpawnError> {
-        let program_name = spec.program.display().to_string();
-        let program_path = if spec.program.is_relative() && spec.program.components().count() > 1 {
-            std::env::current_dir()
-                .map_or_else(|_| spec.program.clone(), |dir| dir.join(&spec.program))
-        } else {
-            spec.program.clone()
-        };
-        let program = cstring(
-            program_path.as_os_str().as_bytes(),
-            &program_name,
-            "the program path",
-        )?;
-        let mut argv = vec![cstring(spec.arg0.as_bytes(), &program_name, "argv[0]")?];
-        for arg in &spec.args {
-            argv.push(cstring(arg.as_bytes(), &program_name, "an argument")?);
-        }
-        let mut envp = Vec::with_capacity(spec.env.len());
-        for (name, value) in &spec.env {
-            let mut entry = Vec::with_capacity(name.len() + value.len() + 1);
-            entry.extend_from_slice(name.as_bytes());
-            entry.push(b'=');
-            entry.extend_from_slice(value.as_bytes());
-            envp.push(cstring(&entry, &program_name, "the environment")?);
-        }
-        let cwd = cstring(
-            spec.cwd.as_os_str().as_bytes(),
-            &program_name,
-            "the working directory",
-        )?;
-        let mut seen = [false; 10];
-        for &(_, target) in &spec.fds {
-            let slot = usize::try_from(target)
-                .ok()
-                .filter(|&t| (MIN_EXTRA_FD as usize..=MAX_EXTRA_FD as usize).contains(&t));
-            match slot {
-                Some(slot) if !seen[slot] => seen[slot] = true,
-                _ => return Err(SpawnError::BadFd(target)),
-            }
-        }
-        let remove_on_exit = spec
-            .remove_on_exit
-            .as_ref()
-            .map(|dir| {
-                cstring(
-                    dir.as_os_str().as_bytes(),
-                    &program_name,
-                    "the directory to remove",
-                )
-            })
-            .transpose()?;
-        let sandbox = spec
-            .sandbox
-            .as_ref()
-            .map(|policy| {
-                let kernel = spec.sandbox_kernel.unwrap_or_else(Kernel::probe);
-                sandbox::prepare(policy, kernel, spec.remove_on_exit.as_deref())
-            })
-            .transpose()?;
-        let [a, b, c] = spec.stdio;
-        let take = |s: ChildStdio| match s {
-            ChildStdio::Null => None,
-            ChildStdio::Fd(fd) => Some(fd),
-        };
-        Ok(Self {
-            program,
-            program_name,
-            argv,
-            envp,
-            cwd,
-            cwd_name: spec.cwd.display().to_string(),
-            stdio: [take(a), take(b), take(c)],
-            extras: spec.fds,
-            controlling_terminal: spec.controlling_terminal,
-            remove_on_exit,
-            cgroup: containment::new_cgroup(),
-            sandbox,
-        })
-    }
-}
-
-/// The raw data the forked code reads: plain descriptor numbers and pointers into the plan.
-pub(super) struct ChildView<'a> {
-    pub(super) plan: &'a ForkPlan,
-    pub(super) argv: &'a [*const c_char],
-    pub(super) envp: &'a [*const c_char],
-    /// Descriptor numbers in agentsh (valid in the fork) of control, report, error, then the
-    /// payload: stdio descriptors that are `Some`, then the extras, then the sandbox's
-    /// Landlock rule set.
-    pub(super) wanted: &'a [RawFd],
-    pub(super) parent: libc::pid_t,
-}
+use super::SpawnError;
+use super::forked::supervisor_main;
+use super::plan::{ChildView, ForkPlan};
+use super::report::{REPORT_CHILD_PID, Stage};
+use crate::sandbox;
 
 /// A forked supervisor, as the spawner hands it back.
 pub(super) struct SpawnedRaw {
@@ -318,4 +192,16 @@ fn start_up(
         pid_record[6],
         pid_record[7],
     ]))
+}
+
+pub(super) fn set_nonblocking(fd: impl AsFd) -> io::Result<()> {
+    let flags = rustix::fs::fcntl_getfl(&fd)?;
+    rustix::fs::fcntl_setfl(&fd, flags | rustix::fs::OFlags::NONBLOCK)?;
+    Ok(())
+}
+
+/// A new supervisor id (never reused, unlike pids).
+pub(super) fn next_id() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
 }

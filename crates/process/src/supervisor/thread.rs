@@ -17,8 +17,7 @@
 //! Whoever waits for a supervisor's end ([`Supervisor::shutdown`](super::Supervisor::shutdown),
 //! the blocking supervisor of the rc snapshot) is answered only after that.
 
-use std::os::fd::{AsFd, OwnedFd};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::os::fd::OwnedFd;
 use std::sync::{Mutex, OnceLock, mpsc};
 use std::time::{Duration, Instant};
 
@@ -26,7 +25,8 @@ use rustix::event::{PollFd, PollFlags};
 use rustix::process::{Pid, WaitId, WaitIdOptions, WaitOptions};
 
 use super::SpawnError;
-use super::spawner::{ForkFailure, ForkPlan, SpawnedRaw, fork_supervisor, pipe_cloexec};
+use super::plan::ForkPlan;
+use super::spawner::{ForkFailure, SpawnedRaw, fork_supervisor, pipe_cloexec, set_nonblocking};
 use crate::containment::{self, Cgroup};
 
 /// How often the removal of an exited supervisor's non-empty cgroup is retried, and the exit
@@ -94,18 +94,6 @@ pub(super) fn spawner() -> Result<&'static Spawner, SpawnError> {
         requests: Mutex::new(tx),
         wake: wake_w,
     }))
-}
-
-pub(super) fn set_nonblocking(fd: impl AsFd) -> std::io::Result<()> {
-    let flags = rustix::fs::fcntl_getfl(&fd)?;
-    rustix::fs::fcntl_setfl(&fd, flags | rustix::fs::OFlags::NONBLOCK)?;
-    Ok(())
-}
-
-/// A new supervisor id (never reused, unlike pids).
-pub(super) fn next_id() -> u64 {
-    static NEXT: AtomicU64 = AtomicU64::new(1);
-    NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
 /// One supervisor the thread forked, until it is gone, cleaned up after and released.

@@ -1,14 +1,53 @@
-//! Reading a model's JSON into [`BashArgs`]: each field with a reader that names the JSON type it
-//! got, and `serde_path_to_error` naming the argument.
+//! Reading a model's JSON into the tools' arguments ([`BashArgs`] here, the job tools' in
+//! `jobs`): each field with a reader that names the JSON type it got, and `serde_path_to_error`
+//! naming the argument; and the schemas offered, from schemars.
 
 use std::fmt;
 
 use serde::Deserialize;
-use serde::de::{self, Deserializer, Visitor};
+use serde::de::{self, DeserializeOwned, Deserializer, Visitor};
 use serde_json::Value;
 
 use super::{ArgsError, BashArgs};
 use crate::json_kind;
+
+/// The fields of `tool`'s arguments as `T` reads them. A first look checks that `value` is an
+/// object (serde would only say "expected struct"); then serde reads the fields, each with a
+/// reader that names the JSON type it got, and `serde_path_to_error` says which argument an
+/// error is about.
+pub(super) fn read_fields<T: DeserializeOwned>(
+    tool: &'static str,
+    value: &Value,
+) -> Result<T, ArgsError> {
+    if !value.is_object() {
+        return Err(ArgsError::NotAnObject {
+            tool,
+            got: json_kind(value),
+        });
+    }
+    serde_path_to_error::deserialize(value).map_err(|err| ArgsError::Invalid {
+        argument: err.path().to_string(),
+        reason: err.into_inner().to_string(),
+    })
+}
+
+/// The JSON schema of `T`, to offer a tool to a model: no `$schema`, and no integer formats
+/// (which some model APIs reject).
+#[cfg(feature = "schema")]
+pub(super) fn arguments_schema<T: schemars::JsonSchema>() -> Value {
+    let generator = schemars::generate::SchemaSettings::draft2020_12()
+        .with(|settings| settings.meta_schema = None)
+        .into_generator();
+    let mut schema = generator.into_root_schema_for::<T>().to_value();
+    if let Some(properties) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+        for property in properties.values_mut() {
+            if let Some(property) = property.as_object_mut() {
+                property.remove("format");
+            }
+        }
+    }
+    schema
+}
 
 impl BashArgs {
     /// Parses the arguments of a `bash` tool call.
@@ -17,16 +56,7 @@ impl BashArgs {
     /// then serde reads the fields, each with a reader that names the JSON type it got, and
     /// `serde_path_to_error` says which argument an error is about.
     pub fn from_value(value: &Value) -> Result<Self, ArgsError> {
-        if !value.is_object() {
-            return Err(ArgsError::NotAnObject {
-                got: json_kind(value),
-            });
-        }
-        let raw: RawArgs =
-            serde_path_to_error::deserialize(value).map_err(|err| ArgsError::Invalid {
-                argument: err.path().to_string(),
-                reason: err.into_inner().to_string(),
-            })?;
+        let raw: RawArgs = read_fields("bash", value)?;
         let run_in_background = raw.run_in_background.unwrap_or(false);
         let pty = raw.pty.unwrap_or(false);
         if pty && !run_in_background {
@@ -45,7 +75,10 @@ impl BashArgs {
             });
         }
         Ok(Self {
-            command: raw.command.ok_or(ArgsError::MissingCommand)?,
+            command: raw.command.ok_or(ArgsError::Missing {
+                argument: "command",
+                what: "the shell command to run",
+            })?,
             timeout: raw.timeout,
             cwd: raw.cwd,
             head: raw.head,
@@ -61,18 +94,7 @@ impl BashArgs {
     /// `required: ["command"]`, a description on every property, and no `null` types or
     /// integer formats (which some model APIs reject).
     pub fn json_schema() -> Value {
-        let generator = schemars::generate::SchemaSettings::draft2020_12()
-            .with(|settings| settings.meta_schema = None)
-            .into_generator();
-        let mut schema = generator.into_root_schema_for::<Self>().to_value();
-        if let Some(properties) = schema.get_mut("properties").and_then(Value::as_object_mut) {
-            for property in properties.values_mut() {
-                if let Some(property) = property.as_object_mut() {
-                    property.remove("format");
-                }
-            }
-        }
-        schema
+        arguments_schema::<Self>()
     }
 }
 
@@ -156,18 +178,19 @@ pub(crate) fn line_count<'de, D: Deserializer<'de>>(
             Given::Float(f) if f.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&f) => {
                 Ok(f as u32)
             }
-            // Written as JSON writes it (`1.5`, `1e+300`), as the model sent it.
-            Given::Float(f) => {
-                Err(bad(serde_json::Number::from_f64(f)
-                    .map_or_else(|| f.to_string(), |n| n.to_string())))
-            }
+            Given::Float(f) => Err(bad(number_text(f))),
             Given::Str(_) | Given::Bool(_) => Err(Rejection::WrongType),
         },
     })
 }
 
+/// A number as JSON writes it (`1.5`, `1e+300`), as the model sent it.
+pub(super) fn number_text(f: f64) -> String {
+    serde_json::Number::from_f64(f).map_or_else(|| f.to_string(), |n| n.to_string())
+}
+
 /// A scalar argument value as the deserializer handed it over.
-enum Given<'a> {
+pub(super) enum Given<'a> {
     Int(i64),
     UInt(u64),
     Float(f64),
@@ -176,7 +199,7 @@ enum Given<'a> {
 }
 
 /// Why a field reader refused a value.
-enum Rejection {
+pub(super) enum Rejection {
     /// Not the JSON type the argument takes: `must be <expected>, got <kind>`.
     WrongType,
     /// The right type, a bad value: the whole reason.
@@ -185,10 +208,10 @@ enum Rejection {
 
 /// Reads one optional argument, naming in its error the JSON type it got (`got a boolean`)
 /// where serde would write `invalid type: boolean `true`, expected …`.
-struct ArgVisitor<T> {
+pub(super) struct ArgVisitor<T> {
     /// What the argument must be (`a string`).
-    expected: &'static str,
-    accept: fn(Given<'_>) -> Result<T, Rejection>,
+    pub(super) expected: &'static str,
+    pub(super) accept: fn(Given<'_>) -> Result<T, Rejection>,
 }
 
 impl<T> ArgVisitor<T> {

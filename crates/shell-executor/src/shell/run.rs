@@ -17,21 +17,18 @@
 use std::future::Future;
 use std::io;
 use std::os::fd::OwnedFd;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::time::Duration;
 
-use agentsh_process::{ChildExit, CommandScope, Supervisor};
+use agentsh_process::{ChildExit, CommandScope, Supervisor, fd_target, waits_for_a_child};
 use rustix::process::Signal;
 use tokio::io::unix::AsyncFd;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::{
-    Output, StopMethod, StopReason, Verdict, send_signal, shell_lacks_fd, shell_left_command,
-    stop_command,
-};
-use crate::bootstrap::{self, ReportItem, UNWOUND_FILE};
+use super::stop::{StopMethod, StopReason, Verdict, send_signal, stop_command};
+use crate::bootstrap::{self, ReportItem, TRIGGER_FIFO, UNWOUND_FILE};
 use crate::fifo::{Fifo, read_fd};
 
 /// How long a stopped command's shell gets to come back (report a status) after the
@@ -46,6 +43,12 @@ const REPORT_READ: usize = 256;
 const END_CHECK: Duration = Duration::from_millis(250);
 /// How long after it left its command the loop gets to report before it counts as wedged.
 const REPORT_GRACE: Duration = Duration::from_secs(1);
+
+/// Where a command's output goes while it runs.
+pub(crate) trait Output: Send {
+    fn chunk(&mut self, bytes: &[u8]);
+    fn head_satisfied(&self) -> bool;
+}
 
 /// How the wait for a command ended.
 pub(super) enum CommandEnd {
@@ -422,4 +425,27 @@ async fn poll_stopper(stopper: &mut Option<StopFuture>) -> Verdict {
         Some(future) => future.await,
         None => std::future::pending().await,
     }
+}
+
+/// Whether the shell has left its command, as far as `/proc` can tell (checked while no report
+/// came): it holds neither fd 1 nor fd 2, its fd 0 is closed or the trigger FIFO (the command's
+/// is `/dev/null` unless it closed it too), and it is not waiting for a child. A command that
+/// closed all three descriptors and then loops in builtins looks the same: it is replaced.
+fn shell_left_command(shell: u32, dir: &Path) -> bool {
+    let input_is_the_loops = match fd_target(shell, 0) {
+        Ok(None) => true,
+        Ok(Some(input)) => input == dir.join(TRIGGER_FIFO),
+        Err(_) => false,
+    };
+    shell_lacks_fd(shell, 1)
+        && shell_lacks_fd(shell, 2)
+        && input_is_the_loops
+        && !waits_for_a_child(shell)
+}
+
+/// Whether the shell has no descriptor `fd` open. Between commands the loop keeps 0, 1 and 2
+/// closed (it opens 0 to read a trigger and 1 to write a report, never 2), and the command's
+/// `.` sets all three: a shell without fd 2 has finished sourcing its command.
+fn shell_lacks_fd(shell: u32, fd: u32) -> bool {
+    matches!(fd_target(shell, fd), Ok(None))
 }

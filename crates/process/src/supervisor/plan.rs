@@ -1,0 +1,134 @@
+//! Turning a [`SpawnSpec`] into a [`ForkPlan`] of plain C data, before the fork: everything the
+//! forked code in `forked` reads, containment included ([`ForkPlan::new`] creates the tree's
+//! cgroup, see `crate::containment` and the containment stage in `forked`), and the
+//! [`ChildView`] of it that the forked code gets.
+
+use std::ffi::{CString, c_char};
+use std::os::fd::{OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+
+use super::{ChildStdio, MAX_EXTRA_FD, MIN_EXTRA_FD, SpawnError, SpawnSpec};
+use crate::containment::{self, Cgroup};
+use crate::sandbox::{self, Kernel, Prepared};
+
+/// Everything the forked processes need, prepared before `fork()`.
+pub(super) struct ForkPlan {
+    pub(super) program: CString,
+    pub(super) program_name: String,
+    pub(super) argv: Vec<CString>,
+    pub(super) envp: Vec<CString>,
+    pub(super) cwd: CString,
+    pub(super) cwd_name: String,
+    /// Standard descriptors: `None` = `/dev/null`.
+    pub(super) stdio: [Option<OwnedFd>; 3],
+    pub(super) extras: Vec<(OwnedFd, RawFd)>,
+    pub(super) controlling_terminal: bool,
+    pub(super) remove_on_exit: Option<CString>,
+    /// The tree's cgroup (see `crate::containment`); the child joins it before `execve`.
+    pub(super) cgroup: Option<Cgroup>,
+    /// The sandbox, ready for the child's raw system calls.
+    pub(super) sandbox: Option<Prepared>,
+}
+
+fn cstring(bytes: &[u8], program: &str, what: &'static str) -> Result<CString, SpawnError> {
+    CString::new(bytes).map_err(|_| SpawnError::NulByte {
+        program: program.to_owned(),
+        what,
+    })
+}
+
+impl ForkPlan {
+    /// Checks `spec` and converts it to C data. Containment is prepared here as well (the
+    /// cgroup created; later settings: files opened, maps formatted), never after the fork.
+    pub(super) fn new(spec: SpawnSpec) -> Result<Self, SpawnError> {
+        let program_name = spec.program.display().to_string();
+        let program_path = if spec.program.is_relative() && spec.program.components().count() > 1 {
+            std::env::current_dir()
+                .map_or_else(|_| spec.program.clone(), |dir| dir.join(&spec.program))
+        } else {
+            spec.program.clone()
+        };
+        let program = cstring(
+            program_path.as_os_str().as_bytes(),
+            &program_name,
+            "the program path",
+        )?;
+        let mut argv = vec![cstring(spec.arg0.as_bytes(), &program_name, "argv[0]")?];
+        for arg in &spec.args {
+            argv.push(cstring(arg.as_bytes(), &program_name, "an argument")?);
+        }
+        let mut envp = Vec::with_capacity(spec.env.len());
+        for (name, value) in &spec.env {
+            let mut entry = Vec::with_capacity(name.len() + value.len() + 1);
+            entry.extend_from_slice(name.as_bytes());
+            entry.push(b'=');
+            entry.extend_from_slice(value.as_bytes());
+            envp.push(cstring(&entry, &program_name, "the environment")?);
+        }
+        let cwd = cstring(
+            spec.cwd.as_os_str().as_bytes(),
+            &program_name,
+            "the working directory",
+        )?;
+        let mut seen = [false; 10];
+        for &(_, target) in &spec.fds {
+            let slot = usize::try_from(target)
+                .ok()
+                .filter(|&t| (MIN_EXTRA_FD as usize..=MAX_EXTRA_FD as usize).contains(&t));
+            match slot {
+                Some(slot) if !seen[slot] => seen[slot] = true,
+                _ => return Err(SpawnError::BadFd(target)),
+            }
+        }
+        let remove_on_exit = spec
+            .remove_on_exit
+            .as_ref()
+            .map(|dir| {
+                cstring(
+                    dir.as_os_str().as_bytes(),
+                    &program_name,
+                    "the directory to remove",
+                )
+            })
+            .transpose()?;
+        let sandbox = spec
+            .sandbox
+            .as_ref()
+            .map(|policy| {
+                let kernel = spec.sandbox_kernel.unwrap_or_else(Kernel::probe);
+                sandbox::prepare(policy, kernel, spec.remove_on_exit.as_deref())
+            })
+            .transpose()?;
+        let [a, b, c] = spec.stdio;
+        let take = |s: ChildStdio| match s {
+            ChildStdio::Null => None,
+            ChildStdio::Fd(fd) => Some(fd),
+        };
+        Ok(Self {
+            program,
+            program_name,
+            argv,
+            envp,
+            cwd,
+            cwd_name: spec.cwd.display().to_string(),
+            stdio: [take(a), take(b), take(c)],
+            extras: spec.fds,
+            controlling_terminal: spec.controlling_terminal,
+            remove_on_exit,
+            cgroup: containment::new_cgroup(),
+            sandbox,
+        })
+    }
+}
+
+/// The raw data the forked code reads: plain descriptor numbers and pointers into the plan.
+pub(super) struct ChildView<'a> {
+    pub(super) plan: &'a ForkPlan,
+    pub(super) argv: &'a [*const c_char],
+    pub(super) envp: &'a [*const c_char],
+    /// Descriptor numbers in agentsh (valid in the fork) of control, report, error, then the
+    /// payload: stdio descriptors that are `Some`, then the extras, then the sandbox's
+    /// Landlock rule set.
+    pub(super) wanted: &'a [RawFd],
+    pub(super) parent: libc::pid_t,
+}

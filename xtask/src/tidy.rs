@@ -177,7 +177,7 @@ mod tests {
             .unwrap_or_default()
     }
 
-    /// SPEC §10: a renderer needs nothing that runs commands, so a downstream renderer pulls in
+    /// A renderer needs nothing that runs commands, so a downstream renderer pulls in
     /// no tokio, no shell, no vt100. The protocol comes without its serde feature.
     #[test]
     fn widget_crates_depend_on_protocol_and_ratatui_core_only() {

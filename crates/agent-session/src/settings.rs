@@ -13,7 +13,7 @@
 //! - `key_path`: which key a serde error is about, and how a key path is written;
 //! - `remote`: `[remote]` and the `ssh://` target;
 //! - `execution`: the sections that shape execution as they travel in a remote session's
-//!   hello (SPEC §17), and applying them on the far side.
+//!   hello, and applying them on the far side.
 
 mod execution;
 mod key_path;

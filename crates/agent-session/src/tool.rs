@@ -38,7 +38,7 @@ pub struct ToolContext {
     /// Nobody shows live updates (print mode): none are made, and the output is not copied
     /// into a tail for them. Default `false`: updates are made.
     pub skip_live_updates: bool,
-    /// Nothing outlives the call here (print mode, SPEC §13): `run_in_background` is an argument
+    /// Nothing outlives the call here (print mode): `run_in_background` is an argument
     /// error and no call yields. Default `false`: jobs are available.
     pub no_jobs: bool,
 }
@@ -63,7 +63,7 @@ pub trait PtyHost: Send + Sync {
     fn attach(&self, call_id: &str, controller: PtyController);
 
     /// The size `(cols, rows)` the host will show the PTY at, when it knows it: the command
-    /// then starts at that size (clamped to 20–400 columns × 5–200 rows, SPEC §8), so what it
+    /// then starts at that size (clamped to 20–400 columns × 5–200 rows), so what it
     /// runs first sees the host's width, with no race against a resize after
     /// [`attach`](Self::attach). `None` (the default): 120×40.
     fn size(&self) -> Option<(u16, u16)> {

@@ -1,4 +1,4 @@
-//! Background jobs as plain data (SPEC §13): a job's state, its `details.job`, and the texts
+//! Background jobs as plain data: a job's state, its `details.job`, and the texts
 //! its tools answer with.
 
 use std::fmt;
@@ -155,7 +155,7 @@ mod seconds {
 }
 
 impl JobSummary {
-    /// `job_list`'s line (SPEC §13): `job N · <state> · <run time> · <output size> · $ <command>`,
+    /// `job_list`'s line: `job N · <state> · <run time> · <output size> · $ <command>`,
     /// the state written `exited with code C` once the command returned.
     pub fn list_line(&self) -> String {
         let state = match (self.state, self.exit_code) {
@@ -172,7 +172,7 @@ impl JobSummary {
     }
 }
 
-/// A look at one job for a UI (`/job N`, SPEC §15): what it printed last, or its terminal's
+/// A look at one job for a UI (`/job N`): what it printed last, or its terminal's
 /// screen, taken without moving what `job_output` returns next or where its `until` looks.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JobView {
@@ -181,7 +181,7 @@ pub struct JobView {
     /// The last lines of its output (sanitised, as its log holds it) that fit in the byte
     /// bound asked for; when the last line alone is longer, its end. Empty without output.
     pub output: String,
-    /// Lines of its whole output so far (SPEC §1 rule).
+    /// Lines of its whole output so far.
     pub total_lines: u64,
     /// Its log artifact, once it has one: the whole output (`artifact://ID`).
     pub artifact_id: Option<String>,

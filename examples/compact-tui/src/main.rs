@@ -1,4 +1,4 @@
-//! `agentsh-compact-tui [--listen PATH]`: agentsh's interactive mode (SPEC §15) drawn by the
+//! `agentsh-compact-tui [--listen PATH]`: agentsh's interactive mode drawn by the
 //! compact renderer of `examples/compact-renderer` instead of the default one — the swap a
 //! downstream crate makes, end to end. The configuration is found as `agentsh` finds it
 //! (`$AGENTSH_CONFIG`, else `$XDG_CONFIG_HOME/agentsh/config.toml`); the session runs in the

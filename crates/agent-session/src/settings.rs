@@ -11,12 +11,14 @@
 //! - `load`: finding the file (`--config`, `AGENTSH_CONFIG`, the XDG default), reading and
 //!   checking it, and [`ConfigError`];
 //! - `key_path`: which key a serde error is about, and how a key path is written;
+//! - `keys`: every key the file accepts ([`Settings::config_keys`]), read off the loader's types;
 //! - `remote`: `[remote]` and the `ssh://` target;
 //! - `execution`: the sections that shape execution as they travel in a remote session's
 //!   hello, and applying them on the far side.
 
 mod execution;
 mod key_path;
+mod keys;
 mod load;
 mod remote;
 mod types;

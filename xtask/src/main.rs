@@ -18,6 +18,8 @@ use agentsh_bench_support::{REPORT_ENV, Row};
 mod manifest;
 mod readme;
 #[cfg(test)]
+mod rpc_doc;
+#[cfg(test)]
 mod tidy;
 
 use manifest::Manifest;

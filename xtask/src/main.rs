@@ -24,6 +24,8 @@ mod manifest;
 mod paths;
 mod readme;
 #[cfg(test)]
+mod rpc_doc;
+#[cfg(test)]
 mod tidy;
 
 use manifest::Manifest;

@@ -1,10 +1,11 @@
-//! The tool result of SPEC §9, and the context text of a bang command (SPEC §10), as pure
+//! The tool result of a `bash` call, and the context text of a bang command, as pure
 //! functions of what the executor reported.
 //!
 //! # Which lines are shown, and how they are numbered
 //!
-//! Lines are numbered 1..=T over the whole sanitised output (T = `totalLines`, line rule of
-//! SPEC §1). The builder takes a *source window* of that output and knows where it sits:
+//! Lines are numbered 1..=T over the whole sanitised output (T = `totalLines`; lines end at
+//! `\n`, and a final `\n` ends the last line rather than starting an empty one). The builder
+//! takes a *source window* of that output and knows where it sits:
 //!
 //! - with a `head` limit and a head capture: the capture, which starts at line 1;
 //! - otherwise the sink's tail (`summary.output`), whose last line is line T, so its first line
@@ -44,7 +45,7 @@ use crate::Timeout;
 use crate::cwd::CwdError;
 use crate::sandbox::denial_line_for;
 
-/// The line a bang command's context text ends with when it was stopped (SPEC §10).
+/// The line a bang command's context text ends with when it was stopped.
 pub const BANG_CANCELLED: &str = "(command cancelled)";
 
 /// A live update of a running tool call: the current tail of its output.
@@ -82,13 +83,13 @@ pub struct FinishedRun<'a> {
     pub cwd: &'a Path,
     /// The (clamped) timeout of the call.
     pub timeout: Timeout,
-    /// The sandbox the command ran under (SPEC §16), `None` when off: a failed command whose
+    /// The sandbox the command ran under, `None` when off: a failed command whose
     /// output shows a denial gets the sandbox line.
     pub sandbox: Option<&'a SandboxPolicy>,
 }
 
-/// Builds the tool result of a finished call (SPEC §9): body, outcome line, the sandbox line
-/// (SPEC §16: a sandboxed command that failed with a denial in its output, see
+/// Builds the tool result of a finished call: body, outcome line, the sandbox line
+/// (for a sandboxed command that failed with a denial in its output, see
 /// [`DENIAL_MARKERS`](crate::DENIAL_MARKERS)), notice; `details` with `meta.truncation`
 /// whenever anything was left out.
 ///
@@ -178,7 +179,7 @@ pub fn build_tool_result(run: &FinishedRun<'_>) -> ToolOutcome {
     }
 }
 
-/// The result of a command the interceptor blocked (SPEC §2): `Blocked: <message>\n\nOriginal
+/// The result of a command the interceptor blocked: `Blocked: <message>\n\nOriginal
 /// command: <command>`, `details.interception` set, `isError` true. `cwd` and `timeout` are the
 /// call's, as far as they are known.
 pub fn blocked_result(
@@ -192,7 +193,7 @@ pub fn blocked_result(
     ToolResult::new(interception.text(command), details, true)
 }
 
-/// The result of a call whose `cwd` cannot be used (SPEC §3); `details.cwd` is the resolved
+/// The result of a call whose `cwd` cannot be used; `details.cwd` is the resolved
 /// path.
 pub fn cwd_error_result(error: &CwdError, timeout: Timeout) -> ToolResult {
     ToolResult::new(
@@ -202,7 +203,7 @@ pub fn cwd_error_result(error: &CwdError, timeout: Timeout) -> ToolResult {
     )
 }
 
-/// The text a bang command (`!cmd`) leaves in the model's context (SPEC §10):
+/// The text a bang command (`!cmd`) leaves in the model's context:
 ///
 /// ````text
 /// Ran `cmd`
@@ -220,7 +221,7 @@ pub fn cwd_error_result(error: &CwdError, timeout: Timeout) -> ToolResult {
 /// with code N` for a non-zero exit, or `Command failed: missing exit status` when there is no
 /// exit code (the spec names only the first two; a silent missing status would look like
 /// success). Then, for a command run under `sandbox` that failed (a non-zero exit or no exit
-/// status) with a denial in its output, the sandbox line of SPEC §16
+/// status) with a denial in its output, the sandbox line
 /// (`[sandbox: <mode>; writable: <roots>; network off]`). The notice follows when the byte
 /// limit truncated the output. Code spans and fences grow past any backticks in the command or
 /// output.

@@ -1,4 +1,4 @@
-//! A session's sandbox (SPEC §16) above the spawner: its writable roots resolved from the
+//! A session's sandbox above the spawner: its writable roots resolved from the
 //! settings, its private temp dir, the one place that decides whether it can be enforced, and
 //! the denial line of a result.
 //!
@@ -16,8 +16,8 @@ use regex::Regex;
 use crate::error::SessionError;
 use crate::settings::SandboxSettings;
 
-/// What a failed sandboxed command's output shows when the sandbox denied it something (SPEC
-/// §16), as the tools print it (`strerror` texts, resolver and curl messages):
+/// What a failed sandboxed command's output shows when the sandbox denied it something,
+/// as the tools print it (`strerror` texts, resolver and curl messages):
 ///
 /// - files: `Permission denied` (EACCES, what Landlock answers), `Read-only file system`
 ///   (EROFS), `Operation not permitted` (EPERM: seccomp's `socket(AF_UNIX, …)`, `unshare`,
@@ -63,7 +63,7 @@ pub fn shows_denial(text: &str) -> bool {
     MARKERS.is_match(text)
 }
 
-/// Watches a stream of text (a job's output, piece by piece, SPEC §13) for a denial, so that
+/// Watches a stream of text (a job's output, piece by piece) for a denial, so that
 /// the result that reports the job's failure gets the sandbox line even when the denial was
 /// in output an earlier result showed. A marker split between two pieces is found too.
 pub(crate) struct DenialWatch {
@@ -111,8 +111,8 @@ impl DenialWatch {
     }
 }
 
-/// The line a failed sandboxed command's result gets when its output shows a denial (SPEC
-/// §16): `[sandbox: <mode>; writable: <roots>; network off]` (`network on` when allowed), the
+/// The line a failed sandboxed command's result gets when its output shows a denial:
+/// `[sandbox: <mode>; writable: <roots>; network off]` (`network on` when allowed), the
 /// roots comma-separated as resolved.
 ///
 /// ```
@@ -281,7 +281,7 @@ impl SessionSandbox {
             .path()
             .canonicalize()
             .map_err(SessionError::SandboxTempDir)?;
-        // In the order of SPEC §16: the cwd, the temp dir, `writable`; each root once.
+        // In this order: the cwd, the temp dir, `writable`; each root once.
         let mut writable: Vec<PathBuf> = Vec::new();
         let (cwd_root, rest) = configured
             .split_first()

@@ -81,7 +81,7 @@ struct Inner {
     settings: Settings,
     /// `bash.env`, plus `TMPDIR` (the private temp dir) under a sandbox.
     env: BTreeMap<String, String>,
-    /// The sandbox (SPEC §16), `None` when `sandbox.mode` is off.
+    /// The sandbox, `None` when `sandbox.mode` is off.
     sandbox: Option<SessionSandbox>,
     /// The artifact store, or why it could not be opened.
     store: Result<ArtifactStore, String>,
@@ -269,7 +269,7 @@ impl AgentSession {
         &self.inner.settings
     }
 
-    /// The sandbox every command of the session runs under (SPEC §16), `None` when
+    /// The sandbox every command of the session runs under, `None` when
     /// `sandbox.mode` is off: its mode, its writable roots as resolved (the cwd in
     /// `workspace-write`, the private temp dir, `sandbox.writable`) and whether the network is
     /// reachable.
@@ -360,10 +360,10 @@ impl AgentSession {
         Ok(result)
     }
 
-    /// The text of a bang command's result as the model's context gets it (SPEC §10,
-    /// [`bang_context_text`] with the session's byte limit and sandbox): what
-    /// [`context_messages`](Self::context_messages) records for it, with the sandbox line of
-    /// SPEC §16 after the outcome when a sandboxed command failed with a denial. The RPC
+    /// The text of a bang command's result as the model's context gets it
+    /// ([`bang_context_text`] with the session's byte limit and sandbox): what
+    /// [`context_messages`](Self::context_messages) records for it, with the sandbox line
+    /// after the outcome when a sandboxed command failed with a denial. The RPC
     /// `bash` response carries it as `text`.
     pub fn bang_text(&self, command: &str, result: &BashResult) -> String {
         bang_context_text(
@@ -413,7 +413,7 @@ impl AgentSession {
     }
 
     /// The session's own artifacts (its outputs and job logs), newest first, with their sizes
-    /// and times (RPC `list_artifacts`, SPEC §17; the MCP resources list the same ones). Other
+    /// and times (RPC `list_artifacts`; the MCP resources list the same ones). Other
     /// sessions sharing the store's directory are not listed: a client sees only its own.
     /// Looks at each of its files (not at the rest of the directory): call it off the async
     /// threads.
@@ -454,7 +454,7 @@ impl AgentSession {
     }
 
     /// A sink with the session's byte limit, spilling to an artifact allocated when the output
-    /// first overflows (SPEC §4): a call whose output fits creates no file.
+    /// first overflows: a call whose output fits creates no file.
     pub(crate) fn new_sink(&self, head_lines: Option<u32>) -> OutputSink {
         let spill = self.inner.store.is_ok().then(|| {
             Box::new(ArtifactOnDemand {

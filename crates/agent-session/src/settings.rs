@@ -13,12 +13,14 @@
 //!   checking it, and [`ConfigError`];
 //! - `key_path`: which key a serde error is about, how a key path is written, and the bad
 //!   value at a key that every check reports;
+//! - `keys`: every key the file accepts ([`Settings::config_keys`]), read off the loader's types;
 //! - `remote`: `[remote]` and the `ssh://` target;
 //! - `execution`: the sections that shape execution as they travel in a remote session's
-//!   hello (SPEC §17), and applying them on the far side.
+//!   hello, and applying them on the far side.
 
 mod execution;
 mod key_path;
+mod keys;
 mod load;
 mod remote;
 mod types;

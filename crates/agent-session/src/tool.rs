@@ -39,7 +39,7 @@ pub struct ToolContext {
     /// Nobody shows live updates (print mode): none are made, and the output is not copied
     /// into a tail for them. Default `false`: updates are made.
     pub skip_live_updates: bool,
-    /// Nothing outlives the call here (print mode, SPEC §13): `run_in_background` is an argument
+    /// Nothing outlives the call here (print mode): `run_in_background` is an argument
     /// error and no call yields. Default `false`: jobs are available.
     pub no_jobs: bool,
 }

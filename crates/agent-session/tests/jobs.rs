@@ -1,4 +1,4 @@
-//! Background jobs through the library (SPEC §13): what a crate user gets from `AgentSession`
+//! Background jobs through the library: what a crate user gets from `AgentSession`
 //! without the binary, on real shells and processes.
 
 use std::time::{Duration, Instant};

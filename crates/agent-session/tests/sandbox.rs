@@ -1,4 +1,4 @@
-//! A session's sandbox above the spawner (SPEC §16): its writable roots as resolved, the roots
+//! A session's sandbox above the spawner: its writable roots as resolved, the roots
 //! it refuses, its private temp dir, and that every command path runs confined.
 
 use std::os::unix::fs::PermissionsExt as _;
@@ -206,7 +206,7 @@ async fn every_command_path_runs_confined() {
             .into_result();
         assert!(!result.text().contains("Sandbox unavailable"), "{args}");
     }
-    // The tool call's own result names the sandbox after its denial (SPEC §16).
+    // The tool call's own result names the sandbox after its denial.
     let result = sandboxed
         .execute_tool(
             "call-2",
@@ -292,8 +292,8 @@ const fn limit(landlock_abi: i32, user_namespaces: bool, seccomp: bool) -> Sandb
     }
 }
 
-/// A sandbox the kernel cannot enforce is an error when the session is made (SPEC §16:
-/// `Sandbox unavailable: <reason>`, never a silent or partial fallback): no shell starts (the
+/// A sandbox the kernel cannot enforce is an error when the session is made
+/// (`Sandbox unavailable: <reason>`, never a silent or partial fallback): no shell starts (the
 /// rc snapshot, which would write in the cwd, does not run), no file is written (not even the
 /// artifact store). A limit the kernel meets changes nothing.
 #[test]
@@ -384,7 +384,7 @@ impl PtyHost for QuietHost {
     fn attach(&self, _call_id: &str, _controller: PtyController) {}
 }
 
-/// The PTY path runs confined too (SPEC §16: every PTY session): a tool call on a terminal
+/// The PTY path runs confined too (every PTY session): a tool call on a terminal
 /// writes in the cwd, cannot write outside the roots, and its result names the sandbox after
 /// the denial; so does a PTY job's.
 #[tokio::test(flavor = "multi_thread")]
@@ -470,7 +470,7 @@ async fn end_of(session: &AgentSession, id: &str, started: ToolResult) -> ToolRe
     job_tool(session, "job_output", json!({"jobId": id, "wait": 30})).await
 }
 
-/// A sandboxed background job that failed with a denial gets the sandbox line (SPEC §16) in
+/// A sandboxed background job that failed with a denial gets the sandbox line in
 /// the result that reports its end, after the state line (the job's outcome line) — also when
 /// the denial was shown by an earlier result — and on `job_kill`; never while it runs, for a
 /// job that succeeded, or for one whose output shows no denial.

@@ -1,7 +1,7 @@
-//! `BashTool` end to end on real shells: every branch of SPEC §9.
+//! `BashTool` end to end on real shells: every branch of the tool result.
 //!
 //! A stopped `sleep` is reported by bash itself as `Terminated` (its foreground job died of
-//! SIGTERM, SPEC §6 stopping); that line is part of the command's output, as in a terminal.
+//! SIGTERM); that line is part of the command's output, as in a terminal.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -123,7 +123,7 @@ async fn timeout_keeps_the_annotation_and_no_outcome_line() {
         .into_result();
     assert!(started.elapsed() < Duration::from_secs(10), "liveness");
     // bash's own report of the `sleep` agentsh killed (`Terminated`) is not the command's
-    // output (SPEC §6, Completion).
+    // output.
     assert_eq!(
         result.text(),
         "[Command timed out after 1 seconds]\nstarted"
@@ -253,7 +253,7 @@ fn listing(dir: &Path) -> Vec<String> {
 }
 
 /// Regression (issue 11): every call reserved an artifact before it ran, creating and
-/// unlinking a file (and using up an id) even when its output fitted. SPEC §4: a call gets an
+/// unlinking a file (and using up an id) even when its output fitted. Now a call gets an
 /// id when its output first needs one; a call whose output fits creates no file at all.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_call_whose_output_fits_reserves_no_artifact() {
@@ -278,7 +278,7 @@ async fn a_call_whose_output_fits_reserves_no_artifact() {
     assert!(world.session.take_warnings().is_empty());
 }
 
-/// SPEC §4: an artifact that cannot be allocated when the output first overflows costs a
+/// An artifact that cannot be allocated when the output first overflows costs a
 /// warning, not the call: the output is still truncated, with neither `artifactId` nor
 /// `artifactError` (nothing was written, so nothing was lost). The store breaks only after the
 /// call started (the command replaces its directory with a file), so a reservation made before

@@ -1,4 +1,4 @@
-//! What an interactive UI gets from a session (SPEC §15): a bang command's output live, a PTY
+//! What an interactive UI gets from a session: a bang command's output live, a PTY
 //! at the host's size, and a look at a job that moves no read position. Real shells, real
 //! terminals.
 

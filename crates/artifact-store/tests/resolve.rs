@@ -1,4 +1,4 @@
-//! `artifact://` resolution and its exact error texts (SPEC §4).
+//! `artifact://` resolution and its exact error texts.
 
 use std::fs;
 use std::os::unix::fs::symlink;

@@ -106,7 +106,7 @@ proptest! {
         prop_assert_eq!(ours.as_bytes(), theirs.as_slice(), "text {:?} head {:?} tail {:?}", text, head, tail);
     }
 
-    /// The SPEC's promise, end to end with real bash: running the normalised command and applying
+    /// The crate's promise, end to end with real bash: running the normalised command and applying
     /// the extracted limit gives what the original pipeline printed.
     #[test]
     fn normalised_command_plus_limit_prints_what_the_pipeline_printed(

@@ -1,5 +1,5 @@
 //! Throughput of `OutputSink` spilling to a real temporary file, against `std::io::copy` of the
-//! same bytes to a file in the same run (SPEC §5; goal for plain text: ≥ 0.5× and ≥ 1 GB/s).
+//! same bytes to a file in the same run (goal for plain text: ≥ 0.5× and ≥ 1 GB/s).
 //!
 //! Three 64 MiB inputs: plain text lines, ANSI-heavy text (colours every few bytes) and text
 //! with invalid UTF-8. The sink gets 64 KiB chunks, as a pipe reader would hand them over.

@@ -1,4 +1,4 @@
-//! SPEC §5: memory stays bounded by the limit plus a constant whatever the output size —
+//! Memory stays bounded by the limit plus a constant whatever the output size —
 //! measured with a counting global allocator (this binary's own), not self-reported.
 //!
 //! A deterministic stream (coloured lines, CRLF, progress updates, plain lines) whose sanitised

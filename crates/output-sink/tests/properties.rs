@@ -1,4 +1,4 @@
-//! Property tests (SPEC §5 invariants): chunking independence, the reference oracle, the lossy
+//! Property tests: chunking independence, the reference oracle, the lossy
 //! rule against std, suffixes and counts, head capture and `TailBuffer`.
 
 use agentsh_output_sink::{MAX_HELD_LINE_BYTES, MAX_SEQUENCE_BYTES, TailBuffer, sanitize};

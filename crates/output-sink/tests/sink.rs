@@ -81,7 +81,7 @@ fn overflow_spills_the_whole_stream_and_keeps_the_tail() {
 }
 
 /// Regression (issue 11): every stream had its spill made (an artifact file reserved) before
-/// it started. SPEC §4: the spill is made when the output first needs one — the source is
+/// it started. Now the spill is made when the output first needs one — the source is
 /// opened exactly once, by the commit that overflows the tail, and never for output that fits.
 #[test]
 fn a_source_is_opened_once_at_the_first_overflow() {
@@ -141,7 +141,7 @@ fn a_source_is_released_unopened_when_the_output_fits() {
     assert!(record.writes.is_empty() && !record.finished && !record.discarded);
 }
 
-/// SPEC §4: when no spill can be had at the overflow (allocation failed), the stream still
+/// When no spill can be had at the overflow (allocation failed), the stream still
 /// truncates, and the summary has neither `artifactId` nor `artifactError`; the source is not
 /// asked again.
 #[test]

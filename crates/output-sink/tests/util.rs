@@ -218,7 +218,8 @@ pub fn expected_tail(text: &str, max_bytes: usize) -> &str {
     &text[start..]
 }
 
-/// Lines by the rule of SPEC §1, counted independently of the crate.
+/// Lines split at `\n` (a final `\n` ends the last line rather than starting one), counted
+/// independently of the crate.
 pub fn spec_lines(text: &str) -> u64 {
     text.split_inclusive('\n').count() as u64
 }

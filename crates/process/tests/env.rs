@@ -1,4 +1,4 @@
-//! Environment hardening (SPEC §7): the table, what a real process sees, the cache key.
+//! Environment hardening: the table, what a real process sees, the cache key.
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -6,7 +6,8 @@ use std::process::Command;
 
 use agentsh_process::env::{HARDENED_ENV, TerminalKind, env_cache_key, hardened_env};
 
-/// SPEC §7, copied by hand: the test is the second copy that the table must agree with.
+/// The hardened environment table, copied by hand: the test is the second copy that the table
+/// must agree with.
 const SPEC_HARDENED: &[(&str, &str)] = &[
     ("PAGER", "cat"),
     ("GIT_PAGER", "cat"),

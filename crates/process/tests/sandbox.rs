@@ -1,4 +1,4 @@
-//! The sandbox (SPEC §16): real bash under the real supervisor, confined by the real kernel
+//! The sandbox: real bash under the real supervisor, confined by the real kernel
 //! (user namespace, Landlock, network namespace, seccomp) — also when the tests run as root.
 
 use std::fmt::Write as _;

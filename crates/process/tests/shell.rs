@@ -1,4 +1,4 @@
-//! Shell discovery and prefix (SPEC §6 "Shell config"), against real files.
+//! Shell discovery and prefix, against real files.
 
 use std::ffi::OsString;
 use std::fs;

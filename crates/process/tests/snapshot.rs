@@ -1,4 +1,4 @@
-//! The rc snapshot (SPEC §6 "rc snapshot"), against real shells and real processes.
+//! The rc snapshot, against real shells and real processes.
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -196,7 +196,7 @@ fn nothing_the_rc_starts_survives_a_good_snapshot() {
     assert_eq!(alive_with_arg("31.3579"), Vec::<u32>::new());
 }
 
-/// SPEC §6: the rc snapshot's child runs under the same containment as every shell. Daemons
+/// The rc snapshot's child runs under the same containment as every shell. Daemons
 /// the rc starts — `setsid` in a subshell, `setsid -f`, the common `eval $(ssh-agent)` — used
 /// to survive it, one per snapshot generation. Run once as is (a cgroup where the machine has
 /// a writable cgroup v2) and once without cgroups (agentsh as subreaper).

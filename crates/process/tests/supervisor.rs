@@ -1,4 +1,4 @@
-//! The supervisor (SPEC §6, Stopping / agentsh dying): real shells under a real subreaper.
+//! The supervisor: real shells under a real subreaper.
 
 use std::ffi::OsString;
 use std::io::Read;

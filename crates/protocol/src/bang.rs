@@ -1,5 +1,5 @@
 //! A user's bang command (`!cmd`, `!!cmd`) as plain data: what the facade reports and the
-//! renderer's bang view draws (SPEC §10).
+//! renderer's bang view draws.
 
 use crate::result::BashResult;
 

@@ -1,4 +1,4 @@
-//! Background jobs as plain data (SPEC §13): a job's state, its `details.job`, and the texts
+//! Background jobs as plain data: a job's state, its `details.job`, and the texts
 //! its tools answer with.
 
 use std::fmt;
@@ -155,7 +155,7 @@ mod seconds {
 }
 
 impl JobSummary {
-    /// `job_list`'s line (SPEC §13): `job N · <state> · <run time> · <output size> · $ <command>`,
+    /// `job_list`'s line: `job N · <state> · <run time> · <output size> · $ <command>`,
     /// the state written `exited with code C` once the command returned.
     pub fn list_line(&self) -> String {
         let state = match (self.state, self.exit_code) {

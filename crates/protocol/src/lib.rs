@@ -29,11 +29,11 @@ pub use job::{
 };
 pub use limits::{DEFAULT_OUTPUT_MAX_BYTES, MAX_SEQUENCE_BYTES};
 
-/// The RPC protocol's number (SPEC §17 `hello`): both sides of a remote connection must speak
+/// The RPC protocol's number: both sides of a remote connection must speak
 /// the same one.
 pub const RPC_PROTOCOL: u32 = 1;
 
-/// How the error of a remote call whose connection was lost begins (SPEC §17):
+/// How the error of a remote call whose connection was lost begins:
 /// `Remote connection lost: <reason>`.
 pub const REMOTE_LOST_PREFIX: &str = "Remote connection lost: ";
 pub use lines::{count_lines, lines_of, tail_of};

@@ -1,4 +1,4 @@
-//! A terminal screen as plain data (SPEC §10 PTY overlay): rows of styled cells and the cursor.
+//! A terminal screen as plain data: rows of styled cells and the cursor.
 //! The PTY runtime fills it from its headless terminal; a renderer draws it without knowing
 //! which emulator produced it.
 

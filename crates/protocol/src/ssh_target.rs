@@ -1,4 +1,4 @@
-//! An ssh target, `ssh://[user@]host[:port]` (SPEC §17), as `--remote` and `[remote] target`
+//! An ssh target, `ssh://[user@]host[:port]`, as `--remote` and `[remote] target`
 //! name it and the ssh transport reaches it.
 //!
 //! A target goes on `ssh`'s command line (and, through a `ProxyCommand`'s `%h`/`%r`, possibly

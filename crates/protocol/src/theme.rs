@@ -1,4 +1,4 @@
-//! The names of the renderer's themes (setting `ui.theme`, SPEC §10 and §12).
+//! The names of the renderer's themes (setting `ui.theme`).
 
 use std::fmt;
 use std::str::FromStr;

@@ -1,4 +1,4 @@
-//! A tool call's result (SPEC §9) as plain data: what the facade builds, RPC and MCP send, and
+//! A tool call's result as plain data: what the facade builds, RPC and MCP send, and
 //! the renderer draws. With the `serde` feature the JSON field names are camelCase.
 
 use std::path::Path;
@@ -61,7 +61,7 @@ pub enum ToolContent {
     },
 }
 
-/// `details` of a tool result (SPEC §9).
+/// `details` of a tool result.
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
@@ -90,7 +90,7 @@ pub struct ToolDetails {
         serde(default, skip_serializing_if = "Option::is_none")
     )]
     pub interception: Option<InterceptionDetails>,
-    /// The background job the result is about (SPEC §13): a call that left one running, or a
+    /// The background job the result is about: a call that left one running, or a
     /// job tool's answer.
     #[cfg_attr(
         feature = "serde",

@@ -88,10 +88,10 @@ pub struct PtyCommand {
     pub size: TerminalSize,
     /// Lines of scrollback of the headless terminal.
     pub scrollback: usize,
-    /// A job's terminal (SPEC §13): the environment keeps none of the variables that make
+    /// A job's terminal: the environment keeps none of the variables that make
     /// programs skip their questions (`CI`, `npm_config_yes`, …). Default `false`.
     pub answers_prompts: bool,
-    /// The session's sandbox (SPEC §16) for every process on the terminal; `None` (default):
+    /// The session's sandbox for every process on the terminal; `None` (default):
     /// off.
     pub sandbox: Option<SandboxPolicy>,
 }
@@ -275,7 +275,7 @@ impl PtyController {
     }
 
     /// Whether a process of the terminal's foreground process group waits for input from
-    /// it, as the kernel shows it in `/proc` (SPEC §13 `waiting_for_input`; see
+    /// it, as the kernel shows it in `/proc` (a job's `waiting_for_input`; see
     /// [`agentsh_process::input_wait`] for what counts). [`InputWait::NotWaiting`] once the
     /// command has exited, [`InputWait::Unknown`] before its shell has started or where
     /// `/proc` cannot tell.

@@ -514,7 +514,7 @@ fn flooding_output_cannot_starve_the_timeout() {
     });
 }
 
-/// SPEC §6, Containment has no single point of failure: a PTY command that kills its
+/// Containment has no single point of failure: a PTY command that kills its
 /// supervisor ends with everything it started, in the run with cgroups (where the machine has
 /// them) and in a copy of this binary without (agentsh as subreaper).
 #[test]
@@ -538,7 +538,7 @@ fn killing_the_pty_supervisor_leaves_no_survivor() {
             "the call waited for its sleep"
         );
         assert_eq!(result.exit_code, None, "{result:?}");
-        // SPEC: within 1 s; the bound is only generous.
+        // The promise is within 1 s; the bound is only generous.
         let deadline = std::time::Instant::now() + Duration::from_secs(5);
         while !(alive_with_arg(&a).is_empty() && alive_with_arg(&b).is_empty())
             && std::time::Instant::now() < deadline

@@ -1,5 +1,5 @@
 //! Rendering a 50 KB, 1,000-line result at 120 columns, collapsed and expanded (a 40-row
-//! window), against copying the text once in the same run (SPEC §10; goal < 1 ms each).
+//! window), against copying the text once in the same run (goal: < 1 ms each).
 #![allow(
     clippy::format_push_string,
     reason = "building the input once, outside the timing"

@@ -33,8 +33,8 @@ use graphemes::{Cluster, Graphemes, graphemes, is_printable_ascii, width_floor};
 mod graphemes;
 mod strip;
 
-/// Lines longer than this many chars are cut by [`cap_line`] in the bang component (SPEC §10:
-/// `<first 4000>… [N chars omitted]`).
+/// Lines longer than this many chars are cut by [`cap_line`] in the bang component, as
+/// `<first 4000>… [N chars omitted]`.
 pub const MAX_LINE_CHARS: usize = 4000;
 
 /// Tabs expand to the next multiple of this many columns.

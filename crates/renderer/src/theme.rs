@@ -66,7 +66,7 @@ impl Glyphs {
             .unwrap_or("*")
     }
 
-    /// The spinner row of a running command at `tick` (SPEC §10): `⠋ Running… (esc to cancel)`.
+    /// The spinner row of a running command at `tick`: `⠋ Running… (esc to cancel)`.
     ///
     /// ```
     /// use agentsh_renderer::{Glyphs, Theme};

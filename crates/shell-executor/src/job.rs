@@ -1,4 +1,4 @@
-//! Commands that outlive their call (SPEC §13): a job in a shell of its own, and a call that
+//! Commands that outlive their call: a job in a shell of its own, and a call that
 //! yields — its command goes on as a job in the session's shell, which leaves the cache.
 //!
 //! A job's task owns its shell: it runs the command, passes every raw output chunk to the

@@ -81,7 +81,7 @@ pub struct ExecRequest {
     pub cancel: CancellationToken,
     /// The session's own cache limits (`bash.max_shells`, `bash.shell_idle_minutes`).
     pub limits: ShellLimits,
-    /// The session's sandbox (SPEC §16), `None` when off. Part of the shell's cache key: two
+    /// The session's sandbox, `None` when off. Part of the shell's cache key: two
     /// sessions with different sandboxes never share a shell, and a job's shell gets it too.
     pub sandbox: Option<SandboxPolicy>,
 }

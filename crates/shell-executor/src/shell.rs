@@ -95,7 +95,7 @@ struct Ended {
 /// A running shell and its supervisor.
 pub(crate) struct ShellProcess {
     spec: ShellSpec,
-    /// The sandbox its processes run under (SPEC §16), `None` when off.
+    /// The sandbox its processes run under, `None` when off.
     sandbox: Option<SandboxPolicy>,
     /// `None` once the shell died or was replaced.
     supervisor: Option<Supervisor>,
@@ -136,7 +136,7 @@ impl ShellProcess {
     /// exits or hangs before it reports ready makes that run fail with
     /// [`ExecError::StartupExit`] or [`ExecError::StartupTimeout`].
     ///
-    /// `sandbox` is the policy every process of the shell is to run under (SPEC §16); the shell
+    /// `sandbox` is the policy every process of the shell is to run under; the shell
     /// keeps it, so that a slot's shell is only reused for requests with the same one.
     pub(crate) async fn start(
         spec: &ShellSpec,
@@ -159,7 +159,7 @@ impl ShellProcess {
         spawn.cwd = cwd.to_path_buf();
         // The supervisor removes the directory even when agentsh dies without cleaning up.
         spawn.remove_on_exit = Some(dir.path().to_path_buf());
-        // The session's sandbox (SPEC §16); the spawner adds the shell's own directory
+        // The session's sandbox; the spawner adds the shell's own directory
         // (`remove_on_exit`) to the writable roots.
         spawn.sandbox = sandbox.cloned();
         let supervisor = Supervisor::spawn(spawn).await?;

@@ -1,4 +1,4 @@
-//! SPEC §6, Isolation and Stopping: which processes a timeout ends. The parent chain decides
+//! Isolation and Stopping: which processes a timeout ends. The parent chain decides
 //! first; a marker can move a process into the current command, never out of it; start time
 //! decides only for orphans.
 

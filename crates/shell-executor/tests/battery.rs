@@ -1,4 +1,4 @@
-//! SPEC §6, Completion: a battery of hostile one-liners, each with its expected outcome.
+//! Completion: a battery of hostile one-liners, each with its expected outcome.
 //!
 //! Every line runs in a fresh session after `V=kept` and is followed by `echo ok; false` (which
 //! must report `ok` and exit 1: the session works) and `echo "$V"` (the variable is still there
@@ -26,7 +26,7 @@ enum Expect {
     /// Outcome (b): the call ends with the shell replaced (`sessionRestarted`), with this exit
     /// code (`None`: it cannot be known).
     Replaced(Option<i32>),
-    /// The line ends the shell itself (SPEC §6, Shell death) with this status.
+    /// The line ends the shell itself with this status.
     Death(i32),
 }
 
@@ -273,8 +273,8 @@ const BASH_CASES: &[Case] = &[
         "the loop's files are created under any umask",
     ),
     // Killing the shell, its parent and its process group.
-    case("kill -9 $$", Death(137), "SPEC §6 Shell death"),
-    case("exec true", Death(0), "SPEC §6 Shell death"),
+    case("kill -9 $$", Death(137), "shell death"),
+    case("exec true", Death(0), "shell death"),
     case(
         "kill -9 $PPID; sleep 0.5",
         Replaced(None),
@@ -318,7 +318,7 @@ const SH_CASES: &[Case] = &[
         Death(1),
         "as sh -c: errexit ends the shell",
     ),
-    case("kill -9 $$", Death(137), "SPEC §6 Shell death"),
+    case("kill -9 $$", Death(137), "shell death"),
 ];
 
 const ZSH_CASES: &[Case] = &[
@@ -339,7 +339,7 @@ const ZSH_CASES: &[Case] = &[
         AsShell,
         "no loop descriptor to close",
     ),
-    case("kill -9 $$", Death(137), "SPEC §6 Shell death"),
+    case("kill -9 $$", Death(137), "shell death"),
 ];
 
 #[test]

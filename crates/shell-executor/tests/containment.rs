@@ -1,4 +1,4 @@
-//! SPEC §6, Containment has no single point of failure: a shell's supervisor that dies while
+//! Containment has no single point of failure: a shell's supervisor that dies while
 //! agentsh lives (a command kills it, the OOM killer picks it) takes the shell and every
 //! descendant with it, and the call in flight ends with the shell replaced.
 //!
@@ -53,7 +53,7 @@ fn shell_and_supervisor(output: &str) -> (u32, u32) {
 
 fn assert_nothing_left(markers: &[&str], shell: u32) {
     let gone = || markers.iter().all(|m| alive_with(m).is_empty()) && !is_alive(shell);
-    // SPEC: within 1 s; the bound here is generous for a loaded machine.
+    // The promise is within 1 s; the bound here is generous for a loaded machine.
     assert!(
         wait_until(Duration::from_secs(5), gone),
         "left behind: shell alive {}, {:?}",

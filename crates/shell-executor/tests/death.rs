@@ -1,4 +1,4 @@
-//! SPEC §6, Shell death and agentsh dying.
+//! Shell death and agentsh dying.
 
 use std::process::{Command, Stdio};
 use std::time::Duration;

@@ -1,4 +1,4 @@
-//! SPEC §6, Completion: no output can end a command early or change its status.
+//! Completion: no output can end a command early or change its status.
 
 use agentsh_output_sink::{OutputSink, SinkOptions};
 

@@ -1,4 +1,5 @@
-//! SPEC §6, No controlling terminal / §7: commands that wait for a human return at once.
+//! Commands that wait for a human return at once: no controlling terminal, and an environment
+//! that turns prompts off.
 
 use std::time::Duration;
 

@@ -1,4 +1,4 @@
-//! SPEC §1 / §6: a satisfied head limit stops the command like `| head` (exit 0).
+//! A satisfied head limit stops the command like `| head` (exit 0).
 
 use std::time::{Duration, Instant};
 

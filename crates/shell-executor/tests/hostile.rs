@@ -1,4 +1,4 @@
-//! Issue 10's classes of hostile commands, one regression test each (SPEC §6, Completion and
+//! Issue 10's classes of hostile commands, one regression test each (Completion and
 //! Stopping), on bash and, where the class applies, sh and zsh.
 
 use std::time::{Duration, Instant};

@@ -1,4 +1,4 @@
-//! SPEC §6, Isolation: late output of a background job never reaches a later command, and the
+//! Isolation: late output of a background job never reaches a later command, and the
 //! job is not killed by a closed pipe.
 
 use std::time::Duration;

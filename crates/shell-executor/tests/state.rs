@@ -1,4 +1,4 @@
-//! SPEC §6, Persistent shells: state persists per key, keys are isolated, cwd is per call.
+//! Persistent shells: state persists per key, keys are isolated, cwd is per call.
 
 use std::time::Duration;
 

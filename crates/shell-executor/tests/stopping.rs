@@ -1,4 +1,4 @@
-//! SPEC §6, Stopping and State after stopping: the whole tree ends, nothing more of the
+//! Stopping and State after stopping: the whole tree ends, nothing more of the
 //! command runs, the shell keeps its state when it can.
 
 use std::time::Duration;

@@ -1,4 +1,4 @@
-//! A private OpenSSH server on loopback for the remote-execution tests (SPEC §17): a real
+//! A private OpenSSH server on loopback for the remote-execution tests: a real
 //! `sshd` on `127.0.0.1`, a key pair the client logs in with, and an `ssh -F` config that makes
 //! the machine's own ssh setup irrelevant.
 //!

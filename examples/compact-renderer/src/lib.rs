@@ -1,4 +1,4 @@
-//! A second [`Renderer`] for agentsh, outside the renderer crate: the proof (SPEC §10) that a
+//! A second [`Renderer`] for agentsh, outside the renderer crate: the proof that a
 //! downstream crate swaps the whole look with nothing but `agentsh-renderer` (for the trait and
 //! the layout helpers), `agentsh-protocol` (the data) and `ratatui-core` (the types drawn).
 //!

@@ -1,4 +1,4 @@
-//! The swap SPEC §10 asks for: a host that draws through `&dyn Renderer` takes either renderer.
+//! The renderer swap end to end: a host that draws through `&dyn Renderer` takes either renderer.
 
 mod support;
 

@@ -1,4 +1,4 @@
-//! The interactive mode drawn by the compact renderer (SPEC §10: a second `Renderer` proves
+//! The interactive mode drawn by the compact renderer (a second `Renderer` proves
 //! the swap end to end): the real `agentsh-compact-tui` binary on a real terminal (tmux).
 
 use std::path::Path;

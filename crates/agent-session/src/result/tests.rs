@@ -1,5 +1,5 @@
 //! Hand-computed cases for the result builder. The sink is modelled by [`sink`]: the whole
-//! sanitised output, cut to its last `max` bytes at a UTF-8 boundary (SPEC §5).
+//! sanitised output, cut to its last `max` bytes at a UTF-8 boundary.
 
 use std::path::Path;
 
@@ -628,7 +628,8 @@ mod properties {
             })
     }
 
-    /// The lines of `text` by the SPEC §1 rule, without terminators.
+    /// The lines of `text` split at `\n` (a final `\n` ends the last line), without
+    /// terminators.
     fn lines_of(text: &str) -> Vec<&str> {
         let body = text.strip_suffix('\n').unwrap_or(text);
         if text.is_empty() {

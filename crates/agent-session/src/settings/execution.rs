@@ -1,5 +1,5 @@
-//! The settings that shape execution, as they travel in the hello of a remote session (SPEC
-//! §17): the local side sends its sections as written, the far side applies them to its own
+//! The settings that shape execution, as they travel in the hello of a remote session:
+//! the local side sends its sections as written, the far side applies them to its own
 //! configuration and checks them by the rules of a file.
 
 use std::path::PathBuf;

@@ -179,7 +179,7 @@ impl Settings {
                     key,
                     reason,
                 })?;
-        // Kept as written for the hello of a remote session (SPEC §17).
+        // Kept as written for the hello of a remote session.
         let written = serde_json::Value::deserialize(toml::de::Deserializer::from(doc.clone()))
             .map_err(|err| data_error(&err, doc.get_ref(), text, file))?;
         settings.written = Written::new(&written, home);

@@ -1,4 +1,4 @@
-//! `[remote]` (SPEC §17): where commands run when they run on another machine. Its `target`
+//! `[remote]`: where commands run when they run on another machine. Its `target`
 //! is parsed by protocol's [`SshTarget::parse`].
 
 use serde::Deserialize;
@@ -12,7 +12,7 @@ pub const DEFAULT_SSH_COMMAND: &[&str] = &["ssh"];
 /// Default of `remote.agentsh_path`: `agentsh`, found on the far side's `PATH`.
 pub const DEFAULT_AGENTSH_PATH: &str = "agentsh";
 
-/// `[remote]`: run every command on another machine (SPEC §17). At most one of `target` and
+/// `[remote]`: run every command on another machine. At most one of `target` and
 /// `command` is set; with neither, commands run here.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RemoteSettings {

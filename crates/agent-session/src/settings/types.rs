@@ -74,15 +74,15 @@ pub struct Settings {
     pub artifacts: ArtifactSettings,
     /// `[output]`: the in-memory output bound.
     pub output: OutputSettings,
-    /// `[jobs]`: background jobs (SPEC §13).
+    /// `[jobs]`: background jobs.
     pub jobs: JobSettings,
-    /// `[mcp]`: the MCP server (SPEC §14).
+    /// `[mcp]`: the MCP server.
     pub mcp: McpSettings,
-    /// `[ui]`: the interactive mode (SPEC §15).
+    /// `[ui]`: the interactive mode.
     pub ui: UiSettings,
-    /// `[sandbox]`: kernel-enforced limits on what commands may write and reach (SPEC §16).
+    /// `[sandbox]`: kernel-enforced limits on what commands may write and reach.
     pub sandbox: SandboxSettings,
-    /// `[remote]`: running every command on another machine (SPEC §17).
+    /// `[remote]`: running every command on another machine.
     pub remote: RemoteSettings,
     /// The execution sections as written, for the hello of a remote session.
     pub(super) written: Written,
@@ -137,7 +137,7 @@ pub struct BashSettings {
     /// `GIT_TERMINAL_PROMPT=0`, `CI=1`, …).
     pub env: BTreeMap<String, String>,
     /// `yield_after`: seconds after which a tool call still running returns with the output so
-    /// far and goes on as a background job (SPEC §13). Default: never.
+    /// far and goes on as a background job. Default: never.
     pub yield_after: Option<f64>,
 }
 
@@ -267,7 +267,7 @@ impl Default for JobSettings {
     }
 }
 
-/// Default of `mcp.yield_after`: below common clients' 60 s request limits (SPEC §13).
+/// Default of `mcp.yield_after`: below common clients' 60 s request limits.
 pub const DEFAULT_MCP_YIELD_AFTER: f64 = 45.0;
 
 /// `[mcp]`.
@@ -291,11 +291,11 @@ impl Default for McpSettings {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct UiSettings {
     /// `theme`: the glyphs the interactive mode draws with, `"unicode"` (default), `"nerd"`
-    /// or `"ascii"` (SPEC §10).
+    /// or `"ascii"`.
     pub theme: Theme,
 }
 
-/// `[sandbox]` (SPEC §16).
+/// `[sandbox]`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SandboxSettings {
     /// `mode`: `"off"` (default, `None`), `"read-only"` or `"workspace-write"`.

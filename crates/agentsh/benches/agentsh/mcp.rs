@@ -105,7 +105,7 @@ pub(crate) fn round_trip(env: &Env) -> Paired {
 }
 
 /// The MCP `bash` round trip against the same tool over RPC (`tool_call`, the same work: the
-/// tool path with normalisation, interception and the §9 result).
+/// tool path with normalisation, interception and the tool result).
 pub(crate) fn round_trip_vs_tool_call(env: &Env) -> Paired {
     let mut mcp = McpServer::start(env);
     let mut rpc = RpcServer::start(env, Path::new(AGENTSH));

@@ -1,4 +1,4 @@
-//! The bang command view (SPEC §10, "Bang component").
+//! The bang command view.
 
 use agentsh_protocol::{BangState, BashResult, lines_of};
 use ratatui_core::text::Text;

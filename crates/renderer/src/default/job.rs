@@ -1,4 +1,4 @@
-//! The job line (SPEC §10): `job N · running|waiting for input|exit N|killed · <run time> · $ <command>`.
+//! The job line: `job N · running|waiting for input|exit N|killed · <run time> · $ <command>`.
 
 use agentsh_protocol::{JobState, JobSummary, run_time_text};
 use ratatui_core::text::{Line, Span};

@@ -1,4 +1,5 @@
-//! [`DefaultRenderer`]: the views of SPEC §10 with the texts of the original.
+//! [`DefaultRenderer`]: the tool call, bang, PTY and job views with the texts of
+//! the original coding agent's renderer.
 
 mod bang;
 mod job;
@@ -19,7 +20,7 @@ use crate::renderer::Renderer;
 use crate::theme::{Glyphs, Palette};
 use crate::view::{BangView, PtyOverlayView, ToolCallView};
 
-/// The views of SPEC §10 in one of the three themes.
+/// The tool call, bang, PTY and job views in one of the three themes.
 ///
 /// ```
 /// use agentsh_renderer::{BashArgs, CallState, DefaultRenderer, Renderer, Theme, ToolCallView};

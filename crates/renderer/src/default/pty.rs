@@ -1,5 +1,5 @@
-//! The PTY overlay (SPEC §10): the headless terminal's screen in a frame with a header and a
-//! footer, no side borders (the PTY gets the full width, SPEC §15).
+//! The PTY overlay: the headless terminal's screen in a frame with a header and a
+//! footer, no side borders (the PTY gets the full width).
 
 use agentsh_protocol::{Cell, CellColor, Screen};
 use ratatui_core::buffer::Buffer;

@@ -1,4 +1,4 @@
-//! The tool call view (SPEC §10, "Tool renderer").
+//! The tool call view.
 
 use agentsh_protocol::{
     COMMAND_ABORTED, FullOutput, Timeout, ToolDetails, TruncatedBy, Truncation, count_lines,
@@ -129,7 +129,7 @@ pub(crate) fn warning_text(full: FullOutput<'_>, cut: &str) -> String {
     }
 }
 
-/// How a failed call ended, as its result text says it (SPEC §9's outcome lines).
+/// How a failed call ended, as its result text says it (its outcome line).
 fn outcome_text(details: &ToolDetails) -> Option<String> {
     if details.timed_out {
         Some(timeout_annotation(details.timeout.seconds()))

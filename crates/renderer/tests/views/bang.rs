@@ -1,4 +1,4 @@
-//! The bang command view (SPEC §10, "Bang component").
+//! The bang command view.
 
 use agentsh_renderer::{
     BangRun, BangState, BangView, BashResult, DefaultRenderer, Expansion, LineWindow,
@@ -28,7 +28,8 @@ fn finished(command: &str, output: &str, exit_code: Option<i32>) -> BangRun {
     }
 }
 
-/// Lines by the SPEC §1 rule, written out here rather than taken from the crate.
+/// Lines split at `\n`, a final `\n` ending the last line rather than starting one, written out
+/// here rather than taken from the crate.
 fn agentsh_protocol_lines(text: &str) -> u64 {
     let text = text.strip_suffix('\n').unwrap_or(text);
     if text.is_empty() {

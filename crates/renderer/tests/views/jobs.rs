@@ -1,4 +1,4 @@
-//! Job lines (SPEC §10): `job N · running|waiting for input|exit N|killed · <runtime> · $ <command>`.
+//! Job lines: `job N · running|waiting for input|exit N|killed · <runtime> · $ <command>`.
 
 use std::time::Duration;
 

@@ -1,4 +1,5 @@
-//! Properties of every view: no row wider than the width, the collapsed bounds of SPEC §10,
+//! Properties of every view: no row wider than the width, the collapsed bounds (last 10
+//! visual lines of a tool call, last 20 lines of a bang command),
 //! and no panic on any string.
 
 use agentsh_renderer::{

@@ -1,4 +1,4 @@
-//! The PTY overlay (SPEC §10): the screen in a frame, header `$ <command>`, footer `esc to
+//! The PTY overlay: the screen in a frame, header `$ <command>`, footer `esc to
 //! kill` (`ctrl+] to kill` on the alternate screen).
 
 use agentsh_renderer::ratatui_core::buffer::Buffer;

@@ -1,4 +1,4 @@
-//! The tool call view (SPEC §10): snapshots read against the spec, and hand-written rows.
+//! The tool call view: snapshots read against the spec, and hand-written rows.
 
 use agentsh_renderer::{
     BashArgs, CallState, DefaultRenderer, Expansion, LineWindow, Renderer, Theme, ToolCallView,

@@ -295,7 +295,7 @@ fn a_sessions_idle_timeout_applies_only_to_its_shells() {
     });
 }
 
-/// The sandbox is part of a shell's key (SPEC §16): a request with one never gets the shell of
+/// The sandbox is part of a shell's key: a request with one never gets the shell of
 /// a request without one (or with another), even in the same session and surface, and each
 /// keeps its own shell.
 #[test]

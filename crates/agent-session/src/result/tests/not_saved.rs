@@ -1,4 +1,4 @@
-//! An artifact that could not be written (SPEC §4, §9): the notice says why the full output was
+//! An artifact that could not be written: the notice says why the full output was
 //! not saved, and `details.meta.truncation.artifactError` holds the reason, on every path.
 
 use super::*;

@@ -1,4 +1,4 @@
-//! The sandbox line of SPEC §16 in results: only for a sandboxed command that failed with a
+//! The sandbox line in results: only for a sandboxed command that failed with a
 //! denial in its output; after the outcome line, before the notice; on the tool and bang paths.
 
 use std::path::PathBuf;

@@ -39,7 +39,7 @@ pub enum SessionError {
         /// Why the store could not be opened.
         reason: String,
     },
-    /// The session's sandbox cannot be had (SPEC §16): `Sandbox unavailable: <reason>` (the
+    /// The session's sandbox cannot be had: `Sandbox unavailable: <reason>` (the
     /// kernel, or this build, cannot enforce it: the session is not made, nothing runs) or
     /// `Sandbox refuses a writable root of <path>` (`/` or `$HOME`).
     #[error(transparent)]

@@ -20,7 +20,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
-/// The most of an artifact `resources/read` returns whole (SPEC §14).
+/// The most of an artifact `resources/read` returns whole.
 const WHOLE_READ_LIMIT: u64 = 8 << 20;
 /// Resources listed: the session's newest artifacts.
 const LISTED_ARTIFACTS: usize = 100;
@@ -236,7 +236,7 @@ impl Throttle {
     }
 }
 
-/// A §9 result as MCP returns it: the text as content, and as `structuredContent.text` next to
+/// A tool result as MCP returns it: the text as content, and as `structuredContent.text` next to
 /// the details.
 fn to_mcp(result: &ToolResult) -> CallToolResult {
     let text = result.text();

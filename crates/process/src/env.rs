@@ -73,14 +73,14 @@ pub enum TerminalKind {
     Pipe,
     /// The PTY runtime: a pseudo-terminal. `TERM=xterm-256color`.
     Pty,
-    /// A PTY job (SPEC §13): a pseudo-terminal that exists to answer prompts. `TERM=xterm-256color`,
+    /// A PTY job: a pseudo-terminal that exists to answer prompts. `TERM=xterm-256color`,
     /// and none of the [`PROMPT_SUPPRESSORS`], inherited or hardened (the user's `bash.env` still
     /// sets what it names).
     PtyJob,
 }
 
 /// The variables that make programs skip their questions; a PTY job's environment has none of
-/// them (SPEC §13).
+/// them.
 pub const PROMPT_SUPPRESSORS: &[&str] = &[
     "CI",
     "npm_config_yes",

@@ -1,5 +1,5 @@
 //! Whether the programs on a terminal wait for input, from what the kernel shows in `/proc`
-//! (SPEC §13 `waiting_for_input`; Linux on x86_64 and aarch64).
+//! (`waiting_for_input`; Linux on x86_64 and aarch64).
 //!
 //! The terminal waits for input when a thread of a process in its foreground process group
 //! sleeps in a system call that waits for the terminal to become readable:
@@ -29,7 +29,7 @@
 //! - [`InputWait::NotWaiting`] otherwise: every thread runs (`R`, or `running` in `syscall`),
 //!   is stopped (`T`, `t`), sleeps in another system call or on other descriptors, or is gone.
 //!
-//! The caller decides what the answer is worth: SPEC §13 takes `Waiting` only together with
+//! The caller decides what the answer is worth: the job tools take `Waiting` only together with
 //! 300 ms without output, and treats `Unknown` like `NotWaiting` (the job stays `running`).
 
 use std::ffi::CStr;

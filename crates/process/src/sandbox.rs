@@ -1,4 +1,4 @@
-//! The sandbox of a session's processes (SPEC §16): what a policy allows, as plain data the
+//! The sandbox of a session's processes: what a policy allows, as plain data the
 //! spawner enforces in the child before `execve` (user namespace, Landlock, `no_new_privs`,
 //! and for `network = false` a network namespace with loopback and a seccomp filter on
 //! `socket(AF_UNIX, …)`).

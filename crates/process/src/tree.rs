@@ -3,7 +3,7 @@
 //! Every process a command starts is a descendant of the shell's [`Supervisor`]: the
 //! supervisor is a child subreaper, so even processes that called `setsid`, double-forked or
 //! cleared their environment stay below it. Which of those descendants belong to the *current*
-//! command is decided per process ([`command_processes`], SPEC §6 "Isolation": the parent chain
+//! command is decided per process ([`command_processes`]: the parent chain
 //! decides first; a marker can move a process into the current command, never out of it; start
 //! time decides only for orphans):
 //!

@@ -33,7 +33,7 @@
 //! normalisation above and [`key_sequence`] use it too.
 //!
 //! [`key_sequence`] gives the same bytes for key *names* (`Enter`, `Up`, `Ctrl+C`, …: what a
-//! model sends with `job_input`, SPEC §13), and [`typed_text`] types text with each `\n` as
+//! model sends with `job_input`), and [`typed_text`] types text with each `\n` as
 //! Enter.
 
 /// `ESC`.

@@ -15,7 +15,7 @@ use tokio::sync::Mutex as AsyncMutex;
 use crate::connection::{Answer, Connection};
 use crate::transport::{FarSide, Transport};
 
-/// The lease the far side is started with (SPEC §17); pings go every third of it.
+/// The lease the far side is started with; pings go every third of it.
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
 
 /// How long an orderly close waits for the far side to end its trees and exit (its own drain
@@ -29,7 +29,7 @@ pub struct RemoteConfig {
     pub transport: Arc<dyn Transport>,
     /// The far side's working directory and lease.
     pub far: FarSide,
-    /// The settings that shape execution, sent in every `hello` (SPEC §17); `None` sends none.
+    /// The settings that shape execution, sent in every `hello`; `None` sends none.
     pub settings: Option<Value>,
     /// This agentsh's version, named in a protocol mismatch.
     pub version: String,

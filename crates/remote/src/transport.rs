@@ -11,7 +11,7 @@ use agentsh_seam::BoxFuture;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::process::{Child, Command};
 
-/// The options agentsh always gives `ssh` (SPEC §17): no terminal, never a password or
+/// The options agentsh always gives `ssh`: no terminal, never a password or
 /// host-key prompt, the user's `RemoteCommand` ignored, a bounded connect and keep-alives.
 pub const SSH_OPTIONS: &[&str] = &[
     "-T",
@@ -84,7 +84,7 @@ impl fmt::Debug for Channel {
 }
 
 /// How to reach a far-side `agentsh rpc`. Implement it to supply a channel of your own (a TCP
-/// stream, a vsock, an in-process pipe); the far side must answer the §11 protocol on it.
+/// stream, a vsock, an in-process pipe); the far side must answer the RPC protocol (`docs/rpc.md`) on it.
 pub trait Transport: Send + Sync + fmt::Debug {
     /// Opens a new channel to a far side started with `far` (each call is a new far-side
     /// session).

@@ -1,4 +1,4 @@
-//! What a line typed at the prompt means (SPEC §15): a bang command, a JSON tool call, one of
+//! What a line typed at the prompt means: a bang command, a JSON tool call, one of
 //! the slash words, or a `bash` tool call.
 
 use serde_json::{Map, Value};

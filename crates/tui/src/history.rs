@@ -1,4 +1,4 @@
-//! The input history (SPEC §15): `$XDG_STATE_HOME/agentsh/history` (else
+//! The input history: `$XDG_STATE_HOME/agentsh/history` (else
 //! `~/.local/state/agentsh/history`), private (0600 in a 0700 directory), one entry per line.
 //! An entry's newlines and backslashes are escaped (`\n`, `\\`), so a pasted multi-line
 //! command stays one entry.

@@ -1,6 +1,6 @@
 //! Keys from the host terminal (as crossterm parsed them) turned back into the bytes a program
 //! on a PTY expects: the legacy xterm encoding of pty-runtime's one encoder ([`encode_key`]),
-//! which pty-runtime then normalises (SPEC §8: cursor keys follow the program's
+//! which pty-runtime then normalises (cursor keys follow the program's
 //! application-cursor mode, Esc and ctrl+] are checked for the kill key there).
 
 use agentsh_agent_session::{Key, Modifiers, encode_key};

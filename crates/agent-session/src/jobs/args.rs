@@ -1,4 +1,4 @@
-//! The job tools' arguments as the tools use them: `agentsh-protocol`'s types (SPEC §13; parsed
+//! The job tools' arguments as the tools use them: `agentsh-protocol`'s types (parsed
 //! there like `bash`'s, every error naming the argument at fault), with `job_output`'s `until`
 //! compiled and its wait resolved.
 

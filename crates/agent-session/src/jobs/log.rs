@@ -32,7 +32,7 @@ pub(crate) struct JobLog {
     until_from: u64,
     /// The log artifact, once reserved (shared with the spill that reserves it on overflow).
     pub(crate) artifact: Arc<Mutex<Option<LogFile>>>,
-    /// A sandboxed job's watch for denials in its whole stream (SPEC §16).
+    /// A sandboxed job's watch for denials in its whole stream.
     denials: Option<DenialWatch>,
 }
 
@@ -71,7 +71,7 @@ impl JobLog {
         self
     }
 
-    /// The sandbox line of SPEC §16 for a result about the job, when it ran sandboxed, `failed`
+    /// The sandbox line for a result about the job, when it ran sandboxed, `failed`
     /// (ended with a non-zero or no exit status, or killed) and any of its output so far shows
     /// a denial.
     pub(crate) fn denial_line(&self, failed: bool) -> Option<String> {
@@ -104,7 +104,7 @@ impl JobLog {
         self.tail.total_bytes()
     }
 
-    /// Lines so far (SPEC §1 rule).
+    /// Lines so far (the line rule).
     pub(crate) fn total_lines(&self) -> u64 {
         self.newlines + u64::from(self.total_bytes() > 0 && !self.ends_with_newline)
     }

@@ -1,4 +1,4 @@
-//! A session's background jobs (SPEC §13): the table, one job's output and state, and starting
+//! A session's background jobs: the table, one job's output and state, and starting
 //! one (`run_in_background`, a yielded call, a PTY job). The tools that read and drive them are
 //! in `tools`.
 //!
@@ -32,7 +32,7 @@ use self::spill::CappedLog;
 use crate::Timeout;
 
 /// How long a PTY job's output must have been quiet before `/proc` is asked whether it waits
-/// for input (SPEC §13).
+/// for input.
 const QUIET_FOR_INPUT: Duration = Duration::from_millis(300);
 /// Finished jobs listed until the session ends: the last this many.
 const FINISHED_KEPT: usize = 100;

@@ -1,4 +1,4 @@
-//! Starting jobs from a `bash` call, and the job tools (SPEC §13): `job_output`, `job_input`,
+//! Starting jobs from a `bash` call, and the job tools: `job_output`, `job_input`,
 //! `job_kill`, `job_list`. Every answer is a [`ToolResult`]: text, a blank line, the job's state
 //! line; `details.job`. Argument errors and unknown ids are results with `isError: true`.
 
@@ -73,7 +73,7 @@ impl JobCall<'_> {
         self.session.settings().output.max_bytes
     }
 
-    /// A job's output side with its log reserved now (`run_in_background`: SPEC §4).
+    /// A job's output side with its log reserved now (`run_in_background`).
     fn new_job(&self) -> NewJob {
         NewJob::new(
             LogSource::Reserved(self.session.allocate_artifact()),
@@ -277,7 +277,7 @@ impl JobCall<'_> {
         })
     }
 
-    /// The result of a call that made a job: the output so far as §9 builds it, then the job
+    /// The result of a call that made a job: the output so far as a tool result shows it, then the job
     /// line (and, after a yield, the new-shell line) — or, when the job already ended, its end.
     fn answer(&self, job: &Job, yielded: bool) -> ToolOutcome {
         answer_about(
@@ -298,7 +298,7 @@ enum Reader {
     Tool { returned_by_output: bool },
 }
 
-/// A result about `job`: what no result showed of it, as §9 builds a body (with the notice when
+/// A result about `job`: what no result showed of it, as a tool result builds a body (with the notice when
 /// over `max_bytes`), or a PTY job's screen; then, for the starting call, the job line (or the
 /// state line when it already ended), for a tool the state line. Marks the text shown.
 fn answer_about(job: &Job, max_bytes: u64, limits: Limits, reader: Reader) -> ToolOutcome {

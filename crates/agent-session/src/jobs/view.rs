@@ -1,4 +1,4 @@
-//! A UI's look at a job (`/job N`, SPEC §15): its last lines or its screen, live, read without
+//! A UI's look at a job (`/job N`): its last lines or its screen, live, read without
 //! moving what `job_output` returns next or where `until` looks.
 
 use agentsh_protocol::{JobView, SandboxStatus, SessionStatus};

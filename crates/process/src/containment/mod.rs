@@ -1,5 +1,5 @@
-//! Containment that does not depend on the supervisor staying alive (SPEC §6, "Containment has
-//! no single point of failure"): whatever kills a supervisor — a command (`kill -9 $PPID`), the
+//! Containment that does not depend on the supervisor staying alive (it has no single point of
+//! failure): whatever kills a supervisor — a command (`kill -9 $PPID`), the
 //! OOM killer — its shell and every descendant still end, and so does what a supervisor that
 //! died together with agentsh left behind.
 //!

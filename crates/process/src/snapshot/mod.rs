@@ -223,7 +223,7 @@ pub fn snapshot_for(
     snapshot_for_sandboxed(shell, home, cache_dir, env, None)
 }
 
-/// [`snapshot_for`] for a sandboxed session (SPEC §16): the generating shell runs under
+/// [`snapshot_for`] for a sandboxed session: the generating shell runs under
 /// `sandbox` like the session's shells (with `cache_dir` writable too, for its dump), and its
 /// snapshot is cached apart from unsandboxed ones (the rc may behave differently when it
 /// cannot write). A sandbox the kernel cannot enforce is [`SnapshotError::Spawn`] with the

@@ -1,4 +1,4 @@
-//! The sandbox steps of the forked child (SPEC §16), between its cgroup and its `execve`:
+//! The sandbox steps of the forked child, between its cgroup and its `execve`:
 //! post-fork code under the rule at the top of `forked` (raw system calls on data prepared
 //! by `crate::sandbox::prepare` before the fork, failures as a stage and `errno`).
 
@@ -6,7 +6,7 @@ use std::os::fd::RawFd;
 
 use super::report::{SUP_ERROR, Stage, errno, report_error, set_errno};
 
-/// Confines the child (SPEC §16), in this order:
+/// Confines the child, in this order:
 ///
 /// 1. `unshare(CLONE_NEWUSER | CLONE_NEWNET)` (the network namespace only for
 ///    `network = false`): the new network namespace belongs to the new user namespace, in

@@ -31,7 +31,7 @@
 //!   (marked *containment, child side* in [`child_main`]): first the tree's cgroup v2 (see
 //!   `crate::containment`), joined by writing `0` to its `cgroup.procs` so that everything the
 //!   program starts is born inside while the supervisor stays outside; then the sandbox
-//!   (`supervisor::confine`, SPEC §16): `unshare` of a user namespace (plus a network namespace for
+//!   (`supervisor::confine`): `unshare` of a user namespace (plus a network namespace for
 //!   `network = false`), the id maps while `/proc/self` is still writable, loopback up while
 //!   the namespace's capabilities are still held, `no_new_privs` and Landlock (which also
 //!   forbids mounting), and seccomp last, since it may forbid calls the steps before need.

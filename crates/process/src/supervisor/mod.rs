@@ -108,7 +108,7 @@ pub struct SpawnSpec {
     /// A private directory of flat files (no subdirectories) the supervisor empties and
     /// removes when it ends the tree — also when agentsh died and nobody else can.
     pub remove_on_exit: Option<PathBuf>,
-    /// Confine the child and everything it starts (SPEC §16) before its `execve`: a user
+    /// Confine the child and everything it starts before its `execve`: a user
     /// namespace, Landlock (writable: the policy's roots, [`SpawnSpec::remove_on_exit`],
     /// `/dev/null`, `/dev/tty`, `/dev/pts`, `/dev/ptmx`), `no_new_privs`, and for
     /// `network: false` a network namespace with loopback only plus a seccomp filter on

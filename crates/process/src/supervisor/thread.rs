@@ -1,5 +1,5 @@
 //! The spawner thread: forks every supervisor, watches each until it is gone, and then ends
-//! what it left (SPEC §6, "Containment has no single point of failure").
+//! what it left (containment has no single point of failure).
 //!
 //! Forking happens on this one long-lived thread, so `PR_SET_PDEATHSIG` — which fires when the
 //! forking *thread* exits — fires only when agentsh itself is gone. The thread sleeps in

@@ -1,4 +1,4 @@
-//! The arguments of the job tools (SPEC §13): `job_output`, `job_input`, `job_kill`,
+//! The arguments of the job tools: `job_output`, `job_input`, `job_kill`,
 //! `job_list`, as plain data. With `serde` they are parsed like [`BashArgs`](super::BashArgs)'
 //! (every error names the argument at fault, unknown fields are ignored, `null` is absent), and
 //! with `schema` their schemas come from schemars ([`job_tool_specs`]).

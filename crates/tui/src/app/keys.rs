@@ -1,5 +1,5 @@
-//! What each key does (SPEC §15 "Keys"); inside a PTY overlay every key goes to the program
-//! (SPEC §8: Esc kills it unless it uses the alternate screen, where ctrl+] does).
+//! What each key does; inside a PTY overlay every key goes to the program
+//! (Esc kills it unless it uses the alternate screen, where ctrl+] does).
 
 use agentsh_renderer::Renderer;
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
@@ -10,7 +10,7 @@ use crate::host::AppEvent;
 use crate::keys::key_bytes;
 use crate::transcript::{EntryKind, NoteKind};
 
-/// The question Ctrl+D asks while jobs run (SPEC §15).
+/// The question Ctrl+D asks while jobs run.
 pub(crate) fn quit_question(running: usize) -> String {
     let jobs = if running == 1 { "job" } else { "jobs" };
     format!("{running} {jobs} running: Ctrl+D again ends them")

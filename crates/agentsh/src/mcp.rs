@@ -8,9 +8,7 @@
 
 use std::process::ExitCode;
 
-use agentsh_agent_session::{BASH_TOOL, BashArgs, job_tool_specs};
 use agentsh_mcp::{McpOptions, ToolSpec};
-use serde_json::Value;
 
 use crate::cli::McpArgs;
 use crate::usage_error;
@@ -40,7 +38,7 @@ pub fn run(args: &McpArgs) -> ExitCode {
         Err(code) => return code,
     };
     let options = McpOptions {
-        tools: tool_specs(),
+        tools: tool_specs(settings.output.max_bytes),
         tool_names: args.tools.clone(),
         output_max_bytes: settings.output.max_bytes,
         yield_after: settings.mcp.yield_after,
@@ -49,29 +47,17 @@ pub fn run(args: &McpArgs) -> ExitCode {
         .map_or(ExitCode::SUCCESS, ExitCode::from)
 }
 
-/// The tools offered: `bash`, then the job tools, each with its arguments' schema.
-fn tool_specs() -> Vec<ToolSpec> {
-    let bash = BashArgs::json_schema();
-    let description = bash
-        .get("description")
-        .and_then(Value::as_str)
-        .unwrap_or("Run a shell command.")
-        .to_owned();
-    let mut tools = vec![ToolSpec {
-        name: BASH_TOOL.to_owned(),
-        description,
-        input_schema: bash,
-    }];
-    tools.extend(
-        job_tool_specs()
-            .into_iter()
-            .map(|(name, description, schema)| ToolSpec {
-                name: name.to_owned(),
-                description: description.to_owned(),
-                input_schema: schema,
-            }),
-    );
-    tools
+/// The tools offered: `bash`, then the job tools, each with its arguments' schema, their
+/// descriptions naming the configured output limit.
+fn tool_specs(output_max_bytes: u64) -> Vec<ToolSpec> {
+    agentsh_protocol::tool_specs(output_max_bytes)
+        .into_iter()
+        .map(|(name, description, input_schema)| ToolSpec {
+            name: name.to_owned(),
+            description,
+            input_schema,
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -80,7 +66,7 @@ mod tests {
 
     #[test]
     fn bash_and_the_job_tools_are_offered_with_object_schemas() {
-        let tools = tool_specs();
+        let tools = tool_specs(agentsh_protocol::DEFAULT_OUTPUT_MAX_BYTES);
         let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_str()).collect();
         assert_eq!(
             names,

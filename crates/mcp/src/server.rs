@@ -36,7 +36,7 @@ const HEARTBEAT: Duration = Duration::from_secs(15);
 fn instructions(options: &McpOptions) -> String {
     format!(
         "agentsh runs shell commands for you. `bash` runs a command in a persistent shell: variables, functions and aliases persist between calls; the working directory is the project's unless you pass `cwd`. stdout and stderr are merged; output over {max} is cut to its end and kept whole as an `artifact://ID` resource (read it by line range). Use `head`/`tail` arguments instead of piping into head/tail, so the exit code stays the command's. Long-running or interactive programs (servers, watchers, REPLs, prompts): start them with `run_in_background` (and `pty: true` for a terminal), read them with `job_output` (`until` waits for a line), answer prompts with `job_input`, stop them with `job_kill`. A call still running after `yield_after` seconds ({yield_after}) returns with its output so far and goes on as a job.",
-        max = agentsh_protocol::format_size(options.output_max_bytes),
+        max = agentsh_protocol::limit_text(options.output_max_bytes),
         yield_after = options.yield_after.map_or_else(
             || "never, by default: a call runs to its end".to_owned(),
             |seconds| format!("{} by default", agentsh_protocol::format_seconds(seconds)),
@@ -503,12 +503,12 @@ mod tests {
             yield_after: Some(45.0),
         };
         let text = instructions(&options);
-        assert!(text.contains("output over 50.0KB is cut"), "{text}");
+        assert!(text.contains("output over 50 KB is cut"), "{text}");
         assert!(text.contains("(45 by default)"), "{text}");
         options.output_max_bytes = 2 * 1024 * 1024;
         options.yield_after = None;
         let text = instructions(&options);
-        assert!(text.contains("output over 2.0MB is cut"), "{text}");
+        assert!(text.contains("output over 2 MB is cut"), "{text}");
         assert!(
             text.contains("(never, by default: a call runs to its end)"),
             "{text}"

@@ -39,9 +39,10 @@ pub const REMOTE_LOST_PREFIX: &str = "Remote connection lost: ";
 pub use lines::{count_lines, lines_of, tail_of};
 
 #[cfg(feature = "schema")]
-pub use args::job_tool_specs;
+pub use args::{job_tool_specs, tool_specs};
 pub use args::{
     ArgsError, BashArgs, JobInputArgs, JobKillArgs, JobListArgs, JobOutputArgs, MAX_JOB_WAIT,
+    limit_text,
 };
 pub use bang::{BangOptions, BangRun, BangState};
 pub use result::{BashResult, InterceptionDetails, OutputSummary};

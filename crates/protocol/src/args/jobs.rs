@@ -181,6 +181,43 @@ pub fn job_tool_specs() -> Vec<(&'static str, &'static str, serde_json::Value)> 
     ]
 }
 
+/// How the tools' descriptions name the default output limit; [`tool_specs`] puts the
+/// configured one in its place.
+#[cfg(feature = "schema")]
+const DEFAULT_LIMIT_TEXT: &str = "50 KB";
+
+/// An output limit as the tools' descriptions write it: `50 KB`, `2 MB`, or the size formatter's
+/// text when it is no whole number of either.
+pub fn limit_text(bytes: u64) -> String {
+    const KIB: u64 = 1024;
+    match bytes {
+        b if b >= KIB * KIB && b % (KIB * KIB) == 0 => format!("{} MB", b / (KIB * KIB)),
+        b if b >= KIB && b % KIB == 0 => format!("{} KB", b / KIB),
+        b => crate::format_size(b),
+    }
+}
+
+/// Every tool a session answers as a model is offered it: `(name, description, argument
+/// schema)`, `bash` first, then the job tools. The descriptions name `output_max_bytes` (the
+/// `output.max_bytes` setting) as the output limit.
+#[cfg(feature = "schema")]
+pub fn tool_specs(output_max_bytes: u64) -> Vec<(&'static str, String, serde_json::Value)> {
+    let limit = limit_text(output_max_bytes);
+    let bash = crate::BashArgs::json_schema();
+    let description = bash
+        .get("description")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or_default()
+        .replace(DEFAULT_LIMIT_TEXT, &limit);
+    let mut specs = vec![(crate::BASH_TOOL, description, bash)];
+    specs.extend(
+        job_tool_specs()
+            .into_iter()
+            .map(|(name, text, schema)| (name, text.replace(DEFAULT_LIMIT_TEXT, &limit), schema)),
+    );
+    specs
+}
+
 #[cfg(feature = "serde")]
 mod parse;
 
@@ -358,5 +395,32 @@ mod tests {
         offered.sort();
         read.sort();
         assert_eq!(offered, read);
+    }
+}
+
+#[cfg(all(test, feature = "schema"))]
+mod limit_tests {
+    use super::*;
+
+    #[test]
+    fn the_descriptions_name_the_configured_output_limit() {
+        let default = tool_specs(crate::DEFAULT_OUTPUT_MAX_BYTES);
+        let names: Vec<&str> = default.iter().map(|spec| spec.0).collect();
+        assert_eq!(
+            names,
+            ["bash", "job_output", "job_input", "job_kill", "job_list"]
+        );
+        // The texts that name a limit name the default as written, so the setting's can
+        // take its place.
+        for (name, text, _) in &default[..2] {
+            assert!(text.contains("50 KB"), "{name}: {text}");
+        }
+        let two_mib = tool_specs(2 * 1024 * 1024);
+        for (name, text, _) in &two_mib[..2] {
+            assert!(text.contains("2 MB") && !text.contains("50 KB"), "{name}: {text}");
+        }
+        assert_eq!(limit_text(51_200), "50 KB");
+        assert_eq!(limit_text(1000), "1000B");
+        assert_eq!(limit_text(1536), "1.5KB");
     }
 }

@@ -24,8 +24,6 @@ mod manifest;
 mod paths;
 mod readme;
 #[cfg(test)]
-mod rpc_doc;
-#[cfg(test)]
 mod tidy;
 
 use manifest::Manifest;

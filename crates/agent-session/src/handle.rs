@@ -86,7 +86,7 @@ impl std::fmt::Debug for LocalSession {
         f.debug_struct("LocalSession")
             .field("id", &self.session().id())
             .field("renewable", &self.options.is_some())
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 

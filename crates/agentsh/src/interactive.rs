@@ -7,7 +7,7 @@ use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use agentsh_agent_session::{AgentSession, LocalSession, SessionOptions};
+use agentsh_agent_session::LocalSession;
 use agentsh_remote::{RemoteConfig, RemoteSession};
 use agentsh_renderer::DefaultRenderer;
 use agentsh_seam::Handle;
@@ -46,29 +46,22 @@ pub fn run(args: InteractiveArgs) -> ExitCode {
         Err(message) => return usage_error(&message),
     };
     // The session the mode drives: on the far side, or here.
-    let session: MakeSession = match remote {
-        Some(config) => Box::new(move || {
+    let session: MakeSession = if let Some(config) = remote {
+        Box::new(move || {
             Box::pin(async move {
                 let session = RemoteSession::connect(config)
                     .await
                     .map_err(|err| err.to_string())?;
                 Ok(Arc::new(session) as Handle)
             })
-        }),
-        None => {
-            let (settings, cwd) = (settings.clone(), cwd.clone());
-            Box::new(move || {
-                Box::pin(async move {
-                    let session = AgentSession::new(SessionOptions {
-                        settings,
-                        cwd,
-                        ..SessionOptions::default()
-                    })
-                    .map_err(|err| err.to_string())?;
-                    Ok(LocalSession::new(session).into_handle())
-                })
-            })
-        }
+        })
+    } else {
+        let make = LocalSession::factory(settings.clone(), cwd.clone());
+        Box::new(move || {
+            // Made on the mode's runtime, before the terminal is taken.
+            let made = make().map_err(|err| err.to_string());
+            Box::pin(async move { made })
+        })
     };
     // `--listen`: an RPC socket server, one session here per connection, whose calls the
     // mode shows.

@@ -58,7 +58,8 @@ pub fn serve_stdio<S: Stop>(
     // Cancelled at end of input: what still runs is ended, not waited for (rmcp would let
     // an in-flight call run on for its drain time).
     let ended = CancellationToken::new();
-    let handler = server::McpServer::new(std::sync::Arc::clone(&session), options, ended.clone());
+    let ending = std::sync::Arc::clone(&session);
+    let handler = server::McpServer::new(session, options, ended.clone());
     let signalled = runtime.block_on(async {
         // Non-blocking pipes when the client gave pipes (as MCP clients do): no thread hop
         // per message.
@@ -69,7 +70,7 @@ pub fn serve_stdio<S: Stop>(
             Err(err) => {
                 // The client went away (or spoke no MCP) before the handshake ended.
                 tracing::warn!("MCP initialisation failed: {err}");
-                session.shutdown().await;
+                ending.shutdown().await;
                 let _ = tokio::time::timeout(WRITER_GRACE, writer).await;
                 return None;
             }
@@ -82,7 +83,7 @@ pub fn serve_stdio<S: Stop>(
                 Some(reason)
             }
         };
-        session.shutdown().await;
+        ending.shutdown().await;
         // The transport is gone with the service: the writer flushes what is queued and ends.
         let _ = tokio::time::timeout(WRITER_GRACE, writer).await;
         signalled

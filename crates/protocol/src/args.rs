@@ -7,9 +7,9 @@ mod jobs;
 #[cfg(feature = "serde")]
 mod parse;
 
+pub use jobs::{JobInputArgs, JobKillArgs, JobListArgs, JobOutputArgs, MAX_JOB_WAIT, limit_text};
 #[cfg(feature = "schema")]
 pub use jobs::{job_tool_specs, tool_specs};
-pub use jobs::{JobInputArgs, JobKillArgs, JobListArgs, JobOutputArgs, MAX_JOB_WAIT, limit_text};
 
 /// The arguments of one `bash` tool call: `{command, timeout?, cwd?, head?, tail?,
 /// run_in_background?, pty?, yield_after?}` — plain data that the facade builds and the

@@ -38,12 +38,12 @@ pub const RPC_PROTOCOL: u32 = 1;
 pub const REMOTE_LOST_PREFIX: &str = "Remote connection lost: ";
 pub use lines::{count_lines, lines_of, tail_of};
 
-#[cfg(feature = "schema")]
-pub use args::{job_tool_specs, tool_specs};
 pub use args::{
     ArgsError, BashArgs, JobInputArgs, JobKillArgs, JobListArgs, JobOutputArgs, MAX_JOB_WAIT,
     limit_text,
 };
+#[cfg(feature = "schema")]
+pub use args::{job_tool_specs, tool_specs};
 pub use bang::{BangOptions, BangRun, BangState};
 pub use result::{BashResult, InterceptionDetails, OutputSummary};
 pub use screen::{Cell, CellAttrs, CellColor, Screen};

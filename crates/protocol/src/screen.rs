@@ -156,6 +156,8 @@ pub(crate) mod rows {
 
     use super::Screen;
 
+    // serde's `with` hands the field as it is: `&Option<Screen>`.
+    #[allow(clippy::ref_option)]
     pub(crate) fn serialize<S: Serializer>(
         screen: &Option<Screen>,
         serializer: S,

@@ -159,6 +159,9 @@ pub fn cwd_not_directory_text(path: &str) -> String {
     format!("Working directory is not a directory: {path}")
 }
 
+/// The error of a user's (bang) command started while another one of the session runs.
+pub const BANG_ALREADY_RUNNING: &str = "A bash command is already running";
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -245,6 +248,3 @@ mod tests {
         );
     }
 }
-
-/// The error of a user's (bang) command started while another one of the session runs.
-pub const BANG_ALREADY_RUNNING: &str = "A bash command is already running";

@@ -24,6 +24,8 @@
 //! every running command is ended and the session shut down.
 #![deny(missing_docs)]
 
+#[cfg(test)]
+mod docs;
 mod error;
 mod hello;
 mod input;

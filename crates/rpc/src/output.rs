@@ -255,7 +255,7 @@ mod tests {
             json_of(&Message::failure(
                 None,
                 "parse",
-                &RpcError::Parse(ParseError::Json(serde::de::Error::custom("x")))
+                RpcError::Parse(ParseError::Json(serde::de::Error::custom("x")))
             )),
             json!({"type": "response", "command": "parse", "success": false, "error": "Failed to parse command: x"})
         );

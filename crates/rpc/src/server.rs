@@ -195,7 +195,7 @@ impl Server {
                     self.output.send(&Message::failure(
                         id,
                         name,
-                        &RpcError::NoSuchToolCall(tool_call_id),
+                        RpcError::NoSuchToolCall(tool_call_id),
                     ));
                 }
             }
@@ -235,7 +235,7 @@ impl Server {
     {
         let respond = move |id, answered: Result<T, HandleError>| match answered {
             Ok(data) => Message::with_data(id, name, &data),
-            Err(error) => Message::failure(id, name, &RpcError::Session(error)),
+            Err(error) => Message::failure(id, name, RpcError::Session(error)),
         };
         match ready_now(ask()) {
             Ok(answered) => self.output.send(&respond(id, answered)),
@@ -264,7 +264,7 @@ impl Server {
         // Settings apply to a new session: calls running would lose theirs.
         if lock(&self.bash).is_some() || !lock(&self.tool_calls).is_empty() {
             self.output
-                .send(&Message::failure(id, NAME, &RpcError::HelloWhileRunning));
+                .send(&Message::failure(id, NAME, RpcError::HelloWhileRunning));
             return;
         }
         match self.session.apply_settings(settings).await {
@@ -275,7 +275,7 @@ impl Server {
             Err(error) => {
                 send_warnings(&self.session, &self.output);
                 self.output
-                    .send(&Message::failure(id, NAME, &RpcError::Session(error)));
+                    .send(&Message::failure(id, NAME, RpcError::Session(error)));
             }
         }
     }
@@ -288,7 +288,7 @@ impl Server {
         self.spawn(id, NAME, async move {
             let message = match session.list_artifacts().await {
                 Ok(artifacts) => Message::with_data(request_id, NAME, &ArtifactList { artifacts }),
-                Err(err) => Message::failure(request_id, NAME, &RpcError::Session(err)),
+                Err(err) => Message::failure(request_id, NAME, RpcError::Session(err)),
             };
             output.send(&message);
         });
@@ -308,7 +308,7 @@ impl Server {
         self.spawn(id, NAME, async move {
             let message = match session.read_artifact(artifact_id, offset, limit).await {
                 Ok(artifact) => Message::with_data(request_id, NAME, &artifact),
-                Err(err) => Message::failure(request_id, NAME, &RpcError::Session(err)),
+                Err(err) => Message::failure(request_id, NAME, RpcError::Session(err)),
             };
             output.send(&message);
         });
@@ -375,7 +375,7 @@ impl Server {
             send_warnings(&session, &output);
             output.send(&match result {
                 Ok(data) => Message::with_data(request_id, NAME, &data),
-                Err(err) => Message::failure(request_id, NAME, &RpcError::Session(err)),
+                Err(err) => Message::failure(request_id, NAME, RpcError::Session(err)),
             });
         });
     }
@@ -391,7 +391,7 @@ impl Server {
         const NAME: &str = RequestType::ToolCall.name();
         if let Some(unknown) = unknown_tool(&tool_name) {
             self.output
-                .send(&Message::failure(id, NAME, &RpcError::UnknownTool(unknown)));
+                .send(&Message::failure(id, NAME, RpcError::UnknownTool(unknown)));
             return;
         }
         let (cancel, registered) = match register_call(&self.tool_calls, &tool_call_id) {
@@ -458,7 +458,7 @@ impl Server {
                     output.send(&Message::failure(
                         request_id,
                         NAME,
-                        &RpcError::Session(error),
+                        RpcError::Session(error),
                     ));
                     return;
                 }
@@ -480,7 +480,7 @@ impl Server {
                     output.send(&Message::failure(
                         request_id,
                         NAME,
-                        &RpcError::internal(&err),
+                        RpcError::internal(&err),
                     ));
                     return;
                 }
@@ -515,7 +515,7 @@ impl Server {
         let request = self.task_requests.remove(&task_id);
         if let (Err(err), Some((id, command))) = (joined, request) {
             self.output
-                .send(&Message::failure(id, command, &RpcError::internal(&err)));
+                .send(&Message::failure(id, command, RpcError::internal(&err)));
         }
     }
 

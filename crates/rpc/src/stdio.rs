@@ -27,7 +27,7 @@ pub enum StdioError {
 }
 
 /// How [`serve_stdio`] serves, beyond its session.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct StdioOptions {
     /// `agentsh rpc --lease S`: once no input line (a request, a bad line, a blank line) has
     /// come for this long, serving ends exactly as at end of input. Running calls do not

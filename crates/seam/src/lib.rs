@@ -40,7 +40,7 @@ pub trait PtyHost: Send + Sync {
 /// `future`'s output if it is ready at its first poll (a session here answers a status or a
 /// look at once), else the future, to be awaited elsewhere (a far side's answer takes a round
 /// trip). What polls the future gives up nothing: the future, returned, goes on where it was.
-pub fn ready_now<'a, T>(mut future: BoxFuture<'a, T>) -> Result<T, BoxFuture<'a, T>> {
+pub fn ready_now<T>(mut future: BoxFuture<'_, T>) -> Result<T, BoxFuture<'_, T>> {
     let mut context = std::task::Context::from_waker(std::task::Waker::noop());
     match future.as_mut().poll(&mut context) {
         std::task::Poll::Ready(value) => Ok(value),

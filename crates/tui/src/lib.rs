@@ -70,7 +70,7 @@ impl std::fmt::Debug for Listen {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Listen")
             .field("shown", &self.shown)
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 

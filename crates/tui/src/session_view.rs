@@ -163,27 +163,25 @@ impl SessionView {
             .location
             .clone()
             .map(|target| (target, lock(&self.inner.lost).clone()));
-        match self.status() {
-            Some(status) => Place {
+        if let Some(status) = self.status() {
+            return Place {
                 cwd: status.cwd,
                 shell: status.shell,
                 sandbox: status.sandbox,
                 remote,
-            },
-            None => {
-                let sandbox = &self.inner.settings.sandbox;
-                Place {
-                    cwd: String::new(),
-                    shell: String::new(),
-                    // The session enforces this side's sandbox settings (a far side got them
-                    // in its hello).
-                    sandbox: sandbox.mode.map(|mode| SandboxStatus {
-                        mode: mode.to_string(),
-                        network: sandbox.network,
-                    }),
-                    remote,
-                }
-            }
+            };
+        }
+        let sandbox = &self.inner.settings.sandbox;
+        Place {
+            cwd: String::new(),
+            shell: String::new(),
+            // The session enforces this side's sandbox settings (a far side got them in its
+            // hello).
+            sandbox: sandbox.mode.map(|mode| SandboxStatus {
+                mode: mode.to_string(),
+                network: sandbox.network,
+            }),
+            remote,
         }
     }
 

@@ -417,7 +417,10 @@ mod limit_tests {
         }
         let two_mib = tool_specs(2 * 1024 * 1024);
         for (name, text, _) in &two_mib[..2] {
-            assert!(text.contains("2 MB") && !text.contains("50 KB"), "{name}: {text}");
+            assert!(
+                text.contains("2 MB") && !text.contains("50 KB"),
+                "{name}: {text}"
+            );
         }
         assert_eq!(limit_text(51_200), "50 KB");
         assert_eq!(limit_text(1000), "1000B");

@@ -39,6 +39,10 @@ pub enum SessionError {
         /// Why the store could not be opened.
         reason: String,
     },
+    /// No job of the session has the id asked for, in the job tools' words (`No job 9. Jobs:
+    /// 1, 2`).
+    #[error("{0}")]
+    NoSuchJob(String),
     /// The session's sandbox cannot be had: `Sandbox unavailable: <reason>` (the
     /// kernel, or this build, cannot enforce it: the session is not made, nothing runs) or
     /// `Sandbox refuses a writable root of <path>` (`/` or `$HOME`).

@@ -231,10 +231,7 @@ impl SessionHandle for LocalSession {
         bytes: usize,
         _reach: Reach,
     ) -> BoxFuture<'_, Result<JobView, HandleError>> {
-        let look = self
-            .session()
-            .find_job_view(&id, bytes)
-            .map_err(HandleError::Failed);
+        let look = self.session().find_job_view(&id, bytes).map_err(failed);
         Box::pin(std::future::ready(look))
     }
 

@@ -3,7 +3,9 @@
 use std::collections::{BTreeMap, HashSet};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use agentsh_seam::lock;
 
 use agentsh_artifact_store::{
     ArtifactError, ArtifactInfo, ArtifactReservation, ArtifactStore, ArtifactText, RetentionPolicy,
@@ -104,10 +106,6 @@ struct Inner {
 struct Warnings {
     pending: Vec<String>,
     seen: HashSet<String>,
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 fn env_var(name: &str) -> Option<OsString> {

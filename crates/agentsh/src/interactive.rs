@@ -49,9 +49,7 @@ pub fn run(args: InteractiveArgs) -> ExitCode {
     let session: MakeSession = if let Some(config) = remote {
         Box::new(move || {
             Box::pin(async move {
-                let session = RemoteSession::connect(config)
-                    .await
-                    .map_err(|err| err.to_string())?;
+                let session = RemoteSession::connect(config).await?;
                 Ok(Arc::new(session) as Handle)
             })
         })
@@ -59,7 +57,7 @@ pub fn run(args: InteractiveArgs) -> ExitCode {
         let make = LocalSession::factory(settings.clone(), cwd.clone());
         Box::new(move || {
             // Made on the mode's runtime, before the terminal is taken.
-            let made = make().map_err(|err| err.to_string());
+            let made = make().map_err(Into::into);
             Box::pin(async move { made })
         })
     };
@@ -71,7 +69,7 @@ pub fn run(args: InteractiveArgs) -> ExitCode {
             shown: path.display().to_string(),
             serve: Box::new(move |host, shutdown| {
                 agentsh_rpc::listen_for_host(&path, new_session, host, shutdown)
-                    .map_err(|err| format!("--listen: {err}"))
+                    .map_err(|err| format!("--listen: {err}").into())
             }),
         }
     });

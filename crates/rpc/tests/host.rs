@@ -1,6 +1,8 @@
 //! A `CallHost`: what it is told, its `cancel`, its PTY host.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
+
+use agentsh_seam::lock;
 
 use agentsh_rpc::{
     CallEnd, CallHooks, CallHost, CallObserver, HostedCall, HostedCallKind, PtyHost,
@@ -21,10 +23,6 @@ enum Seen {
 }
 
 type Log = Arc<Mutex<Vec<Seen>>>;
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
 
 /// A host that records every call and what its observer was told.
 #[derive(Default)]

@@ -48,13 +48,19 @@ pub const PANIC_LINE_ENV: &str = "AGENTSH_TUI_PANIC_LINE";
 /// Makes the session the mode drives, on the mode's runtime, before the terminal is taken (a
 /// session here, or a far side reached over a transport: the mode does not know which). Its
 /// error is shown, and nothing runs.
-pub type MakeSession = Box<dyn FnOnce() -> BoxFuture<'static, Result<Handle, String>> + Send>;
+pub type MakeSession = Box<dyn FnOnce() -> BoxFuture<'static, Result<Handle, StartError>> + Send>;
+
+/// Why the session or the server of other agents' calls could not start, in its own words.
+pub type StartError = Box<dyn std::error::Error + Send + Sync>;
 
 /// Starts a server of other agents' calls (`--listen`) on the mode's runtime, before the
 /// terminal is taken: it tells the host of each call and runs until the token is cancelled.
 /// Its error (a socket that cannot be served) is shown, and nothing runs.
 pub type ServeCalls = Box<
-    dyn FnOnce(Arc<dyn CallHost>, CancellationToken) -> Result<tokio::task::JoinHandle<()>, String>
+    dyn FnOnce(
+            Arc<dyn CallHost>,
+            CancellationToken,
+        ) -> Result<tokio::task::JoinHandle<()>, StartError>
         + Send,
 >;
 
@@ -123,7 +129,7 @@ pub enum TuiError {
     /// The session could not be made, or the server of `--listen` could not start: the
     /// reason, in the words of what failed.
     #[error("{0}")]
-    Start(String),
+    Start(StartError),
     /// The terminal or the runtime failed.
     #[error("{0}")]
     Io(#[from] io::Error),

@@ -40,7 +40,7 @@ fn main() -> ExitCode {
     // The session: one here, in the current directory.
     let new_session = LocalSession::factory(settings.clone(), cwd.clone());
     let session = Box::new(move || {
-        let made = new_session().map_err(|err| err.to_string());
+        let made = new_session().map_err(Into::into);
         Box::pin(async move { made }) as agentsh_tui::BoxFuture<'static, _>
     });
     // `--listen`: an RPC socket server, one session per connection, whose calls are shown.
@@ -50,7 +50,7 @@ fn main() -> ExitCode {
             shown: path.display().to_string(),
             serve: Box::new(move |host, shutdown| {
                 agentsh_rpc::listen_for_host(&path, new_session, host, shutdown)
-                    .map_err(|err| format!("--listen: {err}"))
+                    .map_err(|err| format!("--listen: {err}").into())
             }),
         }
     });

@@ -17,7 +17,9 @@ mod view;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
+
+pub(crate) use agentsh_seam::lock;
 use std::time::{Duration, Instant};
 
 use agentsh_artifact_store::ArtifactReservation;
@@ -36,10 +38,6 @@ use crate::Timeout;
 const QUIET_FOR_INPUT: Duration = Duration::from_millis(300);
 /// Finished jobs listed until the session ends: the last this many.
 const FINISHED_KEPT: usize = 100;
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
 
 /// The output side of a job, shared by its task and its tools.
 pub(crate) struct JobOutput {

@@ -4,6 +4,7 @@
 use agentsh_protocol::{JobView, SandboxStatus, SessionStatus};
 
 use super::{Job, lock};
+use crate::error::SessionError;
 use crate::session::AgentSession;
 
 impl AgentSession {
@@ -22,8 +23,9 @@ impl AgentSession {
     /// [`job_view`](Self::job_view) of the job named `id` as the job tools take it (`"3"`,
     /// the RPC `job_view`'s); for an id no job has, the job tools' own error (`No job 9. Jobs:
     /// 1, 2`).
-    pub fn find_job_view(&self, id: &str, max_bytes: usize) -> Result<JobView, String> {
-        Ok(view_of(&*self.find_job(id)?, max_bytes))
+    pub fn find_job_view(&self, id: &str, max_bytes: usize) -> Result<JobView, SessionError> {
+        let job = self.find_job(id).map_err(SessionError::NoSuchJob)?;
+        Ok(view_of(&job, max_bytes))
     }
 
     /// The session as a status line shows it: its cwd, shell, sandbox and jobs (what the RPC

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use agentsh_bash_normalize::{Limits, merge_limits, normalize};
 use agentsh_output_sink::{OutputSink, TailBuffer};
 use agentsh_protocol::BashResult;
-use agentsh_pty_runtime::{PtyCommand, PtySession, TerminalSize};
+use agentsh_pty_runtime::{PtyCommand, PtyRun, TerminalSize};
 use agentsh_shell_executor::{CancellationToken, ChunkCallback, Surface};
 use serde_json::Value;
 
@@ -273,7 +273,7 @@ async fn run_on_pty(
     call_id: &str,
     ctx: &ToolContext,
 ) -> (BashResult, OutputSink) {
-    let session = PtySession::start(command, sink);
+    let session = PtyRun::start(command, sink);
     let controller = session.controller();
     host.attach(call_id, controller.clone());
     stop_on_cancel(session.wait_with_sink(), &ctx.cancel, || controller.kill()).await

@@ -1,9 +1,9 @@
 //! PTY runtime benchmarks, each against a same-run baseline:
 //!
 //! - throughput: `cat` of a large file of log-like lines (plain and coloured) through
-//!   `PtySession` (PTY + headless terminal + output sink) vs a raw read loop on a PTY master
+//!   `PtyRun` (PTY + headless terminal + output sink) vs a raw read loop on a PTY master
 //!   that `cat` writes the same file to (no emulator, no sink);
-//! - keystroke-to-echo latency: one key written through `PtySession::write_input` until the
+//! - keystroke-to-echo latency: one key written through `PtyRun::write_input` until the
 //!   terminal shows its echo by `cat` (raw mode), median over 1,000 keys, vs the same round trip
 //!   with plain blocking reads and writes on a PTY master.
 //!
@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use agentsh_bench_support::{Row, mb_per_s, median};
 use agentsh_output_sink::{OutputSink, SinkOptions};
 use agentsh_process::shell::ShellSpec;
-use agentsh_pty_runtime::{PtyCommand, PtySession};
+use agentsh_pty_runtime::{PtyCommand, PtyRun};
 use rustix::pty::OpenptFlags;
 
 const BENCH: &str = "pty-runtime";
@@ -157,7 +157,7 @@ fn bash_command(text: impl Into<String>) -> PtyCommand {
 async fn session_cat(file: &std::path::Path) -> Duration {
     let command = bash_command(format!("exec cat '{}'", file.display()));
     let start = Instant::now();
-    let session = PtySession::start(command, OutputSink::new(SinkOptions::default()));
+    let session = PtyRun::start(command, OutputSink::new(SinkOptions::default()));
     let terminal = session.terminal().clone();
     let result = session.wait().await;
     // Reading the screen draws what the fast-forward held back: part of the cost.
@@ -196,7 +196,7 @@ fn raw_echo_latency() -> Duration {
 }
 
 async fn session_echo_latency() -> Duration {
-    let session = PtySession::start(
+    let session = PtyRun::start(
         bash_command(ECHO_SCRIPT),
         OutputSink::new(SinkOptions::default()),
     );

@@ -5,8 +5,8 @@ mod error;
 mod fastforward;
 mod keys;
 mod pty;
+mod run;
 mod screen;
-mod session;
 mod terminal;
 mod ui;
 
@@ -19,7 +19,7 @@ pub use keys::{
     KEY_NAMES, KILL_KEY_ALTERNATE_SCREEN, Key, KeyAction, KeyModes, Modifiers, UnknownKey,
     classify_keys, encode_key, key_sequence, normalize_keys, typed_text,
 };
-pub use session::{PTY_ERROR_PREFIX, PtyCommand, PtyController, PtySession, TextCallback};
+pub use run::{PTY_ERROR_PREFIX, PtyCommand, PtyController, PtyRun, TextCallback};
 pub use terminal::{
     DEFAULT_COLS, DEFAULT_ROWS, MAX_COLS, MAX_ROWS, MIN_COLS, MIN_ROWS, SCROLLBACK_LINES, Terminal,
     TerminalSize,

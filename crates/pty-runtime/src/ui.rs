@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use agentsh_protocol::BashResult;
 
-use crate::session::PtySession;
+use crate::run::PtyRun;
 use crate::terminal::TerminalSize;
 
 /// Shortest time between two draws (20 per second at most, the rate of agentsh's live output
@@ -42,7 +42,7 @@ pub trait TerminalUi {
 
 /// Runs `session` with `ui` until the command ends: draws the screen as output arrives,
 /// forwards keys (the kill key ends the command) and resizes, and returns the result.
-pub async fn run_with_ui(session: PtySession, ui: &mut impl TerminalUi) -> BashResult {
+pub async fn run_with_ui(session: PtyRun, ui: &mut impl TerminalUi) -> BashResult {
     let controller = session.controller();
     let terminal = controller.terminal().clone();
     let mut updates = controller.updates();

@@ -4,13 +4,13 @@
 
 use std::time::Duration;
 
-use agentsh_pty_runtime::{InputWait, PtySession};
+use agentsh_pty_runtime::{InputWait, PtyRun};
 
 use crate::util::{PATIENCE, command, run, sink, wait_until};
 
 /// Starts `script` in bash and waits until its screen contains `ready`.
-async fn start(script: &str, ready: &str) -> PtySession {
-    let session = PtySession::start(command(script), sink());
+async fn start(script: &str, ready: &str) -> PtyRun {
+    let session = PtyRun::start(command(script), sink());
     let terminal = session.terminal().clone();
     wait_until(&format!("{ready:?} on the screen"), || {
         terminal.contents().contains(ready)
@@ -20,7 +20,7 @@ async fn start(script: &str, ready: &str) -> PtySession {
 }
 
 /// Waits until the session's terminal waits for input (liveness bound [`PATIENCE`]).
-async fn until_waiting(session: &PtySession) {
+async fn until_waiting(session: &PtyRun) {
     let mut last = InputWait::Unknown;
     let start = std::time::Instant::now();
     while last != InputWait::Waiting {
@@ -35,7 +35,7 @@ async fn until_waiting(session: &PtySession) {
 }
 
 /// The threads of the shell and of every process below it, with their state letters.
-fn tree_threads(session: &PtySession) -> Vec<(u32, u8)> {
+fn tree_threads(session: &PtyRun) -> Vec<(u32, u8)> {
     let shell = session.controller().shell_pid().expect("the shell started");
     let mut pids = vec![shell];
     pids.extend(agentsh_process::descendants(shell).iter().map(|p| p.pid));
@@ -63,7 +63,7 @@ fn tree_threads(session: &PtySession) -> Vec<(u32, u8)> {
 
 /// Asserts that the terminal does not wait for input once every process of the tree sleeps
 /// (blocked where the program means to stay), at several looks in a row.
-async fn assert_not_waiting_once_asleep(session: &PtySession, what: &str) {
+async fn assert_not_waiting_once_asleep(session: &PtyRun, what: &str) {
     wait_until(&format!("{what}: every thread asleep"), || {
         let threads = tree_threads(session);
         !threads.is_empty() && threads.iter().all(|&(_, state)| state == b'S')

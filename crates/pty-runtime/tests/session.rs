@@ -4,14 +4,14 @@ use std::time::Duration;
 
 use agentsh_output_sink::{OutputSink, SinkOptions};
 use agentsh_process::shell::ShellSpec;
-use agentsh_pty_runtime::{KeyAction, PtySession, TerminalSize, key_sequence};
+use agentsh_pty_runtime::{KeyAction, PtyRun, TerminalSize, key_sequence};
 
 use crate::util::{PROCESSES, alive_with_arg, command, open_fds, run, runtime, sink, wait_until};
 
 #[test]
 fn tty_is_a_pseudo_terminal() {
     run(async {
-        let result = PtySession::start(command("tty"), sink()).wait().await;
+        let result = PtyRun::start(command("tty"), sink()).wait().await;
         let out = &result.summary.output;
         let number = out
             .strip_prefix("/dev/pts/")
@@ -26,7 +26,7 @@ fn tty_is_a_pseudo_terminal() {
 #[test]
 fn stty_size_follows_resize_clamped() {
     run(async {
-        let session = PtySession::start(
+        let session = PtyRun::start(
             command("stty size; read _; stty size; read _; stty size"),
             sink(),
         );
@@ -65,7 +65,7 @@ fn stty_size_follows_resize_clamped() {
 #[test]
 fn a_prompt_is_answered_through_write_input() {
     run(async {
-        let session = PtySession::start(command(r#"read -p 'name? ' n; echo "hi $n""#), sink());
+        let session = PtyRun::start(command(r#"read -p 'name? ' n; echo "hi $n""#), sink());
         let terminal = session.terminal().clone();
         wait_until("the prompt", || terminal.contents() == "name? ").await;
         assert!(session.write_input(b"bob\r"));
@@ -90,7 +90,7 @@ fn arrows_follow_the_programs_application_cursor_mode() {
             head -c 3 | od -An -tx1; head -c 3 | od -An -tx1
             printf '\033[?1l'; printf 'READY2\n'
             head -c 3 | od -An -tx1; stty sane";
-        let session = PtySession::start(command(script), sink());
+        let session = PtyRun::start(command(script), sink());
         let terminal = session.terminal().clone();
         wait_until("raw mode", || {
             terminal.contents().contains("READY1") && terminal.application_cursor()
@@ -130,7 +130,7 @@ fn named_keys_follow_the_programs_application_cursor_mode() {
     run(async {
         let script = r#"printf '\033[?1h'; printf 'READY\n'
             IFS= read -r line; printf '%s' "$line" | od -An -tx1"#;
-        let session = PtySession::start(command(script), sink());
+        let session = PtyRun::start(command(script), sink());
         let terminal = session.terminal().clone();
         wait_until("application-cursor mode", || {
             terminal.contents().contains("READY") && terminal.application_cursor()
@@ -161,7 +161,7 @@ fn esc_is_forwarded_to_less_and_ctrl_bracket_kills_it() {
         std::fs::write(&file, text).expect("write");
         let path = file.to_str().expect("utf-8 path").to_owned();
         // The hardened LESS=FRX would quit at once (F) and skip the alternate screen (X).
-        let session = PtySession::start(command(&format!("LESS=R less '{path}'")), sink());
+        let session = PtyRun::start(command(&format!("LESS=R less '{path}'")), sink());
         let terminal = session.terminal().clone();
         wait_until("less on the alternate screen", || {
             terminal.alternate_screen() && terminal.contents().contains("line 1\n")
@@ -194,7 +194,7 @@ fn esc_is_forwarded_to_less_and_ctrl_bracket_kills_it() {
 #[test]
 fn esc_kills_outside_the_alternate_screen() {
     run(async {
-        let session = PtySession::start(command("echo ready; sleep 100.7719"), sink());
+        let session = PtyRun::start(command("echo ready; sleep 100.7719"), sink());
         let terminal = session.terminal().clone();
         wait_until("sleep and its greeting", || {
             !alive_with_arg("100.7719").is_empty() && terminal.contents() == "ready"
@@ -213,7 +213,7 @@ fn timeout_ends_the_whole_tree_including_setsid_children() {
     run(async {
         let mut cmd = command("setsid sleep 100.7714 & sleep 100.7713");
         cmd.timeout = Duration::from_secs(4);
-        let session = PtySession::start(cmd, sink());
+        let session = PtyRun::start(cmd, sink());
         let started = std::time::Instant::now();
         wait_until("both sleeps", || {
             !alive_with_arg("100.7713").is_empty() && !alive_with_arg("100.7714").is_empty()
@@ -235,7 +235,7 @@ fn timeout_ends_the_whole_tree_including_setsid_children() {
 #[test]
 fn kill_ends_the_whole_tree_including_setsid_children() {
     run(async {
-        let session = PtySession::start(command("setsid sleep 100.7716 & sleep 100.7715"), sink());
+        let session = PtyRun::start(command("setsid sleep 100.7716 & sleep 100.7715"), sink());
         let controller = session.controller();
         let waiting = tokio::spawn(session.wait());
         wait_until("both sleeps", || {
@@ -266,7 +266,7 @@ fn what_the_command_leaves_behind_is_ended_when_its_shell_exits() {
             "(trap '' HUP TERM; touch '{flag}'; exec sleep 100.7717) & \
              while [ ! -e '{flag}' ]; do sleep 0.01; done; echo started"
         );
-        let result = PtySession::start(command(&script), sink()).wait().await;
+        let result = PtyRun::start(command(&script), sink()).wait().await;
         assert_eq!(result.summary.output, "started\n");
         assert_eq!(result.exit_code, Some(0));
         assert_eq!(alive_with_arg("100.7717"), Vec::<u32>::new());
@@ -276,7 +276,7 @@ fn what_the_command_leaves_behind_is_ended_when_its_shell_exits() {
 #[test]
 fn dropping_a_session_kills_its_command() {
     run(async {
-        let session = PtySession::start(command("sleep 100.7720"), sink());
+        let session = PtyRun::start(command("sleep 100.7720"), sink());
         wait_until("sleep", || !alive_with_arg("100.7720").is_empty()).await;
         drop(session);
         wait_until("sleep to end", || alive_with_arg("100.7720").is_empty()).await;
@@ -292,7 +292,7 @@ fn exit_codes() {
             ("true", 0),
             ("false", 1),
         ] {
-            let result = PtySession::start(command(script), sink()).wait().await;
+            let result = PtyRun::start(command(script), sink()).wait().await;
             assert_eq!(result.exit_code, Some(code), "{script}");
             assert!(!result.cancelled, "{script}");
         }
@@ -304,7 +304,7 @@ fn progress_and_colours_come_out_clean_and_the_screen_shows_the_final_state() {
     run(async {
         let script = r"printf 'progress 10%%\rprogress 50%%\rprogress 100%%\n'
             printf '\033[31mred\033[0m \033[1mdone\033[0m\n'";
-        let session = PtySession::start(command(script), sink());
+        let session = PtyRun::start(command(script), sink());
         let terminal = session.terminal().clone();
         let result = session.wait().await;
         assert_eq!(result.summary.output, "progress 100%\nred done\n");
@@ -324,7 +324,7 @@ fn a_start_failure_is_a_pty_error_line_with_no_exit_code() {
     run(async {
         let mut cmd = command("echo never");
         cmd.shell = ShellSpec::from_path("/nonexistent/agentsh-test-shell");
-        let session = PtySession::start(cmd, sink());
+        let session = PtyRun::start(cmd, sink());
         let controller = session.controller();
         let result = session.wait().await;
         assert_eq!(
@@ -337,7 +337,7 @@ fn a_start_failure_is_a_pty_error_line_with_no_exit_code() {
 
         let mut cmd = command("echo never");
         cmd.cwd = "/nonexistent/agentsh-test-dir".into();
-        let result = PtySession::start(cmd, sink()).wait().await;
+        let result = PtyRun::start(cmd, sink()).wait().await;
         let out = &result.summary.output;
         assert!(out.starts_with("PTY error: cannot start "), "{out:?}");
         assert!(
@@ -359,7 +359,7 @@ fn hardened_environment_with_a_256_colour_term() {
         base.push(("TERM".into(), "dumb".into()));
         cmd.base_env = Some(base);
         cmd.env.insert("EXTRA".into(), "extra".into());
-        let result = PtySession::start(cmd, sink()).wait().await;
+        let result = PtyRun::start(cmd, sink()).wait().await;
         assert_eq!(
             result.summary.output,
             "xterm-256color cat true none none extra\n"
@@ -380,7 +380,7 @@ fn the_snapshot_is_sourced_and_the_cwd_and_prefix_apply() {
         let mut cmd = command("greet; hello; pwd");
         cmd.snapshot = Some(snapshot);
         cmd.cwd = dir.path().to_owned();
-        let result = PtySession::start(cmd, sink()).wait().await;
+        let result = PtyRun::start(cmd, sink()).wait().await;
         let cwd = dir.path().canonicalize().expect("canonical");
         assert_eq!(
             result.summary.output,
@@ -389,7 +389,7 @@ fn the_snapshot_is_sourced_and_the_cwd_and_prefix_apply() {
 
         let mut cmd = command(r#"sh -c 'echo "prefixed=$PREFIXED"'"#);
         cmd.prefix = Some("env PREFIXED=1".into());
-        let result = PtySession::start(cmd, sink()).wait().await;
+        let result = PtyRun::start(cmd, sink()).wait().await;
         assert_eq!(result.summary.output, "prefixed=1\n");
     });
 }
@@ -403,7 +403,7 @@ fn zsh_and_sh_run_commands_too() {
             }
             let mut cmd = command("set -- a b; echo \"$# $1\"; tty >/dev/null && echo tty; exit 4");
             cmd.shell = ShellSpec::from_path(shell);
-            let result = PtySession::start(cmd, sink()).wait().await;
+            let result = PtyRun::start(cmd, sink()).wait().await;
             assert_eq!(result.summary.output, "2 a\ntty\n", "{shell}");
             assert_eq!(result.exit_code, Some(4), "{shell}");
         }
@@ -414,7 +414,7 @@ fn zsh_and_sh_run_commands_too() {
 fn cursor_position_queries_are_answered() {
     run(async {
         let script = r#"stty -echo; printf 'ab\033[6n'; IFS= read -r -d R reply; stty echo; echo " pos=${reply#*[}""#;
-        let result = PtySession::start(command(script), sink()).wait().await;
+        let result = PtyRun::start(command(script), sink()).wait().await;
         assert_eq!(result.summary.output, "ab pos=1;3\n");
     });
 }
@@ -426,7 +426,7 @@ fn a_satisfied_head_capture_stops_the_command_with_status_zero() {
             head_lines: Some(3),
             ..SinkOptions::default()
         });
-        let (result, sink) = PtySession::start(command("yes line.7718"), sink)
+        let (result, sink) = PtyRun::start(command("yes line.7718"), sink)
             .wait_with_sink()
             .await;
         assert_eq!(result.exit_code, Some(0));
@@ -450,7 +450,7 @@ fn two_hundred_sessions_leave_no_descriptor_behind() {
             2 => cmd.command = "read x; echo got $x".into(),
             _ => {}
         }
-        let session = PtySession::start(cmd, sink());
+        let session = PtyRun::start(cmd, sink());
         match i % 4 {
             1 => session.kill(),
             2 => {
@@ -485,7 +485,7 @@ fn flooding_output_cannot_starve_the_timeout() {
         let mut cmd = command("yes flood.7723");
         cmd.timeout = Duration::from_secs(1);
         let started = std::time::Instant::now();
-        let session = PtySession::start(cmd, sink());
+        let session = PtyRun::start(cmd, sink());
         let terminal = session.terminal().clone();
         let result = session.wait().await;
         assert!(
@@ -525,7 +525,7 @@ fn killing_the_pty_supervisor_leaves_no_survivor() {
     );
     run(async {
         let started = std::time::Instant::now();
-        let result = PtySession::start(
+        let result = PtyRun::start(
             command(&format!(
                 "(setsid sleep {a} &); sleep 0.2; kill -9 $PPID; sleep {b}"
             )),

@@ -4,7 +4,7 @@
 use std::future::Future;
 
 use agentsh_pty_runtime::vt100;
-use agentsh_pty_runtime::{PtySession, TerminalSize, TerminalUi, UiEvent, run_with_ui};
+use agentsh_pty_runtime::{PtyRun, TerminalSize, TerminalUi, UiEvent, run_with_ui};
 use tokio::sync::mpsc;
 
 use crate::util::{alive_with_arg, command, run, sink};
@@ -53,7 +53,7 @@ impl TerminalUi for ScriptedUi {
 #[test]
 fn the_ui_sees_the_prompt_and_answers_it() {
     run(async {
-        let session = PtySession::start(command(r#"read -p 'name? ' n; echo "hi $n""#), sink());
+        let session = PtyRun::start(command(r#"read -p 'name? ' n; echo "hi $n""#), sink());
         let mut ui = ScriptedUi::new(vec![("name?", UiEvent::Keys(b"bob\r".to_vec()))]);
         let result = run_with_ui(session, &mut ui).await;
         assert_eq!(result.summary.output, "name? bob\nhi bob\n");
@@ -66,7 +66,7 @@ fn the_ui_sees_the_prompt_and_answers_it() {
 #[test]
 fn the_ui_resizes_the_terminal() {
     run(async {
-        let session = PtySession::start(command("stty size; read _; stty size"), sink());
+        let session = PtyRun::start(command("stty size; read _; stty size"), sink());
         let mut ui = ScriptedUi::new(vec![
             (
                 "40 120",
@@ -85,7 +85,7 @@ fn the_ui_resizes_the_terminal() {
 #[test]
 fn esc_from_the_ui_kills_the_command() {
     run(async {
-        let session = PtySession::start(command("echo ready; exec sleep 100.7722"), sink());
+        let session = PtyRun::start(command("echo ready; exec sleep 100.7722"), sink());
         let mut ui = ScriptedUi::new(vec![("ready", UiEvent::Keys(b"\x1b".to_vec()))]);
         let result = run_with_ui(session, &mut ui).await;
         assert!(result.cancelled);

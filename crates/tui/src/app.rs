@@ -2,7 +2,7 @@
 //! overlays; calls run as tasks of their own and report back through [`AppEvent`]s.
 
 mod calls;
-mod keys;
+mod input;
 #[cfg(test)]
 mod tests;
 

@@ -11,7 +11,7 @@ mod command;
 mod draw;
 mod history;
 mod host;
-mod keys;
+mod key_bytes;
 mod line;
 mod listen;
 mod session_view;

@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use agentsh_artifact_store::ArtifactReservation;
 use agentsh_output_sink::{OutputSink, SinkOptions};
 use agentsh_protocol::{JobDetails, JobState, JobSummary};
-use agentsh_pty_runtime::{InputWait, PtyController, PtySession};
+use agentsh_pty_runtime::{InputWait, PtyController, PtyRun};
 use agentsh_shell_executor::{JobExit, JobProgress, JobRun};
 use tokio::sync::watch;
 
@@ -300,7 +300,7 @@ impl NewJob {
     }
 
     /// The finished job, driven by a PTY session.
-    pub(crate) fn on_pty(self, meta: JobMeta, session: PtySession) -> Arc<Job> {
+    pub(crate) fn on_pty(self, meta: JobMeta, session: PtyRun) -> Arc<Job> {
         let controller = session.controller();
         let (progress_tx, progress) = watch::channel(JobProgress::Running);
         let texts = Arc::clone(&self.changes_tx);

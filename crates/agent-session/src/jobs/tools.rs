@@ -14,7 +14,7 @@ use agentsh_protocol::{
     job_has_no_terminal_text, job_started_line, job_state_line, no_such_job_text,
     timeout_annotation, too_many_jobs_text,
 };
-use agentsh_pty_runtime::{PtySession, key_sequence, typed_text};
+use agentsh_pty_runtime::{PtyRun, key_sequence, typed_text};
 use agentsh_shell_executor::{CancellationToken, JobExit, Surface, Yielded};
 use serde_json::Value;
 use tokio::time::Instant;
@@ -126,7 +126,7 @@ impl JobCall<'_> {
             let mut command = session.pty_command(self.command, self.cwd, self.shown_timeout);
             command.timeout = run_time;
             command.answers_prompts = true;
-            let running = PtySession::start_with_text(command, new.take_sink(), new.texts());
+            let running = PtyRun::start_with_text(command, new.take_sink(), new.texts());
             slot.fill(|id| new.on_pty(self.meta(id, true), running))
         } else {
             let mut request = session.exec_request(

@@ -7,7 +7,7 @@ use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use super::{App, Quit};
 use crate::command::{HELP, Input, Slash, parse_input};
 use crate::host::AppEvent;
-use crate::keys::key_bytes;
+use crate::key_bytes::key_bytes;
 use crate::transcript::{EntryKind, NoteKind};
 
 /// The question Ctrl+D asks while jobs run.

@@ -1,7 +1,7 @@
-//! `PtySession`: one command in the user's shell on a pseudo-terminal.
+//! `PtyRun`: one command in the user's shell on a pseudo-terminal.
 //!
 //! ```text
-//! PtySession::start ──► driver task (tokio) ──────────────────────────────────────────────┐
+//! PtyRun::start ──► driver task (tokio) ──────────────────────────────────────────────┐
 //!   PtyController ── Control (input, resize, kill) ──►│ master (AsyncFd, non-blocking)    │
 //!   Terminal ◄── same bytes ──────────────────────────┤   read ─► OutputSink + Terminal   │
 //!   updates (watch) ◄── one tick per chunk ───────────┤   write ◄─ input, terminal replies│
@@ -175,7 +175,7 @@ enum Control {
     Kill,
 }
 
-/// A cheap, cloneable handle to a running [`PtySession`]: input, resize, kill, and the
+/// A cheap, cloneable handle to a running [`PtyRun`]: input, resize, kill, and the
 /// terminal. Every method is a no-op once the command has exited.
 #[derive(Debug, Clone)]
 pub struct PtyController {
@@ -302,16 +302,16 @@ impl PtyController {
 
 /// One command running on a pseudo-terminal.
 ///
-/// Started with [`PtySession::start`]; [`PtySession::wait`] returns its [`BashResult`]. The
+/// Started with [`PtyRun::start`]; [`PtyRun::wait`] returns its [`BashResult`]. The
 /// output goes through the given [`OutputSink`] (sanitised, bounded, spilled) and, unchanged,
 /// into a headless [`Terminal`]. A session dropped before it finished kills its command.
 #[derive(Debug)]
-pub struct PtySession {
+pub struct PtyRun {
     controller: PtyController,
     task: Option<JoinHandle<(BashResult, OutputSink)>>,
 }
 
-impl PtySession {
+impl PtyRun {
     /// Starts `command` on a new PTY, its output going into `sink`. Never fails: when the PTY
     /// or the shell cannot be started, the session ends at once with the line
     /// `PTY error: <reason>` in its output and `exitCode: null`.
@@ -321,7 +321,7 @@ impl PtySession {
         Self::start_inner(command, sink, None)
     }
 
-    /// Like [`PtySession::start`], also handing `on_text` the sanitised text the sink commits,
+    /// Like [`PtyRun::start`], also handing `on_text` the sanitised text the sink commits,
     /// in order (the unfinished last line when the command ends): a job's reader sees the same
     /// stream without sanitising it twice.
     pub fn start_with_text(command: PtyCommand, sink: OutputSink, on_text: TextCallback) -> Self {
@@ -409,7 +409,7 @@ impl PtySession {
         self.wait_with_sink().await.0
     }
 
-    /// Like [`PtySession::wait`], and gives the sink back (already dumped) for what the result
+    /// Like [`PtyRun::wait`], and gives the sink back (already dumped) for what the result
     /// does not carry, such as the head capture ([`OutputSink::head_text`]).
     pub async fn wait_with_sink(mut self) -> (BashResult, OutputSink) {
         let Some(task) = self.task.take() else {
@@ -439,7 +439,7 @@ impl PtySession {
     }
 }
 
-impl Drop for PtySession {
+impl Drop for PtyRun {
     fn drop(&mut self) {
         if self.task.is_some() {
             self.controller.kill();
@@ -480,7 +480,7 @@ struct Driver {
     last_byte: u8,
     /// Input not yet written to the master.
     input: VecDeque<u8>,
-    /// Gets the text the sink commits (see [`PtySession::start_with_text`]).
+    /// Gets the text the sink commits (see [`PtyRun::start_with_text`]).
     on_text: Option<TextCallback>,
     /// Shared with the controllers: bytes in `input` and on their way to it.
     pending: Arc<AtomicUsize>,

@@ -47,7 +47,7 @@
 //! Every run uses a private HOME/XDG tree and artifact store in a temp dir.
 //! `AGENTSH_BENCH_QUICK=1` shrinks the sizes and counts (for a smoke run). A filter argument
 //! (`cargo xtask bench FILTER`) runs only the groups whose name contains it: `rpc round trip`,
-//! `rpc baseline`, `exec true`, `throughput`, `cpu`, `rss`, `jobs`, `mcp`, `sandbox`, `remote`.
+//! `rpc baseline` (with the tool_call and MCP round trips against the baseline too), `exec true`, `throughput`, `cpu`, `rss`, `jobs`, `mcp`, `sandbox`, `remote`.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -341,6 +341,16 @@ fn rpc_against_baseline(env: &Env, baseline: &Path, calls: usize) -> Paired {
     let mut subject = RpcServer::start(env, Path::new(AGENTSH));
     let mut base = RpcServer::start(env, baseline);
     let timings = paired(calls, RPC_BLOCK, || subject.call(), || base.call());
+    subject.stop();
+    base.stop();
+    timings
+}
+
+/// [`rpc_against_baseline`] for a `tool_call` of `bash` `true` (the model's tool path).
+fn rpc_tool_call_against_baseline(env: &Env, baseline: &Path, calls: usize) -> Paired {
+    let mut subject = RpcServer::start(env, Path::new(AGENTSH));
+    let mut base = RpcServer::start(env, baseline);
+    let timings = paired(calls, RPC_BLOCK, || subject.tool_true(), || base.tool_true());
     subject.stop();
     base.stop();
     timings
@@ -724,6 +734,18 @@ fn main() {
             let calls = sizes.baseline_calls;
             rpc_against_baseline(&env, baseline, calls).report(
                 format!("rpc `true` round trip vs the baseline build (median of {calls})"),
+                &baseline.display().to_string(),
+                3,
+                1.10,
+            );
+            rpc_tool_call_against_baseline(&env, baseline, calls).report(
+                format!("rpc tool_call `true` vs the baseline build (median of {calls})"),
+                &baseline.display().to_string(),
+                3,
+                1.10,
+            );
+            mcp::against_baseline(&env, baseline, calls).report(
+                format!("mcp tools/call `true` vs the baseline build (median of {calls})"),
                 &baseline.display().to_string(),
                 3,
                 1.10,

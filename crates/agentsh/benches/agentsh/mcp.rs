@@ -1,6 +1,7 @@
 //! The `mcp` group: an MCP `tools/call` of `bash` `true` through `agentsh mcp`, driven by raw
 //! JSON-RPC lines (no SDK in the timing), against `agentsh rpc`'s `bash` `true` round trip in the
-//! same run (goal ≤ 1.2×: the MCP layer adds little to the executor's round trip).
+//! same run (goal ≤ 1.2×: the MCP layer adds little to the executor's round trip); with
+//! `AGENTSH_BENCH_BASELINE`, the same round trip against another build's (goal ≤ 1.10×).
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -26,8 +27,8 @@ struct McpServer {
 impl McpServer {
     /// Starts `agentsh mcp`, initializes the session and warms it up (the first call starts the
     /// shell).
-    fn start(env: &Env) -> Self {
-        let (child, stdin, stdout) = spawn_piped(env.agentsh(&["mcp"]));
+    fn start(env: &Env, binary: &Path) -> Self {
+        let (child, stdin, stdout) = spawn_piped(env.binary(binary, &["mcp"]));
         let mut server = Self {
             child,
             stdin,
@@ -96,7 +97,7 @@ impl McpServer {
 
 /// The MCP round trip against the RPC one, sampled alternately in blocks.
 pub(crate) fn round_trip(env: &Env) -> Paired {
-    let mut mcp = McpServer::start(env);
+    let mut mcp = McpServer::start(env, Path::new(AGENTSH));
     let mut rpc = RpcServer::start(env, Path::new(AGENTSH));
     let timings = paired(RPC_CALLS, RPC_BLOCK, || mcp.call(), || rpc.call());
     mcp.stop();
@@ -107,10 +108,21 @@ pub(crate) fn round_trip(env: &Env) -> Paired {
 /// The MCP `bash` round trip against the same tool over RPC (`tool_call`, the same work: the
 /// tool path with normalisation, interception and the tool result).
 pub(crate) fn round_trip_vs_tool_call(env: &Env) -> Paired {
-    let mut mcp = McpServer::start(env);
+    let mut mcp = McpServer::start(env, Path::new(AGENTSH));
     let mut rpc = RpcServer::start(env, Path::new(AGENTSH));
     let timings = paired(RPC_CALLS, RPC_BLOCK, || mcp.call(), || rpc.tool_true());
     mcp.stop();
     rpc.stop();
+    timings
+}
+
+/// The MCP round trip of this build against another agentsh binary's
+/// (`AGENTSH_BENCH_BASELINE`), sampled alternately in blocks.
+pub(crate) fn against_baseline(env: &Env, baseline: &Path, calls: usize) -> Paired {
+    let mut subject = McpServer::start(env, Path::new(AGENTSH));
+    let mut base = McpServer::start(env, baseline);
+    let timings = paired(calls, RPC_BLOCK, || subject.call(), || base.call());
+    subject.stop();
+    base.stop();
     timings
 }

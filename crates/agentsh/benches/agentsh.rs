@@ -350,7 +350,12 @@ fn rpc_against_baseline(env: &Env, baseline: &Path, calls: usize) -> Paired {
 fn rpc_tool_call_against_baseline(env: &Env, baseline: &Path, calls: usize) -> Paired {
     let mut subject = RpcServer::start(env, Path::new(AGENTSH));
     let mut base = RpcServer::start(env, baseline);
-    let timings = paired(calls, RPC_BLOCK, || subject.tool_true(), || base.tool_true());
+    let timings = paired(
+        calls,
+        RPC_BLOCK,
+        || subject.tool_true(),
+        || base.tool_true(),
+    );
     subject.stop();
     base.stop();
     timings

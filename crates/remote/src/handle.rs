@@ -9,6 +9,7 @@ use agentsh_seam::{
     BangCall, BoxFuture, CancellationToken, HandleError, Reach, SessionHandle, ToolCall, lock,
 };
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::connection::{Answer, Connection};
 use crate::session::{RemoteError, RemoteSession};
@@ -69,6 +70,20 @@ impl SessionHandle for RemoteSession {
             limit,
         };
         Box::pin(async move { Ok(self.request(command, Reach::Reconnect).await?) })
+    }
+
+    fn read_artifact_json(
+        &self,
+        id: String,
+        offset: Option<u64>,
+        limit: Option<u64>,
+    ) -> BoxFuture<'_, Result<Box<RawValue>, HandleError>> {
+        let command = Command::ReadArtifact {
+            artifact_id: id,
+            offset,
+            limit,
+        };
+        Box::pin(async move { Ok(self.request_raw(command).await?) })
     }
 
     fn list_artifacts(&self) -> BoxFuture<'_, Result<Vec<ListedArtifact>, HandleError>> {

@@ -9,6 +9,7 @@ use agentsh_protocol::wire::{Command, HelloData};
 use agentsh_protocol::{REMOTE_LOST_PREFIX, RPC_PROTOCOL};
 use agentsh_seam::{HandleError, Reach, lock};
 use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use tokio::sync::Mutex as AsyncMutex;
 
@@ -260,6 +261,20 @@ impl RemoteSession {
             .map_err(RemoteError::Failed)
     }
 
+    /// [`RemoteSession::request`] whose answer's `data` is kept as the far side wrote it, for
+    /// passing it on (a whole artifact is not parsed and written out again).
+    pub(crate) async fn request_raw(&self, command: Command) -> Result<Box<RawValue>, RemoteError> {
+        let connection = self.connection().await?;
+        let answer = connection
+            .request(command)
+            .await
+            .map_err(RemoteError::Lost)?;
+        answer
+            .checked()
+            .map_err(RemoteError::Failed)?
+            .ok_or_else(|| RemoteError::Failed("the far side answered without `data`".to_owned()))
+    }
+
     /// Keeps `sections` (an object of settings sections, as a client's `hello` that the far
     /// side accepted carried them): every later connection's `hello` carries each in place of
     /// the section of the same name, so a reconnect starts the new far-side session with them.
@@ -315,15 +330,22 @@ impl RemoteSession {
 }
 
 impl Answer {
+    /// Its `data` as it was written (`None` without one); `Err` with the far side's reason for
+    /// a `success: false` answer.
+    pub(crate) fn checked(self) -> Result<Option<Box<RawValue>>, String> {
+        if self.success {
+            return Ok(self.data);
+        }
+        Err(self
+            .error
+            .unwrap_or_else(|| "the far side failed the request without saying why".to_owned()))
+    }
+
     /// Its `data` read as a `T` (`null` when it has none); `Err` with the far side's reason for
     /// a `success: false` answer, or with why its `data` cannot be read.
     pub(crate) fn into_data<T: DeserializeOwned>(self) -> Result<T, String> {
-        if !self.success {
-            return Err(self.error.unwrap_or_else(|| {
-                "the far side failed the request without saying why".to_owned()
-            }));
-        }
-        let raw = self.data.as_deref().map_or("null", |data| data.get());
+        let data = self.checked()?;
+        let raw = data.as_deref().map_or("null", RawValue::get);
         serde_json::from_str(raw)
             .map_err(|err| format!("the far side sent an answer this agentsh cannot read: {err}"))
     }

@@ -306,8 +306,9 @@ impl Server {
         let output = self.output.clone();
         let request_id = id.clone();
         self.spawn(id, NAME, async move {
-            let message = match session.read_artifact(artifact_id, offset, limit).await {
-                Ok(artifact) => Message::with_data(request_id, NAME, &artifact),
+            let read = session.read_artifact_json(artifact_id, offset, limit).await;
+            let message = match read {
+                Ok(artifact) => Message::success(request_id, NAME, Some(artifact)),
                 Err(err) => Message::failure(request_id, NAME, RpcError::Session(err)),
             };
             output.send(&message);

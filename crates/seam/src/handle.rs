@@ -12,6 +12,7 @@ use agentsh_protocol::{
     ToolResult,
 };
 use serde_json::Value;
+use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
 use crate::PtyHost;
@@ -65,6 +66,23 @@ pub trait SessionHandle: Send + Sync {
         offset: Option<u64>,
         limit: Option<u64>,
     ) -> BoxFuture<'_, Result<ArtifactData, HandleError>>;
+
+    /// [`SessionHandle::read_artifact`] as the JSON of its [`ArtifactData`], for what only
+    /// passes it on (the RPC server): a far side's answer is handed over as it came, never
+    /// parsed and written out again (a whole artifact can be large). By default, the data
+    /// serialised.
+    fn read_artifact_json(
+        &self,
+        id: String,
+        offset: Option<u64>,
+        limit: Option<u64>,
+    ) -> BoxFuture<'_, Result<Box<RawValue>, HandleError>> {
+        Box::pin(async move {
+            let data = self.read_artifact(id, offset, limit).await?;
+            serde_json::value::to_raw_value(&data)
+                .map_err(|err| HandleError::Failed(format!("internal error: {err}")))
+        })
+    }
 
     /// The session's artifacts, newest first.
     fn list_artifacts(&self) -> BoxFuture<'_, Result<Vec<ListedArtifact>, HandleError>>;

@@ -38,16 +38,14 @@
 //! calls then 50 spawns, so the RPC figure is the steady state of a warm server), so a machine
 //! that gets busier or quieter during the run moves both alike and the ratio stays fair.
 //!
-//! With `AGENTSH_BENCH_BASELINE=<another agentsh binary>` (e.g. a release build from before a
-//! change) the `true` round trip and the CPU per call are also measured for that binary,
-//! alternating with this build, and reported as ratios (goal ≤ 1.10×: no regression).
+//! With `AGENTSH_BENCH_BASELINE=<another agentsh binary>` the round trips (`agentsh/baseline.rs`)
+//! and the CPU per call are also measured for that binary, alternating (goal ≤ 1.10× each).
 //!
 //! The binary measured is the one cargo builds for this bench (`CARGO_BIN_EXE_agentsh`, bench
-//! profile = release settings), so `cargo bench -p agentsh` needs no separate build step.
-//! Every run uses a private HOME/XDG tree and artifact store in a temp dir.
+//! profile); every run uses a private HOME/XDG tree and artifact store in a temp dir.
 //! `AGENTSH_BENCH_QUICK=1` shrinks the sizes and counts (for a smoke run). A filter argument
 //! (`cargo xtask bench FILTER`) runs only the groups whose name contains it: `rpc round trip`,
-//! `rpc baseline` (with the tool_call and MCP round trips against the baseline too), `exec true`, `throughput`, `cpu`, `rss`, `jobs`, `mcp`, `sandbox`, `remote`.
+//! `rpc baseline`, `exec true`, `throughput`, `cpu`, `rss`, `jobs`, `mcp`, `sandbox`, `remote`.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -55,6 +53,8 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
 // Not `benches/jobs.rs` or `benches/mcp.rs`: cargo would take those for bench targets of their own.
+#[path = "agentsh/baseline.rs"]
+mod baseline;
 #[path = "agentsh/jobs.rs"]
 mod jobs;
 #[path = "agentsh/mcp.rs"]
@@ -331,33 +331,6 @@ fn rpc_round_trip(env: &Env) -> Paired {
     let mut server = RpcServer::start(env, Path::new(AGENTSH));
     let timings = paired(RPC_CALLS, RPC_BLOCK, || server.call(), spawn_bash_true);
     server.stop();
-    timings
-}
-
-/// The `true` round trip of this build against another agentsh binary (`AGENTSH_BENCH_BASELINE`,
-/// e.g. a build from before a change), sampled alternately in blocks: the per-call cost of
-/// what a change added.
-fn rpc_against_baseline(env: &Env, baseline: &Path, calls: usize) -> Paired {
-    let mut subject = RpcServer::start(env, Path::new(AGENTSH));
-    let mut base = RpcServer::start(env, baseline);
-    let timings = paired(calls, RPC_BLOCK, || subject.call(), || base.call());
-    subject.stop();
-    base.stop();
-    timings
-}
-
-/// [`rpc_against_baseline`] for a `tool_call` of `bash` `true` (the model's tool path).
-fn rpc_tool_call_against_baseline(env: &Env, baseline: &Path, calls: usize) -> Paired {
-    let mut subject = RpcServer::start(env, Path::new(AGENTSH));
-    let mut base = RpcServer::start(env, baseline);
-    let timings = paired(
-        calls,
-        RPC_BLOCK,
-        || subject.tool_true(),
-        || base.tool_true(),
-    );
-    subject.stop();
-    base.stop();
     timings
 }
 
@@ -737,19 +710,19 @@ fn main() {
     match &baseline {
         Some(baseline) if filter.wants("rpc baseline") => {
             let calls = sizes.baseline_calls;
-            rpc_against_baseline(&env, baseline, calls).report(
+            baseline::rpc(&env, baseline, calls).report(
                 format!("rpc `true` round trip vs the baseline build (median of {calls})"),
                 &baseline.display().to_string(),
                 3,
                 1.10,
             );
-            rpc_tool_call_against_baseline(&env, baseline, calls).report(
+            baseline::rpc_tool_call(&env, baseline, calls).report(
                 format!("rpc tool_call `true` vs the baseline build (median of {calls})"),
                 &baseline.display().to_string(),
                 3,
                 1.10,
             );
-            mcp::against_baseline(&env, baseline, calls).report(
+            baseline::mcp(&env, baseline, calls).report(
                 format!("mcp tools/call `true` vs the baseline build (median of {calls})"),
                 &baseline.display().to_string(),
                 3,

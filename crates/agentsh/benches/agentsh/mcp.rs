@@ -1,7 +1,6 @@
 //! The `mcp` group: an MCP `tools/call` of `bash` `true` through `agentsh mcp`, driven by raw
 //! JSON-RPC lines (no SDK in the timing), against `agentsh rpc`'s `bash` `true` round trip in the
-//! same run (goal ≤ 1.2×: the MCP layer adds little to the executor's round trip); with
-//! `AGENTSH_BENCH_BASELINE`, the same round trip against another build's (goal ≤ 1.10×).
+//! same run (goal ≤ 1.2×: the MCP layer adds little to the executor's round trip).
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -16,7 +15,7 @@ use super::{
 };
 
 /// An `agentsh mcp` server after the handshake, answering `tools/call` requests one at a time.
-struct McpServer {
+pub(crate) struct McpServer {
     child: Child,
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
@@ -27,7 +26,7 @@ struct McpServer {
 impl McpServer {
     /// Starts `agentsh mcp`, initializes the session and warms it up (the first call starts the
     /// shell).
-    fn start(env: &Env, binary: &Path) -> Self {
+    pub(crate) fn start(env: &Env, binary: &Path) -> Self {
         let (child, stdin, stdout) = spawn_piped(env.binary(binary, &["mcp"]));
         let mut server = Self {
             child,
@@ -78,7 +77,7 @@ impl McpServer {
     }
 
     /// One `bash` `true` tool call, timed.
-    fn call(&mut self) -> Duration {
+    pub(crate) fn call(&mut self) -> Duration {
         let start = Instant::now();
         let response = self.request(
             "tools/call",
@@ -89,7 +88,7 @@ impl McpServer {
         elapsed
     }
 
-    fn stop(self) {
+    pub(crate) fn stop(self) {
         let Self { child, stdin, .. } = self;
         end_at_eof(child, stdin);
     }
@@ -113,16 +112,5 @@ pub(crate) fn round_trip_vs_tool_call(env: &Env) -> Paired {
     let timings = paired(RPC_CALLS, RPC_BLOCK, || mcp.call(), || rpc.tool_true());
     mcp.stop();
     rpc.stop();
-    timings
-}
-
-/// The MCP round trip of this build against another agentsh binary's
-/// (`AGENTSH_BENCH_BASELINE`), sampled alternately in blocks.
-pub(crate) fn against_baseline(env: &Env, baseline: &Path, calls: usize) -> Paired {
-    let mut subject = McpServer::start(env, Path::new(AGENTSH));
-    let mut base = McpServer::start(env, baseline);
-    let timings = paired(calls, RPC_BLOCK, || subject.call(), || base.call());
-    subject.stop();
-    base.stop();
     timings
 }

@@ -18,6 +18,8 @@ pub const RULES: &[(&str, &[&str])] = &[
             "agentsh-tui",
             "agentsh-mcp",
             "agentsh-agent-session",
+            "agentsh-shell-executor",
+            "agentsh-pty-runtime",
         ],
     ),
     (
@@ -31,18 +33,27 @@ pub const RULES: &[(&str, &[&str])] = &[
             "agentsh-rpc",
             "agentsh-tui",
             "agentsh-agent-session",
+            "agentsh-shell-executor",
+            "agentsh-pty-runtime",
         ],
     ),
     // The far side's client runs no command here.
     (
         "agentsh-remote",
-        &["agentsh-shell-executor", "agentsh-agent-session"],
+        &[
+            "agentsh-shell-executor",
+            "agentsh-pty-runtime",
+            "agentsh-process",
+            "agentsh-agent-session",
+        ],
     ),
-    // The seam knows neither side.
+    // The seam knows neither side and runs nothing: a far-only host builds no executor.
     (
         "agentsh-seam",
         &[
             "agentsh-shell-executor",
+            "agentsh-pty-runtime",
+            "agentsh-process",
             "agentsh-agent-session",
             "agentsh-remote",
         ],

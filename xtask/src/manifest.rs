@@ -66,14 +66,20 @@ impl Manifest {
             .collect()
     }
 
-    /// The names of the normal dependencies (`[dependencies]`) of `crates/<dir>`.
+    /// The names of the normal dependencies (`[dependencies]`) of `crates/<dir>` that every
+    /// build has: an optional one, which only a feature turns on, is left out.
     #[cfg(test)]
     pub fn normal_dependencies(&self, dir: &str) -> Vec<String> {
         self.members
             .get(dir)
             .and_then(|table| table.get("dependencies"))
             .and_then(Value::as_table)
-            .map(|deps| deps.keys().cloned().collect())
+            .map(|deps| {
+                deps.iter()
+                    .filter(|(_, spec)| spec.get("optional").and_then(Value::as_bool) != Some(true))
+                    .map(|(name, _)| name.clone())
+                    .collect()
+            })
             .unwrap_or_default()
     }
 

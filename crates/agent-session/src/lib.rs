@@ -36,13 +36,13 @@ pub use agentsh_protocol::{
     JobDetails, JobInputArgs, JobKillArgs, JobListArgs, JobOutputArgs, JobState, JobSummary,
     JobView, OutputSummary, SandboxStatus, Screen, SessionStatus, ShownRange, SshTarget, Theme,
     Timeout, ToolContent, ToolDetails, ToolMeta, ToolOutcome, ToolResult, TruncatedBy, Truncation,
-    TruncationDirection, job_tool_specs,
+    TruncationDirection, ViewSettings, job_tool_specs,
 };
 pub use agentsh_pty_runtime::{
     Key, KeyAction, MIN_DRAW_INTERVAL as PTY_MIN_DRAW_INTERVAL, Modifiers, PtyController, Terminal,
     TerminalSize, encode_key,
 };
-pub use agentsh_seam::{PtyHost, SessionHandle};
+pub use agentsh_seam::{PtyAttachment, PtyHost, SessionHandle};
 pub use agentsh_shell_executor::{CancellationToken, ExecError, ExecutorConfig, ShellExecutor};
 pub use cwd::{CwdError, check_cwd, resolve_cwd};
 pub use error::SessionError;

@@ -275,7 +275,10 @@ async fn run_on_pty(
 ) -> (BashResult, OutputSink) {
     let session = PtyRun::start(command, sink);
     let controller = session.controller();
-    host.attach(call_id, controller.clone());
+    host.attach(
+        call_id,
+        agentsh_seam::PtyAttachment::new(controller.clone()),
+    );
     stop_on_cancel(session.wait_with_sink(), &ctx.cancel, || controller.kill()).await
 }
 

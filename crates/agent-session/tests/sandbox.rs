@@ -5,8 +5,8 @@ use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 
 use agentsh_agent_session::{
-    AgentSession, BangOptions, PtyController, PtyHost, SandboxError, SandboxKernel, SandboxMode,
-    SandboxPolicy, SessionError, SessionOptions, Settings, ToolContext, ToolResult,
+    AgentSession, BangOptions, PtyHost, SandboxError, SandboxKernel, SandboxMode, SandboxPolicy,
+    SessionError, SessionOptions, Settings, ToolContext, ToolResult,
 };
 use serde_json::json;
 use tempfile::TempDir;
@@ -381,7 +381,7 @@ fn a_sandbox_the_kernel_cannot_enforce_fails_the_session_at_start() {
 struct QuietHost;
 
 impl PtyHost for QuietHost {
-    fn attach(&self, _call_id: &str, _controller: PtyController) {}
+    fn attach(&self, _call_id: &str, _program: agentsh_agent_session::PtyAttachment) {}
 }
 
 /// The PTY path runs confined too (every PTY session): a tool call on a terminal

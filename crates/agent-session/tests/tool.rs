@@ -621,7 +621,10 @@ struct Typist {
 }
 
 impl agentsh_agent_session::PtyHost for Typist {
-    fn attach(&self, _call_id: &str, controller: agentsh_agent_session::PtyController) {
+    fn attach(&self, _call_id: &str, program: agentsh_agent_session::PtyAttachment) {
+        let Ok(controller) = program.take::<agentsh_agent_session::PtyController>() else {
+            panic!("a session here hands over its PTY run's controller");
+        };
         let (prompt, keys) = (self.prompt, self.keys);
         tokio::spawn(async move {
             let mut updates = controller.updates();

@@ -74,7 +74,7 @@ async fn a_bang_commands_chunks_are_its_sanitised_output() {
 struct SizedHost(Option<(u16, u16)>);
 
 impl agentsh_agent_session::PtyHost for SizedHost {
-    fn attach(&self, _call_id: &str, _controller: agentsh_agent_session::PtyController) {}
+    fn attach(&self, _call_id: &str, _program: agentsh_agent_session::PtyAttachment) {}
 
     fn size(&self) -> Option<(u16, u16)> {
         self.0

@@ -77,7 +77,7 @@ pub fn run(args: InteractiveArgs) -> ExitCode {
     let options = TuiOptions {
         tool_names: args.tools,
         listen,
-        ..TuiOptions::new(settings, session)
+        ..TuiOptions::new(settings.view_settings(), session)
     };
     match agentsh_tui::run(renderer, options) {
         Ok(code) => code,

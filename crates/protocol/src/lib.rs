@@ -48,7 +48,7 @@ pub use bang::{BangOptions, BangRun, BangState};
 pub use result::{BashResult, InterceptionDetails, OutputSummary};
 pub use screen::{Cell, CellAttrs, CellColor, Screen};
 pub use ssh_target::{SshTarget, SshTargetError};
-pub use status::{SandboxStatus, SessionStatus};
+pub use status::{SandboxStatus, SessionStatus, ViewSettings};
 pub use text::{
     BANG_ALREADY_RUNNING, CANCELLED_ANNOTATION, COMMAND_ABORTED, FullOutput, MISSING_EXIT_STATUS,
     NO_OUTPUT, annotation_line, blocked_text, cwd_missing_text, cwd_not_directory_text,

@@ -29,3 +29,26 @@ pub struct SandboxStatus {
     /// Whether commands may use the network.
     pub network: bool,
 }
+
+/// What a UI draws a session with from the configuration: the theme, the output limit its
+/// notices name, and the sandbox it shows before the session has said (a far side enforces the
+/// sandbox this side's settings asked for).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ViewSettings {
+    /// `ui.theme`.
+    pub theme: crate::Theme,
+    /// `output.max_bytes`.
+    pub output_max_bytes: u64,
+    /// `sandbox.mode` and `sandbox.network`; `None` when the sandbox is off.
+    pub sandbox: Option<SandboxStatus>,
+}
+
+impl Default for ViewSettings {
+    fn default() -> Self {
+        Self {
+            theme: crate::Theme::default(),
+            output_max_bytes: crate::DEFAULT_OUTPUT_MAX_BYTES,
+            sandbox: None,
+        }
+    }
+}

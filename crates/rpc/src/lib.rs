@@ -41,7 +41,7 @@ mod stream;
 // them: a host needs no other agentsh crate to serve a session it was handed.
 pub use agentsh_seam::{
     CallEnd, CallHooks, CallHost, CallObserver, CancellationToken, Handle, HandleError, HostedCall,
-    HostedCallKind, PtyController, PtyHost, Reach, SessionHandle, Stop, Value, ready_now,
+    HostedCallKind, PtyAttachment, PtyHost, Reach, SessionHandle, Stop, Value, ready_now,
 };
 pub use socket::{
     ListenError, Listener, listen, listen_for_host, serve_connection, serve_listener,

@@ -230,7 +230,7 @@ fn the_hosts_cancel_aborts_a_bash_request_as_abort_bash_would() {
 struct Screens(Mutex<Vec<String>>);
 
 impl PtyHost for Screens {
-    fn attach(&self, call_id: &str, _controller: agentsh_rpc::PtyController) {
+    fn attach(&self, call_id: &str, _program: agentsh_rpc::PtyAttachment) {
         lock(&self.0).push(call_id.to_owned());
     }
 }

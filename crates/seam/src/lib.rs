@@ -10,7 +10,6 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 pub use agentsh_protocol::wire;
 pub use agentsh_protocol::{BangOptions, JobView, SessionStatus, ToolOutcome, ToolResult};
-pub use agentsh_pty_runtime::PtyController;
 pub use framing::{
     AsyncLineReader, InputLine, LineReader, LineSplitter, MAX_REQUEST_LINE_BYTES,
     OVERSIZED_HEAD_BYTES,
@@ -21,12 +20,13 @@ pub use serde_json::{Value, json};
 pub use signals::{EXIT_HUNG_UP, EXIT_INTERRUPTED, EXIT_TERMINATED, Signals, Stop};
 pub use tokio_util::sync::CancellationToken;
 
-/// An interactive UI that can show a PTY command: it receives the running session's
-/// controller and drives it (draws `controller.terminal()` on `controller.updates()`, sends
-/// keys with `send_keys`, resizes) until the command exits.
+/// An interactive UI that can show a PTY command: it receives the running command's
+/// controller and drives it (draws its terminal on its updates, sends keys, resizes) until the
+/// command exits.
 pub trait PtyHost: Send + Sync {
-    /// A PTY command started; `controller` stays valid until it exits.
-    fn attach(&self, call_id: &str, controller: PtyController);
+    /// A PTY command started. `program` holds its controller: for a session here,
+    /// `agentsh-pty-runtime`'s `PtyController`, which stays valid until the command exits.
+    fn attach(&self, call_id: &str, program: PtyAttachment);
 
     /// The size `(cols, rows)` the host will show the PTY at, when it knows it: the command
     /// then starts at that size (clamped to 20–400 columns × 5–200 rows), so what it runs
@@ -34,6 +34,32 @@ pub trait PtyHost: Send + Sync {
     /// [`attach`](Self::attach). `None` (the default): 120×40.
     fn size(&self) -> Option<(u16, u16)> {
         None
+    }
+}
+
+/// What a [`PtyHost`] is handed for a PTY command: the command's controller, kept opaque here
+/// so that the seam (and every surface and far side built on it) needs no PTY code; the host,
+/// which draws the terminal, takes it out as the type it knows.
+pub struct PtyAttachment(Box<dyn std::any::Any + Send>);
+
+impl PtyAttachment {
+    /// Hands `controller` over.
+    pub fn new<T: std::any::Any + Send>(controller: T) -> Self {
+        Self(Box::new(controller))
+    }
+
+    /// The controller, when it is a `T`; else the attachment back.
+    pub fn take<T: std::any::Any>(self) -> Result<T, Self> {
+        self.0
+            .downcast::<T>()
+            .map(|controller| *controller)
+            .map_err(Self)
+    }
+}
+
+impl std::fmt::Debug for PtyAttachment {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PtyAttachment")
     }
 }
 

@@ -11,8 +11,9 @@ use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agentsh_agent_session::{JobSummary, PtyController};
 use agentsh_protocol::JobState;
+use agentsh_protocol::JobSummary;
+use agentsh_pty_runtime::PtyController;
 use agentsh_renderer::Renderer;
 use agentsh_seam::Signals;
 use ratatui::Terminal;
@@ -31,7 +32,7 @@ const SPINNER_INTERVAL: Duration = Duration::from_millis(100);
 /// How often job states (status line, `/job N`) are read again.
 const JOBS_INTERVAL: Duration = Duration::from_millis(250);
 /// Shortest time between two frames drawn for a program's output (keys are drawn at once).
-const OUTPUT_FRAME_INTERVAL: Duration = agentsh_agent_session::PTY_MIN_DRAW_INTERVAL;
+const OUTPUT_FRAME_INTERVAL: Duration = agentsh_pty_runtime::MIN_DRAW_INTERVAL;
 
 /// How the mode ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -53,16 +53,14 @@ impl Detached {
             .build()?;
         let session = {
             let _entered = runtime.enter();
+            let view = settings.view_settings();
             let session = AgentSession::new(SessionOptions {
-                settings: settings.clone(),
+                settings,
                 cwd: std::env::temp_dir(),
                 ..SessionOptions::default()
             })
             .map_err(io::Error::other)?;
-            crate::session_view::SessionView::new(
-                LocalSession::new(session).into_handle(),
-                settings,
-            )
+            crate::session_view::SessionView::new(LocalSession::new(session).into_handle(), view)
         };
         let (events_tx, events) = mpsc::unbounded_channel();
         let config = AppConfig {

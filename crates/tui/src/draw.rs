@@ -85,7 +85,7 @@ impl<R: Renderer> App<R> {
         }
         let draw = Draw::new(
             &self.renderer,
-            self.session.settings().ui.theme,
+            self.session.settings().theme,
             area.width,
             self.tick,
         );
@@ -139,7 +139,7 @@ impl<R: Renderer> App<R> {
         };
         let draw = Draw::new(
             &self.renderer,
-            self.session.settings().ui.theme,
+            self.session.settings().theme,
             area.width,
             self.tick,
         );
@@ -277,7 +277,7 @@ impl<R: Renderer> App<R> {
         {
             fields.push("reading".to_owned());
         }
-        let glyphs = Glyphs::of(self.session.settings().ui.theme);
+        let glyphs = Glyphs::of(self.session.settings().theme);
         let text = single_line(&fields.join(&format!(" {} ", glyphs.separator)));
         Line::styled(
             truncate_to_width(&text, width, glyphs.ellipsis).into_owned(),

@@ -5,9 +5,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use agentsh_agent_session::{BashResult, JobView, PtyController, ToolOutcome};
+use agentsh_protocol::{BashResult, JobView, ToolOutcome};
+use agentsh_pty_runtime::PtyController;
 use agentsh_seam::wire::ArtifactData;
-use agentsh_seam::{CancellationToken, Handle, PtyHost, Value};
+use agentsh_seam::{CancellationToken, Handle, PtyAttachment, PtyHost, Value};
 use tokio::sync::mpsc::UnboundedSender;
 
 /// A transcript entry's key (calls from every connection share one counter).
@@ -108,10 +109,13 @@ pub(crate) struct UiPtyHost {
 }
 
 impl PtyHost for UiPtyHost {
-    fn attach(&self, _call_id: &str, controller: PtyController) {
-        let _ = self
-            .events
-            .send(AppEvent::PtyAttached(self.key, controller));
+    fn attach(&self, _call_id: &str, program: PtyAttachment) {
+        // A session here hands over its PTY run's controller; nothing else is drawn.
+        if let Ok(controller) = program.take::<PtyController>() {
+            let _ = self
+                .events
+                .send(AppEvent::PtyAttached(self.key, controller));
+        }
     }
 
     fn size(&self) -> Option<(u16, u16)> {

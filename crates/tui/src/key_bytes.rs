@@ -3,7 +3,7 @@
 //! which pty-runtime then normalises (cursor keys follow the program's
 //! application-cursor mode, Esc and ctrl+] are checked for the kill key there).
 
-use agentsh_agent_session::{Key, Modifiers, encode_key};
+use agentsh_pty_runtime::{Key, Modifiers, encode_key};
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 /// The bytes of `key`, or `None` for a release event or a key with no legacy encoding.

@@ -34,7 +34,7 @@ use crate::session_view::SessionView;
 use crate::term::TerminalGuard;
 
 // What the signatures here use, so that a user of this crate needs no other to call it.
-pub use agentsh_agent_session::{Settings, Theme};
+pub use agentsh_protocol::{Theme, ViewSettings};
 pub use agentsh_renderer::{DefaultRenderer, Renderer};
 pub use agentsh_seam::{BoxFuture, CallHost, CancellationToken, Handle};
 
@@ -82,8 +82,8 @@ impl std::fmt::Debug for Listen {
 
 /// What the interactive mode starts with.
 pub struct TuiOptions {
-    /// The settings (the configuration file's): the theme, the output limit the views name.
-    pub settings: Settings,
+    /// What the views are drawn with (the configuration's theme, output limit and sandbox).
+    pub settings: ViewSettings,
     /// The session the mode drives.
     pub session: MakeSession,
     /// The tools a blocked command may suggest (the interceptor blocks only commands whose
@@ -99,7 +99,7 @@ pub struct TuiOptions {
 impl TuiOptions {
     /// Options for the session `session` makes, drawn with `settings`; no server of other
     /// agents' calls, the default history file.
-    pub fn new(settings: Settings, session: MakeSession) -> Self {
+    pub fn new(settings: ViewSettings, session: MakeSession) -> Self {
         Self {
             settings,
             session,

@@ -9,14 +9,14 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use agentsh_agent_session::{
-    BangOptions, BashResult, JobSummary, JobView, SandboxStatus, SessionStatus, Settings,
-    ToolOutcome, Value,
+use agentsh_protocol::{
+    BangOptions, BashResult, JobSummary, JobView, SandboxStatus, SessionStatus, ToolOutcome,
+    ViewSettings,
 };
 use agentsh_seam::wire::ArtifactData;
 use agentsh_seam::{
-    BangCall, BoxFuture, CancellationToken, Handle, HandleError, PtyHost, Reach, ToolCall, lock,
-    ready_now,
+    BangCall, BoxFuture, CancellationToken, Handle, HandleError, PtyHost, Reach, ToolCall, Value,
+    lock, ready_now,
 };
 use tokio::sync::mpsc::UnboundedSender;
 
@@ -38,7 +38,7 @@ pub(crate) struct SessionView {
 struct Inner {
     handle: Handle,
     /// This side's settings (the theme, the output limit the views name).
-    settings: Settings,
+    settings: ViewSettings,
     /// Where commands run when not here, cut to [`TARGET_CHARS`].
     location: Option<String>,
     /// The session as its last status answered; `None` before the first answer.
@@ -76,7 +76,7 @@ pub(crate) struct Place {
 
 impl SessionView {
     /// The mode's view of `handle`, drawn with `settings`, before anything was read of it.
-    fn unread(handle: Handle, settings: Settings) -> Self {
+    fn unread(handle: Handle, settings: ViewSettings) -> Self {
         Self {
             inner: Arc::new(Inner {
                 location: handle.location().map(|target| short_target(&target)),
@@ -104,7 +104,7 @@ impl SessionView {
 
     /// The mode's view of `handle`, drawn with `settings`; a session that does not answer its
     /// status at once is read off the loop (must be called on the runtime).
-    pub(crate) fn new(handle: Handle, settings: Settings) -> Self {
+    pub(crate) fn new(handle: Handle, settings: ViewSettings) -> Self {
         let view = Self::unread(handle, settings);
         if let Err(pending) = view.first_read() {
             view.inner.polling.store(true, Ordering::Release);
@@ -120,7 +120,7 @@ impl SessionView {
     /// The mode's view of `handle`, drawn with `settings`, with its status read, so the first
     /// frame shows it (a session that cannot answer `status` is shown from this side's
     /// settings).
-    pub(crate) async fn connect(handle: Handle, settings: Settings) -> Self {
+    pub(crate) async fn connect(handle: Handle, settings: ViewSettings) -> Self {
         let view = Self::unread(handle, settings);
         if let Err(pending) = view.first_read() {
             view.inner.read(pending.await);
@@ -137,7 +137,7 @@ impl SessionView {
     }
 
     /// The settings the views are drawn with.
-    pub(crate) fn settings(&self) -> &Settings {
+    pub(crate) fn settings(&self) -> &ViewSettings {
         &self.inner.settings
     }
 
@@ -171,16 +171,12 @@ impl SessionView {
                 remote,
             };
         }
-        let sandbox = &self.inner.settings.sandbox;
         Place {
             cwd: String::new(),
             shell: String::new(),
             // The session enforces this side's sandbox settings (a far side got them in its
             // hello).
-            sandbox: sandbox.mode.map(|mode| SandboxStatus {
-                mode: mode.to_string(),
-                network: sandbox.network,
-            }),
+            sandbox: self.inner.settings.sandbox.clone(),
             remote,
         }
     }
@@ -252,7 +248,7 @@ impl SessionView {
         let mut update = |text: &str| on_update(text.to_owned());
         let call = ToolCall {
             id: call_id,
-            name: agentsh_agent_session::BASH_TOOL,
+            name: agentsh_protocol::BASH_TOOL,
             arguments,
             tool_names,
             cancel,

@@ -3,12 +3,13 @@
 //! again, so a frame over a long transcript costs the rows in view).
 
 use crate::session_view::SessionView;
-use agentsh_agent_session::{CancellationToken, Theme};
+use agentsh_protocol::Theme;
 use agentsh_protocol::{BangRun, BangState, BashArgs, BashResult, JobSummary, ToolResult};
 use agentsh_renderer::{
     BangView, CallState, Expansion, Glyphs, Renderer, ToolCallView, expand_tabs, single_line,
     strip_controls, wrap,
 };
+use agentsh_seam::CancellationToken;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
@@ -187,7 +188,7 @@ impl Entry {
     pub(crate) fn draw(&self, draw: &Draw<'_>, expansion: Expansion<'_>) -> Vec<Line<'static>> {
         let width = draw.width;
         match &self.kind {
-            EntryKind::Tool(tool) if tool.tool == agentsh_agent_session::BASH_TOOL => {
+            EntryKind::Tool(tool) if tool.tool == agentsh_protocol::BASH_TOOL => {
                 let state = match &tool.state {
                     ToolState::Running(tail) => CallState::Running { tail },
                     ToolState::Done(result) => CallState::Done(result),
@@ -251,7 +252,7 @@ impl Entry {
     /// The finished output an expanded view reads: `(artifact id, total lines)` or the text.
     pub(crate) fn expand_source(&self) -> Option<ExpandSource> {
         match &self.kind {
-            EntryKind::Tool(tool) if tool.tool == agentsh_agent_session::BASH_TOOL => {
+            EntryKind::Tool(tool) if tool.tool == agentsh_protocol::BASH_TOOL => {
                 let view = ToolCallView::new(
                     &tool.args,
                     &tool.project_dir,

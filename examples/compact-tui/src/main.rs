@@ -56,7 +56,7 @@ fn main() -> ExitCode {
     });
     let options = TuiOptions {
         listen,
-        ..TuiOptions::new(settings, session)
+        ..TuiOptions::new(settings.view_settings(), session)
     };
     match agentsh_tui::run(CompactRenderer, options) {
         Ok(code) => code,

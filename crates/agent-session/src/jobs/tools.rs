@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use agentsh_bash_normalize::Limits;
 use agentsh_protocol::{
-    BashResult, CANCELLED_ANNOTATION, JobInputArgs, JobKillArgs, JobListArgs, JobState, JobSummary,
-    NEXT_CALL_NEW_SHELL, NO_JOBS, NO_NEW_OUTPUT, format_size, job_has_ended_text,
+    BashResult, CANCELLED_ANNOTATION, JobDetails, JobInputArgs, JobKillArgs, JobListArgs, JobState,
+    JobSummary, NEXT_CALL_NEW_SHELL, NO_JOBS, NO_NEW_OUTPUT, format_size, job_has_ended_text,
     job_has_no_terminal_text, job_started_line, job_state_line, no_such_job_text,
     timeout_annotation, too_many_jobs_text,
 };
@@ -380,7 +380,13 @@ fn answer_about(job: &Job, max_bytes: u64, limits: Limits, reader: Reader) -> To
     }
     let is_error = matches!(reader, Reader::Start { .. }) && ended && exit_code != Some(0);
     result.details.exit_code = if ended { exit_code } else { None };
-    result.details.job = Some(job.details());
+    // The state the text says, not a later one: a job that ends meanwhile is seen ended by
+    // the next answer, never by half of this one.
+    result.details.job = Some(JobDetails {
+        state,
+        exit_code,
+        ..job.details()
+    });
     *result = ToolResult::new(text, result.details.clone(), is_error);
     outcome
 }

@@ -88,6 +88,23 @@ pub struct Settings {
     pub(super) written: Written,
 }
 
+impl Settings {
+    /// What a UI draws a session with: the theme, the output limit and the sandbox asked for.
+    pub fn view_settings(&self) -> agentsh_protocol::ViewSettings {
+        agentsh_protocol::ViewSettings {
+            theme: self.ui.theme,
+            output_max_bytes: self.output.max_bytes,
+            sandbox: self
+                .sandbox
+                .mode
+                .map(|mode| agentsh_protocol::SandboxStatus {
+                    mode: mode.to_string(),
+                    network: self.sandbox.network,
+                }),
+        }
+    }
+}
+
 impl PartialEq for Settings {
     fn eq(&self, other: &Self) -> bool {
         // Spelled out, so that a new section cannot be forgotten here.

@@ -3,12 +3,11 @@
 
 use std::sync::Arc;
 
-use agentsh_agent_session::{
-    BASH_TOOL, BangOptions, BashArgs, CancellationToken, JobView, ToolOutcome, Value,
-};
+use agentsh_protocol::{BASH_TOOL, BangOptions, BashArgs, JobView, ToolOutcome};
 use agentsh_protocol::{BangRun, BangState, JobState, count_lines};
 use agentsh_renderer::Renderer;
 use agentsh_seam::wire::ArtifactData;
+use agentsh_seam::{CancellationToken, Value};
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::{App, ArtifactWindow, Expanded, Overlay};
@@ -31,7 +30,7 @@ impl<R: Renderer> App<R> {
         let arguments = Value::Object(args);
         let cancel = CancellationToken::new();
         let session = self.session.clone();
-        let place = (session.cwd(), session.settings().output.max_bytes);
+        let place = (session.cwd(), session.settings().output_max_bytes);
         self.add_tool_entry(
             key,
             Origin::Local,
@@ -104,7 +103,7 @@ impl<R: Renderer> App<R> {
             &command,
             exclude_from_context,
             abort.clone(),
-            session.settings().output.max_bytes,
+            session.settings().output_max_bytes,
         ));
         self.calls.insert(key, entry);
         let events = self.events.clone();
@@ -131,7 +130,7 @@ impl<R: Renderer> App<R> {
             .connections
             .entry(start.connection)
             .or_insert_with(|| SessionView::new(start.session, settings));
-        let place = (session.cwd(), session.settings().output.max_bytes);
+        let place = (session.cwd(), session.settings().output_max_bytes);
         match start.kind {
             HostedKind::Tool { name, arguments } => {
                 self.add_tool_entry(start.key, origin, place, &name, &arguments, start.cancel);

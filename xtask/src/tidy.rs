@@ -101,9 +101,10 @@ pub fn cites_outside(text: &str) -> bool {
     spec_word || section || text.contains("../shared/")
 }
 
-/// Public docs that cite a document outside the repository, as `path:line`: rustdoc lines
-/// (`///`, `//!`) of the sources under `crates/*/src`, `examples/*/src` and `xtask/src`, the
-/// READMEs, the pages of `docs/`, and the `[package] description` of every manifest.
+/// Docs that cite a document outside the repository, as `path:line`: rustdoc lines (`///`,
+/// `//!`) of the sources, tests and benches under `crates/*`, `examples/*` and `xtask/src`, the
+/// READMEs, ARCHITECTURE.md, the pages of `docs/`, and the `[package] description` of every
+/// manifest.
 pub fn outside_citations(root: &Path) -> Vec<String> {
     let mut found = Vec::new();
     let mut report = |path: &Path, line: usize| {
@@ -121,7 +122,9 @@ pub fn outside_citations(root: &Path) -> Vec<String> {
             continue;
         };
         for entry in entries.flatten() {
-            sources.push(entry.path().join("src"));
+            for code in ["src", "tests", "benches"] {
+                sources.push(entry.path().join(code));
+            }
             manifests.push(entry.path().join("Cargo.toml"));
             markdown.push(entry.path().join("README.md"));
         }

@@ -1,4 +1,4 @@
-//! SPEC §6, Containment has no single point of failure, with the real binary: what agentsh and
+//! Containment that has no single point of failure, with the real binary: what agentsh and
 //! a supervisor that die together leave behind is ended by the next agentsh start; without
 //! cgroups that is said in a warning.
 

@@ -1,4 +1,4 @@
-//! `agentsh exec` (print mode, SPEC §11): output, exit statuses, signals, config errors.
+//! `agentsh exec` (print mode): output, exit statuses, signals, config errors.
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -300,7 +300,7 @@ fn sigint_ends_the_command_tree_and_exits_130() {
     check_interrupt(libc::SIGINT, 130);
 }
 
-/// Regression (issue 10, class 11): SIGTERM exited 130 like SIGINT; SPEC §11 says 143.
+/// Regression (issue 10, class 11): SIGTERM exited 130 like SIGINT; it must exit 143.
 #[test]
 fn sigterm_ends_the_command_tree_and_exits_143() {
     check_interrupt(libc::SIGTERM, 143);

@@ -77,9 +77,9 @@ fn check_not_saved_result(result: &Value, id: u32) {
 }
 
 /// Regression (issue 10, class 9): a full artifact disk was invisible on the tool path (the
-/// `Full: artifact://` link just vanished). SPEC §9: the notice ends `. Full output not saved:
-/// <reason>]` and `details.meta.truncation.artifactError` holds the reason; SPEC §4: no
-/// partial artifact is left.
+/// `Full: artifact://` link just vanished). The notice ends `. Full output not saved:
+/// <reason>]` and `details.meta.truncation.artifactError` holds the reason; no partial
+/// artifact is left.
 #[test]
 fn a_full_artifact_disk_is_reported_by_exec_json() {
     let env = TestEnv::new();
@@ -164,7 +164,7 @@ fn check_no_artifact_result(result: &Value) {
     assert_eq!(result["isError"], false);
 }
 
-/// SPEC §4 (issue 11): the artifact is allocated when the output first overflows, best effort.
+/// The artifact is allocated when the output first overflows, best effort.
 /// When that fails the call still runs and truncates, without `artifactId` or `artifactError`,
 /// and the user gets the warning `cannot allocate an artifact: <reason>` for that call: on
 /// stderr from `exec`.
@@ -222,8 +222,8 @@ fn an_artifact_that_cannot_be_allocated_at_overflow_is_a_warning_event_in_rpc() 
 }
 
 /// Regression (issue 10, class 10): what JSON allows but serde_json refuses was answered
-/// `command: "parse"` without its id. SPEC §11: a lone surrogate escape reads as U+FFFD, an
-/// out-of-range number clamps where §3 clamps (the timeout).
+/// `command: "parse"` without its id. A lone surrogate escape reads as U+FFFD, an
+/// out-of-range number clamps as the timeout does.
 #[test]
 fn rpc_accepts_lone_surrogates_and_out_of_range_numbers() {
     let env = TestEnv::new();
@@ -257,7 +257,7 @@ fn rpc_accepts_lone_surrogates_and_out_of_range_numbers() {
 }
 
 /// Regression (issue 10, class 10): a line that is not valid JSON was answered without its
-/// id, so a client waiting by id waited forever. SPEC §11: the id is echoed whenever it can
+/// id, so a client waiting by id waited forever. The id is echoed whenever it can
 /// be read, also from a line that is not JSON; an "id" inside a string or a nested object is
 /// never taken for it.
 #[test]
@@ -364,8 +364,8 @@ fn check_rpc_signal(signal: libc::c_int, code: i32) {
 }
 
 /// Regression (issue 10, class 11): RPC mode installed no signal handler; SIGINT killed it by
-/// the default disposition (trees ended only through the parent-death signal). SPEC §11:
-/// every tree ended after a clean shutdown, exit 130.
+/// the default disposition (trees ended only through the parent-death signal). It must end
+/// every tree after a clean shutdown, exit 130.
 #[test]
 fn sigint_to_rpc_ends_every_tree_and_exits_130() {
     check_rpc_signal(libc::SIGINT, 130);

@@ -1,7 +1,7 @@
 //! Golden transcripts in `fixtures/exec` and `fixtures/rpc`, compared field by field after
 //! normalising what varies between runs: the temp dir (`<TMP>`), artifact ids (`<ID>`) and the
 //! process marker (`$MARKER`). Each fixture was written by reading real output and checking
-//! every value against the SPEC by hand; see the `spec` notes inside them.
+//! every value against the documented behaviour by hand; see the `spec` notes inside them.
 
 use std::path::{Path, PathBuf};
 

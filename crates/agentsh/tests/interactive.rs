@@ -1,6 +1,6 @@
-//! The interactive mode (SPEC §15, issue 15) end to end: the real `agentsh` binary on a real
+//! The interactive mode (issue 15) end to end: the real `agentsh` binary on a real
 //! terminal (a tmux pane of its own), typed at and read back from the screen the way a person
-//! uses it. Texts asserted are the SPEC's (§10 views, §15 keys and questions).
+//! uses it. Texts asserted are the documented ones (the views, the keys and questions).
 //!
 //! This file holds the harness ([`Tui`]) and the checks without a terminal;
 //! `interactive/input.rs` the kinds of input and the views of their results,
@@ -27,11 +27,11 @@ use crate::util::{AGENTSH, LIVENESS, TestEnv, finish};
 /// 2-core machine.
 pub const PROGRAM_START: Duration = Duration::from_secs(30);
 
-/// What the status line always shows (SPEC §15: the sandbox field), so a screen with it is a
+/// What the status line always shows (the sandbox field), so a screen with it is a
 /// screen of the mode, not of a program's overlay.
 pub const STATUS_MARK: &str = "sandbox off";
 
-/// The config that turns the PTY runtime on for tool calls (SPEC §8).
+/// The config that turns the PTY runtime on for tool calls.
 pub const VIRTUAL_TERMINAL_ON: &str = "[bash]\nvirtual_terminal = \"on\"\n";
 
 /// agentsh's interactive mode in a tmux pane, with a private environment ([`TestEnv`]: HOME,
@@ -171,7 +171,7 @@ pub fn numbers_in(text: &str) -> Vec<u64> {
         .collect()
 }
 
-/// The state directory's history file of `env` (SPEC §15).
+/// The state directory's history file of `env`.
 pub fn history_file(env: &TestEnv) -> PathBuf {
     env.root().join("state").join("agentsh").join("history")
 }

@@ -1,7 +1,7 @@
-//! Background jobs over RPC against the real binary (SPEC §13, issue 12): `bash` with
+//! Background jobs over RPC against the real binary (issue 12): `bash` with
 //! `run_in_background`, `pty` and `yield_after`, and the tools `job_output`, `job_input`,
-//! `job_kill` and `job_list` as `tool_call` names. Written from the SPEC, not from the code:
-//! texts are the SPEC's.
+//! `job_kill` and `job_list` as `tool_call` names. Written from the documented behaviour, not from the code:
+//! texts are the documented ones.
 //!
 //! This file holds the client helper and the non-PTY jobs; `jobs/pty.rs` the PTY jobs,
 //! `jobs/bounds.rs` the limits and `jobs/lifetime.rs` what ends jobs.
@@ -22,14 +22,14 @@ use crate::util::{
     wait_for_process,
 };
 
-/// The line a result ends with when the call left a job running (SPEC §13), for job `id`.
+/// The line a result ends with when the call left a job running, for job `id`.
 pub fn running_line(id: &str) -> String {
     format!(
         "[Running in the background as job {id}. Read it with job_output, stop it with job_kill.]"
     )
 }
 
-/// The line a yield result adds (SPEC §13).
+/// The line a yield result adds.
 pub const NEW_SHELL_LINE: &str =
     "[The next command runs in a new shell: variables and functions from earlier calls are gone.]";
 
@@ -145,7 +145,7 @@ pub fn job(result: &Value) -> &Value {
     job
 }
 
-/// The state line of a job tool's answer (SPEC §13): `[job N: running]` etc.
+/// The state line of a job tool's answer: `[job N: running]` etc.
 pub fn state_line(id: &str, state: &str) -> String {
     format!("[job {id}: {state}]")
 }

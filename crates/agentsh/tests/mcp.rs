@@ -1,4 +1,4 @@
-//! `agentsh mcp` end to end with MCP clients nobody here wrote (SPEC §14): the official Python
+//! `agentsh mcp` end to end with MCP clients nobody here wrote: the official Python
 //! SDK (scenarios in `tests/mcp/*.py`, one test each), the official TypeScript SDK
 //! (`tests/mcp/client.mjs`), and a raw JSON-RPC driver for what an SDK never sends
 //! (`tests/mcp/raw.rs`).

@@ -1,4 +1,4 @@
-//! Remote execution (SPEC §17) through the real binary: a real sshd on loopback
+//! Remote execution through the real binary: a real sshd on loopback
 //! (`agentsh_test_support::sshd`) and the generic `command` transport with `agentsh rpc` under
 //! `unshare` in new mount and PID namespaces. Each case runs on both far sides.
 

@@ -1,4 +1,4 @@
-//! `agentsh rpc` over real pipes (SPEC §11).
+//! `agentsh rpc` over real pipes.
 
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -448,7 +448,7 @@ fn store_listing(env: &TestEnv) -> Vec<String> {
 }
 
 /// Regression (issue 11): every call reserved an artifact before it ran, creating and
-/// unlinking a file (and using up an id) even when its output fitted. SPEC §4: a call whose
+/// unlinking a file (and using up an id) even when its output fitted. A call whose
 /// output fits creates no file; the first call that overflows gets the store's first id.
 #[test]
 fn calls_whose_output_fits_create_no_artifact_file() {

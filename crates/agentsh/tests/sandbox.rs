@@ -1,4 +1,4 @@
-//! The sandbox through the real binary (SPEC §16): a sandbox the kernel cannot enforce stops
+//! The sandbox through the real binary: a sandbox the kernel cannot enforce stops
 //! every mode at start, and the sandbox line reaches an RPC client in every result a denied
 //! command produces.
 
@@ -152,7 +152,7 @@ fn assert_ends_with_sandbox_line(text: &str, outcome: &str, work: &Path) {
     );
 }
 
-/// The RPC `bash` request's response carries the sandbox line (SPEC §16) in its `text` (the
+/// The RPC `bash` request's response carries the sandbox line in its `text` (the
 /// result as the session's context keeps it), after the outcome; a background job's
 /// `job_output` after it ended has it after the state line. Real kernel, real binary.
 #[test]

@@ -1,4 +1,4 @@
-//! Keystroke to frame in the interactive mode (SPEC §15; goal < 5 ms per frame): one key typed
+//! Keystroke to frame in the interactive mode (the interactive mode; goal < 5 ms per frame): one key typed
 //! with 1,000 lines of transcript at 120 × 40, against ratatui drawing 40 rows of text on the
 //! same backend in the same run; and the frame after a resize (every entry laid out again).
 

@@ -1,4 +1,4 @@
-//! What a typed line does (SPEC §15 "Input") and how its result is drawn (SPEC §10): bang
+//! What a typed line does and how its result is drawn: bang
 //! commands and the context, tool calls collapsed, expanded and scrolled, Esc.
 
 use std::time::Duration;
@@ -89,7 +89,7 @@ fn interactive_tool_call_with_a_short_output_shows_it_whole() {
     );
 }
 
-/// The collapsed header of a tool call (SPEC §10):
+/// The collapsed header of a tool call:
 /// `… (N earlier lines, showing M of T) (ctrl+o to expand)`; its numbers.
 fn collapsed_header(screen: &[String]) -> Option<(u64, u64, u64)> {
     let row = screen
@@ -109,7 +109,7 @@ fn collapsed_header(screen: &[String]) -> Option<(u64, u64, u64)> {
     ))
 }
 
-/// The expanded view's position row (SPEC §10 via the renderer's window):
+/// The expanded view's position row (the views via the renderer's window):
 /// `(lines A-B of T, ctrl+o to collapse)`; its row index and numbers.
 fn expanded_position(screen: &[String]) -> Option<(usize, u64, u64, u64)> {
     let at = screen.iter().position(|row| {

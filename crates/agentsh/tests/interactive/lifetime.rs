@@ -1,4 +1,4 @@
-//! Leaving the mode (SPEC §15): Ctrl+D asks once while jobs run and then ends them; the
+//! Leaving the mode: Ctrl+D asks once while jobs run and then ends them; the
 //! terminal comes back as it was after `/quit` and after a panic; resizing redraws.
 
 use serde_json::json;

@@ -1,5 +1,5 @@
-//! `--listen PATH` (SPEC §15): a real client process (python3, the standard library's Unix
-//! socket) speaks the RPC protocol (§11) to the socket; its calls appear in the pane while they
+//! `--listen PATH`: a real client process (python3, the standard library's Unix
+//! socket) speaks the RPC protocol to the socket; its calls appear in the pane while they
 //! run, their results reach the client, and Esc in the pane aborts them.
 
 use std::ffi::OsString;

@@ -1,4 +1,4 @@
-//! Programs on a terminal (SPEC §8, §15): with `bash.virtual_terminal = "on"` a tool call runs
+//! Programs on a terminal: with `bash.virtual_terminal = "on"` a tool call runs
 //! on a PTY drawn as the overlay (header `$ <command>`, footer `esc to kill` or, in the
 //! alternate screen, `ctrl+] to kill`), every key going to the program.
 
@@ -8,7 +8,7 @@ use std::time::Duration;
 use super::{PROGRAM_START, STATUS_MARK, Tui, VIRTUAL_TERMINAL_ON, find_rows, last_row};
 use crate::util::{LIVENESS, processes_with, unique_marker};
 
-/// The overlay's footers (SPEC §10).
+/// The overlay's footers.
 const ESC_TO_KILL: &str = "esc to kill";
 const CTRL_BRACKET_TO_KILL: &str = "ctrl+] to kill";
 

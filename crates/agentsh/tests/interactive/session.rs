@@ -1,4 +1,4 @@
-//! The input line's history across runs, and the slash commands (SPEC §15): `/help`, `/jobs`,
+//! The input line's history across runs, and the slash commands: `/help`, `/jobs`,
 //! `/job N`; a path such as `/usr/bin/true` is a command, not a slash word.
 
 use std::os::unix::fs::PermissionsExt;

@@ -1,4 +1,4 @@
-//! Bounds of jobs (SPEC §13): memory and the log cap of a job printing 1 GiB, the number of
+//! Bounds of jobs: memory and the log cap of a job printing 1 GiB, the number of
 //! running jobs, unknown ids, and `job_list`.
 
 use std::io::Read;
@@ -18,7 +18,7 @@ const LOG_CAP: u64 = 64 << 20;
 const LINE: u64 = 128;
 /// How long the big job may take on a loaded machine (a liveness bound, not a timing).
 const BIG_JOB_LIVENESS: Duration = Duration::from_secs(300);
-/// SPEC §13: agentsh's peak RSS with one job printing 1 GiB.
+/// Agentsh's peak RSS with one job printing 1 GiB.
 const PEAK_RSS_MIB: u64 = 20;
 
 /// The fields of a `job_list` line `job N · <state> · <run time> · <output size> · $ <command>`.

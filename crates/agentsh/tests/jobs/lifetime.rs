@@ -1,4 +1,4 @@
-//! What ends jobs (SPEC §13 Lifetime): the end of the session's input, and agentsh's death.
+//! What ends jobs: the end of the session's input, and agentsh's death.
 
 use serde_json::{Value, json};
 

@@ -1,4 +1,4 @@
-//! PTY jobs (`pty: true`, SPEC §13): the screen, `waiting_for_input` from the kernel, `job_input`
+//! PTY jobs (`pty: true`): the screen, `waiting_for_input` from the kernel, `job_input`
 //! with text and key names, and the terminal environment.
 
 use std::time::Instant;
@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use super::{Session, assert_state, assert_tool_error, job, text};
 use crate::util::{LIVENESS, TestEnv};
 
-/// The first line of a PTY job's answer, parsed (SPEC §13):
+/// The first line of a PTY job's answer, parsed:
 /// `[screen 120x40, cursor row R col C (1-based); full log: artifact://ID]` → (R, C, ID).
 fn screen_header(result: &Value) -> (usize, usize, String) {
     let text = text(result);

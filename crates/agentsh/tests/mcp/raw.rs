@@ -1,5 +1,5 @@
 //! `agentsh mcp` driven by raw JSON-RPC lines: what no SDK sends (garbage), and the end of input
-//! with jobs running, where the exit status and the processes left are the point (SPEC §14).
+//! with jobs running, where the exit status and the processes left are the point.
 
 use std::io::Write;
 use std::time::Instant;

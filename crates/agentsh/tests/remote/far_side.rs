@@ -1,4 +1,4 @@
-//! The far side of remote execution (SPEC §17) through the real binary: `hello` (version,
+//! The far side of remote execution through the real binary: `hello` (version,
 //! protocol, settings for a new session), `ping`, `list_artifacts` and `agentsh rpc --lease`.
 
 use std::process::Command;

@@ -12,7 +12,7 @@ use crate::util::{
     wait_for_process,
 };
 
-/// Nothing with `marker` is left within 3 s (SPEC §17: the far side ends every tree).
+/// Nothing with `marker` is left within 3 s (The far side ends every tree).
 fn assert_gone_within_3s(marker: &str, what: &str) {
     agentsh_test_support::assert_no_survivor(marker, Duration::from_secs(3));
     assert!(

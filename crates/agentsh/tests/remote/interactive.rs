@@ -1,4 +1,4 @@
-//! The interactive mode with `--remote` (SPEC §15, §17): a person at a real terminal (a tmux
+//! The interactive mode with `--remote`: a person at a real terminal (a tmux
 //! pane) whose commands, bang commands, jobs and artifacts all live on the far side.
 
 use std::time::Duration;

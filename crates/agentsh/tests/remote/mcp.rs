@@ -1,4 +1,4 @@
-//! `agentsh mcp` forwarding to a far side (SPEC §17): the Python MCP SDK's scenarios of the
+//! `agentsh mcp` forwarding to a far side: the Python MCP SDK's scenarios of the
 //! local server, passed by a server whose `[remote] command` is a far-side `agentsh rpc` (tools,
 //! jobs, progress, cancellation and artifact resources all live there).
 

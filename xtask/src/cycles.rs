@@ -418,7 +418,7 @@ mod tests {
             ("src/jobs/log.rs", "pub struct Log;\n"),
             (
                 "src/jobs/tools.rs",
-                "use super::{self as jobs};\nfn f() -> jobs::Job { todo!() }\n",
+                "use super::{self as jobs};\nfn f() -> jobs::Job { jobs::Job::new() }\n",
             ),
         ]);
         let graph = krate_graph(&found);

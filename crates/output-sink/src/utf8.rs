@@ -1,7 +1,7 @@
 //! Incremental UTF-8 decoding with the replacement rule of `String::from_utf8_lossy`.
 //!
-//! `from_utf8_lossy` replaces each *maximal subpart* of an ill-formed sequence (Unicode §3.9,
-//! "U+FFFD Substitution of Maximal Subparts") with one U+FFFD: the longest prefix of the bytes
+//! `from_utf8_lossy` replaces each *maximal subpart* of an ill-formed sequence (the Unicode standard,
+//! chapter 3, "U+FFFD Substitution of Maximal Subparts") with one U+FFFD: the longest prefix of the bytes
 //! that could still start a well-formed sequence, or a single byte when none can. [`decode`]
 //! reports exactly that length, and says when the input ended inside a sequence that could still
 //! be completed, so a streaming caller can carry those bytes (at most three) into the next chunk.

@@ -64,11 +64,7 @@ impl SessionHandle for RemoteSession {
         offset: Option<u64>,
         limit: Option<u64>,
     ) -> BoxFuture<'_, Result<ArtifactData, HandleError>> {
-        let command = Command::ReadArtifact {
-            artifact_id: id,
-            offset,
-            limit,
-        };
+        let command = read_artifact(id, offset, limit);
         Box::pin(async move { Ok(self.request(command, Reach::Reconnect).await?) })
     }
 
@@ -78,11 +74,7 @@ impl SessionHandle for RemoteSession {
         offset: Option<u64>,
         limit: Option<u64>,
     ) -> BoxFuture<'_, Result<Box<RawValue>, HandleError>> {
-        let command = Command::ReadArtifact {
-            artifact_id: id,
-            offset,
-            limit,
-        };
+        let command = read_artifact(id, offset, limit);
         Box::pin(async move { Ok(self.request_raw(command).await?) })
     }
 
@@ -259,4 +251,13 @@ async fn run_streamed(
     }
     connection.forget(stream);
     answer
+}
+
+/// The `read_artifact` request of lines `offset ..` (at most `limit`) of artifact `id`.
+fn read_artifact(id: String, offset: Option<u64>, limit: Option<u64>) -> Command {
+    Command::ReadArtifact {
+        artifact_id: id,
+        offset,
+        limit,
+    }
 }

@@ -5,7 +5,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agentsh_protocol::wire::{ArtifactList, Command, Request, RequestType};
+use agentsh_protocol::wire::{
+    ArtifactList, Command, JOB_VIEW_BYTES, JOB_VIEW_MAX_BYTES, Request, RequestType,
+};
 use agentsh_protocol::{BangOptions, ToolOutcome, unknown_tool};
 use agentsh_seam::{
     BangCall, BoxFuture, CallEnd, CallHooks, CallHost, Handle, HandleError, HostedCall,
@@ -213,8 +215,7 @@ impl Server {
                 });
             }
             Command::JobView { job_id, bytes } => {
-                let (default, most) = JOB_VIEW_BYTES;
-                let bytes = bytes.unwrap_or(default).min(most) as usize;
+                let bytes = bytes.unwrap_or(JOB_VIEW_BYTES).min(JOB_VIEW_MAX_BYTES) as usize;
                 let session = Arc::clone(&self.session);
                 self.answer(id, name, move || {
                     Box::pin(async move { session.job_view(job_id, bytes, Reach::Reconnect).await })
@@ -552,9 +553,6 @@ impl Server {
         signalled
     }
 }
-
-/// The bytes of output a `job_view` returns without `bytes`, and at most.
-const JOB_VIEW_BYTES: (u64, u64) = (16 * 1024, 1024 * 1024);
 
 /// Sends the session's new warnings, each as a `warning` event.
 fn send_warnings(session: &Handle, output: &Output) {

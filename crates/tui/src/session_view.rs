@@ -23,7 +23,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use crate::host::AppEvent;
 
 /// Bytes of a followed job's output read for its view.
-pub(crate) const JOB_VIEW_BYTES: usize = 16 * 1024;
+pub(crate) const JOB_VIEW_BYTES: usize = agentsh_seam::wire::JOB_VIEW_BYTES as usize;
 
 /// Characters of a far side's description the status line shows (a `[remote] command` can be
 /// long; its start names the pod or container).

@@ -13,5 +13,11 @@ pub use data::{ArtifactData, ArtifactList, BashData, HelloData, ListedArtifact};
 pub use message::{LineType, Message, MissingField, PartialResult, ServerLine, TextBlock};
 pub use request::{Command, FieldError, Request, RequestType};
 
+/// The bytes of a job's output a `job_view` returns without `bytes`.
+pub const JOB_VIEW_BYTES: u64 = 16 * 1024;
+
+/// The most bytes of a job's output a `job_view` returns, whatever `bytes` asks for.
+pub const JOB_VIEW_MAX_BYTES: u64 = 1024 * 1024;
+
 /// The `command` of a response to a line whose type could not be read.
 pub const PARSE_COMMAND: &str = "parse";

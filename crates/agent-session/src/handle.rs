@@ -114,6 +114,7 @@ impl SessionHandle for LocalSession {
                 pty_host,
                 on_update,
                 no_jobs,
+                approver: _,
             } = call;
             if name == crate::BASH_TOOL {
                 let context = ToolContext {
@@ -159,6 +160,7 @@ impl SessionHandle for LocalSession {
                 options,
                 cancel,
                 on_output,
+                policy: _,
             } = bang;
             let result = match on_output {
                 Some(on_output) => {

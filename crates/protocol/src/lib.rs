@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 #![deny(missing_docs)]
 
+mod approval;
 mod args;
 mod bang;
 mod job;
@@ -31,13 +32,17 @@ pub use limits::{DEFAULT_OUTPUT_MAX_BYTES, MAX_SEQUENCE_BYTES};
 
 /// The RPC protocol's number: both sides of a remote connection must speak
 /// the same one.
-pub const RPC_PROTOCOL: u32 = 1;
+pub const RPC_PROTOCOL: u32 = 2;
 
 /// How the error of a remote call whose connection was lost begins:
 /// `Remote connection lost: <reason>`.
 pub const REMOTE_LOST_PREFIX: &str = "Remote connection lost: ";
 pub use lines::{count_lines, lines_of, tail_of};
 
+pub use approval::{
+    Answerer, ApprovalAnswer, ApprovalDecision, ApprovalRequest, ApprovalResolution, AskedSegment,
+    approval_declined_text, approval_timeout_text, approval_unavailable_text, policy_denied_text,
+};
 pub use args::{
     ArgsError, BashArgs, JobInputArgs, JobKillArgs, JobListArgs, JobOutputArgs, MAX_JOB_WAIT,
     limit_text,

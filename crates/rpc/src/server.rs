@@ -365,6 +365,7 @@ impl Server {
                 options,
                 cancel: abort,
                 on_output: live.then_some(&mut on_output as &mut (dyn FnMut(&str) + Send)),
+                policy: agentsh_seam::BangPolicy::Audited,
             };
             let result = session.bang(bang).await;
             if let Some(stream) = stream {
@@ -449,6 +450,7 @@ impl Server {
                 pty_host,
                 on_update: Some(&mut on_update),
                 no_jobs: false,
+                approver: None,
             };
             let outcome = session.tool_call(call).await;
             drop(on_update);

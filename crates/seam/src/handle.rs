@@ -15,7 +15,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
-use crate::PtyHost;
+use crate::{Approver, PtyHost};
 
 /// A boxed future that can be sent between threads: what the handle's methods return, so
 /// that a surface holds any handle as `Arc<dyn SessionHandle>`.
@@ -160,6 +160,9 @@ pub struct ToolCall<'a> {
     /// Nothing may outlive the call (print mode): `run_in_background` is an argument error
     /// and no call yields.
     pub no_jobs: bool,
+    /// Who answers the call's approval requests (the policy's `ask`); `None`: nobody can be
+    /// asked, so a command that needs a yes is denied at once.
+    pub approver: Option<Arc<dyn Approver>>,
 }
 
 impl<'a> ToolCall<'a> {
@@ -175,6 +178,7 @@ impl<'a> ToolCall<'a> {
             pty_host: None,
             on_update: None,
             no_jobs: false,
+            approver: None,
         }
     }
 }
@@ -190,6 +194,7 @@ impl std::fmt::Debug for ToolCall<'_> {
             .field("pty_host", &self.pty_host.is_some())
             .field("on_update", &self.on_update.is_some())
             .field("no_jobs", &self.no_jobs)
+            .field("approver", &self.approver.is_some())
             .finish()
     }
 }
@@ -205,6 +210,29 @@ pub struct BangCall<'a> {
     /// Gets each new piece of its output as it comes (a far side's at most every 50 ms, the
     /// newest part of each); `None`: nothing is streamed.
     pub on_output: Option<&'a mut (dyn FnMut(&str) + Send)>,
+    /// Whether the approval policy judges it.
+    pub policy: BangPolicy,
+}
+
+/// Whether a user's command is judged by the approval policy.
+#[derive(Clone, Default)]
+pub enum BangPolicy {
+    /// Not judged, only audited: the person typed it (the interactive mode), or the host's own
+    /// user sent it (RPC on stdio).
+    #[default]
+    Audited,
+    /// Judged as a model's command: it arrived where any process of the user can send one (a
+    /// `--listen` socket). The approver answers its approval requests; `None`: nobody can.
+    Judged(Option<Arc<dyn Approver>>),
+}
+
+impl std::fmt::Debug for BangPolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Audited => f.write_str("Audited"),
+            Self::Judged(approver) => write!(f, "Judged(approver: {})", approver.is_some()),
+        }
+    }
 }
 
 impl std::fmt::Debug for BangCall<'_> {
@@ -214,6 +242,7 @@ impl std::fmt::Debug for BangCall<'_> {
             .field("options", &self.options)
             .field("cancelled", &self.cancel.is_cancelled())
             .field("on_output", &self.on_output.is_some())
+            .field("policy", &self.policy)
             .finish()
     }
 }

@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 #![deny(missing_docs)]
 
+mod approval;
 mod framing;
 mod handle;
 mod host;
@@ -9,12 +10,18 @@ mod signals;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 pub use agentsh_protocol::wire;
+pub use agentsh_protocol::{
+    Answerer, ApprovalAnswer, ApprovalDecision, ApprovalRequest, ApprovalResolution, AskedSegment,
+};
 pub use agentsh_protocol::{BangOptions, JobView, SessionStatus, ToolOutcome, ToolResult};
+pub use approval::{Approver, FirstAnswer};
 pub use framing::{
     AsyncLineReader, InputLine, LineReader, LineSplitter, MAX_REQUEST_LINE_BYTES,
     OVERSIZED_HEAD_BYTES,
 };
-pub use handle::{BangCall, BoxFuture, Handle, HandleError, Reach, SessionHandle, ToolCall};
+pub use handle::{
+    BangCall, BangPolicy, BoxFuture, Handle, HandleError, Reach, SessionHandle, ToolCall,
+};
 pub use host::{CallEnd, CallHooks, CallHost, CallObserver, HostedCall, HostedCallKind};
 pub use serde_json::{Value, json};
 pub use signals::{EXIT_HUNG_UP, EXIT_INTERRUPTED, EXIT_TERMINATED, Signals, Stop};

@@ -255,6 +255,7 @@ impl SessionView {
             pty_host: Some(pty_host),
             on_update: Some(&mut update),
             no_jobs: false,
+            approver: None,
         };
         self.inner
             .handle
@@ -277,6 +278,7 @@ impl SessionView {
             options,
             cancel,
             on_output: Some(&mut on_output),
+            policy: agentsh_seam::BangPolicy::Audited,
         };
         self.inner
             .handle

@@ -23,6 +23,10 @@ pub enum SessionError {
     /// [`SessionOptions::cwd`](crate::SessionOptions::cwd) does not exist, is not a directory or cannot be examined.
     #[error(transparent)]
     Cwd(CwdError),
+    /// The approval policy cannot be used (a rule, a failing example, a project file that would
+    /// loosen it): nothing runs.
+    #[error("config error in {}: {}", .0.origin, .0)]
+    Policy(agentsh_bash_policy::PolicyError),
     /// A bang command (`!cmd` / RPC `bash`) is already running in this session.
     #[error("{}", agentsh_protocol::BANG_ALREADY_RUNNING)]
     AlreadyRunning,

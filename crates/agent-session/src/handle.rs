@@ -10,11 +10,12 @@ use agentsh_protocol::wire::{ArtifactData, BashData, ListedArtifact};
 use agentsh_protocol::{
     COMMAND_ABORTED, JobView, SessionStatus, ToolDetails, ToolOutcome, ToolResult,
 };
-use agentsh_seam::{BangCall, BoxFuture, HandleError, Reach, SessionHandle, ToolCall};
+use agentsh_seam::{BangCall, BangPolicy, BoxFuture, HandleError, Reach, SessionHandle, ToolCall};
 use serde_json::Value;
 
 use crate::ArtifactInfo;
 use crate::error::SessionError;
+use crate::policy::Refusal;
 use crate::result::ToolUpdate;
 use crate::session::{AgentSession, SessionOptions};
 use crate::settings::Settings;
@@ -114,7 +115,7 @@ impl SessionHandle for LocalSession {
                 pty_host,
                 on_update,
                 no_jobs,
-                approver: _,
+                approver,
             } = call;
             if name == crate::BASH_TOOL {
                 let context = ToolContext {
@@ -123,6 +124,7 @@ impl SessionHandle for LocalSession {
                     pty_host,
                     skip_live_updates: on_update.is_none(),
                     no_jobs,
+                    approver,
                 };
                 let mut on_update = on_update;
                 let outcome = session
@@ -160,8 +162,21 @@ impl SessionHandle for LocalSession {
                 options,
                 cancel,
                 on_output,
-                policy: _,
+                policy,
             } = bang;
+            if let BangPolicy::Judged { call_id, approver } = &policy {
+                match session
+                    .gate()
+                    .check(call_id, command, command, approver.as_ref(), &cancel)
+                    .await
+                {
+                    Ok(_) => {}
+                    Err(Refusal::Denied { text, .. }) => return Err(HandleError::Failed(text)),
+                    Err(Refusal::Aborted { .. }) => {
+                        return Err(HandleError::Failed(COMMAND_ABORTED.to_owned()));
+                    }
+                }
+            }
             let result = match on_output {
                 Some(on_output) => {
                     let run = session.execute_bash_with(command, options, on_output);

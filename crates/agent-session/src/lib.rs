@@ -14,6 +14,7 @@ mod cwd;
 mod error;
 mod handle;
 mod jobs;
+mod policy;
 mod pty_selection;
 mod result;
 mod sandbox;
@@ -27,6 +28,7 @@ mod tool;
 pub use agentsh_artifact_store::{ArtifactError, ArtifactInfo, ArtifactStore, ArtifactText};
 pub use agentsh_bash_interceptor::{Interception, Rule};
 pub use agentsh_bash_normalize::Limits;
+pub use agentsh_bash_policy::{Decision, Policy, PolicyConfig, TierKind, TierSource};
 pub use agentsh_process::sandbox::{
     Kernel as SandboxKernel, SandboxError, SandboxMode, SandboxPolicy,
 };
@@ -55,7 +57,7 @@ pub use result::{
 };
 pub use sandbox::{DENIAL_MARKERS, SANDBOX_KERNEL_LIMIT_ENV, sandbox_denial_line, shows_denial};
 pub use serde_json::{Value, json};
-pub use session::{AgentSession, SessionOptions};
+pub use session::{AgentSession, SessionOptions, SessionPolicy};
 pub use settings::{
     ArtifactSettings, BashSettings, CONFIG_ENV, ConfigError, ConfigPath, DEFAULT_AGENTSH_PATH,
     DEFAULT_ARTIFACTS_MAX_AGE_DAYS, DEFAULT_ARTIFACTS_MAX_BYTES, DEFAULT_JOBS_MAX_LOG_BYTES,

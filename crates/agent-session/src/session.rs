@@ -11,6 +11,7 @@ use agentsh_artifact_store::{
     ArtifactError, ArtifactInfo, ArtifactReservation, ArtifactStore, ArtifactText, RetentionPolicy,
 };
 use agentsh_bash_interceptor::Interceptor;
+use agentsh_bash_policy::{Policy, TierSource};
 use agentsh_output_sink::{OutputSink, SinkOptions, Spill, SpillSource};
 use agentsh_process::env::{TerminalKind, hardened_env};
 use agentsh_process::sandbox::{Kernel as SandboxKernel, SandboxPolicy};
@@ -27,6 +28,7 @@ use crate::Timeout;
 use crate::cwd::check_cwd;
 use crate::error::SessionError;
 use crate::jobs::Jobs;
+use crate::policy::Gate;
 use crate::result::bang_context_text;
 use crate::sandbox::SessionSandbox;
 use crate::settings::Settings;
@@ -56,6 +58,22 @@ pub struct SessionOptions {
     /// is always built from what the running kernel offers.
     #[doc(hidden)]
     pub sandbox_kernel_limit: Option<SandboxKernel>,
+    /// Where the approval policy comes from.
+    pub policy: SessionPolicy,
+}
+
+/// Where a session's approval policy comes from.
+#[derive(Clone, Debug, Default)]
+pub enum SessionPolicy {
+    /// The tiers the settings name: the managed file(s), the user's `[policy]`, and the
+    /// project's `.agentsh/policy.toml` in the session's cwd, read when the session starts.
+    #[default]
+    FromSettings,
+    /// A far side's session: the tiers its client sent (the client's managed, user and project
+    /// tiers), plus this host's managed file(s) and its cwd's project file.
+    Forwarded(Vec<TierSource>),
+    /// Exactly this policy (an embedding program's own, or a test's).
+    Given(Policy),
 }
 
 impl SessionOptions {
@@ -100,12 +118,28 @@ struct Inner {
     jobs: Jobs,
     /// The artifacts this session reserved, oldest first.
     artifact_ids: Mutex<Vec<String>>,
+    /// The approval policy and what it remembers.
+    gate: Gate,
 }
 
 #[derive(Default)]
 struct Warnings {
     pending: Vec<String>,
     seen: HashSet<String>,
+}
+
+/// The approval policy of a session in `cwd`.
+fn session_policy(
+    policy: SessionPolicy,
+    settings: &Settings,
+    cwd: &Path,
+) -> Result<Policy, SessionError> {
+    let _ = (settings, cwd);
+    match policy {
+        SessionPolicy::Given(policy) => Ok(policy),
+        SessionPolicy::FromSettings => Ok(Policy::empty()),
+        SessionPolicy::Forwarded(tiers) => Policy::new(tiers).map_err(SessionError::Policy),
+    }
 }
 
 fn env_var(name: &str) -> Option<OsString> {
@@ -154,8 +188,10 @@ impl AgentSession {
             home,
             executor,
             sandbox_kernel_limit,
+            policy,
         } = options;
         check_session_cwd(&cwd)?;
+        let policy = session_policy(policy, &settings, &cwd)?;
         // Decided on first use: ends what an earlier agentsh that died together with its
         // supervisors left in their cgroups, before anything new starts.
         let containment = agentsh_process::containment();
@@ -239,6 +275,7 @@ impl AgentSession {
                 warnings: Mutex::new(Warnings::default()),
                 jobs: Jobs::default(),
                 artifact_ids: Mutex::new(Vec::new()),
+                gate: Gate::new(policy),
             }),
         };
         for warning in warnings {
@@ -546,6 +583,10 @@ impl AgentSession {
     }
 
     /// The interception rules, when interception is enabled.
+    pub(crate) fn gate(&self) -> &Gate {
+        &self.inner.gate
+    }
+
     pub(crate) fn interceptor(&self) -> Option<&Interceptor> {
         self.inner.interceptor.as_ref()
     }

@@ -18,12 +18,14 @@ use crate::Timeout;
 use crate::cwd::check_cwd;
 use crate::error::SessionError;
 use crate::jobs::tools::JobCall;
+use crate::policy::Refusal;
 use crate::pty_selection::{HostUi, use_pty};
 use crate::result::{
     FinishedRun, HeadCapture, ToolUpdate, blocked_result, build_tool_result, cwd_error_result,
 };
 use crate::session::AgentSession;
 use crate::{PtyHost, ToolDetails, ToolOutcome, ToolResult};
+use agentsh_seam::Approver;
 
 /// What the caller of a tool call provides.
 #[derive(Clone, Default)]
@@ -42,6 +44,9 @@ pub struct ToolContext {
     /// Nothing outlives the call here (print mode): `run_in_background` is an argument
     /// error and no call yields. Default `false`: jobs are available.
     pub no_jobs: bool,
+    /// Who answers the call's approval requests (the policy's `ask`); `None`: nobody can be
+    /// asked, so a command that needs a yes is denied at once.
+    pub approver: Option<Arc<dyn Approver>>,
 }
 
 impl fmt::Debug for ToolContext {
@@ -52,6 +57,7 @@ impl fmt::Debug for ToolContext {
             .field("pty_host", &self.pty_host.is_some())
             .field("skip_live_updates", &self.skip_live_updates)
             .field("no_jobs", &self.no_jobs)
+            .field("approver", &self.approver.is_some())
             .finish()
     }
 }
@@ -122,6 +128,32 @@ impl BashTool {
             },
             normalized.limits,
         );
+
+        // Judged before anything runs, on the command that would run; the texts show it as
+        // the model wrote it. The call's timeout starts only after an approval.
+        match session
+            .gate()
+            .check(
+                call_id,
+                &normalized.command,
+                &args.command,
+                ctx.approver.as_ref(),
+                &ctx.cancel,
+            )
+            .await
+        {
+            Ok(_) => {}
+            Err(Refusal::Denied { text, .. }) => {
+                return ToolOutcome::Finished(not_run_result(text, session.cwd(), timeout));
+            }
+            Err(Refusal::Aborted { .. }) => {
+                return ToolOutcome::Aborted(not_run_result(
+                    agentsh_protocol::COMMAND_ABORTED.to_owned(),
+                    session.cwd(),
+                    timeout,
+                ));
+            }
+        }
 
         if let Some(interceptor) = session.interceptor()
             && let Some(blocked) = interceptor.check(&normalized.unwrapped(), &ctx.tool_names)

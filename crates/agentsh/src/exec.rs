@@ -71,6 +71,8 @@ pub fn run(args: ExecArgs) -> ExitCode {
             // The result is printed once, at the end.
             skip_live_updates: true,
             no_jobs: true,
+            // Nobody can be asked: a command that needs a yes is denied.
+            approver: None,
         };
         let call = session.execute_tool(CALL_ID, &tool_args, context, |_| {});
         // A second signal exits: that closes every supervisor's control pipe, which ends

@@ -92,6 +92,8 @@ pub enum ApprovalResolution {
     TimedOut,
     /// The call was aborted while it waited: nothing ran.
     Aborted,
+    /// Everyone asked went away without an answer (a client that disconnected): denied.
+    Unanswered,
 }
 
 impl ApprovalResolution {
@@ -101,6 +103,35 @@ impl ApprovalResolution {
             Self::Answered(answer) => answer.decision.as_str(),
             Self::TimedOut => "timeout",
             Self::Aborted => "aborted",
+            Self::Unanswered => "unanswered",
+        }
+    }
+
+    /// The resolution an `approval_resolved` event's `decision` and `answeredBy` name; `None`
+    /// for names it does not know.
+    pub fn from_names(decision: &str, answered_by: Option<&str>) -> Option<Self> {
+        let answerer = match answered_by {
+            Some("rpc") => Some(Answerer::Rpc),
+            Some("mcp") => Some(Answerer::Mcp),
+            Some("interactive") => Some(Answerer::Interactive),
+            _ => None,
+        };
+        let answered = |decision| {
+            answerer.map(|answered_by| {
+                Self::Answered(ApprovalAnswer {
+                    decision,
+                    answered_by,
+                })
+            })
+        };
+        match decision {
+            "allow" => answered(ApprovalDecision::Allow),
+            "allow_session" => answered(ApprovalDecision::AllowSession),
+            "deny" => answered(ApprovalDecision::Deny),
+            "timeout" => Some(Self::TimedOut),
+            "aborted" => Some(Self::Aborted),
+            "unanswered" => Some(Self::Unanswered),
+            _ => None,
         }
     }
 
@@ -108,7 +139,7 @@ impl ApprovalResolution {
     pub fn answered_by(self) -> Option<Answerer> {
         match self {
             Self::Answered(answer) => Some(answer.answered_by),
-            Self::TimedOut | Self::Aborted => None,
+            Self::TimedOut | Self::Aborted | Self::Unanswered => None,
         }
     }
 }

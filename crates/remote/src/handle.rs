@@ -1,12 +1,19 @@
 //! [`RemoteSession`] behind the surfaces' seam: every call, command, artifact read and look
 //! goes to the far side as a request of the typed wire.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
 use agentsh_protocol::wire::{
-    ArtifactData, ArtifactList, BashData, Command, ListedArtifact, Message,
+    ArtifactData, ArtifactList, BashData, Capabilities, Command, ListedArtifact, Message,
 };
-use agentsh_protocol::{JobView, SessionStatus, ToolOutcome, ToolResult};
+use agentsh_protocol::{
+    ApprovalAnswer, ApprovalRequest, ApprovalResolution, JobView, SessionStatus, ToolOutcome,
+    ToolResult,
+};
 use agentsh_seam::{
-    BangCall, BoxFuture, CancellationToken, HandleError, Reach, SessionHandle, ToolCall, lock,
+    Approver, BangCall, BangPolicy, BoxFuture, CancellationToken, HandleError, Reach,
+    SessionHandle, ToolCall, lock,
 };
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -111,6 +118,7 @@ impl SessionHandle for RemoteSession {
             let command = Command::Hello {
                 protocol: Some(u64::from(agentsh_protocol::RPC_PROTOCOL)),
                 settings: Some(settings.clone()),
+                capabilities: Some(Capabilities { approvals: true }),
             };
             let _: Value = self.request(command, Reach::Reconnect).await?;
             self.keep_settings(&settings);
@@ -144,26 +152,32 @@ impl RemoteSession {
             name: call.name.to_owned(),
             arguments: call.arguments.clone(),
             tool_names: call.tool_names.to_vec(),
+            // The far side asks this side, which asks the call's own approver; a call that
+            // has none is denied there at once.
+            approvals: call.approver.is_none().then_some(false),
         };
         let abort = Command::Abort {
             tool_call_id: call_id.clone(),
         };
         let mut on_update = call.on_update;
+        let mut approvals = ForwardedApprovals::new(&connection, call.approver);
         let answer = run_streamed(
             &connection,
             &call_id,
             request,
             abort,
             &call.cancel,
-            |event| {
-                if let (Message::ToolExecutionUpdate { partial_result, .. }, Some(on_update)) =
-                    (event, on_update.as_mut())
-                {
-                    on_update(partial_result.as_text());
+            |event| match event {
+                Message::ToolExecutionUpdate { partial_result, .. } => {
+                    if let Some(on_update) = on_update.as_mut() {
+                        on_update(partial_result.as_text());
+                    }
                 }
+                event => approvals.event(event),
             },
         )
         .await;
+        approvals.finish();
         let mut result: ToolResult = answer
             .map_err(RemoteError::Lost)?
             .into_data()
@@ -183,26 +197,36 @@ impl RemoteSession {
         let restarted = self.take_restarted();
         let stream_id = self.next_call_id("bash");
         let mut on_output = bang.on_output;
+        let (judged, approver) = match bang.policy {
+            BangPolicy::Audited => (false, None),
+            BangPolicy::Judged { approver, .. } => (true, approver),
+        };
         let request = Command::Bash {
             command: bang.command.to_owned(),
             timeout: bang.options.timeout,
-            stream_id: on_output.is_some().then(|| stream_id.clone()),
+            // A judged command's approval requests come back under its stream.
+            stream_id: (on_output.is_some() || judged).then(|| stream_id.clone()),
+            judged,
+            approvals: (judged && approver.is_none()).then_some(false),
         };
+        let mut approvals = ForwardedApprovals::new(&connection, approver);
         let answer = run_streamed(
             &connection,
             &stream_id,
             request,
             Command::AbortBash,
             &bang.cancel,
-            |event| {
-                if let (Message::BashOutput { text, .. }, Some(on_output)) =
-                    (event, on_output.as_mut())
-                {
-                    on_output(&text);
+            |event| match event {
+                Message::BashOutput { text, .. } => {
+                    if let Some(on_output) = on_output.as_mut() {
+                        on_output(&text);
+                    }
                 }
+                event => approvals.event(event),
             },
         )
         .await;
+        approvals.finish();
         let mut data: BashData = answer
             .map_err(RemoteError::Lost)?
             .into_data()
@@ -251,6 +275,103 @@ async fn run_streamed(
     }
     connection.forget(stream);
     answer
+}
+
+/// The far side's approval requests of one call, asked of the call's own approver here: each
+/// answer goes back as an `approval` request, each resolution the far side reports reaches the
+/// approver.
+struct ForwardedApprovals<'a> {
+    connection: &'a Arc<Connection>,
+    approver: Option<Arc<dyn Approver>>,
+    /// The requests asked and not resolved yet: the task that waits for the answer here, and
+    /// the answer once given (whose `answeredBy` the resolution keeps: the far side only knows
+    /// that its client answered).
+    asked: HashMap<
+        String,
+        (
+            tokio::task::JoinHandle<()>,
+            Arc<Mutex<Option<ApprovalAnswer>>>,
+        ),
+    >,
+}
+
+impl<'a> ForwardedApprovals<'a> {
+    fn new(connection: &'a Arc<Connection>, approver: Option<Arc<dyn Approver>>) -> Self {
+        Self {
+            connection,
+            approver,
+            asked: HashMap::new(),
+        }
+    }
+
+    fn event(&mut self, event: Message) {
+        let Some(approver) = self.approver.clone() else {
+            return;
+        };
+        match event {
+            Message::ApprovalRequest {
+                request_id,
+                tool_call_id,
+                command,
+                segments,
+            } => {
+                let request = ApprovalRequest {
+                    request_id: request_id.clone(),
+                    tool_call_id,
+                    command,
+                    segments,
+                };
+                let given = Arc::new(Mutex::new(None));
+                let answer = Arc::clone(&given);
+                let asked = approver.ask(&request);
+                let connection = Arc::clone(self.connection);
+                let task = tokio::spawn(async move {
+                    if let Some(answered) = asked.await {
+                        *lock(&answer) = Some(answered);
+                        let reply = Command::Approval {
+                            request_id: request.request_id,
+                            decision: answered.decision,
+                        };
+                        let _ = connection.send(Some(connection.unanswered_id()), reply);
+                    }
+                });
+                self.asked.insert(request_id, (task, given));
+            }
+            Message::ApprovalResolved {
+                request_id,
+                decision,
+                answered_by,
+                ..
+            } => {
+                let Some((task, given)) = self.asked.remove(&request_id) else {
+                    return;
+                };
+                task.abort();
+                let resolution = ApprovalResolution::from_names(&decision, answered_by.as_deref());
+                let resolution = match (resolution, *lock(&given)) {
+                    (Some(ApprovalResolution::Answered(far)), Some(here))
+                        if far.decision == here.decision =>
+                    {
+                        ApprovalResolution::Answered(here)
+                    }
+                    (Some(resolution), _) => resolution,
+                    (None, _) => ApprovalResolution::Unanswered,
+                };
+                approver.resolved(&request_id, resolution);
+            }
+            _ => {}
+        }
+    }
+
+    /// The call ended: requests still open end with it.
+    fn finish(self) {
+        for (request_id, (task, _)) in self.asked {
+            task.abort();
+            if let Some(approver) = &self.approver {
+                approver.resolved(&request_id, ApprovalResolution::Aborted);
+            }
+        }
+    }
 }
 
 /// The `read_artifact` request of lines `offset ..` (at most `limit`) of artifact `id`.

@@ -198,6 +198,9 @@ impl RemoteSession {
         let hello = Command::Hello {
             protocol: Some(u64::from(RPC_PROTOCOL)),
             settings: lock(&self.inner.settings).clone(),
+            // Approval requests of the far side's policy come back here, to each call's
+            // approver.
+            capabilities: Some(agentsh_protocol::wire::Capabilities { approvals: true }),
         };
         // Bounded: a far side that never answers (a wrapper waiting on a prompt) is an error,
         // not a hang. ssh's own connect is bounded at 10 s.

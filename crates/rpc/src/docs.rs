@@ -132,10 +132,12 @@ fn check_data(command: &str, data: Option<&str>) -> Result<(), String> {
         RequestType::Hello => read::<HelloData>(data),
         RequestType::Status => read::<SessionStatus>(data),
         RequestType::JobView => read::<JobView>(data),
-        RequestType::Abort | RequestType::AbortBash | RequestType::Ping => match data {
-            None => Ok(()),
-            Some(data) => Err(format!("unexpected `data`: {data}")),
-        },
+        RequestType::Abort | RequestType::AbortBash | RequestType::Ping | RequestType::Approval => {
+            match data {
+                None => Ok(()),
+                Some(data) => Err(format!("unexpected `data`: {data}")),
+            }
+        }
     }
 }
 
@@ -252,12 +254,14 @@ fn every_response_and_event_example_is_a_message_of_the_wire() {
             }
             Message::BashOutput { .. } => "bash_output",
             Message::Warning { .. } => "warning",
+            Message::ApprovalRequest { .. } => "approval_request",
+            Message::ApprovalResolved { .. } => "approval_resolved",
         };
         events.insert(kind);
     }
     assert_eq!(
         events.len(),
-        5,
+        7,
         "every kind of event has an example: {events:?}"
     );
 }

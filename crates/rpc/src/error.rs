@@ -29,6 +29,9 @@ pub enum RpcError {
     /// A `tool_call` reuses the `toolCallId` of a call still running or queued.
     #[error("A tool call with toolCallId `{0}` is already running")]
     ToolCallIdInUse(String),
+    /// An `approval` names no request waiting for this client's answer (unknown, or answered).
+    #[error("No approval request `{0}` is waiting for an answer")]
+    NoSuchApproval(String),
     /// An `abort` names no running or queued tool call.
     #[error("No running or queued tool call with toolCallId `{0}`")]
     NoSuchToolCall(String),

@@ -24,6 +24,7 @@
 //! every running command is ended and the session shut down.
 #![deny(missing_docs)]
 
+mod approvals;
 #[cfg(test)]
 mod docs;
 mod error;

@@ -10,8 +10,8 @@ use agentsh_protocol::wire::{
 };
 use agentsh_protocol::{BangOptions, ToolOutcome, unknown_tool};
 use agentsh_seam::{
-    BangCall, BoxFuture, CallEnd, CallHooks, CallHost, Handle, HandleError, HostedCall,
-    HostedCallKind, Reach, Stop, ToolCall, lock, ready_now,
+    Approver, BangCall, BangPolicy, BoxFuture, CallEnd, CallHooks, CallHost, FirstAnswer, Handle,
+    HandleError, HostedCall, HostedCallKind, Reach, Stop, ToolCall, lock, ready_now,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -20,6 +20,7 @@ use tokio::sync::mpsc;
 use tokio::task::{self, JoinError, JoinSet};
 use tokio_util::sync::CancellationToken;
 
+use crate::approvals::ClientApprovals;
 use crate::error::RpcError;
 use crate::hello::{check_protocol, hello_response};
 use crate::input::Incoming;
@@ -79,11 +80,17 @@ pub struct Server {
     task_requests: HashMap<task::Id, (Option<Value>, &'static str)>,
     /// With no input line for this long, serving ends as at end of input.
     lease: Option<Duration>,
+    /// The client's answers to approval requests.
+    approvals: Arc<ClientApprovals>,
+    /// `bash` requests are judged by the approval policy (a socket, which any process of the
+    /// user can reach); on stdio they are the host's own user's and are not.
+    judge_bash: bool,
 }
 
 impl Server {
     /// A server for `session`, writing to `output`, telling `host` about its calls.
     pub fn new(session: Handle, output: Output, host: Option<Arc<dyn CallHost>>) -> Self {
+        let output_clone = output.clone();
         Self {
             session,
             output,
@@ -93,7 +100,16 @@ impl Server {
             tasks: JoinSet::new(),
             task_requests: HashMap::new(),
             lease: None,
+            approvals: ClientApprovals::new(output_clone),
+            judge_bash: false,
         }
+    }
+
+    /// Judges `bash` requests by the approval policy, as a model's commands: for a socket,
+    /// which any process of the user can reach.
+    pub fn judging_bash(mut self) -> Self {
+        self.judge_bash = true;
+        self
     }
 
     /// Ends serving, as at end of input, once no input line (a request, a bad line, a blank
@@ -130,8 +146,11 @@ impl Server {
                     match request {
                         Some(Ok(Some(Request {
                             id,
-                            command: Command::Hello { protocol, settings },
+                            command: Command::Hello { protocol, settings, capabilities },
                         }))) => {
+                            if let Some(capabilities) = capabilities {
+                                self.approvals.set_enabled(capabilities.approvals);
+                            }
                             self.hello(id, protocol, settings).await;
                             // The hello's own work does not count against the lease.
                             renew(expiry.as_mut(), self.lease);
@@ -173,7 +192,12 @@ impl Server {
                 command,
                 timeout,
                 stream_id,
-            } => self.bash(id, command, timeout, stream_id),
+                judged,
+                approvals,
+            } => {
+                let judged = (judged || self.judge_bash).then_some(approvals);
+                self.bash(id, command, timeout, stream_id, judged);
+            }
             Command::AbortBash => {
                 // Answered first: the response precedes the aborted command's own.
                 self.output.send(&Message::success(id, name, None));
@@ -186,7 +210,25 @@ impl Server {
                 name: tool_name,
                 arguments,
                 tool_names,
-            } => self.tool_call(id, tool_call_id, tool_name, arguments, tool_names),
+                approvals,
+            } => {
+                let approver = self.approvals.for_call(approvals);
+                self.tool_call(id, tool_call_id, tool_name, arguments, tool_names, approver);
+            }
+            Command::Approval {
+                request_id,
+                decision,
+            } => {
+                if self.approvals.answer(&request_id, decision) {
+                    self.output.send(&Message::success(id, name, None));
+                } else {
+                    self.output.send(&Message::failure(
+                        id,
+                        name,
+                        RpcError::NoSuchApproval(request_id),
+                    ));
+                }
+            }
             Command::Abort { tool_call_id } => {
                 let token = lock(&self.tool_calls).get(&tool_call_id).cloned();
                 if let Some(token) = token {
@@ -322,23 +364,41 @@ impl Server {
         command: String,
         timeout: Option<f64>,
         stream_id: Option<String>,
+        judged: Option<Option<bool>>,
     ) {
         const NAME: &str = RequestType::Bash.name();
         let (abort, busy) = match claim_bash(&self.bash) {
             Ok(claimed) => claimed,
             Err(error) => return self.output.send(&Message::failure(id, NAME, &error)),
         };
-        let observer = self.host.as_ref().and_then(|host| {
+        let call_id = next_bash_id();
+        let hooks = self.host.as_ref().map_or_else(CallHooks::default, |host| {
             host.call_started(HostedCall {
                 session: Arc::clone(&self.session),
-                id: next_bash_id(),
+                id: call_id.clone(),
                 kind: HostedCallKind::Bash {
                     command: command.clone(),
                 },
                 cancel: abort.clone(),
             })
-            .observer
         });
+        let CallHooks {
+            observer, approver, ..
+        } = hooks;
+        let policy = match judged {
+            None => BangPolicy::Audited,
+            Some(approvals) => BangPolicy::Judged {
+                // A far side's client routes the requests by the stream it asked for.
+                call_id: stream_id.clone().unwrap_or(call_id),
+                approver: FirstAnswer::of(
+                    self.approvals
+                        .for_call(approvals)
+                        .into_iter()
+                        .chain(approver)
+                        .collect(),
+                ),
+            },
+        };
         let session = Arc::clone(&self.session);
         let output = self.output.clone();
         let request_id = id.clone();
@@ -365,7 +425,7 @@ impl Server {
                 options,
                 cancel: abort,
                 on_output: live.then_some(&mut on_output as &mut (dyn FnMut(&str) + Send)),
-                policy: agentsh_seam::BangPolicy::Audited,
+                policy,
             };
             let result = session.bang(bang).await;
             if let Some(stream) = stream {
@@ -390,6 +450,7 @@ impl Server {
         tool_name: String,
         arguments: Value,
         tool_names: Vec<String>,
+        approver: Option<Arc<dyn Approver>>,
     ) {
         const NAME: &str = RequestType::ToolCall.name();
         if let Some(unknown) = unknown_tool(&tool_name) {
@@ -426,7 +487,9 @@ impl Server {
             let CallHooks {
                 pty_host,
                 mut observer,
+                approver: host_approver,
             } = hooks;
+            let approver = FirstAnswer::of(approver.into_iter().chain(host_approver).collect());
             let updates = output.clone();
             let (update_id, update_name) = (tool_call_id.clone(), tool_name.clone());
             let observing = &mut observer;
@@ -450,7 +513,7 @@ impl Server {
                 pty_host,
                 on_update: Some(&mut on_update),
                 no_jobs: false,
-                approver: None,
+                approver,
             };
             let outcome = session.tool_call(call).await;
             drop(on_update);
@@ -527,6 +590,7 @@ impl Server {
     /// session down (which ends every shell's tree). A stop request that comes while the tasks
     /// are answering cuts that wait short (not the session's shutdown); its reason is returned.
     async fn shutdown<S: Stop>(mut self, stop: &mut S) -> Option<S::Reason> {
+        self.approvals.close();
         for token in lock(&self.tool_calls).values() {
             token.cancel();
         }

@@ -249,7 +249,7 @@ pub async fn serve_connection(
     let (output, writer) = output::spawn_task_writer(write);
     let (requests_tx, requests) = mpsc::channel(REQUEST_QUEUE);
     let reader = tokio::spawn(input::read_async(read, requests_tx));
-    let server = Server::new(Arc::clone(&session), output, host);
+    let server = Server::new(Arc::clone(&session), output, host).judging_bash();
     // A task of its own: should the server panic (a host's hook panicking, say), the session
     // is still shut down and its trees ended.
     let served = tokio::spawn(server.serve(requests, TokenStop::new(shutdown))).await;

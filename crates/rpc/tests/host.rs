@@ -61,6 +61,7 @@ impl CallHost for Recorder {
                 id,
                 log: Arc::clone(&self.log),
             })),
+            ..CallHooks::default()
         }
     }
 }

@@ -214,7 +214,7 @@ fn a_socket_answers_hello_ping_and_list_artifacts_but_takes_no_hello_settings() 
     assert_eq!(
         client.response("h"),
         json!({"id": "h", "type": "response", "command": "hello", "success": true,
-               "data": {"agentsh": env!("CARGO_PKG_VERSION"), "protocol": 1}})
+               "data": {"agentsh": env!("CARGO_PKG_VERSION"), "protocol": 2}})
     );
     client.send(&json!({"id": "p", "type": "ping"}));
     assert_eq!(

@@ -222,15 +222,24 @@ pub enum BangPolicy {
     #[default]
     Audited,
     /// Judged as a model's command: it arrived where any process of the user can send one (a
-    /// `--listen` socket). The approver answers its approval requests; `None`: nobody can.
-    Judged(Option<Arc<dyn Approver>>),
+    /// `--listen` socket).
+    Judged {
+        /// The id its approval requests name (the `toolCallId` a host gave the request).
+        call_id: String,
+        /// Who answers its approval requests; `None`: nobody can.
+        approver: Option<Arc<dyn Approver>>,
+    },
 }
 
 impl std::fmt::Debug for BangPolicy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Self::Audited => f.write_str("Audited"),
-            Self::Judged(approver) => write!(f, "Judged(approver: {})", approver.is_some()),
+            Self::Judged { call_id, approver } => f
+                .debug_struct("Judged")
+                .field("call_id", call_id)
+                .field("approver", &approver.is_some())
+                .finish(),
         }
     }
 }

@@ -8,7 +8,7 @@ use agentsh_protocol::wire::BashData;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::{Handle, HandleError, PtyHost};
+use crate::{Approver, Handle, HandleError, PtyHost};
 
 /// What shows a connection's calls live (the interactive mode). An RPC server given one tells
 /// it of every call; the stdio server has none.
@@ -74,6 +74,9 @@ pub struct CallHooks {
     pub pty_host: Option<Arc<dyn PtyHost>>,
     /// Told the call's live updates and how it ended.
     pub observer: Option<Box<dyn CallObserver>>,
+    /// Also asked the call's approval requests (the interactive mode's person), besides the
+    /// connection's client when it answers them: the first answer wins.
+    pub approver: Option<Arc<dyn Approver>>,
 }
 
 impl std::fmt::Debug for CallHooks {
@@ -81,6 +84,7 @@ impl std::fmt::Debug for CallHooks {
         f.debug_struct("CallHooks")
             .field("pty_host", &self.pty_host.is_some())
             .field("observer", &self.observer.is_some())
+            .field("approver", &self.approver.is_some())
             .finish()
     }
 }

@@ -70,6 +70,7 @@ impl CallHost for TuiCallHost {
                 appends,
                 finished: false,
             })),
+            approver: None,
         }
     }
 }

@@ -35,7 +35,7 @@ fn bash_output(rpc: &mut Rpc, id: &str, command: &str) -> Value {
 
 /// Sends a `hello` with `settings` and returns its response.
 fn hello(rpc: &mut Rpc, id: &str, settings: &Value) -> Value {
-    rpc.send_json(&json!({"id": id, "type": "hello", "protocol": 1, "settings": settings}));
+    rpc.send_json(&json!({"id": id, "type": "hello", "protocol": 2, "settings": settings}));
     rpc.response(id)
 }
 
@@ -44,8 +44,8 @@ fn hello_names_the_version_and_protocol_and_ping_answers() {
     let env = TestEnv::new();
     let mut rpc = env.rpc();
     let answer = json!({"id": "h", "type": "response", "command": "hello", "success": true,
-                        "data": {"agentsh": VERSION, "protocol": 1}});
-    rpc.send(r#"{"id": "h", "type": "hello", "protocol": 1}"#);
+                        "data": {"agentsh": VERSION, "protocol": 2}});
+    rpc.send(r#"{"id": "h", "type": "hello", "protocol": 2}"#);
     assert_eq!(rpc.response("h"), answer);
     // Without a protocol nothing is checked.
     rpc.send(r#"{"id": "h", "type": "hello"}"#);
@@ -63,12 +63,12 @@ fn a_hello_of_another_protocol_is_refused_naming_both() {
     let mut rpc = env.rpc();
     let refused = |id: &str| {
         json!({"id": id, "type": "response", "command": "hello", "success": false,
-               "error": format!("Protocol mismatch: this agentsh {VERSION} speaks protocol 1, the other side speaks 2")})
+               "error": format!("Protocol mismatch: this agentsh {VERSION} speaks protocol 2, the other side speaks 3")})
     };
-    rpc.send(r#"{"id": "h", "type": "hello", "protocol": 2}"#);
+    rpc.send(r#"{"id": "h", "type": "hello", "protocol": 3}"#);
     assert_eq!(rpc.response("h"), refused("h"));
     // Its settings are not applied.
-    rpc.send_json(&json!({"id": "s", "type": "hello", "protocol": 2,
+    rpc.send_json(&json!({"id": "s", "type": "hello", "protocol": 3,
                           "settings": {"bash": {"env": {"FAR": "applied"}}}}));
     assert_eq!(rpc.response("s"), refused("s"));
     assert_eq!(
@@ -94,7 +94,7 @@ fn hello_settings_take_effect_in_the_next_call_and_end_the_old_session() {
     assert_eq!(
         answer,
         json!({"id": "h", "type": "response", "command": "hello", "success": true,
-               "data": {"agentsh": VERSION, "protocol": 1}})
+               "data": {"agentsh": VERSION, "protocol": 2}})
     );
     assert_no_survivor(&marker);
 
@@ -155,7 +155,7 @@ fn a_hello_with_settings_while_a_call_runs_is_refused() {
                "error": "hello while calls are running: settings apply to a new session, so a hello with `settings` must come while no call runs"})
     );
     // A hello without settings only checks.
-    rpc.send(r#"{"id": "plain", "type": "hello", "protocol": 1}"#);
+    rpc.send(r#"{"id": "plain", "type": "hello", "protocol": 2}"#);
     assert_eq!(rpc.response("plain")["success"], true);
     rpc.send(r#"{"id": "a", "type": "abort_bash"}"#);
     assert_eq!(rpc.response("b")["data"]["cancelled"], true);

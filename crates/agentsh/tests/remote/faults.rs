@@ -176,7 +176,7 @@ fn a_far_side_of_another_protocol_is_refused_with_both_versions() {
     assert_eq!(failed.code(), 2, "{failed:?}");
     for part in [
         "Protocol mismatch",
-        "protocol 1",
+        "protocol 2",
         "protocol 99",
         "9.9.9",
         env!("CARGO_PKG_VERSION"),
@@ -282,7 +282,7 @@ fn a_client_hello_s_settings_survive_a_reconnect() {
     on_every_far_side("a_client_hello_s_settings_survive", |far| {
         let env = far.env("");
         let mut rpc = far.rpc(&env);
-        rpc.send_json(&json!({"id": "h", "type": "hello", "protocol": 1,
+        rpc.send_json(&json!({"id": "h", "type": "hello", "protocol": 2,
             "settings": {"bash": {"env": {"AGENTSH_FROM_CLIENT": "kept"}}}}));
         let hello = rpc.response("h");
         assert_eq!(hello["success"], true, "{hello}");

@@ -9,6 +9,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use crate::AskedSegment;
+
 /// One line of a server's output.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(
@@ -75,6 +77,29 @@ pub enum Message {
         /// The warning.
         message: String,
     },
+    /// A command needs a yes (sent only to a client that said `capabilities.approvals`).
+    ApprovalRequest {
+        /// The request, answered by an `approval` request naming it.
+        request_id: String,
+        /// The call the command belongs to.
+        tool_call_id: String,
+        /// The whole command line.
+        command: String,
+        /// The segments that need a yes, with their reasons.
+        segments: Vec<AskedSegment>,
+    },
+    /// An approval request was resolved: answered (by anyone), timed out, or its call aborted.
+    ApprovalResolved {
+        /// The request.
+        request_id: String,
+        /// The call the command belongs to.
+        tool_call_id: String,
+        /// `allow`, `allow_session`, `deny`, `timeout`, `aborted` or `unanswered`.
+        decision: String,
+        /// Who answered (`rpc`, `mcp`, `interactive`), when someone did.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        answered_by: Option<String>,
+    },
 }
 
 impl Message {
@@ -117,6 +142,8 @@ impl Message {
             | Self::ToolExecutionUpdate { tool_call_id, .. }
             | Self::ToolExecutionEnd { tool_call_id, .. } => Some(tool_call_id),
             Self::BashOutput { stream_id, .. } => Some(stream_id),
+            Self::ApprovalRequest { tool_call_id, .. }
+            | Self::ApprovalResolved { tool_call_id, .. } => Some(tool_call_id),
             Self::Response { .. } | Self::Warning { .. } => None,
         }
     }
@@ -177,6 +204,10 @@ pub enum LineType {
     BashOutput,
     /// `warning`.
     Warning,
+    /// `approval_request`.
+    ApprovalRequest,
+    /// `approval_resolved`.
+    ApprovalResolved,
 }
 
 /// A server's line as read: its `type` and every field some line has, each as it came (a
@@ -201,6 +232,10 @@ pub struct ServerLine {
     stream_id: Option<String>,
     text: Option<String>,
     message: Option<String>,
+    request_id: Option<String>,
+    segments: Option<Vec<AskedSegment>>,
+    decision: Option<String>,
+    answered_by: Option<String>,
 }
 
 /// A server's line that lacks a field its type must have.
@@ -256,6 +291,18 @@ impl TryFrom<ServerLine> for Message {
             },
             LineType::Warning => Self::Warning {
                 message: line.message.ok_or_else(|| need("message"))?,
+            },
+            LineType::ApprovalRequest => Self::ApprovalRequest {
+                request_id: line.request_id.ok_or_else(|| need("requestId"))?,
+                tool_call_id: line.tool_call_id.ok_or_else(|| need("toolCallId"))?,
+                command: line.command.ok_or_else(|| need("command"))?,
+                segments: line.segments.unwrap_or_default(),
+            },
+            LineType::ApprovalResolved => Self::ApprovalResolved {
+                request_id: line.request_id.ok_or_else(|| need("requestId"))?,
+                tool_call_id: line.tool_call_id.ok_or_else(|| need("toolCallId"))?,
+                decision: line.decision.ok_or_else(|| need("decision"))?,
+                answered_by: line.answered_by,
             },
         })
     }

@@ -12,7 +12,7 @@ use serde::Serialize;
 use serde::de::{self, Deserialize, DeserializeOwned, Deserializer, IntoDeserializer};
 use serde_json::Value;
 
-use crate::json_kind;
+use crate::{ApprovalDecision, json_kind};
 
 /// One request line, understood.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -52,6 +52,14 @@ pub enum Command {
         /// `streamId` (a UI that shows the command live from afar).
         #[serde(skip_serializing_if = "Option::is_none")]
         stream_id: Option<String>,
+        /// Judge it by the approval policy as a model's command (a local client forwards a
+        /// command that arrived on its `--listen` socket).
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        judged: bool,
+        /// `false`: this command's own client cannot be asked (a command that needs a yes is
+        /// denied at once); absent: as the connection's `capabilities` say.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        approvals: Option<bool>,
     },
     /// `{"type": "abort_bash"}`.
     AbortBash,
@@ -66,6 +74,10 @@ pub enum Command {
         /// The tools the agent has (interception only suggests tools that exist).
         #[serde(skip_serializing_if = "Vec::is_empty")]
         tool_names: Vec<String>,
+        /// `false`: this call's own client cannot be asked (a command that needs a yes is
+        /// denied at once); absent: as the connection's `capabilities` say.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        approvals: Option<bool>,
     },
     /// `{"type": "abort", "toolCallId"}`.
     Abort {
@@ -95,6 +107,16 @@ pub enum Command {
         /// settings sections; checked by the session's settings).
         #[serde(skip_serializing_if = "Option::is_none")]
         settings: Option<Value>,
+        /// What the client can do: `{"approvals": true}` — it answers approval requests.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        capabilities: Option<Capabilities>,
+    },
+    /// `{"type": "approval", "requestId", "decision"}`: the answer to an `approval_request`.
+    Approval {
+        /// The request answered.
+        request_id: String,
+        /// `allow`, `allow_session` or `deny`.
+        decision: ApprovalDecision,
     },
     /// `{"type": "ping"}`.
     Ping,
@@ -131,6 +153,7 @@ impl Command {
             Self::Ping => RequestType::Ping,
             Self::Status => RequestType::Status,
             Self::JobView { .. } => RequestType::JobView,
+            Self::Approval { .. } => RequestType::Approval,
         }
     }
 
@@ -144,11 +167,15 @@ impl Command {
                     command,
                     timeout,
                     stream_id,
+                    judged,
+                    approvals,
                 } = deserialize(fields, line)?;
                 Self::Bash {
                     command: required(command, "command")?.0,
                     timeout: timeout.map(|seconds| seconds.0),
                     stream_id: stream_id.map(|id| id.0),
+                    judged: judged.unwrap_or(false),
+                    approvals,
                 }
             }
             RequestType::AbortBash => Self::AbortBash,
@@ -158,12 +185,14 @@ impl Command {
                     name,
                     arguments,
                     tool_names,
+                    approvals,
                 } = deserialize(fields, line)?;
                 Self::ToolCall {
                     tool_call_id: required(tool_call_id, "toolCallId")?.0,
                     name: required(name, "name")?.0,
                     arguments: required(arguments, "arguments")?.0,
                     tool_names: tool_names.map(|names| names.0).unwrap_or_default(),
+                    approvals,
                 }
             }
             RequestType::Abort => {
@@ -186,10 +215,15 @@ impl Command {
             }
             RequestType::ListArtifacts => Self::ListArtifacts,
             RequestType::Hello => {
-                let HelloFields { protocol, settings } = deserialize(fields, line)?;
+                let HelloFields {
+                    protocol,
+                    settings,
+                    capabilities,
+                } = deserialize(fields, line)?;
                 Self::Hello {
                     protocol: protocol.map(|number| number.0),
                     settings: settings.map(|settings| settings.0),
+                    capabilities,
                 }
             }
             RequestType::Ping => Self::Ping,
@@ -199,6 +233,19 @@ impl Command {
                 Self::JobView {
                     job_id: required(job_id, "jobId")?.0,
                     bytes: bytes.map(|count| count.0),
+                }
+            }
+            RequestType::Approval => {
+                let ApprovalFields {
+                    request_id,
+                    decision,
+                } = deserialize(fields, line)?;
+                Self::Approval {
+                    request_id: required(request_id, "requestId")?.0,
+                    decision: decision.ok_or(FieldError::Missing {
+                        field: "decision",
+                        expected: "`allow`, `allow_session` or `deny`",
+                    })?,
                 }
             }
         })
@@ -230,11 +277,13 @@ pub enum RequestType {
     Status,
     /// `job_view`.
     JobView,
+    /// `approval`.
+    Approval,
 }
 
 impl RequestType {
     /// Every request type.
-    pub const ALL: [Self; 10] = [
+    pub const ALL: [Self; 11] = [
         Self::Bash,
         Self::AbortBash,
         Self::ToolCall,
@@ -245,6 +294,7 @@ impl RequestType {
         Self::Ping,
         Self::Status,
         Self::JobView,
+        Self::Approval,
     ];
 
     /// The type named `name`, or every type name when there is none.
@@ -266,6 +316,7 @@ impl RequestType {
             Self::Ping => "ping",
             Self::Status => "status",
             Self::JobView => "job_view",
+            Self::Approval => "approval",
         }
     }
 }
@@ -360,6 +411,8 @@ struct BashFields {
     command: Option<Text>,
     timeout: Option<Number>,
     stream_id: Option<Text>,
+    judged: Option<bool>,
+    approvals: Option<bool>,
 }
 
 /// The fields of a `tool_call` request.
@@ -370,6 +423,7 @@ struct ToolCallFields {
     name: Option<Text>,
     arguments: Option<Object>,
     tool_names: Option<Names>,
+    approvals: Option<bool>,
 }
 
 /// The fields of an `abort` request.
@@ -393,6 +447,23 @@ struct ReadArtifactFields {
 struct HelloFields {
     protocol: Option<Whole>,
     settings: Option<Object>,
+    capabilities: Option<Capabilities>,
+}
+
+/// What a client can do, as its `hello` says.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct Capabilities {
+    /// It answers approval requests (`approval_request` events, `approval` requests).
+    #[serde(default)]
+    pub approvals: bool,
+}
+
+/// The fields of an `approval` request.
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ApprovalFields {
+    request_id: Option<Text>,
+    decision: Option<ApprovalDecision>,
 }
 
 /// The fields of a `job_view` request.

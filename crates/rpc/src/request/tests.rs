@@ -38,6 +38,8 @@ fn each_request_type() {
         Request {
             id: Some(json!("1")),
             command: Command::Bash {
+                judged: false,
+                approvals: None,
                 stream_id: None,
                 command: "ls".into(),
                 timeout: Some(2.5)
@@ -47,6 +49,8 @@ fn each_request_type() {
     assert_eq!(
         ok(r#"{"type":"bash","command":"ls","timeout":null,"extra":1}"#).command,
         Command::Bash {
+            judged: false,
+            approvals: None,
             stream_id: None,
             command: "ls".into(),
             timeout: None
@@ -57,6 +61,7 @@ fn each_request_type() {
         ok(r#"{"type":"tool_call","toolCallId":"c1","name":"bash","arguments":{"command":"x"},"toolNames":["read"]}"#)
             .command,
         Command::ToolCall {
+            approvals: None,
             tool_call_id: "c1".into(),
             name: "bash".into(),
             arguments: json!({"command": "x"}),
@@ -100,13 +105,15 @@ fn each_request_type() {
     assert_eq!(
         ok(r#"{"type":"hello"}"#).command,
         Command::Hello {
+            capabilities: None,
             protocol: None,
             settings: None
         }
     );
     assert_eq!(
-        ok(r#"{"type":"hello","protocol":1,"settings":{"output":{"max_bytes":9}}}"#).command,
+        ok(r#"{"type":"hello","protocol":2,"settings":{"output":{"max_bytes":9}}}"#).command,
         Command::Hello {
+            capabilities: None,
             protocol: Some(1),
             settings: Some(json!({"output": {"max_bytes": 9}}))
         }
@@ -222,6 +229,8 @@ fn what_json_allows_is_accepted() {
         Request {
             id: Some(json!("\u{FFFD}")),
             command: Command::Bash {
+                judged: false,
+                approvals: None,
                 stream_id: None,
                 command: "echo \u{FFFD} \u{1F600}".into(),
                 timeout: None
@@ -243,6 +252,8 @@ fn what_json_allows_is_accepted() {
             ))
             .command,
             Command::Bash {
+                judged: false,
+                approvals: None,
                 stream_id: None,
                 command: "ls".into(),
                 timeout: Some(seconds)
@@ -263,7 +274,7 @@ fn bad_fields_are_named_and_the_id_echoed() {
         r#"{"id":"x","type":"frobnicate"}"#,
         Some(json!("x")),
         "frobnicate",
-        "Unknown command type `frobnicate` (expected one of: bash, abort_bash, tool_call, abort, read_artifact, list_artifacts, hello, ping, status, job_view)",
+        "Unknown command type `frobnicate` (expected one of: bash, abort_bash, tool_call, abort, read_artifact, list_artifacts, hello, ping, status, job_view, approval)",
     );
     check_err(
         r#"{"id":"x","type":"bash"}"#,

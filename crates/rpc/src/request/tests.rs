@@ -114,7 +114,7 @@ fn each_request_type() {
         ok(r#"{"type":"hello","protocol":2,"settings":{"output":{"max_bytes":9}}}"#).command,
         Command::Hello {
             capabilities: None,
-            protocol: Some(1),
+            protocol: Some(2),
             settings: Some(json!({"output": {"max_bytes": 9}}))
         }
     );

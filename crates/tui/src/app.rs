@@ -1,6 +1,7 @@
 //! The mode's state and its loop: one task owns the transcript, the input line and the
 //! overlays; calls run as tasks of their own and report back through [`AppEvent`]s.
 
+mod approvals;
 mod calls;
 mod input;
 #[cfg(test)]
@@ -21,6 +22,7 @@ use ratatui::backend::Backend;
 use tokio::sync::{mpsc, watch};
 use tokio::time::{Instant, MissedTickBehavior, interval};
 
+use crate::approval::ApprovalKey;
 use crate::history::History;
 use crate::host::{AppEvent, CallKey, PtySize};
 use crate::line::LineEditor;
@@ -132,6 +134,8 @@ pub(crate) struct App<R> {
     pub page_rows: u16,
     /// ctrl+l: the next frame is drawn on a cleared screen.
     pub clear_screen: bool,
+    /// Approval requests not resolved yet and their entries, oldest first.
+    pub approvals: Vec<(ApprovalKey, usize)>,
 }
 
 impl<R: Renderer> App<R> {
@@ -167,6 +171,7 @@ impl<R: Renderer> App<R> {
             panic_line: config.panic_line,
             page_rows: size.1.saturating_sub(3),
             clear_screen: false,
+            approvals: Vec::new(),
         };
         app.resized(size.0, size.1);
         for note in config.notes {

@@ -5,11 +5,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use agentsh_protocol::{BashResult, JobView, ToolOutcome};
+use agentsh_protocol::{ApprovalResolution, BashResult, JobView, ToolOutcome};
 use agentsh_pty_runtime::PtyController;
 use agentsh_seam::wire::ArtifactData;
 use agentsh_seam::{CancellationToken, Handle, PtyAttachment, PtyHost, Value};
 use tokio::sync::mpsc::UnboundedSender;
+
+use crate::approval::{ApprovalAsk, ApprovalKey};
 
 /// A transcript entry's key (calls from every connection share one counter).
 pub(crate) type CallKey = u64;
@@ -52,6 +54,15 @@ pub(crate) enum AppEvent {
     },
     /// A client of `--listen` started a call (its session is kept for its jobs).
     Hosted(Box<HostedStart>),
+    /// A call's command needs the person's yes.
+    ApprovalAsked(Box<ApprovalAsk>),
+    /// An approval request ended (answered here or elsewhere, timed out, or its call aborted).
+    ApprovalResolved {
+        /// Which request.
+        key: ApprovalKey,
+        /// How it ended.
+        resolution: ApprovalResolution,
+    },
 }
 
 /// A client's call, as it reaches the loop.

@@ -2,6 +2,7 @@
 #![deny(missing_docs)]
 
 mod app;
+mod approval;
 // The frame bench's helpers: the mode's private types, measured by `benches/frame.rs` (with
 // the `bench` feature, which only that bench turns on) and used by the unit tests.
 #[cfg(any(test, feature = "bench"))]

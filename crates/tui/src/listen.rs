@@ -10,10 +10,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use agentsh_seam::{CallEnd, CallHooks, CallHost, CallObserver, HostedCall, HostedCallKind, lock};
 use tokio::sync::mpsc::UnboundedSender;
 
+use crate::approval::TuiApprover;
 use crate::host::{AppEvent, CallKey, HostedKind, HostedStart, PtySize, UiPtyHost};
+use crate::transcript::Origin;
 
 /// The mode as the host of its connections' calls: each call becomes a transcript entry, its
-/// PTY program the overlay, its updates and end events of the loop.
+/// PTY program the overlay, its updates and end events of the loop, its approval requests
+/// questions for the person (asked together with the client).
 pub(crate) struct TuiCallHost {
     events: UnboundedSender<AppEvent>,
     size: Arc<PtySize>,
@@ -70,7 +73,11 @@ impl CallHost for TuiCallHost {
                 appends,
                 finished: false,
             })),
-            approver: None,
+            approver: Some(Arc::new(TuiApprover {
+                call: key,
+                origin: Origin::Connection(connection),
+                events: self.events.clone(),
+            })),
         }
     }
 }

@@ -15,8 +15,8 @@ use agentsh_protocol::{
 };
 use agentsh_seam::wire::ArtifactData;
 use agentsh_seam::{
-    BangCall, BoxFuture, CancellationToken, Handle, HandleError, PtyHost, Reach, ToolCall, Value,
-    lock, ready_now,
+    Approver, BangCall, BoxFuture, CancellationToken, Handle, HandleError, PtyHost, Reach,
+    ToolCall, Value, lock, ready_now,
 };
 use tokio::sync::mpsc::UnboundedSender;
 
@@ -235,7 +235,9 @@ impl SessionView {
         }
     }
 
-    /// Runs a `bash` tool call; `on_update` gets its live text.
+    /// Runs a `bash` tool call; `on_update` gets its live text; `approver` answers its
+    /// approval requests.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) async fn run_tool(
         &self,
         call_id: &str,
@@ -243,6 +245,7 @@ impl SessionView {
         tool_names: &[String],
         cancel: CancellationToken,
         pty_host: Arc<dyn PtyHost>,
+        approver: Arc<dyn Approver>,
         mut on_update: impl FnMut(String) + Send,
     ) -> ToolOutcome {
         let mut update = |text: &str| on_update(text.to_owned());
@@ -255,7 +258,7 @@ impl SessionView {
             pty_host: Some(pty_host),
             on_update: Some(&mut update),
             no_jobs: false,
-            approver: None,
+            approver: Some(approver),
         };
         self.inner
             .handle

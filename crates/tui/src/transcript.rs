@@ -2,6 +2,7 @@
 //! its rows cached for the width they were drawn at (only a changed or running entry is drawn
 //! again, so a frame over a long transcript costs the rows in view).
 
+use crate::approval::ApprovalEntry;
 use crate::session_view::SessionView;
 use agentsh_protocol::Theme;
 use agentsh_protocol::{BangRun, BangState, BashArgs, BashResult, JobSummary, ToolResult};
@@ -117,6 +118,8 @@ pub(crate) enum EntryKind {
         /// The id as typed (a bare id or `artifact://ID`).
         id: String,
     },
+    /// An approval request for the person: pending until answered here or elsewhere.
+    Approval(Box<ApprovalEntry>),
     /// A note from the mode itself.
     Note {
         /// Its kind (colour).
@@ -162,7 +165,10 @@ impl Entry {
             EntryKind::Tool(tool) => matches!(tool.state, ToolState::Running(_)),
             EntryKind::Bang(bang) => matches!(bang.run.state, BangState::Running { .. }),
             EntryKind::Job(job) => job.summary.as_ref().is_some_and(|s| !s.state.is_over()),
-            EntryKind::Note { .. } | EntryKind::Jobs(_) | EntryKind::Artifact { .. } => false,
+            EntryKind::Note { .. }
+            | EntryKind::Jobs(_)
+            | EntryKind::Artifact { .. }
+            | EntryKind::Approval(_) => false,
         }
     }
 
@@ -239,6 +245,7 @@ impl Entry {
                 lines
             }
             EntryKind::Artifact { id } => artifact_rows(id, expansion, width),
+            EntryKind::Approval(approval) => approval.rows(width, &draw.glyphs),
             EntryKind::Note { kind, text } => {
                 let style = match kind {
                     NoteKind::Info => Style::new(),
@@ -306,7 +313,7 @@ impl Entry {
             EntryKind::Bang(bang) => bang.run.output(),
             EntryKind::Job(job) => &job.body,
             EntryKind::Note { text, .. } => text,
-            EntryKind::Jobs(_) | EntryKind::Artifact { .. } => "",
+            EntryKind::Jobs(_) | EntryKind::Artifact { .. } | EntryKind::Approval(_) => "",
         }
     }
 }

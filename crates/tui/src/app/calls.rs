@@ -11,6 +11,7 @@ use agentsh_seam::{CancellationToken, Value};
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::{App, ArtifactWindow, Expanded, Overlay};
+use crate::approval::TuiApprover;
 use crate::host::{AppEvent, CallKey, HostedKind, HostedStart, UiPtyHost};
 use crate::session_view::{Look, SessionView};
 use crate::transcript::{
@@ -44,6 +45,11 @@ impl<R: Renderer> App<R> {
             events: self.events.clone(),
             size: Arc::clone(&self.pty_size),
         });
+        let approver = Arc::new(TuiApprover {
+            call: key,
+            origin: Origin::Local,
+            events: self.events.clone(),
+        });
         let tool_names = self.tool_names.clone();
         let events = self.events.clone();
         tokio::spawn(async move {
@@ -59,6 +65,7 @@ impl<R: Renderer> App<R> {
                     &tool_names,
                     cancel,
                     pty_host,
+                    approver,
                     on_update,
                 )
                 .await;
@@ -213,6 +220,10 @@ impl<R: Renderer> App<R> {
                 read,
             } => self.window_read(&id, first_line, read),
             AppEvent::Hosted(start) => self.hosted(*start),
+            AppEvent::ApprovalAsked(ask) => self.approval_asked(*ask),
+            AppEvent::ApprovalResolved { key, resolution } => {
+                self.approval_resolved(&key, resolution);
+            }
             AppEvent::JobLooked { entry, id, look } => {
                 let Some(Entry {
                     kind: EntryKind::Job(job),

@@ -66,6 +66,11 @@ impl<R: Renderer> App<R> {
     }
 
     fn key(&mut self, key: KeyEvent) {
+        // While a request waits, its keys answer it (Esc denies it, rather than cancelling).
+        if self.approval_key(&key) {
+            self.quit_asked = false;
+            return;
+        }
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         if !(ctrl && matches!(key.code, KeyCode::Char('d'))) {
             self.quit_asked = false;

@@ -2,20 +2,31 @@
 //! (The real binary in a real terminal is tested in crates/agentsh/tests/interactive.)
 
 use agentsh_agent_session::Settings;
+use agentsh_protocol::{
+    Answerer, ApprovalAnswer, ApprovalDecision, ApprovalRequest, ApprovalResolution, AskedSegment,
+};
 use agentsh_renderer::DefaultRenderer;
+use agentsh_seam::{Approver, BoxFuture, CancellationToken, ready_now};
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use tokio::sync::mpsc;
 
 use super::App;
+use crate::approval::TuiApprover;
 use crate::bench::{Detached, finished_call};
-use crate::host::AppEvent;
+use crate::host::{AppEvent, CallKey};
+use crate::transcript::{EntryKind, Origin, ToolState};
 
 struct Fixture {
     app: App<DefaultRenderer>,
     terminal: Terminal<TestBackend>,
     _runtime: tokio::runtime::Runtime,
+    /// What the approvers of [`Fixture::ask`] send, passed on by [`Fixture::pump`].
+    asked: (
+        mpsc::UnboundedSender<AppEvent>,
+        mpsc::UnboundedReceiver<AppEvent>,
+    ),
     _events: mpsc::UnboundedReceiver<AppEvent>,
 }
 
@@ -33,6 +44,7 @@ fn fixture_with(cols: u16, rows: u16, settings: Settings) -> Fixture {
         app,
         terminal: Terminal::new(TestBackend::new(cols, rows)).expect("terminal"),
         _runtime: runtime,
+        asked: mpsc::unbounded_channel(),
         _events: events,
     }
 }
@@ -50,6 +62,56 @@ impl Fixture {
         self.app.handle(AppEvent::Terminal(Event::Key(KeyEvent::new(
             code, modifiers,
         ))));
+    }
+
+    /// Asks the person about `touch marker && echo done` (its segment `touch marker`) for
+    /// call `call` from `origin`, the way a session asks the mode's approver; the approver and
+    /// the answer to come.
+    fn ask(
+        &mut self,
+        call: CallKey,
+        origin: Origin,
+        request_id: &str,
+    ) -> (TuiApprover, BoxFuture<'static, Option<ApprovalAnswer>>) {
+        let approver = TuiApprover {
+            call,
+            origin,
+            events: self.asked.0.clone(),
+        };
+        let request = ApprovalRequest {
+            request_id: request_id.into(),
+            tool_call_id: format!("call-{call}"),
+            command: "touch marker && echo done".into(),
+            segments: vec![AskedSegment {
+                command: "touch marker".into(),
+                reason: "Touching needs a yes.".into(),
+            }],
+        };
+        let answer = approver.ask(&request);
+        self.pump();
+        (approver, answer)
+    }
+
+    /// Tells the loop that `approver`'s request `request_id` ended with `resolution`.
+    fn resolve(
+        &mut self,
+        approver: &TuiApprover,
+        request_id: &str,
+        resolution: ApprovalResolution,
+    ) {
+        approver.resolved(request_id, resolution);
+        self.pump();
+    }
+
+    /// Hands what the approvers sent to the loop.
+    fn pump(&mut self) {
+        while let Ok(event) = self.asked.1.try_recv() {
+            self.app.handle(event);
+        }
+    }
+
+    fn typed(&mut self, c: char) {
+        self.key(KeyCode::Char(c), KeyModifiers::NONE);
     }
 
     fn screen(&mut self) -> Vec<String> {
@@ -176,4 +238,238 @@ fn the_status_line_names_the_sandbox() {
         status.contains("sandbox read-only, network off"),
         "{status}"
     );
+}
+
+/// What the answer future holds once the loop answered (it is ready at once).
+fn answered(answer: BoxFuture<'static, Option<ApprovalAnswer>>) -> Option<ApprovalAnswer> {
+    ready_now(answer).unwrap_or_else(|_| panic!("not answered yet"))
+}
+
+fn by_the_person(decision: ApprovalDecision) -> ApprovalAnswer {
+    ApprovalAnswer {
+        decision,
+        answered_by: Answerer::Interactive,
+    }
+}
+
+#[test]
+fn an_approval_entry_shows_the_command_its_segments_the_connection_and_the_keys() {
+    let mut f = fixture(80, 12);
+    let (_approver, _answer) = f.ask(1 << 48, Origin::Connection(2), "approval-1");
+    let screen = f.screen();
+    let input = screen.len() - 2;
+    assert_eq!(
+        &screen[input - 4..input],
+        [
+            "[2] Run this command? $ touch marker && echo done",
+            "  touch marker (Touching needs a yes.)",
+            "y allow · a allow for the session · n or esc deny",
+            "",
+        ],
+        "{screen:#?}"
+    );
+}
+
+#[test]
+fn the_keys_answer_the_oldest_waiting_request_as_the_person_then_type_again() {
+    let mut f = fixture(80, 16);
+    let (_first, first) = f.ask(1, Origin::Local, "approval-1");
+    let (_second, mut second) = f.ask(1 << 48, Origin::Connection(1), "approval-1");
+    f.typed('y');
+    assert_eq!(
+        answered(first),
+        Some(by_the_person(ApprovalDecision::Allow))
+    );
+    second = ready_now(second).expect_err("the newer request still waits");
+    assert!(
+        f.app.line.text().is_empty(),
+        "the key answered, typed nothing"
+    );
+    let screen = f.screen();
+    assert!(screen.iter().any(|row| row == "allowed"), "{screen:#?}");
+    f.typed('a');
+    assert_eq!(
+        answered(second),
+        Some(by_the_person(ApprovalDecision::AllowSession))
+    );
+    assert!(
+        f.screen()
+            .iter()
+            .any(|row| row == "allowed for the session"),
+        "answered, before the session's word"
+    );
+    // Nothing waits: the keys are letters of the input line again.
+    f.typed('y');
+    f.typed('a');
+    f.typed('n');
+    assert_eq!(f.app.line.text(), "yan");
+}
+
+#[test]
+fn n_denies_and_ctrl_or_other_keys_leave_a_waiting_request_alone() {
+    let mut f = fixture(80, 12);
+    let (_approver, answer) = f.ask(1, Origin::Local, "approval-1");
+    f.typed('x');
+    f.key(KeyCode::Char('y'), KeyModifiers::CONTROL);
+    f.key(KeyCode::Char('Y'), KeyModifiers::SHIFT);
+    let answer = ready_now(answer).expect_err("still waiting");
+    assert_eq!(f.app.line.text(), "xY");
+    f.typed('n');
+    assert_eq!(
+        answered(answer),
+        Some(by_the_person(ApprovalDecision::Deny))
+    );
+    assert!(f.screen().iter().any(|row| row == "denied"));
+}
+
+#[test]
+fn esc_denies_a_waiting_request_rather_than_cancelling_a_call() {
+    let mut f = fixture(80, 12);
+    let cancel = CancellationToken::new();
+    let EntryKind::Tool(mut running) = finished_call("sleep 100", String::new()) else {
+        unreachable!("a tool entry");
+    };
+    running.state = ToolState::Running(String::new());
+    running.cancel = cancel.clone();
+    f.app.push_entry(EntryKind::Tool(running));
+    let (_approver, answer) = f.ask(2, Origin::Local, "approval-1");
+    f.key(KeyCode::Esc, KeyModifiers::NONE);
+    assert_eq!(
+        answered(answer),
+        Some(by_the_person(ApprovalDecision::Deny))
+    );
+    assert!(!cancel.is_cancelled(), "Esc went to the request");
+    // With none waiting, Esc cancels the newest call again.
+    f.key(KeyCode::Esc, KeyModifiers::NONE);
+    assert!(cancel.is_cancelled());
+}
+
+#[test]
+fn a_request_resolved_elsewhere_closes_its_entry_and_takes_no_more_keys() {
+    let mut f = fixture(80, 20);
+    let cases = [
+        (
+            ApprovalResolution::Answered(ApprovalAnswer {
+                decision: ApprovalDecision::Allow,
+                answered_by: Answerer::Rpc,
+            }),
+            "answered by the client: allowed",
+        ),
+        (ApprovalResolution::TimedOut, "timed out: denied"),
+        (ApprovalResolution::Aborted, "aborted: nothing ran"),
+        (ApprovalResolution::Unanswered, "nobody answered: denied"),
+    ];
+    for (n, (resolution, shown)) in cases.into_iter().enumerate() {
+        let id = format!("approval-{n}");
+        let (approver, answer) = f.ask(1 << 48, Origin::Connection(1), &id);
+        // The session drops the question's future when the request ends otherwise.
+        drop(answer);
+        f.resolve(&approver, &id, resolution);
+        let screen = f.screen();
+        let input = screen.len() - 2;
+        assert_eq!(screen[input - 2], shown, "{screen:#?}");
+        assert_eq!(
+            screen[input - 4],
+            "[1] Approval: $ touch marker && echo done",
+            "{screen:#?}"
+        );
+        assert!(f.app.approvals.is_empty());
+    }
+    f.typed('n');
+    assert_eq!(f.app.line.text(), "n", "no request waits");
+}
+
+#[test]
+fn a_request_whose_asker_stopped_waiting_is_passed_over() {
+    let mut f = fixture(80, 16);
+    // Two connections' requests may share an id: each is its own.
+    let (_gone, gone) = f.ask(1 << 48, Origin::Connection(1), "approval-1");
+    let (_other, other) = f.ask((1 << 48) + 1, Origin::Connection(2), "approval-1");
+    drop(gone);
+    f.typed('y');
+    assert_eq!(
+        answered(other),
+        Some(by_the_person(ApprovalDecision::Allow))
+    );
+    assert_eq!(
+        f.app.approvals.len(),
+        2,
+        "both open until the session's word"
+    );
+}
+
+#[test]
+fn the_person_answering_is_confirmed_by_the_resolution() {
+    let mut f = fixture(80, 12);
+    let (approver, answer) = f.ask(1, Origin::Local, "approval-7");
+    f.typed('a');
+    let answer = answered(answer).expect("an answer");
+    f.resolve(
+        &approver,
+        "approval-7",
+        ApprovalResolution::Answered(answer),
+    );
+    let screen = f.screen();
+    let input = screen.len() - 2;
+    assert_eq!(
+        &screen[input - 4..input],
+        [
+            "Approval: $ touch marker && echo done",
+            "  touch marker (Touching needs a yes.)",
+            "allowed for the session",
+            "",
+        ],
+        "{screen:#?}"
+    );
+    assert!(f.app.approvals.is_empty());
+}
+
+#[test]
+fn a_new_request_is_brought_into_view() {
+    let mut f = fixture(60, 12);
+    for n in 0..5 {
+        f.call(&format!("seq {n}"), 5);
+    }
+    f.key(KeyCode::Char('o'), KeyModifiers::CONTROL);
+    f.key(KeyCode::PageUp, KeyModifiers::NONE);
+    let (_approver, _answer) = f.ask(1, Origin::Local, "approval-1");
+    assert!(f.app.expanded.is_none());
+    let screen = f.screen();
+    assert!(
+        screen.iter().any(|row| row.starts_with("y allow")),
+        "{screen:#?}"
+    );
+}
+
+#[test]
+fn the_ascii_theme_draws_the_keys_in_ascii() {
+    let mut settings = Settings::default();
+    settings.ui.theme = agentsh_agent_session::Theme::Ascii;
+    let mut f = fixture_with(80, 8, settings);
+    let (_approver, _answer) = f.ask(1, Origin::Local, "approval-1");
+    let screen = f.screen();
+    assert!(
+        screen
+            .iter()
+            .any(|row| row == "y allow - a allow for the session - n or esc deny"),
+        "{screen:#?}"
+    );
+}
+
+#[test]
+fn the_approver_has_no_answer_when_the_loop_is_gone() {
+    let (events, gone) = mpsc::unbounded_channel();
+    drop(gone);
+    let approver = TuiApprover {
+        call: 1,
+        origin: Origin::Local,
+        events,
+    };
+    let request = ApprovalRequest {
+        request_id: "approval-1".into(),
+        tool_call_id: "c1".into(),
+        command: "touch x".into(),
+        segments: Vec::new(),
+    };
+    assert_eq!(answered(approver.ask(&request)), None);
 }

@@ -56,6 +56,8 @@ Input
   /help           this text
   /quit           leave (asks once while jobs run)
 Keys
+  y / a / n       answer the oldest waiting approval: allow, allow for the session, deny
+                  (Esc denies it too, rather than cancelling a call)
   Esc             cancel the newest running call (in a program's screen: see its footer)
   ctrl+o          expand or collapse the last result
   PgUp / PgDn     scroll (an expanded result: its lines)

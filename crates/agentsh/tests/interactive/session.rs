@@ -59,6 +59,7 @@ fn interactive_help_and_a_path_that_is_not_a_slash_word() {
         "  !cmd            run cmd in your shell; its output goes into the model's context",
         "  !!cmd           the same, kept out of the context",
         "  /job N          follow job N's output or screen",
+        "  y / a / n       answer the oldest waiting approval: allow, allow for the session, deny",
         "  Esc             cancel the newest running call (in a program's screen: see its footer)",
     ] {
         assert!(

@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use crate::ArtifactInfo;
 use crate::error::SessionError;
+use crate::jobs::tools::JobToolCall;
 use crate::policy::Refusal;
 use crate::result::ToolUpdate;
 use crate::session::{AgentSession, SessionOptions};
@@ -136,7 +137,12 @@ impl SessionHandle for LocalSession {
                     .await;
                 return Ok(outcome);
             }
-            let job_tool = session.execute_job_tool(name, arguments);
+            let call = JobToolCall {
+                id: id.to_owned(),
+                approver,
+                cancel: cancel.clone(),
+            };
+            let job_tool = session.execute_job_tool_for(name, arguments, &call);
             tokio::pin!(job_tool);
             // An abort ends a waiting job tool at once (the job itself goes on).
             let answered = tokio::select! {

@@ -7,7 +7,8 @@
 //! on `session` (never the other way round) through a narrow crate-internal API; `cwd`,
 //! `pty_selection` and `result` are the pure steps of a tool call (the argument, timeout and
 //! result types themselves are `agentsh-protocol`'s); `settings` is the
-//! configuration file (`types`, `load`, `key_path`).
+//! configuration file (`types`, `load`, `key_path`) and the approval policy's tiers (`policy`);
+//! `audit` is the audit log.
 #![deny(missing_docs)]
 
 mod audit;

@@ -199,3 +199,6 @@ pub(super) fn policy_file_from_toml(
         policy: parsed.policy,
     })
 }
+
+#[cfg(test)]
+mod tests;

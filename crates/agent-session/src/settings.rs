@@ -15,6 +15,8 @@
 //!   value at a key that every check reports;
 //! - `keys`: every key the file accepts ([`Settings::config_keys`]), read off the loader's types;
 //! - `remote`: `[remote]` and the `ssh://` target;
+//! - `policy`: the approval policy's tiers (the managed files, the user's `[policy]`, the
+//!   project's file) and the [`Policy`](agentsh_bash_policy::Policy) they make;
 //! - `execution`: the sections that shape execution as they travel in a remote session's
 //!   hello, and applying them on the far side.
 
@@ -22,6 +24,7 @@ mod execution;
 mod key_path;
 mod keys;
 mod load;
+mod policy;
 mod remote;
 mod types;
 
@@ -30,11 +33,15 @@ mod tests;
 
 pub use execution::HELLO_SETTINGS_SOURCE;
 pub use load::{CONFIG_ENV, ConfigError, ConfigPath, config_path};
+pub use policy::{
+    DEFAULTS_ORIGIN, MANAGED_POLICY_ENV, MANAGED_POLICY_PATH, PROJECT_POLICY_PATH,
+    managed_policy_tiers, policy_from_tiers, project_policy_tier,
+};
 pub use remote::{DEFAULT_AGENTSH_PATH, DEFAULT_SSH_COMMAND, RemoteSettings};
 pub use types::{
-    ArtifactSettings, BashSettings, DEFAULT_ARTIFACTS_MAX_AGE_DAYS, DEFAULT_ARTIFACTS_MAX_BYTES,
-    DEFAULT_JOBS_MAX_LOG_BYTES, DEFAULT_JOBS_MAX_RUNNING, DEFAULT_MAX_SHELLS,
-    DEFAULT_MCP_YIELD_AFTER, DEFAULT_OUTPUT_MAX_BYTES, DEFAULT_SHELL_IDLE_MINUTES,
-    EXECUTION_SECTIONS, InterceptorSettings, JobSettings, McpSettings, OutputSettings,
-    SandboxSettings, Settings, UiSettings, VirtualTerminal,
+    ArtifactSettings, AuditSettings, BashSettings, DEFAULT_ARTIFACTS_MAX_AGE_DAYS,
+    DEFAULT_ARTIFACTS_MAX_BYTES, DEFAULT_JOBS_MAX_LOG_BYTES, DEFAULT_JOBS_MAX_RUNNING,
+    DEFAULT_MAX_SHELLS, DEFAULT_MCP_YIELD_AFTER, DEFAULT_OUTPUT_MAX_BYTES,
+    DEFAULT_SHELL_IDLE_MINUTES, EXECUTION_SECTIONS, InterceptorSettings, JobSettings, McpSettings,
+    OutputSettings, SandboxSettings, Settings, UiSettings, VirtualTerminal, default_audit_path,
 };

@@ -7,6 +7,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use agentsh_bash_interceptor::Rule;
+use agentsh_bash_policy::PolicyConfig;
 use agentsh_process::sandbox::SandboxMode;
 use agentsh_protocol::Theme;
 use serde::Deserialize;
@@ -15,12 +16,13 @@ use thiserror::Error;
 use toml::de::DeTable;
 
 use super::key_path::{Invalid, Location, display_key, invalid, line_column, locate};
+use super::policy::{policy_from_tiers, user_tier};
 use super::remote::RawRemote;
 use super::types::{
-    ArtifactSettings, BashSettings, DEFAULT_ARTIFACTS_MAX_AGE_DAYS, DEFAULT_ARTIFACTS_MAX_BYTES,
-    DEFAULT_JOBS_MAX_LOG_BYTES, DEFAULT_JOBS_MAX_RUNNING, DEFAULT_MCP_YIELD_AFTER,
-    DEFAULT_OUTPUT_MAX_BYTES, InterceptorSettings, JobSettings, McpSettings, OutputSettings,
-    SandboxSettings, Settings, UiSettings, VirtualTerminal, Written,
+    ArtifactSettings, AuditSettings, BashSettings, DEFAULT_ARTIFACTS_MAX_AGE_DAYS,
+    DEFAULT_ARTIFACTS_MAX_BYTES, DEFAULT_JOBS_MAX_LOG_BYTES, DEFAULT_JOBS_MAX_RUNNING,
+    DEFAULT_MCP_YIELD_AFTER, DEFAULT_OUTPUT_MAX_BYTES, InterceptorSettings, JobSettings,
+    McpSettings, OutputSettings, SandboxSettings, Settings, UiSettings, VirtualTerminal, Written,
 };
 use crate::Timeout;
 
@@ -158,17 +160,7 @@ impl Settings {
     /// The execution sections are also kept as written
     /// ([`execution_settings`](Self::execution_settings)).
     pub fn from_toml(text: &str, file: &Path, home: Option<&Path>) -> Result<Self, ConfigError> {
-        let doc = DeTable::parse(text).map_err(|err| {
-            let (line, column) = err
-                .span()
-                .map_or((1, 1), |span| line_column(text, span.start));
-            ConfigError::Syntax {
-                path: file.to_path_buf(),
-                line,
-                column,
-                message: err.message().trim().to_owned(),
-            }
-        })?;
+        let doc = parse_document(text, file)?;
         let raw = RawSettings::deserialize(toml::de::Deserializer::from(doc.clone()))
             .map_err(|err| data_error(&err, doc.get_ref(), text, file))?;
         let relative_to = file.parent().unwrap_or(Path::new(""));
@@ -179,6 +171,12 @@ impl Settings {
                     key,
                     reason,
                 })?;
+        // The user's tier of the policy is checked now (its rules, its examples), so that a
+        // broken one stops agentsh before anything runs.
+        if let Some(tier) = user_tier(&settings.policy, Some(file)) {
+            policy_from_tiers(vec![tier])?;
+        }
+        settings.config_file = Some(file.to_path_buf());
         // Kept as written for the hello of a remote session.
         let written = serde_json::Value::deserialize(toml::de::Deserializer::from(doc.clone()))
             .map_err(|err| data_error(&err, doc.get_ref(), text, file))?;
@@ -195,8 +193,31 @@ impl Settings {
     }
 }
 
+/// Parses the TOML of `file`: a syntax error gives its line and column.
+pub(super) fn parse_document<'t>(
+    text: &'t str,
+    file: &Path,
+) -> Result<toml::Spanned<DeTable<'t>>, ConfigError> {
+    DeTable::parse(text).map_err(|err| {
+        let (line, column) = err
+            .span()
+            .map_or((1, 1), |span| line_column(text, span.start));
+        ConfigError::Syntax {
+            path: file.to_path_buf(),
+            line,
+            column,
+            message: err.message().trim().to_owned(),
+        }
+    })
+}
+
 /// Maps a serde error in a well-formed document to the key it is about, found by its span.
-fn data_error(err: &toml::de::Error, doc: &DeTable<'_>, text: &str, file: &Path) -> ConfigError {
+pub(super) fn data_error(
+    err: &toml::de::Error,
+    doc: &DeTable<'_>,
+    text: &str,
+    file: &Path,
+) -> ConfigError {
     let message = err.message().trim().to_owned();
     match locate(doc, text, err.span()) {
         Location::Key(key) => ConfigError::Invalid {
@@ -228,6 +249,8 @@ pub(super) struct RawSettings {
     ui: RawUi,
     sandbox: RawSandbox,
     remote: RawRemote,
+    policy: PolicyConfig,
+    audit: RawAudit,
 }
 
 #[derive(Deserialize, Default)]
@@ -275,6 +298,14 @@ struct RawMcp {
 struct RawJobs {
     max_running: Option<Integer>,
     max_log_bytes: Option<Integer>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields, default, expecting = "a table")]
+struct RawAudit {
+    enabled: Option<bool>,
+    path: Option<String>,
+    required: Option<bool>,
 }
 
 #[derive(Deserialize, Default)]
@@ -462,6 +493,16 @@ impl RawSettings {
             },
             sandbox: self.sandbox.check(home, relative_to)?,
             remote: self.remote.check()?,
+            policy: self.policy,
+            audit: AuditSettings {
+                enabled: self.audit.enabled.unwrap_or(false),
+                path: match self.audit.path {
+                    None => None,
+                    Some(path) => Some(absolute_path("audit.path", &path, home)?),
+                },
+                required: self.audit.required.unwrap_or(false),
+            },
+            config_file: None,
             written: Written::default(),
         })
     }
@@ -623,7 +664,7 @@ impl RawArtifacts {
     fn check(self, home: Option<&Path>) -> Result<ArtifactSettings, Invalid> {
         let dir = match self.dir {
             None => None,
-            Some(dir) => Some(artifacts_dir(&dir, home)?),
+            Some(dir) => Some(absolute_path("artifacts.dir", &dir, home)?),
         };
         Ok(ArtifactSettings {
             dir,
@@ -651,16 +692,16 @@ fn yield_seconds(key: &str, Number(seconds): Number) -> Result<Option<f64>, Inva
     }
 }
 
-/// `artifacts.dir`: absolute, or `~` / `~/…` expanded against `home`.
-fn artifacts_dir(dir: &str, home: Option<&Path>) -> Result<PathBuf, Invalid> {
-    const KEY: &str = "artifacts.dir";
+/// A path key (`artifacts.dir`, `audit.path`): absolute, or `~` / `~/…` expanded against
+/// `home`.
+fn absolute_path(key: &str, dir: &str, home: Option<&Path>) -> Result<PathBuf, Invalid> {
     if dir.contains('\0') {
-        return Err(invalid(KEY, "must not contain a NUL character"));
+        return Err(invalid(key, "must not contain a NUL character"));
     }
     let expanded = if dir == "~" || dir.starts_with("~/") {
         let Some(home) = home else {
             return Err(invalid(
-                KEY,
+                key,
                 format!("cannot expand `~` in {dir:?}: HOME is not set"),
             ));
         };
@@ -672,7 +713,7 @@ fn artifacts_dir(dir: &str, home: Option<&Path>) -> Result<PathBuf, Invalid> {
         Ok(expanded)
     } else {
         Err(invalid(
-            KEY,
+            key,
             format!("must be an absolute path or start with `~/`, got {dir:?}"),
         ))
     }

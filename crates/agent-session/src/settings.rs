@@ -10,7 +10,8 @@
 //! - `types`: the checked settings, with every default in one constant, and how the
 //!   execution sections were written;
 //! - `load`: finding the file (`--config`, `AGENTSH_CONFIG`, the XDG default), reading and
-//!   checking it, and [`ConfigError`];
+//!   checking it;
+//! - `error`: [`ConfigError`], and how a TOML or serde error becomes one;
 //! - `key_path`: which key a serde error is about, how a key path is written, and the bad
 //!   value at a key that every check reports;
 //! - `keys`: every key the file accepts ([`Settings::config_keys`]), read off the loader's types;
@@ -20,6 +21,7 @@
 //! - `execution`: the sections that shape execution as they travel in a remote session's
 //!   hello, and applying them on the far side.
 
+mod error;
 mod execution;
 mod key_path;
 mod keys;
@@ -31,8 +33,9 @@ mod types;
 #[cfg(test)]
 mod tests;
 
+pub use error::ConfigError;
 pub use execution::HELLO_SETTINGS_SOURCE;
-pub use load::{CONFIG_ENV, ConfigError, ConfigPath, config_path};
+pub use load::{CONFIG_ENV, ConfigPath, config_path};
 pub use policy::{
     DEFAULTS_ORIGIN, MANAGED_POLICY_ENV, MANAGED_POLICY_PATH, PROJECT_POLICY_PATH,
     managed_policy_tiers, policy_from_tiers, project_policy_tier,

@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 use agentsh_bash_policy::{Policy, PolicyConfig, PolicyError, TierKind, TierSource};
 use serde::Deserialize;
 
+use super::error::{ConfigError, data_error, parse_document};
 use super::key_path::display_key;
-use super::load::{ConfigError, data_error, parse_document};
 use super::types::Settings;
 
 /// The managed policy file an administrator writes; read when it exists.

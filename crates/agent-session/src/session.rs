@@ -25,16 +25,16 @@ use agentsh_shell_executor::{
 };
 
 use crate::Timeout;
+use crate::audit::{AuditDecision, AuditEnd, AuditLog, AuditSource};
 use crate::cwd::check_cwd;
 use crate::error::SessionError;
 use crate::jobs::Jobs;
-use crate::audit::{AuditDecision, AuditEnd, AuditLog, AuditSource};
 use crate::policy::{Gate, Verdict};
-use crate::settings::{managed_policy_tiers, policy_from_tiers, project_policy_tier};
-use agentsh_protocol::ApprovalResolution;
 use crate::result::bang_context_text;
 use crate::sandbox::SessionSandbox;
 use crate::settings::Settings;
+use crate::settings::{managed_policy_tiers, policy_from_tiers, project_policy_tier};
+use agentsh_protocol::ApprovalResolution;
 
 /// How an [`AgentSession`] is set up. Start from [`SessionOptions::new`], which takes the one
 /// thing a session cannot do without: its working directory.

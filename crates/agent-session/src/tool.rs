@@ -15,10 +15,10 @@ use serde_json::Value;
 
 use crate::BashArgs;
 use crate::Timeout;
+use crate::audit::AuditSource;
 use crate::cwd::check_cwd;
 use crate::error::SessionError;
 use crate::jobs::tools::JobCall;
-use crate::audit::AuditSource;
 use crate::policy::Refusal;
 use crate::pty_selection::{HostUi, use_pty};
 use crate::result::{
@@ -168,7 +168,15 @@ impl BashTool {
         }
         let started = Instant::now();
         let outcome = self
-            .run_judged(call_id, &args, &normalized, limits, timeout, ctx, &mut on_update)
+            .run_judged(
+                call_id,
+                &args,
+                &normalized,
+                limits,
+                timeout,
+                ctx,
+                &mut on_update,
+            )
             .await;
         let result = outcome.result();
         let artifact_id = result

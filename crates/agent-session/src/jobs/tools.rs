@@ -23,8 +23,8 @@ use super::args::OutputArgs;
 use super::{Job, JobMeta, LogSource, NewJob, lock};
 use crate::Timeout;
 use crate::ToolOutcome;
-use crate::result::{FinishedRun, ToolUpdate, build_tool_result};
 use crate::policy::Refusal;
+use crate::result::{FinishedRun, ToolUpdate, build_tool_result};
 use crate::session::AgentSession;
 use crate::{ToolDetails, ToolResult};
 
@@ -535,7 +535,9 @@ impl AgentSession {
             {
                 Ok(_) => {}
                 Err(Refusal::Denied { text, .. }) => return Err(text),
-                Err(Refusal::Aborted { .. }) => return Err(agentsh_protocol::COMMAND_ABORTED.to_owned()),
+                Err(Refusal::Aborted { .. }) => {
+                    return Err(agentsh_protocol::COMMAND_ABORTED.to_owned());
+                }
             }
         }
         let keys = key_sequence(&args.keys, terminal.terminal().key_modes())

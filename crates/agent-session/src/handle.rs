@@ -14,12 +14,23 @@ use agentsh_seam::{BangCall, BangPolicy, BoxFuture, HandleError, Reach, SessionH
 use serde_json::Value;
 
 use crate::ArtifactInfo;
+use crate::audit::AuditSource;
 use crate::error::SessionError;
-use crate::policy::Refusal;
+use crate::jobs::tools::JobToolCall;
+use crate::policy::{Refusal, Verdict};
 use crate::result::ToolUpdate;
 use crate::session::{AgentSession, SessionOptions};
 use crate::settings::Settings;
 use crate::tool::ToolContext;
+
+/// A fresh id for a user's command in the audit log: unique within the process.
+fn next_bang_id() -> String {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    format!(
+        "bang-{}",
+        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    )
+}
 
 /// Why a [`LocalSession`] made without options refuses settings.
 const SETTINGS_UNSUPPORTED: &str =
@@ -136,7 +147,12 @@ impl SessionHandle for LocalSession {
                     .await;
                 return Ok(outcome);
             }
-            let job_tool = session.execute_job_tool(name, arguments);
+            let call = JobToolCall {
+                id: id.to_owned(),
+                approver,
+                cancel: cancel.clone(),
+            };
+            let job_tool = session.execute_job_tool_for(name, arguments, &call);
             tokio::pin!(job_tool);
             // An abort ends a waiting job tool at once (the job itself goes on).
             let answered = tokio::select! {
@@ -164,19 +180,46 @@ impl SessionHandle for LocalSession {
                 on_output,
                 policy,
             } = bang;
-            if let BangPolicy::Judged { call_id, approver } = &policy {
-                match session
-                    .gate()
-                    .check(call_id, command, command, approver.as_ref(), &cancel)
-                    .await
-                {
-                    Ok(_) => {}
-                    Err(Refusal::Denied { text, .. }) => return Err(HandleError::Failed(text)),
-                    Err(Refusal::Aborted { .. }) => {
-                        return Err(HandleError::Failed(COMMAND_ABORTED.to_owned()));
+            // A command the person typed is not judged, only audited; one that came where any
+            // process could send it is judged as a model's.
+            let (call_id, verdict) = match &policy {
+                BangPolicy::Audited => (next_bang_id(), Verdict::unjudged()),
+                BangPolicy::Judged { call_id, approver } => {
+                    let judged = session
+                        .gate()
+                        .check(call_id, command, command, approver.as_ref(), &cancel)
+                        .await;
+                    match judged {
+                        Ok(verdict) => (call_id.clone(), verdict),
+                        Err(Refusal::Denied { text, verdict }) => {
+                            let _ = session.audit_decision(
+                                AuditSource::Model,
+                                command,
+                                session.cwd(),
+                                &verdict,
+                            );
+                            return Err(HandleError::Failed(text));
+                        }
+                        Err(Refusal::Aborted { verdict }) => {
+                            let _ = session.audit_decision(
+                                AuditSource::Model,
+                                command,
+                                session.cwd(),
+                                &verdict,
+                            );
+                            return Err(HandleError::Failed(COMMAND_ABORTED.to_owned()));
+                        }
                     }
                 }
-            }
+            };
+            let source = match policy {
+                BangPolicy::Audited => AuditSource::User,
+                BangPolicy::Judged { .. } => AuditSource::Model,
+            };
+            session
+                .audit_decision(source, command, session.cwd(), &verdict)
+                .map_err(HandleError::Failed)?;
+            let started = std::time::Instant::now();
             let result = match on_output {
                 Some(on_output) => {
                     let run = session.execute_bash_with(command, options, on_output);
@@ -184,7 +227,17 @@ impl SessionHandle for LocalSession {
                 }
                 None => abortable(&session, &cancel, session.execute_bash(command, options)).await,
             }
-            .map_err(failed)?;
+            .map_err(failed);
+            match &result {
+                Ok(result) => session.audit_end(
+                    &call_id,
+                    result.exit_code,
+                    started,
+                    result.summary.artifact_id.as_deref(),
+                ),
+                Err(_) => session.audit_end(&call_id, None, started, None),
+            }
+            let result = result?;
             let text = session.bang_text(command, &result);
             Ok(BashData { result, text })
         })

@@ -182,6 +182,19 @@ impl Walk<'_> {
         self.lexer.at(i)
     }
 
+    /// The end of the escape whose backslash is at `p`: after the whole character it escapes
+    /// (spans stay on character boundaries).
+    fn escape_end(&self, p: usize) -> usize {
+        let len = match self.at(p + 1) {
+            None => 0,
+            Some(b) if b < 0xC0 => 1,
+            Some(b) if b < 0xE0 => 2,
+            Some(b) if b < 0xF0 => 3,
+            Some(_) => 4,
+        };
+        (p + 1 + len).min(self.lexer.src.len())
+    }
+
     fn part(&mut self, kind: PartKind, start: usize, end: usize, quoted: bool) {
         if self.silent == 0 && start < end {
             self.word.parts.push(WordPart {
@@ -211,7 +224,7 @@ impl Walk<'_> {
                 return Err(Bail);
             };
             let (kind, end) = match b {
-                b'\\' => (PartKind::Escape, (p + 2).min(hi)),
+                b'\\' => (PartKind::Escape, self.escape_end(p).min(hi)),
                 b'\'' => (PartKind::SingleQuoted, self.lexer.single_quoted(p + 1)?),
                 b'"' => {
                     self.part(PartKind::Literal, literal, p, false);
@@ -272,8 +285,9 @@ impl Walk<'_> {
                 b'\\' => match self.at(p + 1) {
                     Some(b'$' | b'`' | b'\\' | b'\n') => (PartKind::Escape, p + 2),
                     Some(b'"') if closed => (PartKind::Escape, p + 2),
+                    // Literal text: the next byte is no quote, so the run goes on.
                     _ => {
-                        p = (p + 2).min(hi);
+                        p = self.escape_end(p).min(hi);
                         continue;
                     }
                 },

@@ -229,6 +229,10 @@ fn wrappers() {
         "deny: env A=1 B=2 rm x=allow; rm x=deny",
     );
     check(
+        "env FOO=$BAR make",
+        "allow: env FOO=$BAR make=allow; make=allow",
+    );
+    check(
         "env -u HOME -C /tmp rm x",
         "deny: env -u HOME -C /tmp rm x=allow; rm x=deny",
     );

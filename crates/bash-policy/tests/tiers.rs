@@ -235,6 +235,14 @@ decision = "allow"
         reason("ls | wc -l"),
         ("wc -l".into(), DEFAULT_REASON.into())
     );
+    // As written: with its assignments and redirections.
+    assert_eq!(
+        reason("ls; X=1 rm -rf / 2>/dev/null"),
+        (
+            "X=1 rm -rf / 2>/dev/null".into(),
+            "Deleting files is not allowed.".into()
+        )
+    );
     assert_eq!(reason("ls; $cmd"), ("$cmd".into(), UNKNOWN_REASON.into()));
     assert_eq!(
         reason("ls; 'unterminated"),

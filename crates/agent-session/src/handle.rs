@@ -19,9 +19,11 @@ use crate::error::SessionError;
 use crate::jobs::tools::JobToolCall;
 use crate::policy::{Refusal, Verdict};
 use crate::result::ToolUpdate;
-use crate::session::{AgentSession, SessionOptions};
+use crate::session::{AgentSession, SessionOptions, SessionPolicy};
+use crate::settings::HELLO_SETTINGS_SOURCE;
 use crate::settings::Settings;
 use crate::tool::ToolContext;
+use agentsh_bash_policy::TierSource;
 
 /// A fresh id for a user's command in the audit log: unique within the process.
 fn next_bang_id() -> String {
@@ -31,6 +33,10 @@ fn next_bang_id() -> String {
         NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     )
 }
+
+/// The key of a hello's settings that holds the approval policy's tiers of a far side's
+/// client (beside the execution sections).
+pub const POLICY_TIERS_KEY: &str = "policyTiers";
 
 /// Why a [`LocalSession`] made without options refuses settings.
 const SETTINGS_UNSUPPORTED: &str =
@@ -77,15 +83,27 @@ impl LocalSession {
     }
 
     /// What makes a session here in `cwd` with `settings` each time it is called (the
-    /// `--listen` server's: one session per connection), as a handle.
+    /// `--listen` server's: one session per connection), as a handle. The audit log names
+    /// their mode `rpc`; see [`factory_for`](Self::factory_for).
     pub fn factory(
         settings: Settings,
         cwd: PathBuf,
+    ) -> impl Fn() -> Result<Arc<dyn SessionHandle>, SessionError> + Send + Sync + 'static {
+        Self::factory_for(settings, cwd, "rpc")
+    }
+
+    /// [`factory`](Self::factory), the audit log naming the sessions' mode `mode`
+    /// (`interactive` for the interactive mode's own session).
+    pub fn factory_for(
+        settings: Settings,
+        cwd: PathBuf,
+        mode: &'static str,
     ) -> impl Fn() -> Result<Arc<dyn SessionHandle>, SessionError> + Send + Sync + 'static {
         move || {
             let session = AgentSession::new(SessionOptions {
                 settings: settings.clone(),
                 cwd: cwd.clone(),
+                mode: Some(mode.to_owned()),
                 ..SessionOptions::default()
             })?;
             Ok(Self::new(session).into_handle())
@@ -310,12 +328,29 @@ impl SessionHandle for LocalSession {
             let Some(base) = &self.options else {
                 return Err(HandleError::Failed(SETTINGS_UNSUPPORTED.to_owned()));
             };
+            // A far side's client sends its policy's tiers beside the sections.
+            let mut settings = settings;
+            let forwarded = match &mut settings {
+                Value::Object(sections) => sections.remove(POLICY_TIERS_KEY),
+                _ => None,
+            };
+            let policy = match forwarded {
+                Some(tiers) => SessionPolicy::Forwarded(
+                    serde_json::from_value::<Vec<TierSource>>(tiers).map_err(|err| {
+                        failed(format_args!(
+                            "config error in {HELLO_SETTINGS_SOURCE}: {POLICY_TIERS_KEY}: {err}"
+                        ))
+                    })?,
+                ),
+                None => base.policy.clone(),
+            };
             let options = SessionOptions {
                 settings: base
                     .settings
                     .with_execution_settings(&settings)
                     .map_err(failed)?,
                 session_id: None,
+                policy,
                 ..base.clone()
             };
             // Making a session may take the rc snapshot: off the async threads. A sandbox the

@@ -6,9 +6,11 @@
 //! `interactive/input.rs` the kinds of input and the views of their results,
 //! `interactive/pty.rs` programs on a terminal (`bash.virtual_terminal = "on"`),
 //! `interactive/session.rs` history and the slash commands, `interactive/lifetime.rs`
-//! leaving (jobs, the terminal restored, a panic) and resizing, and `interactive/listen.rs`
-//! an agent's calls over `--listen`.
+//! leaving (jobs, the terminal restored, a panic) and resizing, `interactive/listen.rs`
+//! an agent's calls over `--listen`, and `interactive/approval.rs` the person answering the
+//! approval policy's questions about them.
 
+mod approval;
 mod input;
 mod lifetime;
 mod listen;

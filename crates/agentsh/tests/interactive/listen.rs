@@ -31,14 +31,14 @@ for line in f:
 "#;
 
 /// The python client, its stdin, and the lines it printed (read on a thread).
-struct Client {
+pub(super) struct Client {
     child: Child,
     stdin: ChildStdin,
     lines: mpsc::Receiver<Value>,
 }
 
 impl Client {
-    fn connect(socket: &Path) -> Self {
+    pub(super) fn connect(socket: &Path) -> Self {
         let mut child = Command::new("python3")
             .arg("-c")
             .arg(CLIENT)
@@ -66,13 +66,13 @@ impl Client {
         }
     }
 
-    fn send(&mut self, request: &Value) {
+    pub(super) fn send(&mut self, request: &Value) {
         writeln!(self.stdin, "{request}").expect("write to the client");
         self.stdin.flush().expect("flush");
     }
 
     /// Every line up to and including the response with `id`.
-    fn until_response(&self, id: &str) -> Vec<Value> {
+    pub(super) fn until_response(&self, id: &str) -> Vec<Value> {
         let mut seen = Vec::new();
         loop {
             let line = self
@@ -96,7 +96,7 @@ impl Drop for Client {
 }
 
 /// agentsh with `--listen <env root>/agent.sock` in a pane; waits for its first screen.
-fn listening(test: &str, config: &str) -> Option<(Tui, PathBuf)> {
+pub(super) fn listening(test: &str, config: &str) -> Option<(Tui, PathBuf)> {
     if agentsh_test_support::tmux::skip_without_tmux(test) {
         return None;
     }
@@ -119,7 +119,7 @@ fn listen_argv(socket: &Path) -> Vec<OsString> {
     ]
 }
 
-fn tool_call(id: &str, call: &str, command: &str) -> Value {
+pub(super) fn tool_call(id: &str, call: &str, command: &str) -> Value {
     json!({"id": id, "type": "tool_call", "toolCallId": call, "name": "bash",
            "arguments": {"command": command}})
 }

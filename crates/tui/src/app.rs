@@ -22,9 +22,8 @@ use ratatui::backend::Backend;
 use tokio::sync::{mpsc, watch};
 use tokio::time::{Instant, MissedTickBehavior, interval};
 
-use crate::approval::ApprovalKey;
 use crate::history::History;
-use crate::host::{AppEvent, CallKey, PtySize};
+use crate::host::{AppEvent, ApprovalKey, CallKey, PtySize};
 use crate::line::LineEditor;
 use crate::session_view::SessionView;
 use crate::transcript::{Entry, EntryKind, ExpandSource, NoteKind};

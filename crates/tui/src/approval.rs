@@ -12,38 +12,15 @@ use ratatui::text::Line;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::sync::oneshot;
 
-use crate::host::{AppEvent, CallKey};
-use crate::transcript::{Origin, text_rows};
-
-/// An approval request in the loop: the call it belongs to and the session's request id
-/// (unique within a session only, so two connections' requests may share it).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub(crate) struct ApprovalKey {
-    /// The call's transcript key.
-    pub call: CallKey,
-    /// The request's id.
-    pub request_id: String,
-}
-
-/// A question for the person, as it reaches the loop.
-pub(crate) struct ApprovalAsk {
-    /// Which request.
-    pub key: ApprovalKey,
-    /// Whose call it is.
-    pub origin: Origin,
-    /// The command and the segments that need a yes.
-    pub request: ApprovalRequest,
-    /// Takes the person's answer.
-    pub answer: oneshot::Sender<ApprovalDecision>,
-}
+use crate::host::{AppEvent, ApprovalAsk, ApprovalKey, CallKey};
 
 /// Asks the person at the mode about one call's commands (the mode's own call, or a
 /// `--listen` client's, where the client may answer first).
 pub(crate) struct TuiApprover {
     /// The call's transcript key.
     pub call: CallKey,
-    /// Whose call it is.
-    pub origin: Origin,
+    /// Whose call it is: a `--listen` connection's number, `None` for the mode's own.
+    pub connection: Option<u64>,
     /// The loop.
     pub events: UnboundedSender<AppEvent>,
 }
@@ -56,7 +33,7 @@ impl Approver for TuiApprover {
                 call: self.call,
                 request_id: request.request_id.clone(),
             },
-            origin: self.origin.clone(),
+            connection: self.connection,
             request: request.clone(),
             answer,
         };
@@ -94,8 +71,8 @@ pub(crate) enum ApprovalState {
 
 /// An approval request in the transcript.
 pub(crate) struct ApprovalEntry {
-    /// Whose call it is.
-    pub origin: Origin,
+    /// Whose call it is: a `--listen` connection's number, `None` for the mode's own.
+    pub connection: Option<u64>,
     /// The whole command line.
     pub command: String,
     /// The segments that need a yes, with their reasons.
@@ -110,7 +87,7 @@ impl ApprovalEntry {
     /// A pending entry for `ask`.
     pub(crate) fn new(ask: ApprovalAsk) -> Self {
         Self {
-            origin: ask.origin,
+            connection: ask.connection,
             command: ask.request.command,
             segments: ask.request.segments,
             state: ApprovalState::Pending,
@@ -149,10 +126,9 @@ impl ApprovalEntry {
     /// Its rows at `width`: the command (marked with its connection), each segment that
     /// needs a yes with its reason, then the keys while it waits, or how it ended.
     pub(crate) fn rows(&self, width: u16, glyphs: &Glyphs) -> Vec<Line<'static>> {
-        let mark = match self.origin {
-            Origin::Local => String::new(),
-            Origin::Connection(n) => format!("[{n}] "),
-        };
+        let mark = self
+            .connection
+            .map_or_else(String::new, |n| format!("[{n}] "));
         let pending = self.state == ApprovalState::Pending;
         let (title, title_style) = if pending {
             (
@@ -163,9 +139,7 @@ impl ApprovalEntry {
             ("Approval:", Style::new().add_modifier(Modifier::BOLD))
         };
         let header = format!("{mark}{title} $ {}", single_line(&self.command));
-        let mut lines: Vec<Line<'static>> = wrap(&header, width)
-            .map(|row| Line::styled(row.to_owned(), title_style))
-            .collect();
+        let mut lines: Vec<Line<'static>> = styled_rows(&header, width, title_style).collect();
         let reason_style = Style::new().fg(Color::Gray);
         for segment in &self.segments {
             let text = format!(
@@ -173,7 +147,7 @@ impl ApprovalEntry {
                 single_line(&segment.command),
                 single_line(&segment.reason)
             );
-            lines.extend(text_rows(&text, width, reason_style));
+            lines.extend(styled_rows(&text, width, reason_style));
         }
         let (last, style) = match self.state {
             ApprovalState::Pending => (
@@ -185,9 +159,14 @@ impl ApprovalEntry {
             }
             ApprovalState::Resolved(resolution) => resolution_line(resolution),
         };
-        lines.extend(text_rows(&last, width, style));
+        lines.extend(styled_rows(&last, width, style));
         lines
     }
+}
+
+/// One row of text (made single-line already) wrapped at `width`, in `style`.
+fn styled_rows(text: &str, width: u16, style: Style) -> impl Iterator<Item = Line<'static>> {
+    wrap(text, width).map(move |row| Line::styled(row.to_owned(), style))
 }
 
 /// The keys of a pending request: `y allow · a allow for the session · n or esc deny`.

@@ -5,13 +5,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use agentsh_protocol::{ApprovalResolution, BashResult, JobView, ToolOutcome};
+use agentsh_protocol::{
+    ApprovalDecision, ApprovalRequest, ApprovalResolution, BashResult, JobView, ToolOutcome,
+};
 use agentsh_pty_runtime::PtyController;
 use agentsh_seam::wire::ArtifactData;
 use agentsh_seam::{CancellationToken, Handle, PtyAttachment, PtyHost, Value};
 use tokio::sync::mpsc::UnboundedSender;
-
-use crate::approval::{ApprovalAsk, ApprovalKey};
+use tokio::sync::oneshot;
 
 /// A transcript entry's key (calls from every connection share one counter).
 pub(crate) type CallKey = u64;
@@ -63,6 +64,28 @@ pub(crate) enum AppEvent {
         /// How it ended.
         resolution: ApprovalResolution,
     },
+}
+
+/// An approval request in the loop: the call it belongs to and the session's request id
+/// (unique within a session only, so two connections' requests may share it).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct ApprovalKey {
+    /// The call's transcript key.
+    pub call: CallKey,
+    /// The request's id.
+    pub request_id: String,
+}
+
+/// A question for the person, as it reaches the loop.
+pub(crate) struct ApprovalAsk {
+    /// Which request.
+    pub key: ApprovalKey,
+    /// Whose call it is: a `--listen` connection's number, `None` for the mode's own.
+    pub connection: Option<u64>,
+    /// The command and the segments that need a yes.
+    pub request: ApprovalRequest,
+    /// Takes the person's answer.
+    pub answer: oneshot::Sender<ApprovalDecision>,
 }
 
 /// A client's call, as it reaches the loop.

@@ -12,7 +12,6 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use crate::approval::TuiApprover;
 use crate::host::{AppEvent, CallKey, HostedKind, HostedStart, PtySize, UiPtyHost};
-use crate::transcript::Origin;
 
 /// The mode as the host of its connections' calls: each call becomes a transcript entry, its
 /// PTY program the overlay, its updates and end events of the loop, its approval requests
@@ -75,7 +74,7 @@ impl CallHost for TuiCallHost {
             })),
             approver: Some(Arc::new(TuiApprover {
                 call: key,
-                origin: Origin::Connection(connection),
+                connection: Some(connection),
                 events: self.events.clone(),
             })),
         }

@@ -7,7 +7,8 @@ use agentsh_renderer::Renderer;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::App;
-use crate::approval::{ApprovalAsk, ApprovalEntry, ApprovalKey, decision_of_key};
+use crate::approval::{ApprovalEntry, decision_of_key};
+use crate::host::{ApprovalAsk, ApprovalKey};
 use crate::transcript::EntryKind;
 
 impl<R: Renderer> App<R> {

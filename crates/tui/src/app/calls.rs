@@ -47,7 +47,7 @@ impl<R: Renderer> App<R> {
         });
         let approver = Arc::new(TuiApprover {
             call: key,
-            origin: Origin::Local,
+            connection: None,
             events: self.events.clone(),
         });
         let tool_names = self.tool_names.clone();

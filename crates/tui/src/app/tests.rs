@@ -16,7 +16,7 @@ use super::App;
 use crate::approval::TuiApprover;
 use crate::bench::{Detached, finished_call};
 use crate::host::{AppEvent, CallKey};
-use crate::transcript::{EntryKind, Origin, ToolState};
+use crate::transcript::{EntryKind, ToolState};
 
 struct Fixture {
     app: App<DefaultRenderer>,
@@ -65,17 +65,17 @@ impl Fixture {
     }
 
     /// Asks the person about `touch marker && echo done` (its segment `touch marker`) for
-    /// call `call` from `origin`, the way a session asks the mode's approver; the approver and
+    /// call `call` of `connection`, the way a session asks the mode's approver; the approver and
     /// the answer to come.
     fn ask(
         &mut self,
         call: CallKey,
-        origin: Origin,
+        connection: Option<u64>,
         request_id: &str,
     ) -> (TuiApprover, BoxFuture<'static, Option<ApprovalAnswer>>) {
         let approver = TuiApprover {
             call,
-            origin,
+            connection,
             events: self.asked.0.clone(),
         };
         let request = ApprovalRequest {
@@ -255,7 +255,7 @@ fn by_the_person(decision: ApprovalDecision) -> ApprovalAnswer {
 #[test]
 fn an_approval_entry_shows_the_command_its_segments_the_connection_and_the_keys() {
     let mut f = fixture(80, 12);
-    let (_approver, _answer) = f.ask(1 << 48, Origin::Connection(2), "approval-1");
+    let (_approver, _answer) = f.ask(1 << 48, Some(2), "approval-1");
     let screen = f.screen();
     let input = screen.len() - 2;
     assert_eq!(
@@ -273,8 +273,8 @@ fn an_approval_entry_shows_the_command_its_segments_the_connection_and_the_keys(
 #[test]
 fn the_keys_answer_the_oldest_waiting_request_as_the_person_then_type_again() {
     let mut f = fixture(80, 16);
-    let (_first, first) = f.ask(1, Origin::Local, "approval-1");
-    let (_second, mut second) = f.ask(1 << 48, Origin::Connection(1), "approval-1");
+    let (_first, first) = f.ask(1, None, "approval-1");
+    let (_second, mut second) = f.ask(1 << 48, Some(1), "approval-1");
     f.typed('y');
     assert_eq!(
         answered(first),
@@ -308,7 +308,7 @@ fn the_keys_answer_the_oldest_waiting_request_as_the_person_then_type_again() {
 #[test]
 fn n_denies_and_ctrl_or_other_keys_leave_a_waiting_request_alone() {
     let mut f = fixture(80, 12);
-    let (_approver, answer) = f.ask(1, Origin::Local, "approval-1");
+    let (_approver, answer) = f.ask(1, None, "approval-1");
     f.typed('x');
     f.key(KeyCode::Char('y'), KeyModifiers::CONTROL);
     f.key(KeyCode::Char('Y'), KeyModifiers::SHIFT);
@@ -332,7 +332,7 @@ fn esc_denies_a_waiting_request_rather_than_cancelling_a_call() {
     running.state = ToolState::Running(String::new());
     running.cancel = cancel.clone();
     f.app.push_entry(EntryKind::Tool(running));
-    let (_approver, answer) = f.ask(2, Origin::Local, "approval-1");
+    let (_approver, answer) = f.ask(2, None, "approval-1");
     f.key(KeyCode::Esc, KeyModifiers::NONE);
     assert_eq!(
         answered(answer),
@@ -361,7 +361,7 @@ fn a_request_resolved_elsewhere_closes_its_entry_and_takes_no_more_keys() {
     ];
     for (n, (resolution, shown)) in cases.into_iter().enumerate() {
         let id = format!("approval-{n}");
-        let (approver, answer) = f.ask(1 << 48, Origin::Connection(1), &id);
+        let (approver, answer) = f.ask(1 << 48, Some(1), &id);
         // The session drops the question's future when the request ends otherwise.
         drop(answer);
         f.resolve(&approver, &id, resolution);
@@ -383,8 +383,8 @@ fn a_request_resolved_elsewhere_closes_its_entry_and_takes_no_more_keys() {
 fn a_request_whose_asker_stopped_waiting_is_passed_over() {
     let mut f = fixture(80, 16);
     // Two connections' requests may share an id: each is its own.
-    let (_gone, gone) = f.ask(1 << 48, Origin::Connection(1), "approval-1");
-    let (_other, other) = f.ask((1 << 48) + 1, Origin::Connection(2), "approval-1");
+    let (_gone, gone) = f.ask(1 << 48, Some(1), "approval-1");
+    let (_other, other) = f.ask((1 << 48) + 1, Some(2), "approval-1");
     drop(gone);
     f.typed('y');
     assert_eq!(
@@ -401,7 +401,7 @@ fn a_request_whose_asker_stopped_waiting_is_passed_over() {
 #[test]
 fn the_person_answering_is_confirmed_by_the_resolution() {
     let mut f = fixture(80, 12);
-    let (approver, answer) = f.ask(1, Origin::Local, "approval-7");
+    let (approver, answer) = f.ask(1, None, "approval-7");
     f.typed('a');
     let answer = answered(answer).expect("an answer");
     f.resolve(
@@ -432,7 +432,7 @@ fn a_new_request_is_brought_into_view() {
     }
     f.key(KeyCode::Char('o'), KeyModifiers::CONTROL);
     f.key(KeyCode::PageUp, KeyModifiers::NONE);
-    let (_approver, _answer) = f.ask(1, Origin::Local, "approval-1");
+    let (_approver, _answer) = f.ask(1, None, "approval-1");
     assert!(f.app.expanded.is_none());
     let screen = f.screen();
     assert!(
@@ -446,7 +446,7 @@ fn the_ascii_theme_draws_the_keys_in_ascii() {
     let mut settings = Settings::default();
     settings.ui.theme = agentsh_agent_session::Theme::Ascii;
     let mut f = fixture_with(80, 8, settings);
-    let (_approver, _answer) = f.ask(1, Origin::Local, "approval-1");
+    let (_approver, _answer) = f.ask(1, None, "approval-1");
     let screen = f.screen();
     assert!(
         screen
@@ -462,7 +462,7 @@ fn the_approver_has_no_answer_when_the_loop_is_gone() {
     drop(gone);
     let approver = TuiApprover {
         call: 1,
-        origin: Origin::Local,
+        connection: None,
         events,
     };
     let request = ApprovalRequest {

@@ -116,7 +116,7 @@ pub struct Word {
     pub substitutions: Vec<Substitution>,
 }
 
-/// What kind of text [`parse_word`] takes apart.
+/// What kind of text [`parse_word`](crate::syntax::parse_word) takes apart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Context {
     /// One word as the lexer found it (a word token, or the target of a redirection).

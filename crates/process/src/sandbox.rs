@@ -278,7 +278,8 @@ pub(crate) struct Prepared {
 const ALWAYS_WRITABLE: [&str; 3] = ["/dev/null", "/dev/tty", "/dev/ptmx"];
 
 /// Builds the rule set and filter for `policy` before the fork: its writable roots, the
-/// always-writable devices and `private_dir` (the shell's own directory).
+/// always-writable devices and `private_dir` (the shell's own directory); and the read-only
+/// bind mounts, each checked to be a directory now (the child only mounts).
 #[cfg(target_os = "linux")]
 pub(crate) fn prepare(
     policy: &SandboxPolicy,

@@ -39,8 +39,10 @@ fn approving_client(env: &TestEnv) -> Rpc {
 
 /// Sends a `bash` tool call.
 fn call(rpc: &mut Rpc, id: &str, command: &str) {
-    rpc.send_json(&json!({"id": id, "type": "tool_call", "toolCallId": id, "name": "bash",
-                          "arguments": {"command": command}}));
+    rpc.send_json(
+        &json!({"id": id, "type": "tool_call", "toolCallId": id, "name": "bash",
+                          "arguments": {"command": command}}),
+    );
 }
 
 /// Lines until the next `approval_request`; returns it.
@@ -111,8 +113,10 @@ fn allow_for_the_session_covers_the_same_segment_but_never_an_unknown_one() {
     let mut rpc = approving_client(&env);
     call(&mut rpc, "c1", "touch one");
     let request = approval_request(&rpc);
-    rpc.send_json(&json!({"type": "approval", "requestId": request["requestId"],
-                          "decision": "allow_session"}));
+    rpc.send_json(
+        &json!({"type": "approval", "requestId": request["requestId"],
+                          "decision": "allow_session"}),
+    );
     let first = rpc.response("c1");
     assert_eq!(first["data"]["isError"], false, "{first}");
     // The same segment again, in another line: not asked.
@@ -149,8 +153,10 @@ fn a_denied_request_runs_nothing_and_says_who_declined() {
     let mut rpc = approving_client(&env);
     call(&mut rpc, "c1", "touch marker");
     let request = approval_request(&rpc);
-    rpc.send_json(&json!({"type": "approval", "requestId": request["requestId"],
-                          "decision": "deny"}));
+    rpc.send_json(
+        &json!({"type": "approval", "requestId": request["requestId"],
+                          "decision": "deny"}),
+    );
     let response = rpc.response("c1");
     assert_eq!(response["data"]["isError"], true, "{response}");
     assert_eq!(
@@ -264,13 +270,17 @@ fn an_abort_while_the_request_waits_runs_nothing() {
 fn a_calls_timeout_starts_after_the_approval() {
     let env = TestEnv::with_config(POLICY);
     let mut rpc = approving_client(&env);
-    rpc.send_json(&json!({"id": "c1", "type": "tool_call", "toolCallId": "c1", "name": "bash",
-                          "arguments": {"command": "sleep 0.5; touch marker", "timeout": 1}}));
+    rpc.send_json(
+        &json!({"id": "c1", "type": "tool_call", "toolCallId": "c1", "name": "bash",
+                          "arguments": {"command": "sleep 0.5; touch marker", "timeout": 1}}),
+    );
     let request = approval_request(&rpc);
     // Longer than the call's own timeout.
     std::thread::sleep(Duration::from_millis(1500));
-    rpc.send_json(&json!({"type": "approval", "requestId": request["requestId"],
-                          "decision": "allow"}));
+    rpc.send_json(
+        &json!({"type": "approval", "requestId": request["requestId"],
+                          "decision": "allow"}),
+    );
     let response = rpc.response("c1");
     assert_eq!(response["data"]["details"]["timedOut"], false, "{response}");
     assert_eq!(response["data"]["isError"], false, "{response}");
@@ -364,9 +374,8 @@ fn a_project_policy_may_only_tighten() {
 
 #[test]
 fn a_managed_deny_is_not_lifted_by_the_users_allow() {
-    let env = TestEnv::with_config(
-        "[[policy.rules]]\nprefix = [\"touch\"]\ndecision = \"allow\"\n",
-    );
+    let env =
+        TestEnv::with_config("[[policy.rules]]\nprefix = [\"touch\"]\ndecision = \"allow\"\n");
     let managed = env.root().join("managed.toml");
     std::fs::write(
         &managed,
@@ -375,13 +384,21 @@ fn a_managed_deny_is_not_lifted_by_the_users_allow() {
     .expect("write");
     let config = env.config_path();
     let denied = crate::util::finish(
-        env.command(&["exec", "--config", config.to_str().expect("utf-8"), "--", "touch m"])
-            .env("AGENTSH_MANAGED_POLICY", &managed)
-            .stdin(std::process::Stdio::null()),
+        env.command(&[
+            "exec",
+            "--config",
+            config.to_str().expect("utf-8"),
+            "--",
+            "touch m",
+        ])
+        .env("AGENTSH_MANAGED_POLICY", &managed)
+        .stdin(std::process::Stdio::null()),
     );
     assert_eq!(denied.code(), 1, "{denied:?}");
     assert!(
-        denied.stdout.starts_with("Command denied by policy: touch m (Managed.)"),
+        denied
+            .stdout
+            .starts_with("Command denied by policy: touch m (Managed.)"),
         "{denied:?}"
     );
     assert!(!env.work_dir().join("m").exists());
@@ -411,14 +428,18 @@ fn the_audit_log_records_every_decision_and_end() {
     // ask → allow
     call(&mut rpc, "c2", "touch yes");
     let request = approval_request(&rpc);
-    rpc.send_json(&json!({"type": "approval", "requestId": request["requestId"],
-                          "decision": "allow"}));
+    rpc.send_json(
+        &json!({"type": "approval", "requestId": request["requestId"],
+                          "decision": "allow"}),
+    );
     rpc.response("c2");
     // ask → deny
     call(&mut rpc, "c3", "touch no");
     let request = approval_request(&rpc);
-    rpc.send_json(&json!({"type": "approval", "requestId": request["requestId"],
-                          "decision": "deny"}));
+    rpc.send_json(
+        &json!({"type": "approval", "requestId": request["requestId"],
+                          "decision": "deny"}),
+    );
     rpc.response("c3");
     // deny
     call(&mut rpc, "c4", "rm -f x");
@@ -459,18 +480,30 @@ fn the_audit_log_records_every_decision_and_end() {
     );
     for line in lines.iter().filter(|line| line["phase"] == "decision") {
         assert_eq!(line["mode"], "rpc");
-        assert!(line["time"].as_str().is_some_and(|t| t.ends_with('Z')), "{line}");
-        assert!(line["session"].is_string() && line["cwd"].is_string(), "{line}");
+        assert!(
+            line["time"].as_str().is_some_and(|t| t.ends_with('Z')),
+            "{line}"
+        );
+        assert!(
+            line["session"].is_string() && line["cwd"].is_string(),
+            "{line}"
+        );
     }
     let rule = lines
         .iter()
         .find(|line| line["command"] == "rm -f x")
         .and_then(|line| line["rule"].as_str());
-    assert!(rule.is_some_and(|rule| rule.contains("rules[1]")), "{rule:?}");
+    assert!(
+        rule.is_some_and(|rule| rule.contains("rules[1]")),
+        "{rule:?}"
+    );
     // An end line for each command that ran: c1, c2 and the user's.
     let ends: Vec<&Value> = lines.iter().filter(|line| line["phase"] == "end").collect();
     assert_eq!(ends.len(), 3, "{ends:#?}");
-    assert!(ends.iter().all(|end| end["exitCode"] == 0 && end["durationMs"].is_u64()));
+    assert!(
+        ends.iter()
+            .all(|end| end["exitCode"] == 0 && end["durationMs"].is_u64())
+    );
     use std::os::unix::fs::PermissionsExt;
     let mode = std::fs::metadata(&log).expect("stat").permissions().mode() & 0o777;
     assert_eq!(mode, 0o600);

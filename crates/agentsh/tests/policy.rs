@@ -514,3 +514,26 @@ fn the_audit_log_records_every_decision_and_end() {
         & 0o777;
     assert_eq!(dir, 0o700);
 }
+
+#[test]
+fn calls_are_judged_in_arrival_order_so_a_session_answer_covers_the_next() {
+    let env = TestEnv::with_config(POLICY);
+    let mut rpc = approving_client(&env);
+    // Both sent before the first is answered.
+    call(&mut rpc, "c1", "touch same");
+    call(&mut rpc, "c2", "touch same");
+    let request = approval_request(&rpc);
+    assert_eq!(request["toolCallId"], "c1");
+    rpc.send_json(
+        &json!({"type": "approval", "requestId": request["requestId"],
+                          "decision": "allow_session"}),
+    );
+    let mut lines = rpc.until(LIVENESS, |line| is_response(line, "c1"));
+    lines.extend(rpc.until(LIVENESS, |line| is_response(line, "c2")));
+    let asked = lines
+        .iter()
+        .filter(|line| line["type"] == "approval_request")
+        .count();
+    assert_eq!(asked, 0, "the second call was asked: {lines:#?}");
+    assert_eq!(lines.last().expect("response")["data"]["isError"], false);
+}

@@ -122,6 +122,7 @@ impl DenialWatch {
 /// let policy = SandboxPolicy {
 ///     mode: SandboxMode::WorkspaceWrite,
 ///     writable: vec![PathBuf::from("/src/app"), PathBuf::from("/tmp/agentsh-sandbox-x")],
+///     read_only: Vec::new(),
 ///     network: false,
 /// };
 /// assert_eq!(
@@ -241,7 +242,7 @@ impl SessionSandbox {
     /// The sandbox of a session in `cwd` (absolute, existing) whose user's home is `home`, or
     /// `None` when `settings.mode` is off. Writable roots, canonicalised: in `workspace-write`
     /// `cwd`, the private temp dir and `settings.writable`; in `read-only` the private temp dir
-    /// alone. `/` or `home` as one is refused; so is a sandbox `kernel`
+    /// alone. Kept read-only: `<cwd>/.agentsh` when it exists. `/` or `home` as one is refused; so is a sandbox `kernel`
     /// ([`session_kernel`]) cannot enforce (`Sandbox unavailable: <reason>`).
     pub(crate) fn new(
         settings: &SandboxSettings,
@@ -268,6 +269,7 @@ impl SessionSandbox {
             &SandboxPolicy {
                 mode,
                 writable: configured.clone(),
+                read_only: Vec::new(),
                 network: settings.network,
             },
             session_kernel(kernel_limit)?,
@@ -299,6 +301,7 @@ impl SessionSandbox {
             policy: SandboxPolicy {
                 mode,
                 writable,
+                read_only: kept_read_only(cwd),
                 network: settings.network,
             },
             temp_path,
@@ -323,6 +326,26 @@ impl SessionSandbox {
         {
             tracing::warn!("cannot remove the sandbox's temp dir: {err}");
         }
+    }
+}
+
+/// The directory of agentsh's own files in a project: its policy and settings, which no
+/// sandboxed command may change.
+const PROJECT_DIR: &str = ".agentsh";
+
+/// The directories a sandbox keeps read-only in a session in `cwd`: `<cwd>/.agentsh`
+/// (canonical) when it is a directory at session start, not a symlink. Nothing otherwise: a
+/// symlink's target is not the project's to protect, and a directory made later is decided
+/// on by the next session (the policy is fixed for the session, and part of its shells' cache
+/// key).
+fn kept_read_only(cwd: &Path) -> Vec<PathBuf> {
+    let Ok(cwd) = cwd.canonicalize() else {
+        return Vec::new();
+    };
+    let dir = cwd.join(PROJECT_DIR);
+    match std::fs::symlink_metadata(&dir) {
+        Ok(meta) if meta.is_dir() => vec![dir],
+        _ => Vec::new(),
     }
 }
 
@@ -385,6 +408,7 @@ mod tests {
         let policy = SandboxPolicy {
             mode: SandboxMode::ReadOnly,
             writable: vec![PathBuf::from("/tmp/t")],
+            read_only: Vec::new(),
             network: false,
         };
         let watched = |pieces: &[&str]| {

@@ -561,3 +561,79 @@ async fn a_failed_job_with_a_denial_names_the_sandbox() {
     }
     session.shutdown().await;
 }
+
+/// `<cwd>/.agentsh` is kept read-only when it is a directory at session start (not when it is
+/// missing or a symlink): a tool call cannot change, move or remove it, while it writes the
+/// rest of the cwd; on a terminal, `tty` names the command's own terminal and PTYs of its own
+/// work.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_agentsh_dir_is_read_only_and_terminals_work() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let toml = "[bash]\nvirtual_terminal = \"on\"\n[sandbox]\nmode = \"workspace-write\"\n";
+    let plain = dir.path().join("plain");
+    let linked = dir.path().join("linked");
+    let work = dir.path().join("work");
+    for cwd in [&plain, &linked, &work] {
+        std::fs::create_dir(cwd).expect("cwd");
+    }
+    std::os::unix::fs::symlink(&plain, linked.join(".agentsh")).expect("symlink");
+    for cwd in [&plain, &linked] {
+        let session = new_session(&dir, cwd, toml).expect("session");
+        let policy = session.sandbox().expect("a sandbox");
+        assert!(policy.read_only.is_empty(), "{policy:?}");
+        session.shutdown().await;
+    }
+
+    let project = work.join(".agentsh");
+    std::fs::create_dir(&project).expect("mkdir");
+    std::fs::write(project.join("policy.toml"), "[policy]\n").expect("policy");
+    let session = new_session(&dir, &work, toml).expect("session");
+    assert_eq!(
+        session.sandbox().expect("a sandbox").read_only,
+        vec![canonical(&project)]
+    );
+    let result = session
+        .execute_tool(
+            "call-1",
+            &json!({ "command": "echo > .agentsh/policy.toml; touch .agentsh/x; mv .agentsh y; rm -rf .agentsh; echo ok > file && cat file" }),
+            ToolContext::default(),
+            |_| {},
+        )
+        .await
+        .into_result();
+    let text = result.text();
+    assert!(text.contains("Read-only file system"), "{text}");
+    assert!(text.lines().any(|line| line == "ok"), "{text}");
+    assert_eq!(
+        std::fs::read_to_string(project.join("policy.toml")).expect("still there"),
+        "[policy]\n"
+    );
+    assert!(
+        !project.join("x").exists() && !work.join("y").exists(),
+        "{text}"
+    );
+
+    if agentsh_test_support::which("script").is_none() {
+        eprintln!("skipped the terminal part: script (util-linux) is not installed");
+        session.shutdown().await;
+        return;
+    }
+    let host: std::sync::Arc<dyn PtyHost> = std::sync::Arc::new(QuietHost);
+    let result = session
+        .execute_tool(
+            "call-2",
+            &json!({ "command": "tty; script -qc true /dev/null && echo script-ok" }),
+            ToolContext {
+                pty_host: Some(host),
+                ..ToolContext::default()
+            },
+            |_| {},
+        )
+        .await
+        .into_result();
+    let text = result.text();
+    assert!(text.starts_with("/dev/pts/"), "{text}");
+    assert!(text.contains("script-ok"), "{text}");
+    assert!(!result.is_error, "{text}");
+    session.shutdown().await;
+}

@@ -30,6 +30,8 @@
 //!   running vs without (goal ≤ 1.05×).
 //! - `sandbox` (issue 16, in `agentsh/sandbox.rs`): the `true` round trip with the sandbox on
 //!   vs off, warm (goal ≤ 1.10×), and a fresh server's first call (its shell's start).
+//! - `policy` (issue 27, in `agentsh/policy.rs`): a `true` tool call with a 50-rule policy vs
+//!   without one, warm (goal ≤ 1.10×).
 //! - `remote` (issue 17, in `agentsh/remote.rs`, over a private sshd on loopback): the `true`
 //!   round trip through `agentsh rpc --remote` once connected vs `ssh host true` (goal ≤ 0.2×),
 //!   and 100 MB through the connection vs `ssh host cat` of the same bytes.
@@ -45,7 +47,8 @@
 //! profile); every run uses a private HOME/XDG tree and artifact store in a temp dir.
 //! `AGENTSH_BENCH_QUICK=1` shrinks the sizes and counts (for a smoke run). A filter argument
 //! (`cargo xtask bench FILTER`) runs only the groups whose name contains it: `rpc round trip`,
-//! `rpc baseline`, `exec true`, `throughput`, `cpu`, `rss`, `jobs`, `mcp`, `sandbox`, `remote`.
+//! `rpc baseline`, `exec true`, `throughput`, `cpu`, `rss`, `jobs`, `mcp`, `policy`, `sandbox`,
+//! `remote`.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -59,6 +62,8 @@ mod baseline;
 mod jobs;
 #[path = "agentsh/mcp.rs"]
 mod mcp;
+#[path = "agentsh/policy.rs"]
+mod policy;
 #[path = "agentsh/remote.rs"]
 mod remote;
 #[path = "agentsh/sandbox.rs"]
@@ -758,6 +763,9 @@ fn main() {
         jobs::rows(&env, sizes.job_calls);
     }
 
+    if filter.wants("policy") {
+        policy::rows(&env, RPC_CALLS);
+    }
     if filter.wants("sandbox") {
         sandbox::rows(&env, RPC_CALLS);
     }

@@ -240,3 +240,53 @@ fn remote_flags_are_checked_before_anything_runs() {
     assert_eq!(install.code(), 2, "{install:?}");
     assert!(install.stderr.contains("--remote-install"), "{install:?}");
 }
+
+#[test]
+fn the_far_sides_approval_requests_are_answered_by_the_local_client() {
+    on_every_far_side("far_approval_requests", |far| {
+        let env = far.env(
+            "[[policy.rules]]\nprefix = [\"touch\"]\ndecision = \"ask\"\nreason = \"Creates files.\"\n",
+        );
+        let mut rpc = far.rpc(&env);
+        rpc.send(r#"{"id": "h", "type": "hello", "capabilities": {"approvals": true}}"#);
+        assert_eq!(rpc.response("h")["success"], true);
+        for (call, file, decision) in [("c1", "yes", "allow"), ("c2", "no", "deny")] {
+            rpc.send_json(&json!({"id": call, "type": "tool_call", "toolCallId": call,
+                                  "name": "bash", "arguments": {"command": format!("touch {file}")}}));
+            let lines = rpc.until(LIVENESS, |line| line["type"] == "approval_request");
+            let request = lines.last().expect("the request");
+            assert_eq!(request["toolCallId"], call, "{} {request}", far.name());
+            assert_eq!(request["command"], format!("touch {file}"));
+            assert_eq!(request["segments"][0]["reason"], "Creates files.");
+            assert!(!env.work_dir().join(file).exists(), "ran before the answer");
+            rpc.send_json(
+                &json!({"type": "approval", "requestId": request["requestId"],
+                                  "decision": decision}),
+            );
+            let lines = rpc.until(LIVENESS, |line| crate::util::is_response(line, call));
+            let resolved = lines
+                .iter()
+                .find(|line| line["type"] == "approval_resolved")
+                .expect("approval_resolved");
+            assert_eq!(resolved["decision"], decision, "{}", far.name());
+            assert_eq!(resolved["answeredBy"], "rpc");
+            let response = lines.last().expect("response");
+            assert_eq!(
+                response["data"]["isError"],
+                decision == "deny",
+                "{response}"
+            );
+            assert_eq!(env.work_dir().join(file).exists(), decision == "allow");
+        }
+        // A client that cannot answer: denied at once, also through the far side.
+        let mut plain = far.rpc(&env);
+        plain.send_json(&json!({"id": "p", "type": "tool_call", "toolCallId": "p",
+                                "name": "bash", "arguments": {"command": "touch never"}}));
+        let response = plain.response("p");
+        assert_eq!(
+            body(&response["data"]),
+            "Command needs approval and this client cannot ask for it: touch never"
+        );
+        assert!(!env.work_dir().join("never").exists());
+    });
+}

@@ -1,7 +1,14 @@
 //! The sandbox of a session's processes: what a policy allows, as plain data the
-//! spawner enforces in the child before `execve` (user namespace, Landlock, `no_new_privs`,
-//! and for `network = false` a network namespace with loopback and a seccomp filter on
-//! `socket(AF_UNIX, …)`).
+//! spawner enforces in the child before `execve` (user and mount namespace, Landlock,
+//! `no_new_privs`, and for `network = false` a network namespace with loopback and a seccomp
+//! filter on `socket(AF_UNIX, …)`).
+//!
+//! The mount namespace serves two ends Landlock cannot: a directory kept read-only inside a
+//! writable root ([`SandboxPolicy::read_only`], a read-only bind mount of it onto itself), and
+//! terminals: the shell gets a private `devpts` instance at `/dev/pts`, so that no other
+//! terminal of the machine (another `/dev/pts/N`, to read its keystrokes) can be opened from
+//! inside, while the PTYs a command opens itself live in that instance. Landlock, applied
+//! after the mounts, forbids every mount and unmount, so no command can lift either.
 
 use std::fmt;
 use std::path::PathBuf;
@@ -42,6 +49,12 @@ pub struct SandboxPolicy {
     /// always-writable ones (`/dev/null`, `/dev/tty`, `/dev/pts`, the shell's own private
     /// directory).
     pub writable: Vec<PathBuf>,
+    /// Directories kept read-only although a writable root holds them, absolute, resolved by
+    /// the session (its `<cwd>/.agentsh` when that exists): each is bind-mounted onto itself
+    /// read-only in the shell's mount namespace, so that no command can change, move or
+    /// remove it or anything in it. Each must be a directory (not a symlink) when a process
+    /// is spawned, or the sandbox is unavailable.
+    pub read_only: Vec<PathBuf>,
     /// Whether the network is reachable (`false`: a private network namespace with loopback
     /// only, and no `socket(AF_UNIX, …)`).
     pub network: bool,
@@ -194,6 +207,14 @@ pub fn check_with(policy: &SandboxPolicy, kernel: Kernel) -> Result<(), SandboxE
             "seccomp filters are not available (needed for network = false)".to_owned(),
         ));
     }
+    for path in &policy.read_only {
+        if !path.is_absolute() {
+            return Err(SandboxError::Unavailable(format!(
+                "the read-only path {} is not an absolute path",
+                path.display()
+            )));
+        }
+    }
     for root in &policy.writable {
         if !root.is_absolute() {
             return Err(SandboxError::Unavailable(format!(
@@ -218,12 +239,29 @@ pub(crate) struct SockFilter {
     pub(crate) k: u32,
 }
 
+/// A directory the child bind-mounts onto itself read-only.
+#[derive(Debug)]
+pub(crate) struct ReadOnlyMount {
+    /// The path, NUL-terminated for `mount(2)`.
+    pub(crate) path: std::ffi::CString,
+    /// The flags of the read-only remount: `MS_BIND | MS_REMOUNT | MS_RDONLY` plus the
+    /// `nosuid`, `nodev`, `noexec` and atime flags the mount holding the path has (a remount
+    /// in a user namespace may not clear flags locked by the namespace's creation: `EPERM`).
+    pub(crate) flags: libc::c_ulong,
+}
+
 /// A policy turned into what the forked child applies with raw system calls (see the
 /// containment stage in `supervisor::forked`).
 #[derive(Debug)]
 pub(crate) struct Prepared {
-    /// The Landlock rule set, created and filled; the child restricts itself with it.
+    /// The Landlock rule set, created and filled; the child restricts itself with it (after
+    /// adding its private `/dev/pts`, see [`Prepared::devpts_access`]).
     pub(crate) ruleset: std::os::fd::OwnedFd,
+    /// The Landlock rights on the child's private `devpts` instance, whose directory exists
+    /// only after the fork: the child adds that rule itself (`landlock_add_rule`).
+    pub(crate) devpts_access: u64,
+    /// The directories kept read-only.
+    pub(crate) read_only: Vec<ReadOnlyMount>,
     /// Also unshare the network namespace (and bring its loopback up).
     pub(crate) new_net: bool,
     /// `/proc/self/uid_map` and `gid_map` contents: the own ids mapped to themselves.
@@ -233,11 +271,15 @@ pub(crate) struct Prepared {
     pub(crate) filter: Vec<SockFilter>,
 }
 
-/// The devices every sandboxed shell may write (when they exist).
-const ALWAYS_WRITABLE: [&str; 4] = ["/dev/null", "/dev/tty", "/dev/pts", "/dev/ptmx"];
+/// The devices every sandboxed shell may write (when they exist). `/dev/pts` is the child's
+/// private `devpts` instance, which it adds to the rule set itself after mounting it (the
+/// machine's `/dev/pts` is hidden below it); `/dev/ptmx` opens a PTY in that instance (the
+/// kernel looks up `pts` beside the `ptmx` node it was opened through).
+const ALWAYS_WRITABLE: [&str; 3] = ["/dev/null", "/dev/tty", "/dev/ptmx"];
 
 /// Builds the rule set and filter for `policy` before the fork: its writable roots, the
-/// always-writable devices and `private_dir` (the shell's own directory).
+/// always-writable devices and `private_dir` (the shell's own directory); and the read-only
+/// bind mounts, each checked to be a directory now (the child only mounts).
 #[cfg(target_os = "linux")]
 pub(crate) fn prepare(
     policy: &SandboxPolicy,
@@ -300,6 +342,11 @@ pub(crate) fn prepare(
             .add_rule(PathBeneath::new(fd, access))
             .map_err(|err| unavailable("Landlock", &err))?;
     }
+    let read_only = policy
+        .read_only
+        .iter()
+        .map(|path| read_only_mount(path))
+        .collect::<Result<Vec<_>, _>>()?;
     let ruleset: Option<std::os::fd::OwnedFd> = created.into();
     let ruleset = ruleset
         .ok_or_else(|| SandboxError::Unavailable("Landlock created no rule set".to_owned()))?;
@@ -307,6 +354,8 @@ pub(crate) fn prepare(
     let gid = rustix::process::getegid().as_raw();
     Ok(Prepared {
         ruleset,
+        devpts_access: write.bits(),
+        read_only,
         new_net: !policy.network,
         uid_map: format!("{uid} {uid} 1\n").into_bytes(),
         gid_map: format!("{gid} {gid} 1\n").into_bytes(),
@@ -315,6 +364,41 @@ pub(crate) fn prepare(
         } else {
             unix_socket_filter()?
         },
+    })
+}
+
+/// The prepared bind mount of `path`: a directory, not a symlink (`mount(2)` would follow
+/// one), with the flags of the mount that holds it.
+#[cfg(target_os = "linux")]
+fn read_only_mount(path: &std::path::Path) -> Result<ReadOnlyMount, SandboxError> {
+    use rustix::fs::StatVfsMountFlags as Vfs;
+    use std::os::unix::ffi::OsStrExt as _;
+    let failed = |err: &dyn fmt::Display| {
+        SandboxError::Unavailable(format!("the read-only path {}: {err}", path.display()))
+    };
+    let meta = std::fs::symlink_metadata(path).map_err(|err| failed(&err))?;
+    if !meta.is_dir() {
+        return Err(failed(&"not a directory"));
+    }
+    let held_by = rustix::fs::statvfs(path)
+        .map_err(|err| failed(&std::io::Error::from(err)))?
+        .f_flag;
+    let mut flags = libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY;
+    for (vfs, ms) in [
+        (Vfs::NOSUID, libc::MS_NOSUID),
+        (Vfs::NODEV, libc::MS_NODEV),
+        (Vfs::NOEXEC, libc::MS_NOEXEC),
+        (Vfs::NOATIME, libc::MS_NOATIME),
+        (Vfs::NODIRATIME, libc::MS_NODIRATIME),
+        (Vfs::RELATIME, libc::MS_RELATIME),
+    ] {
+        if held_by.contains(vfs) {
+            flags |= ms;
+        }
+    }
+    Ok(ReadOnlyMount {
+        path: std::ffi::CString::new(path.as_os_str().as_bytes()).map_err(|err| failed(&err))?,
+        flags,
     })
 }
 

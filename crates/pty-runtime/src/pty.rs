@@ -27,9 +27,22 @@ pub(crate) fn open(size: TerminalSize) -> io::Result<PtyPair> {
     let mut modes = termios::tcgetattr(&slave)?;
     modes.input_modes |= InputModes::IUTF8;
     termios::tcsetattr(&slave, OptionalActions::Now, &modes)?;
+    set_nonblocking(&master)?;
+    Ok(PtyPair { master, slave })
+}
+
+/// Makes `master` non-blocking.
+pub(crate) fn set_nonblocking(master: impl AsFd) -> io::Result<()> {
     let flags = rustix::fs::fcntl_getfl(&master)?;
     rustix::fs::fcntl_setfl(&master, flags | OFlags::NONBLOCK)?;
-    Ok(PtyPair { master, slave })
+    Ok(())
+}
+
+/// The device number (`st_rdev`) of the slave side of `master`, wherever its `devpts` is
+/// mounted (a sandbox's private one has no path here): read from a peer opened through the
+/// master and closed again.
+pub(crate) fn slave_device(master: &OwnedFd) -> io::Result<u64> {
+    Ok(rustix::fs::fstat(open_slave(master)?)?.st_rdev)
 }
 
 #[cfg(target_os = "linux")]

@@ -526,18 +526,28 @@ impl Driver {
     ) -> Result<(AsyncFd<OwnedFd>, Supervisor), PtyError> {
         let pair = pty::open(size).map_err(PtyError::Open)?;
         let spec = command.spawn_spec(&pair.slave).map_err(PtyError::Open)?;
-        let terminal = rustix::fs::fstat(&pair.slave)
+        let mut terminal = rustix::fs::fstat(&pair.slave)
             .map_err(|err| PtyError::Open(err.into()))?
             .st_rdev;
         drop(pair.slave);
-        let supervisor = Supervisor::spawn(spec).await.map_err(PtyError::Spawn)?;
+        let mut supervisor = Supervisor::spawn(spec).await.map_err(PtyError::Spawn)?;
+        // A sandboxed shell runs on a copy of the PTY made in its private `devpts` (the one
+        // opened here has no name there): its master replaces ours.
+        let master = match supervisor.take_terminal() {
+            Some(inside) => {
+                terminal = pty::slave_device(&inside).map_err(PtyError::Open)?;
+                pty::set_nonblocking(&inside).map_err(PtyError::Open)?;
+                inside
+            }
+            None => pair.master,
+        };
         let _ = self.shell.set(ShellOnTerminal {
             pid: supervisor.child_pid(),
             terminal,
         });
         // SAFETY: the OwnedFd owns its descriptor for the whole life of the AsyncFd.
         let master = unsafe {
-            AsyncFd::register_with_interest(pair.master, Interest::READABLE | Interest::WRITABLE)
+            AsyncFd::register_with_interest(master, Interest::READABLE | Interest::WRITABLE)
         }
         .map_err(|err| PtyError::Open(err.into()))?;
         Ok((master, supervisor))

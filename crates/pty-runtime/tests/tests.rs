@@ -3,6 +3,8 @@
 
 mod input_wait;
 mod keys;
+#[cfg(target_os = "linux")]
+mod sandbox;
 mod session;
 mod terminal;
 mod ui;

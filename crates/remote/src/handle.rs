@@ -160,7 +160,7 @@ impl RemoteSession {
             tool_call_id: call_id.clone(),
         };
         let mut on_update = call.on_update;
-        let mut approvals = ForwardedApprovals::new(&connection, call.approver);
+        let mut approvals = ForwardedApprovals::new(&connection, call.id, call.approver);
         let answer = run_streamed(
             &connection,
             &call_id,
@@ -197,9 +197,9 @@ impl RemoteSession {
         let restarted = self.take_restarted();
         let stream_id = self.next_call_id("bash");
         let mut on_output = bang.on_output;
-        let (judged, approver) = match bang.policy {
-            BangPolicy::Audited => (false, None),
-            BangPolicy::Judged { approver, .. } => (true, approver),
+        let (judged, local_id, approver) = match bang.policy {
+            BangPolicy::Audited => (false, String::new(), None),
+            BangPolicy::Judged { call_id, approver } => (true, call_id, approver),
         };
         let request = Command::Bash {
             command: bang.command.to_owned(),
@@ -209,7 +209,7 @@ impl RemoteSession {
             judged,
             approvals: (judged && approver.is_none()).then_some(false),
         };
-        let mut approvals = ForwardedApprovals::new(&connection, approver);
+        let mut approvals = ForwardedApprovals::new(&connection, &local_id, approver);
         let answer = run_streamed(
             &connection,
             &stream_id,
@@ -282,6 +282,8 @@ async fn run_streamed(
 /// approver.
 struct ForwardedApprovals<'a> {
     connection: &'a Arc<Connection>,
+    /// The call's id here (the far side knows it by an id of this side's own).
+    call_id: &'a str,
     approver: Option<Arc<dyn Approver>>,
     /// The requests asked and not resolved yet: the task that waits for the answer here, and
     /// the answer once given (whose `answeredBy` the resolution keeps: the far side only knows
@@ -296,9 +298,14 @@ struct ForwardedApprovals<'a> {
 }
 
 impl<'a> ForwardedApprovals<'a> {
-    fn new(connection: &'a Arc<Connection>, approver: Option<Arc<dyn Approver>>) -> Self {
+    fn new(
+        connection: &'a Arc<Connection>,
+        call_id: &'a str,
+        approver: Option<Arc<dyn Approver>>,
+    ) -> Self {
         Self {
             connection,
+            call_id,
             approver,
             asked: HashMap::new(),
         }
@@ -311,13 +318,13 @@ impl<'a> ForwardedApprovals<'a> {
         match event {
             Message::ApprovalRequest {
                 request_id,
-                tool_call_id,
                 command,
                 segments,
+                ..
             } => {
                 let request = ApprovalRequest {
                     request_id: request_id.clone(),
-                    tool_call_id,
+                    tool_call_id: self.call_id.to_owned(),
                     command,
                     segments,
                 };

@@ -39,6 +39,12 @@ impl RpcServer {
         elapsed
     }
 
+    /// Whether a `bash` tool call of `command` ends with an error result.
+    pub(crate) fn tool_is_error(&mut self, command: &str) -> bool {
+        let (result, _) = self.tool_call("bash", &json!({"command": command}));
+        result["isError"] == true
+    }
+
     /// Starts `command` as a job: its id.
     fn start_job(&mut self, command: &str) -> String {
         let (result, _) = self.tool_call(

@@ -8,24 +8,39 @@ use super::report::{SUP_ERROR, Stage, errno, report_error, set_errno};
 
 /// Confines the child, in this order:
 ///
-/// 1. `unshare(CLONE_NEWUSER | CLONE_NEWNET)` (the network namespace only for
-///    `network = false`): the new network namespace belongs to the new user namespace, in
-///    which the child holds every capability until its `execve` — enough for step 3, and
-///    nothing outside: root stays uid 0 but has no capability over the parent namespaces, so
-///    `setns` into them (`nsenter`) and everything root could do to undo the rest fail.
+/// 1. `unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET)` (the network namespace only for
+///    `network = false`): the new mount and network namespaces belong to the new user
+///    namespace, in which the child holds every capability until its `execve` — enough for
+///    steps 3 to 5, and nothing outside: root stays uid 0 but has no capability over the
+///    parent namespaces, so `setns` into them (`nsenter`) and everything root could do to undo
+///    the rest fail.
 /// 2. `setgroups` `deny`, then `uid_map` and `gid_map` mapping the own ids to themselves (the
 ///    one mapping an unprivileged process may write for itself).
 /// 3. Loopback up in the new network namespace (`SIOCSIFFLAGS`): the only interface.
-/// 4. `no_new_privs` (no set-uid program or file capability regains anything), then
-///    `landlock_restrict_self` with the rule set built before the fork (writes only below the
-///    writable roots; also no mounts). Both after the namespace steps, which Landlock and
-///    seccomp would not hinder but which must see the child's own `/proc`.
-/// 5. The seccomp filter last: it forbids `socket(AF_UNIX, …)` and must not hinder the steps
+/// 4. The mount namespace: every mount private (`MS_REC | MS_PRIVATE` on `/`, so nothing done
+///    here propagates anywhere); each read-only path bind-mounted onto itself and that bind
+///    remounted read-only (with the flags its mount already had, which a user namespace may
+///    not clear); a new `devpts` instance at `/dev/pts` (`newinstance`: it holds only the PTYs
+///    opened inside; every other terminal of the machine has no name there), added to the
+///    Landlock rule set as writable (its directory exists only now).
+/// 5. With a controlling terminal: the terminal swapped for one of the private instance (see
+///    [`terminal_inside`]) and the new master sent to agentsh.
+/// 6. `no_new_privs` (no set-uid program or file capability regains anything), then
+///    `landlock_restrict_self` with the rule set (writes only below the writable roots; also
+///    no mounts or unmounts, so step 4 cannot be undone). Both after the namespace steps,
+///    which Landlock and seccomp would not hinder but which must see the child's own `/proc`.
+/// 7. The seccomp filter last: it forbids `socket(AF_UNIX, …)` and must not hinder the steps
 ///    before it.
 ///
 /// A failing step reports its stage and `errno` and ends the child: nothing runs unconfined.
+/// `terminal` is the socket the new terminal's master goes to (step 5), when the child has a
+/// controlling terminal.
 #[cfg(target_os = "linux")]
-pub(super) unsafe fn enter_sandbox(sandbox: &crate::sandbox::Prepared, ruleset: RawFd) {
+pub(super) unsafe fn enter_sandbox(
+    sandbox: &crate::sandbox::Prepared,
+    ruleset: RawFd,
+    terminal: Option<RawFd>,
+) {
     let fail = |stage: Stage| -> ! {
         report_error(SUP_ERROR, stage, errno());
         // SAFETY: ending the forked child.
@@ -33,7 +48,7 @@ pub(super) unsafe fn enter_sandbox(sandbox: &crate::sandbox::Prepared, ruleset: 
     };
     // SAFETY: raw syscalls only, on data prepared before the fork.
     unsafe {
-        let mut flags = libc::CLONE_NEWUSER;
+        let mut flags = libc::CLONE_NEWUSER | libc::CLONE_NEWNS;
         if sandbox.new_net {
             flags |= libc::CLONE_NEWNET;
         }
@@ -48,6 +63,34 @@ pub(super) unsafe fn enter_sandbox(sandbox: &crate::sandbox::Prepared, ruleset: 
         }
         if sandbox.new_net && !loopback_up() {
             fail(Stage::SandboxLoopback);
+        }
+        let none = std::ptr::null::<libc::c_char>();
+        if libc::mount(
+            none,
+            c"/".as_ptr(),
+            none,
+            libc::MS_REC | libc::MS_PRIVATE,
+            std::ptr::null(),
+        ) != 0
+        {
+            fail(Stage::SandboxMounts);
+        }
+        for read_only in &sandbox.read_only {
+            let path = read_only.path.as_ptr();
+            if libc::mount(path, path, none, libc::MS_BIND, std::ptr::null()) != 0
+                || libc::mount(none, path, none, read_only.flags, std::ptr::null()) != 0
+            {
+                fail(Stage::SandboxMounts);
+            }
+        }
+        if !private_devpts(ruleset, sandbox.devpts_access) {
+            fail(Stage::SandboxDevpts);
+        }
+        if let Some(socket) = terminal {
+            if !terminal_inside(socket) {
+                fail(Stage::SandboxTerminal);
+            }
+            libc::close(socket);
         }
         if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
             || libc::syscall(libc::SYS_landlock_restrict_self, ruleset, 0u32) != 0
@@ -71,6 +114,170 @@ pub(super) unsafe fn enter_sandbox(sandbox: &crate::sandbox::Prepared, ruleset: 
                 fail(Stage::SandboxSeccomp);
             }
         }
+    }
+}
+
+/// `struct landlock_path_beneath_attr` (packed, as the kernel declares it).
+#[cfg(target_os = "linux")]
+#[repr(C, packed)]
+struct PathBeneath {
+    allowed_access: u64,
+    parent_fd: i32,
+}
+
+/// `LANDLOCK_RULE_PATH_BENEATH`.
+#[cfg(target_os = "linux")]
+const LANDLOCK_RULE_PATH_BENEATH: libc::c_int = 1;
+
+/// Mounts a new `devpts` instance at `/dev/pts` and lets the rule set `ruleset` write below
+/// it (`access`); false on failure (errno tells why).
+///
+/// `newinstance` makes a `devpts` of its own, empty but for its `ptmx` (`ptmxmode=0666`, so
+/// that anyone inside can open PTYs in it); `mode=0620` is the usual mode of a terminal. The
+/// machine's instance stays mounted below it, out of reach by name. `/dev/ptmx`, a device node
+/// outside `/dev/pts`, opens PTYs in this instance: the kernel takes the `devpts` mounted at
+/// `pts` beside the `ptmx` node a process opened (Linux 4.7 and later; Landlock needs 6.2).
+#[cfg(target_os = "linux")]
+unsafe fn private_devpts(ruleset: RawFd, access: u64) -> bool {
+    // SAFETY: raw syscalls on NUL-terminated literals and a stack-allocated attribute.
+    unsafe {
+        if libc::mount(
+            c"devpts".as_ptr(),
+            c"/dev/pts".as_ptr(),
+            c"devpts".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NOEXEC,
+            c"newinstance,ptmxmode=0666,mode=0620".as_ptr().cast(),
+        ) != 0
+        {
+            return false;
+        }
+        let dir = libc::open(
+            c"/dev/pts".as_ptr(),
+            libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+        );
+        if dir < 0 {
+            return false;
+        }
+        let rule = PathBeneath {
+            allowed_access: access,
+            parent_fd: dir,
+        };
+        let added = libc::syscall(
+            libc::SYS_landlock_add_rule,
+            ruleset,
+            LANDLOCK_RULE_PATH_BENEATH,
+            &raw const rule,
+            0u32,
+        ) == 0;
+        let saved = errno();
+        libc::close(dir);
+        set_errno(saved);
+        added
+    }
+}
+
+/// Moves the child to a terminal of its private `devpts` instance and sends the master side
+/// to agentsh over `socket` (`SCM_RIGHTS`); false on failure (errno tells why).
+///
+/// Why a new terminal: the one agentsh opened for the child lives in the machine's `devpts`,
+/// which the private instance hides, and a terminal no path names is not a terminal to
+/// `ttyname` (`tty` would print `not a tty`, and programs that reopen their terminal by name
+/// fail). Binding the machine's node into the private instance cannot work (`devpts` holds no
+/// files but its PTYs, and the numbers of the two instances collide). So the child opens a PTY
+/// in its own instance, gives it the modes and size of the terminal it was handed (standard
+/// input), puts it in place of that terminal on every standard descriptor that was it, makes
+/// it its controlling terminal, and agentsh drives its master from then on
+/// (`Supervisor::take_terminal`).
+#[cfg(target_os = "linux")]
+unsafe fn terminal_inside(socket: RawFd) -> bool {
+    // SAFETY: raw syscalls on stack-allocated buffers; every descriptor is the child's own.
+    unsafe {
+        let master = libc::open(
+            c"/dev/pts/ptmx".as_ptr(),
+            libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC,
+        );
+        if master < 0 {
+            return false;
+        }
+        let unlock: libc::c_int = 0;
+        #[allow(clippy::useless_conversion)]
+        let slave = if libc::ioctl(master, libc::TIOCSPTLCK.into(), &raw const unlock) == 0 {
+            libc::ioctl(
+                master,
+                libc::TIOCGPTPEER.into(),
+                libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC,
+            )
+        } else {
+            -1
+        };
+        let mut given: libc::stat = std::mem::zeroed();
+        let mut modes: libc::termios = std::mem::zeroed();
+        let mut size: libc::winsize = std::mem::zeroed();
+        #[allow(clippy::useless_conversion)]
+        let mut ok = slave >= 0
+            && libc::fstat(0, &raw mut given) == 0
+            && libc::tcgetattr(0, &raw mut modes) == 0
+            && libc::tcsetattr(slave, libc::TCSANOW, &raw const modes) == 0
+            && libc::ioctl(0, libc::TIOCGWINSZ.into(), &raw mut size) == 0
+            && libc::ioctl(slave, libc::TIOCSWINSZ.into(), &raw const size) == 0;
+        if ok {
+            for fd in 0..3 {
+                let mut st: libc::stat = std::mem::zeroed();
+                if libc::fstat(fd, &raw mut st) == 0
+                    && st.st_dev == given.st_dev
+                    && st.st_ino == given.st_ino
+                    && libc::dup2(slave, fd) < 0
+                {
+                    ok = false;
+                }
+            }
+        }
+        #[allow(clippy::useless_conversion)]
+        let ok = ok && libc::ioctl(0, libc::TIOCSCTTY.into(), 0) == 0 && send_fd(socket, master);
+        let saved = errno();
+        if slave >= 0 {
+            libc::close(slave);
+        }
+        libc::close(master);
+        set_errno(saved);
+        ok
+    }
+}
+
+/// Sends `fd` over the Unix socket `socket` with one byte of data; false on failure.
+#[cfg(target_os = "linux")]
+unsafe fn send_fd(socket: RawFd, fd: RawFd) -> bool {
+    // SAFETY: the message and its control buffer are on the stack and outlive the call; the
+    // buffer is aligned for `cmsghdr` and large enough for one descriptor.
+    unsafe {
+        let mut control = [0u64; 4];
+        let space = libc::CMSG_SPACE(std::mem::size_of::<libc::c_int>() as u32) as usize;
+        if space > std::mem::size_of_val(&control) {
+            set_errno(libc::EINVAL);
+            return false;
+        }
+        let mut byte = 0u8;
+        let mut iov = libc::iovec {
+            iov_base: (&raw mut byte).cast(),
+            iov_len: 1,
+        };
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &raw mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.as_mut_ptr().cast();
+        msg.msg_controllen = space as _;
+        let cmsg = libc::CMSG_FIRSTHDR(&raw const msg);
+        if cmsg.is_null() {
+            set_errno(libc::EINVAL);
+            return false;
+        }
+        (*cmsg).cmsg_level = libc::SOL_SOCKET;
+        (*cmsg).cmsg_type = libc::SCM_RIGHTS;
+        (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<libc::c_int>() as u32) as _;
+        libc::CMSG_DATA(cmsg)
+            .cast::<libc::c_int>()
+            .write_unaligned(fd);
+        libc::sendmsg(socket, &raw const msg, libc::MSG_NOSIGNAL) == 1
     }
 }
 

@@ -31,12 +31,15 @@
 //!   (marked *containment, child side* in [`child_main`]): first the tree's cgroup v2 (see
 //!   `crate::containment`), joined by writing `0` to its `cgroup.procs` so that everything the
 //!   program starts is born inside while the supervisor stays outside; then the sandbox
-//!   (`supervisor::confine`): `unshare` of a user namespace (plus a network namespace for
-//!   `network = false`), the id maps while `/proc/self` is still writable, loopback up while
-//!   the namespace's capabilities are still held, `no_new_privs` and Landlock (which also
-//!   forbids mounting), and seccomp last, since it may forbid calls the steps before need.
-//!   The Landlock rule set reaches the child as a descriptor after the extras and sits at
-//!   [`SUP_PAYLOAD`] until `landlock_restrict_self` has used it.
+//!   (`supervisor::confine`): `unshare` of a user and a mount namespace (plus a network
+//!   namespace for `network = false`), the id maps while `/proc/self` is still writable,
+//!   loopback up while the namespace's capabilities are still held, the mounts (read-only
+//!   paths, a private `/dev/pts`, and on a terminal a new one made there), `no_new_privs` and
+//!   Landlock (which also forbids mounting), and seccomp last, since it may forbid calls the
+//!   steps before need. The Landlock rule set reaches the child as a descriptor after the
+//!   extras and sits at [`SUP_PAYLOAD`] until `landlock_restrict_self` has used it; with a
+//!   controlling terminal, the socket that takes the new terminal's master to agentsh
+//!   follows it, at `SUP_PAYLOAD + 1`.
 //!
 //! When the supervisor ends the tree it writes `cgroup.kill` before its own sweep
 //! ([`kill_everything`]), removes the emptied cgroup, and exits with 0 only when nothing is
@@ -452,17 +455,24 @@ unsafe fn child_main(view: &ChildView<'_>, self_pipe: [c_int; 2], joined: bool) 
         }
         libc::close(SUP_CONTROL);
         libc::close(SUP_REPORT);
-        // The sandbox's rule set follows the extras; it moves to SUP_PAYLOAD until used.
+        // The sandbox's rule set follows the extras; it moves to SUP_PAYLOAD until used. With
+        // a controlling terminal the socket for the new terminal's master follows it and
+        // moves to SUP_PAYLOAD + 1 (`next` >= SUP_PAYLOAD: no move overwrites a source).
+        let terminal_inside = plan.sandbox.is_some() && plan.controlling_terminal;
         if plan.sandbox.is_some() && next != SUP_PAYLOAD {
             libc::dup2(next, SUP_PAYLOAD);
+            if terminal_inside {
+                libc::dup2(next + 1, SUP_PAYLOAD + 1);
+            }
         }
-        close_from(if plan.sandbox.is_some() {
-            SUP_PAYLOAD + 1
-        } else {
-            SUP_PAYLOAD
+        close_from(match (plan.sandbox.is_some(), terminal_inside) {
+            (false, _) => SUP_PAYLOAD,
+            (true, false) => SUP_PAYLOAD + 1,
+            (true, true) => SUP_PAYLOAD + 2,
         });
         set_cloexec(SUP_ERROR);
-        if plan.controlling_terminal {
+        // In a sandbox the controlling terminal is made inside it (see `confine`).
+        if plan.controlling_terminal && !terminal_inside {
             #[allow(clippy::useless_conversion)]
             if libc::ioctl(0, libc::TIOCSCTTY.into(), 0) < 0 {
                 report_error(SUP_ERROR, Stage::ChildTty, errno());
@@ -487,7 +497,11 @@ unsafe fn child_main(view: &ChildView<'_>, self_pipe: [c_int; 2], joined: bool) 
         }
         #[cfg(target_os = "linux")]
         if let Some(sandbox) = &plan.sandbox {
-            super::confine::enter_sandbox(sandbox, SUP_PAYLOAD);
+            super::confine::enter_sandbox(
+                sandbox,
+                SUP_PAYLOAD,
+                terminal_inside.then_some(SUP_PAYLOAD + 1),
+            );
         }
         if libc::chdir(plan.cwd.as_ptr()) != 0 {
             report_error(SUP_ERROR, Stage::ChildCwd, errno());

@@ -103,14 +103,17 @@ pub struct SpawnSpec {
     pub fds: Vec<(OwnedFd, RawFd)>,
     /// Start the child in a session of its own with its standard input (a terminal) as its
     /// controlling terminal (the PTY runtime). Without it, the child has no controlling
-    /// terminal at all.
+    /// terminal at all. With [`SpawnSpec::sandbox`] the child runs on a copy of that terminal
+    /// made inside its sandbox: see [`Supervisor::take_terminal`].
     pub controlling_terminal: bool,
     /// A private directory of flat files (no subdirectories) the supervisor empties and
     /// removes when it ends the tree — also when agentsh died and nobody else can.
     pub remove_on_exit: Option<PathBuf>,
-    /// Confine the child and everything it starts before its `execve`: a user
-    /// namespace, Landlock (writable: the policy's roots, [`SpawnSpec::remove_on_exit`],
-    /// `/dev/null`, `/dev/tty`, `/dev/pts`, `/dev/ptmx`), `no_new_privs`, and for
+    /// Confine the child and everything it starts before its `execve`: a user and a mount
+    /// namespace (the policy's read-only paths bound read-only, a private `devpts` instance
+    /// at `/dev/pts`), Landlock (writable: the policy's roots,
+    /// [`SpawnSpec::remove_on_exit`], `/dev/null`, `/dev/tty`, `/dev/pts`, `/dev/ptmx`),
+    /// `no_new_privs`, and for
     /// `network: false` a network namespace with loopback only plus a seccomp filter on
     /// `socket(AF_UNIX, …)`. The supervisor stays outside. What the kernel cannot enforce is
     /// [`SpawnError::Sandbox`], and nothing runs.
@@ -250,6 +253,8 @@ pub struct Supervisor {
     child_exit: Option<ChildExit>,
     /// The report pipe reached EOF: the supervisor is gone.
     report_closed: bool,
+    /// The master of the terminal the sandboxed child made for itself.
+    terminal: Option<OwnedFd>,
 }
 
 impl Supervisor {
@@ -283,7 +288,20 @@ impl Supervisor {
             report,
             child_exit: None,
             report_closed: false,
+            terminal: raw.terminal,
         })
+    }
+
+    /// The master side of the child's terminal when the sandbox made it anew, once (`None`
+    /// afterwards, and always without a sandbox or [`SpawnSpec::controlling_terminal`]).
+    ///
+    /// A sandboxed child gets a private `devpts` instance at `/dev/pts` (no other terminal of
+    /// the machine can be opened from inside), where the terminal it was handed has no name:
+    /// so it runs on a PTY of that instance instead, with the modes and size of the one it was
+    /// handed, on every standard descriptor that was that one. Its input and output go through
+    /// this master (close-on-exec, blocking); the handed terminal's master sees none of it.
+    pub fn take_terminal(&mut self) -> Option<OwnedFd> {
+        self.terminal.take()
     }
 
     /// The supervisor's process id.

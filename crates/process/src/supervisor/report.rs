@@ -31,7 +31,7 @@ pub(super) enum Stage {
     ChildExec = 6,
     /// The child joining its cgroup.
     ChildCgroup = 7,
-    /// The sandbox: `unshare` of the user (and network) namespace.
+    /// The sandbox: `unshare` of the user and mount (and network) namespace.
     SandboxUnshare = 8,
     /// The sandbox: `setgroups`, `uid_map`, `gid_map`.
     SandboxIdMap = 9,
@@ -41,6 +41,12 @@ pub(super) enum Stage {
     SandboxLandlock = 11,
     /// The sandbox: the seccomp filter.
     SandboxSeccomp = 12,
+    /// The sandbox: the mount namespace made private, the read-only paths bound read-only.
+    SandboxMounts = 13,
+    /// The sandbox: the private `devpts` instance at `/dev/pts`.
+    SandboxDevpts = 14,
+    /// The sandbox: the child's terminal made anew in its private `devpts` instance.
+    SandboxTerminal = 15,
 }
 
 impl Stage {
@@ -59,6 +65,9 @@ impl Stage {
             Self::SandboxLoopback,
             Self::SandboxLandlock,
             Self::SandboxSeccomp,
+            Self::SandboxMounts,
+            Self::SandboxDevpts,
+            Self::SandboxTerminal,
         ]
         .into_iter()
         .find(|stage| *stage as u8 == byte)
@@ -73,6 +82,11 @@ impl Stage {
             Self::SandboxLoopback => "bringing up loopback in the shell's network namespace",
             Self::SandboxLandlock => "restricting the shell with Landlock",
             Self::SandboxSeccomp => "installing the shell's seccomp filter",
+            Self::SandboxMounts => {
+                "keeping the read-only paths read-only in the shell's mount namespace"
+            }
+            Self::SandboxDevpts => "mounting the shell's private /dev/pts",
+            Self::SandboxTerminal => "giving the shell a terminal in its private /dev/pts",
             _ => return None,
         })
     }

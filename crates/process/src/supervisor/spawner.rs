@@ -21,6 +21,9 @@ pub(super) struct SpawnedRaw {
     pub(super) child_pid: i32,
     pub(super) control: OwnedFd,
     pub(super) report: OwnedFd,
+    /// The master of the terminal a sandboxed child made inside its sandbox (see
+    /// `confine::terminal_inside`); `None` without a sandbox or controlling terminal.
+    pub(super) terminal: Option<OwnedFd>,
 }
 
 pub(super) fn pipe_cloexec() -> io::Result<(OwnedFd, OwnedFd)> {
@@ -94,6 +97,20 @@ pub(super) fn fork_supervisor(plan: &ForkPlan) -> Result<SpawnedRaw, ForkFailure
             .iter()
             .map(|sandbox| sandbox.ruleset.as_raw_fd()),
     );
+    // A sandboxed child on a terminal sends the master of its new one over this socket.
+    let terminal_socket = if plan.sandbox.is_some() && plan.controlling_terminal {
+        let (ours, theirs) = rustix::net::socketpair(
+            rustix::net::AddressFamily::UNIX,
+            rustix::net::SocketType::SEQPACKET,
+            rustix::net::SocketFlags::CLOEXEC,
+            None,
+        )
+        .map_err(|err| setup(err.into()))?;
+        wanted.push(theirs.as_raw_fd());
+        Some((ours, theirs))
+    } else {
+        None
+    };
     let view = ChildView {
         plan,
         argv: &argv,
@@ -115,14 +132,32 @@ pub(super) fn fork_supervisor(plan: &ForkPlan) -> Result<SpawnedRaw, ForkFailure
         unsafe { supervisor_main(&view) }
     }
     drop((control_r, report_w, error_w));
+    let terminal_socket = terminal_socket.map(|(ours, _theirs)| ours);
     let id = next_id();
-    match start_up(plan, &error_r, &report_r) {
-        Ok(child_pid) => Ok(SpawnedRaw {
+    let started = start_up(plan, &error_r, &report_r).and_then(|child_pid| {
+        let terminal = terminal_socket
+            .map(|socket| receive_terminal(&socket))
+            .transpose()
+            .map_err(|error| {
+                (
+                    SpawnError::Supervisor {
+                        program: plan.program_name.clone(),
+                        step: "controlling terminal",
+                        error,
+                    },
+                    false,
+                )
+            })?;
+        Ok((child_pid, terminal))
+    });
+    match started {
+        Ok((child_pid, terminal)) => Ok(SpawnedRaw {
             id,
             pid,
             child_pid,
             control: control_w,
             report: report_r,
+            terminal,
         }),
         Err((error, cgroup_join)) => Err(ForkFailure {
             error,
@@ -192,6 +227,30 @@ fn start_up(
         pid_record[6],
         pid_record[7],
     ]))
+}
+
+/// The descriptor the child sent over `socket` before its `execve` (which the start-up has
+/// seen happen, so it is there to be read without waiting).
+fn receive_terminal(socket: &OwnedFd) -> io::Result<OwnedFd> {
+    use rustix::net::{RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags};
+    let mut space = [std::mem::MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
+    let mut control = RecvAncillaryBuffer::new(&mut space);
+    let mut byte = [0u8; 1];
+    rustix::net::recvmsg(
+        socket,
+        &mut [io::IoSliceMut::new(&mut byte)],
+        &mut control,
+        RecvFlags::DONTWAIT | RecvFlags::CMSG_CLOEXEC,
+    )?;
+    let mut received = None;
+    for message in control.drain() {
+        if let RecvAncillaryMessage::ScmRights(fds) = message {
+            for fd in fds {
+                received.get_or_insert(fd);
+            }
+        }
+    }
+    received.ok_or_else(|| io::Error::other("the child sent no terminal"))
 }
 
 pub(super) fn set_nonblocking(fd: impl AsFd) -> io::Result<()> {

@@ -310,6 +310,7 @@ fn a_sandbox_is_part_of_the_shell_key() {
             request.sandbox = Some(SandboxPolicy {
                 mode,
                 writable: vec![std::env::temp_dir()],
+                read_only: Vec::new(),
                 network,
             });
             request

@@ -15,6 +15,7 @@ fn workspace(network: bool) -> SandboxPolicy {
             PathBuf::from("/tmp/agentsh-sandbox-ab12"),
             PathBuf::from("/opt/cache"),
         ],
+        read_only: Vec::new(),
         network,
     }
 }
@@ -31,6 +32,7 @@ fn the_sandbox_line_has_the_spec_format() {
     let read_only = SandboxPolicy {
         mode: SandboxMode::ReadOnly,
         writable: vec![PathBuf::from("/tmp/agentsh-sandbox-cd34")],
+        read_only: Vec::new(),
         network: false,
     };
     assert_eq!(

@@ -23,10 +23,10 @@ pub enum SessionError {
     /// [`SessionOptions::cwd`](crate::SessionOptions::cwd) does not exist, is not a directory or cannot be examined.
     #[error(transparent)]
     Cwd(CwdError),
-    /// The approval policy cannot be used (a rule, a failing example, a project file that would
-    /// loosen it): nothing runs.
-    #[error("config error in {}: {}", .0.origin, .0)]
-    Policy(agentsh_bash_policy::PolicyError),
+    /// The approval policy cannot be used (a file that cannot be read, a bad rule, a failing
+    /// example, a project file that would loosen it): nothing runs.
+    #[error(transparent)]
+    Policy(crate::ConfigError),
     /// A bang command (`!cmd` / RPC `bash`) is already running in this session.
     #[error("{}", agentsh_protocol::BANG_ALREADY_RUNNING)]
     AlreadyRunning,

@@ -14,12 +14,29 @@ use agentsh_seam::{BangCall, BangPolicy, BoxFuture, HandleError, Reach, SessionH
 use serde_json::Value;
 
 use crate::ArtifactInfo;
+use crate::audit::AuditSource;
 use crate::error::SessionError;
-use crate::policy::Refusal;
+use crate::jobs::tools::JobToolCall;
+use crate::policy::{Refusal, Verdict};
 use crate::result::ToolUpdate;
-use crate::session::{AgentSession, SessionOptions};
+use crate::session::{AgentSession, SessionOptions, SessionPolicy};
+use crate::settings::HELLO_SETTINGS_SOURCE;
 use crate::settings::Settings;
 use crate::tool::ToolContext;
+use agentsh_bash_policy::TierSource;
+
+/// A fresh id for a user's command in the audit log: unique within the process.
+fn next_bang_id() -> String {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    format!(
+        "bang-{}",
+        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    )
+}
+
+/// The key of a hello's settings that holds the approval policy's tiers of a far side's
+/// client (beside the execution sections).
+pub const POLICY_TIERS_KEY: &str = "policyTiers";
 
 /// Why a [`LocalSession`] made without options refuses settings.
 const SETTINGS_UNSUPPORTED: &str =
@@ -66,15 +83,27 @@ impl LocalSession {
     }
 
     /// What makes a session here in `cwd` with `settings` each time it is called (the
-    /// `--listen` server's: one session per connection), as a handle.
+    /// `--listen` server's: one session per connection), as a handle. The audit log names
+    /// their mode `rpc`; see [`factory_for`](Self::factory_for).
     pub fn factory(
         settings: Settings,
         cwd: PathBuf,
+    ) -> impl Fn() -> Result<Arc<dyn SessionHandle>, SessionError> + Send + Sync + 'static {
+        Self::factory_for(settings, cwd, "rpc")
+    }
+
+    /// [`factory`](Self::factory), the audit log naming the sessions' mode `mode`
+    /// (`interactive` for the interactive mode's own session).
+    pub fn factory_for(
+        settings: Settings,
+        cwd: PathBuf,
+        mode: &'static str,
     ) -> impl Fn() -> Result<Arc<dyn SessionHandle>, SessionError> + Send + Sync + 'static {
         move || {
             let session = AgentSession::new(SessionOptions {
                 settings: settings.clone(),
                 cwd: cwd.clone(),
+                mode: Some(mode.to_owned()),
                 ..SessionOptions::default()
             })?;
             Ok(Self::new(session).into_handle())
@@ -136,7 +165,12 @@ impl SessionHandle for LocalSession {
                     .await;
                 return Ok(outcome);
             }
-            let job_tool = session.execute_job_tool(name, arguments);
+            let call = JobToolCall {
+                id: id.to_owned(),
+                approver,
+                cancel: cancel.clone(),
+            };
+            let job_tool = session.execute_job_tool_for(name, arguments, &call);
             tokio::pin!(job_tool);
             // An abort ends a waiting job tool at once (the job itself goes on).
             let answered = tokio::select! {
@@ -164,19 +198,46 @@ impl SessionHandle for LocalSession {
                 on_output,
                 policy,
             } = bang;
-            if let BangPolicy::Judged { call_id, approver } = &policy {
-                match session
-                    .gate()
-                    .check(call_id, command, command, approver.as_ref(), &cancel)
-                    .await
-                {
-                    Ok(_) => {}
-                    Err(Refusal::Denied { text, .. }) => return Err(HandleError::Failed(text)),
-                    Err(Refusal::Aborted { .. }) => {
-                        return Err(HandleError::Failed(COMMAND_ABORTED.to_owned()));
+            // A command the person typed is not judged, only audited; one that came where any
+            // process could send it is judged as a model's.
+            let (call_id, verdict) = match &policy {
+                BangPolicy::Audited => (next_bang_id(), Verdict::unjudged()),
+                BangPolicy::Judged { call_id, approver } => {
+                    let judged = session
+                        .gate()
+                        .check(call_id, command, command, approver.as_ref(), &cancel)
+                        .await;
+                    match judged {
+                        Ok(verdict) => (call_id.clone(), verdict),
+                        Err(Refusal::Denied { text, verdict }) => {
+                            let _ = session.audit_decision(
+                                AuditSource::Model,
+                                command,
+                                session.cwd(),
+                                &verdict,
+                            );
+                            return Err(HandleError::Failed(text));
+                        }
+                        Err(Refusal::Aborted { verdict }) => {
+                            let _ = session.audit_decision(
+                                AuditSource::Model,
+                                command,
+                                session.cwd(),
+                                &verdict,
+                            );
+                            return Err(HandleError::Failed(COMMAND_ABORTED.to_owned()));
+                        }
                     }
                 }
-            }
+            };
+            let source = match policy {
+                BangPolicy::Audited => AuditSource::User,
+                BangPolicy::Judged { .. } => AuditSource::Model,
+            };
+            session
+                .audit_decision(source, command, session.cwd(), &verdict)
+                .map_err(HandleError::Failed)?;
+            let started = std::time::Instant::now();
             let result = match on_output {
                 Some(on_output) => {
                     let run = session.execute_bash_with(command, options, on_output);
@@ -184,7 +245,17 @@ impl SessionHandle for LocalSession {
                 }
                 None => abortable(&session, &cancel, session.execute_bash(command, options)).await,
             }
-            .map_err(failed)?;
+            .map_err(failed);
+            match &result {
+                Ok(result) => session.audit_end(
+                    &call_id,
+                    result.exit_code,
+                    started,
+                    result.summary.artifact_id.as_deref(),
+                ),
+                Err(_) => session.audit_end(&call_id, None, started, None),
+            }
+            let result = result?;
             let text = session.bang_text(command, &result);
             Ok(BashData { result, text })
         })
@@ -257,12 +328,29 @@ impl SessionHandle for LocalSession {
             let Some(base) = &self.options else {
                 return Err(HandleError::Failed(SETTINGS_UNSUPPORTED.to_owned()));
             };
+            // A far side's client sends its policy's tiers beside the sections.
+            let mut settings = settings;
+            let forwarded = match &mut settings {
+                Value::Object(sections) => sections.remove(POLICY_TIERS_KEY),
+                _ => None,
+            };
+            let policy = match forwarded {
+                Some(tiers) => SessionPolicy::Forwarded(
+                    serde_json::from_value::<Vec<TierSource>>(tiers).map_err(|err| {
+                        failed(format_args!(
+                            "config error in {HELLO_SETTINGS_SOURCE}: {POLICY_TIERS_KEY}: {err}"
+                        ))
+                    })?,
+                ),
+                None => base.policy.clone(),
+            };
             let options = SessionOptions {
                 settings: base
                     .settings
                     .with_execution_settings(&settings)
                     .map_err(failed)?,
                 session_id: None,
+                policy,
                 ..base.clone()
             };
             // Making a session may take the rc snapshot: off the async threads. A sandbox the

@@ -7,9 +7,11 @@
 //! on `session` (never the other way round) through a narrow crate-internal API; `cwd`,
 //! `pty_selection` and `result` are the pure steps of a tool call (the argument, timeout and
 //! result types themselves are `agentsh-protocol`'s); `settings` is the
-//! configuration file (`types`, `load`, `key_path`).
+//! configuration file (`types`, `load`, `key_path`) and the approval policy's tiers (`policy`);
+//! `audit` is the audit log.
 #![deny(missing_docs)]
 
+mod audit;
 mod cwd;
 mod error;
 mod handle;
@@ -28,17 +30,19 @@ mod tool;
 pub use agentsh_artifact_store::{ArtifactError, ArtifactInfo, ArtifactStore, ArtifactText};
 pub use agentsh_bash_interceptor::{Interception, Rule};
 pub use agentsh_bash_normalize::Limits;
-pub use agentsh_bash_policy::{Decision, Policy, PolicyConfig, TierKind, TierSource};
+pub use agentsh_bash_policy::{
+    Decision as PolicyDecision, Policy, PolicyConfig, RuleConfig, TierKind, TierSource,
+};
 pub use agentsh_process::sandbox::{
     Kernel as SandboxKernel, SandboxError, SandboxMode, SandboxPolicy,
 };
 pub use agentsh_process::shell::ShellError;
 pub use agentsh_protocol::{
-    ArgsError, BangOptions, BashArgs, BashResult, Cell, CellAttrs, CellColor, InterceptionDetails,
-    JobDetails, JobInputArgs, JobKillArgs, JobListArgs, JobOutputArgs, JobState, JobSummary,
-    JobView, OutputSummary, SandboxStatus, Screen, SessionStatus, ShownRange, SshTarget, Theme,
-    Timeout, ToolContent, ToolDetails, ToolMeta, ToolOutcome, ToolResult, TruncatedBy, Truncation,
-    TruncationDirection, ViewSettings, job_tool_specs,
+    Answerer, ArgsError, BangOptions, BashArgs, BashResult, Cell, CellAttrs, CellColor,
+    InterceptionDetails, JobDetails, JobInputArgs, JobKillArgs, JobListArgs, JobOutputArgs,
+    JobState, JobSummary, JobView, OutputSummary, SandboxStatus, Screen, SessionStatus, ShownRange,
+    SshTarget, Theme, Timeout, ToolContent, ToolDetails, ToolMeta, ToolOutcome, ToolResult,
+    TruncatedBy, Truncation, TruncationDirection, ViewSettings, job_tool_specs,
 };
 pub use agentsh_pty_runtime::{
     Key, KeyAction, MIN_DRAW_INTERVAL as PTY_MIN_DRAW_INTERVAL, Modifiers, PtyController, Terminal,
@@ -46,9 +50,12 @@ pub use agentsh_pty_runtime::{
 };
 pub use agentsh_seam::{PtyAttachment, PtyHost, SessionHandle};
 pub use agentsh_shell_executor::{CancellationToken, ExecError, ExecutorConfig, ShellExecutor};
+pub use audit::{
+    AUDIT_ROTATE_BYTES, AUDIT_ROTATED_FILES, AuditDecision, AuditEnd, AuditLog, AuditSource,
+};
 pub use cwd::{CwdError, check_cwd, resolve_cwd};
 pub use error::SessionError;
-pub use handle::LocalSession;
+pub use handle::{LocalSession, POLICY_TIERS_KEY};
 pub use jobs::tools::{BASH_TOOL, TOOL_NAMES, unknown_tool};
 pub use pty_selection::{COMPAT_NO_PTY_ENV, HostUi, NO_PTY_ENV, use_pty};
 pub use result::{
@@ -59,11 +66,14 @@ pub use sandbox::{DENIAL_MARKERS, SANDBOX_KERNEL_LIMIT_ENV, sandbox_denial_line,
 pub use serde_json::{Value, json};
 pub use session::{AgentSession, SessionOptions, SessionPolicy};
 pub use settings::{
-    ArtifactSettings, BashSettings, CONFIG_ENV, ConfigError, ConfigPath, DEFAULT_AGENTSH_PATH,
-    DEFAULT_ARTIFACTS_MAX_AGE_DAYS, DEFAULT_ARTIFACTS_MAX_BYTES, DEFAULT_JOBS_MAX_LOG_BYTES,
-    DEFAULT_JOBS_MAX_RUNNING, DEFAULT_MAX_SHELLS, DEFAULT_MCP_YIELD_AFTER,
-    DEFAULT_OUTPUT_MAX_BYTES, DEFAULT_SHELL_IDLE_MINUTES, DEFAULT_SSH_COMMAND, EXECUTION_SECTIONS,
-    HELLO_SETTINGS_SOURCE, InterceptorSettings, JobSettings, McpSettings, OutputSettings,
-    RemoteSettings, SandboxSettings, Settings, UiSettings, VirtualTerminal, config_path,
+    ArtifactSettings, AuditSettings, BashSettings, CONFIG_ENV, ConfigError, ConfigPath,
+    DEFAULT_AGENTSH_PATH, DEFAULT_ARTIFACTS_MAX_AGE_DAYS, DEFAULT_ARTIFACTS_MAX_BYTES,
+    DEFAULT_JOBS_MAX_LOG_BYTES, DEFAULT_JOBS_MAX_RUNNING, DEFAULT_MAX_SHELLS,
+    DEFAULT_MCP_YIELD_AFTER, DEFAULT_OUTPUT_MAX_BYTES, DEFAULT_SHELL_IDLE_MINUTES,
+    DEFAULT_SSH_COMMAND, DEFAULTS_ORIGIN, EXECUTION_SECTIONS, HELLO_SETTINGS_SOURCE,
+    InterceptorSettings, JobSettings, MANAGED_POLICY_ENV, MANAGED_POLICY_PATH, McpSettings,
+    OutputSettings, PROJECT_POLICY_PATH, RemoteSettings, SandboxSettings, Settings, UiSettings,
+    VirtualTerminal, config_path, default_audit_path, managed_policy_tiers, policy_from_tiers,
+    project_policy_tier,
 };
 pub use tool::{BashTool, ToolContext};

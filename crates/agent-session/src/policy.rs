@@ -35,6 +35,17 @@ pub(crate) struct Verdict {
     pub answer: Option<ApprovalResolution>,
 }
 
+impl Verdict {
+    /// The verdict on a command the policy does not judge (a person's own): allowed.
+    pub(crate) fn unjudged() -> Self {
+        Self {
+            decision: Decision::Allow,
+            rule: None,
+            answer: None,
+        }
+    }
+}
+
 /// Why a command did not run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Refusal {

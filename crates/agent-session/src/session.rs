@@ -25,13 +25,16 @@ use agentsh_shell_executor::{
 };
 
 use crate::Timeout;
+use crate::audit::{AuditDecision, AuditEnd, AuditLog, AuditSource};
 use crate::cwd::check_cwd;
 use crate::error::SessionError;
 use crate::jobs::Jobs;
-use crate::policy::Gate;
+use crate::policy::{Gate, Verdict};
 use crate::result::bang_context_text;
 use crate::sandbox::SessionSandbox;
 use crate::settings::Settings;
+use crate::settings::{managed_policy_tiers, policy_from_tiers, project_policy_tier};
+use agentsh_protocol::ApprovalResolution;
 
 /// How an [`AgentSession`] is set up. Start from [`SessionOptions::new`], which takes the one
 /// thing a session cannot do without: its working directory.
@@ -60,6 +63,9 @@ pub struct SessionOptions {
     pub sandbox_kernel_limit: Option<SandboxKernel>,
     /// Where the approval policy comes from.
     pub policy: SessionPolicy,
+    /// The mode the audit log names for the session's commands (`exec`, `rpc`, `mcp`,
+    /// `interactive`); `None`: `library`.
+    pub mode: Option<String>,
 }
 
 /// Where a session's approval policy comes from.
@@ -120,6 +126,10 @@ struct Inner {
     artifact_ids: Mutex<Vec<String>>,
     /// The approval policy and what it remembers.
     gate: Gate,
+    /// The audit log, when `[audit]` enables it.
+    audit: Option<AuditLog>,
+    /// What the audit log names the session's mode.
+    mode: String,
 }
 
 #[derive(Default)]
@@ -134,11 +144,20 @@ fn session_policy(
     settings: &Settings,
     cwd: &Path,
 ) -> Result<Policy, SessionError> {
-    let _ = (settings, cwd);
     match policy {
         SessionPolicy::Given(policy) => Ok(policy),
-        SessionPolicy::FromSettings => Ok(Policy::empty()),
-        SessionPolicy::Forwarded(tiers) => Policy::new(tiers).map_err(SessionError::Policy),
+        SessionPolicy::FromSettings => settings
+            .load_policy(cwd, env_var)
+            .map_err(SessionError::Policy),
+        SessionPolicy::Forwarded(mut tiers) => {
+            let managed = managed_policy_tiers(env_var).map_err(SessionError::Policy)?;
+            // The managed tiers of this host come first; the client's follow, then the
+            // project file of this host's cwd.
+            let mut all = managed;
+            all.append(&mut tiers);
+            all.extend(project_policy_tier(cwd).map_err(SessionError::Policy)?);
+            policy_from_tiers(all).map_err(SessionError::Policy)
+        }
     }
 }
 
@@ -189,9 +208,11 @@ impl AgentSession {
             executor,
             sandbox_kernel_limit,
             policy,
+            mode,
         } = options;
         check_session_cwd(&cwd)?;
         let policy = session_policy(policy, &settings, &cwd)?;
+        let audit = AuditLog::open(&settings.audit, env_var);
         // Decided on first use: ends what an earlier agentsh that died together with its
         // supervisors left in their cgroups, before anything new starts.
         let containment = agentsh_process::containment();
@@ -276,6 +297,8 @@ impl AgentSession {
                 jobs: Jobs::default(),
                 artifact_ids: Mutex::new(Vec::new()),
                 gate: Gate::new(policy),
+                audit,
+                mode: mode.unwrap_or_else(|| "library".to_owned()),
             }),
         };
         for warning in warnings {
@@ -585,6 +608,77 @@ impl AgentSession {
     /// The interception rules, when interception is enabled.
     pub(crate) fn gate(&self) -> &Gate {
         &self.inner.gate
+    }
+
+    /// The approval policy the session judges commands by.
+    pub fn policy(&self) -> &Policy {
+        self.inner.gate.policy()
+    }
+
+    /// Writes a command's decision line to the audit log (when there is one). `Err` only when
+    /// the line could not be written and `[audit] required` is set: the command must not run.
+    pub(crate) fn audit_decision(
+        &self,
+        source: AuditSource,
+        command: &str,
+        cwd: &Path,
+        verdict: &Verdict,
+    ) -> Result<(), String> {
+        let Some(audit) = &self.inner.audit else {
+            return Ok(());
+        };
+        let rule = verdict.rule.as_deref();
+        let (answer, answered_by) = match verdict.answer {
+            Some(ApprovalResolution::Answered(answer)) => {
+                (Some(answer.decision.as_str()), Some(answer.answered_by))
+            }
+            Some(ApprovalResolution::TimedOut) => (Some("timeout"), None),
+            Some(ApprovalResolution::Unanswered) => (Some("deny"), None),
+            Some(ApprovalResolution::Aborted) | None => (None, None),
+        };
+        let written = audit.decision(&AuditDecision {
+            session: self.id(),
+            mode: &self.inner.mode,
+            source,
+            command,
+            cwd,
+            decision: verdict.decision,
+            rule,
+            answer,
+            answered_by,
+        });
+        if let Some(warning) = audit.take_warning() {
+            self.warn(warning);
+        }
+        match written {
+            Err(reason) if audit.required() => Err(format!(
+                "Command not run: the audit log is required and cannot be written: {reason}"
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// Writes a command's end line to the audit log (when there is one).
+    pub(crate) fn audit_end(
+        &self,
+        call_id: &str,
+        exit_code: Option<i32>,
+        started: std::time::Instant,
+        artifact_id: Option<&str>,
+    ) {
+        let Some(audit) = &self.inner.audit else {
+            return;
+        };
+        audit.end(&AuditEnd {
+            session: self.id(),
+            call_id,
+            exit_code,
+            duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            artifact_id,
+        });
+        if let Some(warning) = audit.take_warning() {
+            self.warn(warning);
+        }
     }
 
     pub(crate) fn interceptor(&self) -> Option<&Interceptor> {

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agentsh_bash_normalize::{Limits, merge_limits, normalize};
+use agentsh_bash_normalize::{Limits, Normalized, merge_limits, normalize};
 use agentsh_output_sink::{OutputSink, TailBuffer};
 use agentsh_protocol::BashResult;
 use agentsh_pty_runtime::{PtyCommand, PtyRun, TerminalSize};
@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use crate::BashArgs;
 use crate::Timeout;
+use crate::audit::AuditSource;
 use crate::cwd::check_cwd;
 use crate::error::SessionError;
 use crate::jobs::tools::JobCall;
@@ -131,7 +132,7 @@ impl BashTool {
 
         // Judged before anything runs, on the command that would run; the texts show it as
         // the model wrote it. The call's timeout starts only after an approval.
-        match session
+        let judged = session
             .gate()
             .check(
                 call_id,
@@ -140,13 +141,24 @@ impl BashTool {
                 ctx.approver.as_ref(),
                 &ctx.cancel,
             )
-            .await
-        {
-            Ok(_) => {}
-            Err(Refusal::Denied { text, .. }) => {
+            .await;
+        let audit_cwd = check_cwd(args.cwd.as_deref(), session.cwd(), session.home())
+            .unwrap_or_else(|_| session.cwd().to_path_buf());
+        let audit = |verdict| {
+            session.audit_decision(AuditSource::Model, &args.command, &audit_cwd, verdict)
+        };
+        match judged {
+            Ok(verdict) => {
+                if let Err(text) = audit(&verdict) {
+                    return ToolOutcome::Finished(not_run_result(text, session.cwd(), timeout));
+                }
+            }
+            Err(Refusal::Denied { text, verdict }) => {
+                let _ = audit(&verdict);
                 return ToolOutcome::Finished(not_run_result(text, session.cwd(), timeout));
             }
-            Err(Refusal::Aborted { .. }) => {
+            Err(Refusal::Aborted { verdict }) => {
+                let _ = audit(&verdict);
                 return ToolOutcome::Aborted(not_run_result(
                     agentsh_protocol::COMMAND_ABORTED.to_owned(),
                     session.cwd(),
@@ -154,7 +166,45 @@ impl BashTool {
                 ));
             }
         }
+        let started = Instant::now();
+        let outcome = self
+            .run_judged(
+                call_id,
+                &args,
+                &normalized,
+                limits,
+                timeout,
+                ctx,
+                &mut on_update,
+            )
+            .await;
+        let result = outcome.result();
+        let artifact_id = result
+            .details
+            .meta
+            .as_ref()
+            .and_then(|meta| meta.truncation.as_ref())
+            .and_then(|truncation| truncation.artifact_id.as_deref());
+        session.audit_end(call_id, result.details.exit_code, started, artifact_id);
+        outcome
+    }
 
+    /// The rest of [`execute`](Self::execute) once the policy let the command run:
+    /// interception, the cwd, and the run itself.
+    #[allow(clippy::too_many_arguments)]
+    async fn run_judged(
+        &self,
+        call_id: &str,
+        args: &BashArgs,
+        normalized: &Normalized,
+        limits: Limits,
+        timeout: Timeout,
+        ctx: ToolContext,
+        mut on_update: impl FnMut(ToolUpdate) + Send,
+    ) -> ToolOutcome {
+        let session = &self.session;
+        let settings = session.settings();
+        let default_timeout = settings.bash.default_timeout;
         if let Some(interceptor) = session.interceptor()
             && let Some(blocked) = interceptor.check(&normalized.unwrapped(), &ctx.tool_names)
         {

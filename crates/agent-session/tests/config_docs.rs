@@ -119,3 +119,20 @@ fn every_key_says_type_default_and_effect_with_an_example_the_loader_takes() {
         }
     }
 }
+
+#[test]
+fn the_complete_policy_example_loads() {
+    let doc = doc();
+    let start = doc
+        .find("A complete policy")
+        .expect("the complete policy example");
+    let example = toml_blocks(&doc[start..])
+        .into_iter()
+        .next()
+        .expect("its ```toml block");
+    let file = Path::new("/etc/agentsh/config.toml");
+    let settings = Settings::from_toml(&example, file, Some(Path::new("/home/ann")))
+        .unwrap_or_else(|err| panic!("the complete policy is refused: {err}\n{example}"));
+    assert_eq!(settings.policy.rules.len(), 4);
+    assert!(settings.policy.default.is_some() && settings.policy.unknown.is_some());
+}

@@ -76,6 +76,43 @@ pub enum Mode {
     /// One session per connection; ends with exit status 0 when stdin is closed, after ending
     /// every job and every shell's process tree.
     Mcp(McpArgs),
+    /// The approval policy: `agentsh policy check -- <command…>` prints how each segment of
+    /// the command is judged (decision, tier, rule, reason) and the line's decision, running
+    /// nothing.
+    ///
+    /// Exit status: 0 when the policy loads (whatever the decision); 2 when it cannot be used
+    /// (the file, key and reason are printed).
+    Policy(PolicyArgs),
+}
+
+/// `agentsh policy`.
+#[derive(Debug, Args)]
+pub struct PolicyArgs {
+    /// What to do with the policy.
+    #[command(subcommand)]
+    pub command: PolicyCommand,
+}
+
+/// `agentsh policy <command>`.
+#[derive(Debug, Subcommand)]
+pub enum PolicyCommand {
+    /// How the policy judges a command line.
+    Check(PolicyCheckArgs),
+}
+
+/// `agentsh policy check`.
+#[derive(Debug, Args)]
+pub struct PolicyCheckArgs {
+    /// Configuration file (default: `$AGENTSH_CONFIG`, else `$XDG_CONFIG_HOME/agentsh/config.toml`).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// The session's working directory, whose `.agentsh/policy.toml` applies (default: the
+    /// current directory).
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// The command line; its words are joined with single spaces.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
 }
 
 /// `agentsh mcp`.

@@ -58,6 +58,7 @@ pub fn run(args: ExecArgs) -> ExitCode {
         let session = AgentSession::new(SessionOptions {
             settings,
             cwd,
+            mode: Some("exec".to_owned()),
             ..SessionOptions::default()
         })
         .map_err(Failure::Session)?;

@@ -54,7 +54,7 @@ pub fn run(args: InteractiveArgs) -> ExitCode {
             })
         })
     } else {
-        let make = LocalSession::factory(settings.clone(), cwd.clone());
+        let make = LocalSession::factory_for(settings.clone(), cwd.clone(), "interactive");
         Box::new(move || {
             // Made on the mode's runtime, before the terminal is taken.
             let made = make().map_err(Into::into);

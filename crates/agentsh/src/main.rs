@@ -25,6 +25,7 @@ mod config;
 mod exec;
 mod interactive;
 mod mcp;
+mod policy;
 mod remote;
 mod rpc;
 
@@ -50,6 +51,7 @@ fn main() -> ExitCode {
         Some(Mode::Exec(args)) => exec::run(args),
         Some(Mode::Rpc(args)) => rpc::run(&args),
         Some(Mode::Mcp(args)) => mcp::run(&args),
+        Some(Mode::Policy(args)) => policy::run(args),
         None => interactive::run(cli.interactive),
     }
 }
@@ -91,6 +93,7 @@ fn usage_error(message: &dyn std::fmt::Display) -> ExitCode {
 /// a new session as this one was made. On failure, the exit status to end with, what went
 /// wrong reported (2 for a configuration, a `--cwd` or a far side that cannot be used).
 fn serve_session(
+    mode: &str,
     config: Option<&Path>,
     cwd: Option<&Path>,
     remote: Option<remote::Choice>,
@@ -116,6 +119,7 @@ fn serve_session(
         let options = SessionOptions {
             settings,
             cwd,
+            mode: Some(mode.to_owned()),
             ..SessionOptions::default()
         };
         // An unusable `bash.shell`: nothing runs on a broken configuration.

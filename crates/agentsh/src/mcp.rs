@@ -28,6 +28,7 @@ pub fn run(args: &McpArgs) -> ExitCode {
         Err(message) => return usage_error(&message),
     };
     let (runtime, signals, session) = match crate::serve_session(
+        "mcp",
         args.config.as_deref(),
         args.cwd.as_deref(),
         remote,

@@ -5,6 +5,7 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use agentsh_agent_session::POLICY_TIERS_KEY;
 use agentsh_agent_session::{Settings, SshTarget};
 
 use crate::print_error;
@@ -77,8 +78,26 @@ pub fn choose(
             cwd: cwd.map(|dir| dir.to_string_lossy().into_owned()),
             lease: lease()?,
         },
-        settings: settings.execution_settings(),
+        settings: hello_settings(settings)?,
     }))
+}
+
+/// What the hello of a far side carries: the execution sections as written, and the approval
+/// policy's tiers of this host (its managed files, the user's `[policy]`, the project file of
+/// the directory agentsh was started in), to which the far side adds its own managed files and
+/// its cwd's project file.
+fn hello_settings(settings: &Settings) -> Result<serde_json::Value, String> {
+    let here = std::env::current_dir().map_err(|err| format!("current directory: {err}"))?;
+    let policy = settings
+        .load_policy(&here, |name| std::env::var_os(name))
+        .map_err(|err| err.to_string())?;
+    let mut hello = settings.execution_settings();
+    // Always sent, also empty: the far side's own user configuration is not the client's.
+    if let serde_json::Value::Object(sections) = &mut hello {
+        let tiers = serde_json::to_value(policy.tiers()).map_err(|err| err.to_string())?;
+        sections.insert(POLICY_TIERS_KEY.to_owned(), tiers);
+    }
+    Ok(hello)
 }
 
 /// The lease: 30 s, or `AGENTSH_REMOTE_LEASE`.

@@ -20,11 +20,16 @@ pub fn run(args: &RpcArgs) -> ExitCode {
         Ok(remote) => remote,
         Err(code) => return code,
     };
-    let (runtime, signals, session) =
-        match crate::serve_session(args.config.as_deref(), args.cwd.as_deref(), remote, |_| {}) {
-            Ok(started) => started,
-            Err(code) => return code,
-        };
+    let (runtime, signals, session) = match crate::serve_session(
+        "rpc",
+        args.config.as_deref(),
+        args.cwd.as_deref(),
+        remote,
+        |_| {},
+    ) {
+        Ok(started) => started,
+        Err(code) => return code,
+    };
     let options = StdioOptions { lease: args.lease };
     match agentsh_rpc::serve_stdio(runtime, session, options, signals) {
         Ok(signalled) => signalled.map_or(ExitCode::SUCCESS, ExitCode::from),

@@ -13,14 +13,19 @@
 //!
 //! The parts: `token.rs` (what a token is), `scan.rs` (the cursor that reads the next token, and
 //! the work budget), `words.rs` (the byte scanners for words, quotes, expansions and balanced
-//! groups) and `grammar.rs` (the compound-command state machine).
+//! groups), `grammar.rs` (the compound-command state machine, which also gives each word its
+//! role) and `parts.rs` (one word taken apart, for [`crate::syntax`]).
 
 mod grammar;
+mod parts;
 mod scan;
 mod token;
 mod words;
 
-pub(crate) use token::{Kind, Op, Program, Token};
+pub(crate) use parts::parse as parse_word;
+pub use parts::{Context, PartKind, Substitution, SubstitutionKind, Word, WordPart};
+pub(crate) use token::Program;
+pub use token::{Kind, Op, Token, WordRole};
 
 use grammar::Machine;
 use scan::Lexer;

@@ -5,6 +5,7 @@ mod elements;
 mod lexer;
 mod lines;
 mod normalize;
+pub mod syntax;
 
 pub use elements::list_elements;
 pub use lines::{apply_head_tail, count_lines};

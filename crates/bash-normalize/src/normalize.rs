@@ -147,7 +147,7 @@ fn extract(src: &str) -> Option<(String, Limits, Range<usize>)> {
     let stage: Vec<&str> = tokens[pipe + 1..]
         .iter()
         .skip_while(|t| matches!(t.kind, Kind::Op(Op::Newline) | Kind::Comment))
-        .map(|t| (t.kind == Kind::Word && t.depth == 0).then(|| text(t)))
+        .map(|t| (matches!(t.kind, Kind::Word(_)) && t.depth == 0).then(|| text(t)))
         .collect::<Option<_>>()?;
     let limits = parse_limit(&stage)?;
 
@@ -176,7 +176,7 @@ fn extract(src: &str) -> Option<(String, Limits, Range<usize>)> {
         && text(last) == "2>&1"
         && matches!(
             before.kind,
-            Kind::Word | Kind::Redirect { .. } | Kind::Arith | Kind::Op(Op::RParen)
+            Kind::Word(_) | Kind::Redirect { .. } | Kind::Arith | Kind::Op(Op::RParen)
         )
         && !last_stage[..last_stage.len() - 1].iter().any(|t| {
             t.depth == 0

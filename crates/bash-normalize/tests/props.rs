@@ -1,6 +1,7 @@
 //! Property tests: round trips on generated pipelines, commands without a limit untouched,
 //! no panic on arbitrary input, and idempotence.
 
+use agentsh_bash_normalize::syntax;
 use agentsh_bash_normalize::{Limits, list_elements, normalize};
 use proptest::prelude::*;
 use proptest::sample::select;
@@ -330,6 +331,7 @@ proptest! {
     #[test]
     fn never_panics_on_arbitrary_text(input in any::<String>()) {
         check_invariants(&input)?;
+        check_syntax(&input)?;
     }
 
     #[test]
@@ -351,6 +353,7 @@ proptest! {
             input.push_str(&limit);
         }
         check_invariants(&input)?;
+        check_syntax(&input)?;
     }
 }
 
@@ -393,6 +396,46 @@ fn check_invariants(input: &str) -> Result<(), TestCaseError> {
         let again = normalize(&got.command);
         prop_assert_eq!(again.command, got.command.clone());
         prop_assert!(again.limits.is_none());
+    }
+    Ok(())
+}
+
+/// What holds for the syntax module on every input: no panic; tokens in order on character
+/// boundaries; each word's parts in order, inside it, on character boundaries; each
+/// substitution's program readable.
+fn check_syntax(input: &str) -> Result<(), TestCaseError> {
+    let Ok(tokens) = syntax::tokenize(input) else {
+        return Ok(());
+    };
+    let mut end = 0;
+    for token in &tokens {
+        prop_assert!(
+            end <= token.start && token.start <= token.end,
+            "{:?}",
+            tokens
+        );
+        prop_assert!(input.is_char_boundary(token.start) && input.is_char_boundary(token.end));
+        end = token.end;
+        let text = &input[token.start..token.end];
+        let context = match token.kind {
+            syntax::Kind::Word(_) => syntax::Context::Word,
+            syntax::Kind::HeredocBody => syntax::Context::HeredocBody,
+            syntax::Kind::Arith => syntax::Context::Arithmetic,
+            _ => continue,
+        };
+        let Ok(word) = syntax::parse_word(text, context) else {
+            continue;
+        };
+        let mut at = 0;
+        for part in &word.parts {
+            prop_assert!(at <= part.start && part.start < part.end && part.end <= text.len());
+            prop_assert!(text.is_char_boundary(part.start) && text.is_char_boundary(part.end));
+            at = part.end;
+        }
+        for substitution in &word.substitutions {
+            prop_assert!(substitution.start <= substitution.end && substitution.end <= text.len());
+            let _ = substitution.program(text);
+        }
     }
     Ok(())
 }

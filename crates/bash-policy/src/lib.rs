@@ -7,6 +7,12 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+mod command;
+mod glob;
+mod judge;
+mod rules;
+mod segment;
+
 /// The default `ask_timeout`: 300 s.
 pub const DEFAULT_ASK_TIMEOUT: Duration = Duration::from_secs(300);
 
@@ -14,6 +20,10 @@ pub const DEFAULT_ASK_TIMEOUT: Duration = Duration::from_secs(300);
 pub const DEFAULT_REASON: &str = "no rule allows it";
 /// The reason given for a segment decided by a tier's `unknown`.
 pub const UNKNOWN_REASON: &str = "its command name is only known when it runs";
+/// The reason given for a segment every tier abstained on (it is allowed).
+pub const ABSTAIN_REASON: &str = "no policy decides it";
+/// The reason given for an asked segment allowed for the session.
+pub const SESSION_REASON: &str = "allowed for this session";
 
 /// What a rule, a tier or the policy decides: ordered from the most lenient to the strictest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -238,6 +248,7 @@ impl SessionMemory {
 #[derive(Debug, Clone, Default)]
 pub struct Policy {
     tiers: Vec<TierSource>,
+    compiled: Vec<rules::Tier>,
     ask_timeout: Option<Duration>,
 }
 
@@ -248,12 +259,17 @@ impl Policy {
     ///
     /// The first problem found, naming its tier's file, the key and the reason.
     pub fn new(tiers: Vec<TierSource>) -> Result<Self, PolicyError> {
+        let compiled = tiers.iter().map(rules::compile).collect::<Result<_, _>>()?;
         let ask_timeout = tiers
             .iter()
             .filter_map(|t| t.policy.ask_timeout)
             .min()
             .map(Duration::from_secs);
-        Ok(Self { tiers, ask_timeout })
+        Ok(Self {
+            tiers,
+            compiled,
+            ask_timeout,
+        })
     }
 
     /// A policy with no tiers: everything is allowed.
@@ -278,13 +294,6 @@ impl Policy {
 
     /// Judges `line`, with what the session remembers.
     pub fn judge(&self, line: &str, memory: &SessionMemory) -> Judgement {
-        let _ = memory;
-        let segments: Vec<Segment> = Vec::new();
-        let _ = line;
-        Judgement {
-            decision: Decision::Allow,
-            segments,
-            definitions: Vec::new(),
-        }
+        judge::judge(&self.compiled, line, memory)
     }
 }

@@ -122,6 +122,20 @@ pub fn input_wait(pid: u32, terminal: Option<u64>) -> InputWait {
     if listed { answer } else { Unknown }
 }
 
+/// The name of the program in the foreground of `pid`'s controlling terminal: the command
+/// name (`comm`) of the terminal's foreground process group leader (`bash` at a shell's prompt,
+/// `python3` while the shell runs it). `None` when `pid` has no controlling terminal, or
+/// `/proc` cannot tell.
+pub fn foreground_program(pid: u32) -> Option<String> {
+    let mut buf = [0u8; STAT_BUFFER];
+    let group = procfs::read_stat(u64::from(pid), &mut buf)?.tpgid()?;
+    let mut path = [0u8; 48];
+    let path = procfs::proc_path(group, b"/comm", &mut path)?;
+    let comm = procfs::read_file(path, &mut buf)?;
+    let name = String::from_utf8_lossy(comm).trim_end().to_owned();
+    (!name.is_empty()).then_some(name)
+}
+
 /// A device number as major and minor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Device {

@@ -274,6 +274,19 @@ impl PtyController {
         self.shell.get().map(|shell| shell.pid)
     }
 
+    /// The command name of the program in the terminal's foreground (`bash` at the shell's
+    /// prompt, `python3` while it runs); `None` once the command has exited, before its shell
+    /// has started, or where `/proc` cannot tell.
+    pub fn foreground_program(&self) -> Option<String> {
+        if self.has_exited() {
+            return None;
+        }
+        let shell = self.shell.get()?;
+        let name = agentsh_process::foreground_program(shell.pid);
+        // The shell may have exited (and its pid gone to another process) meanwhile.
+        name.filter(|_| !self.has_exited())
+    }
+
     /// Whether a process of the terminal's foreground process group waits for input from
     /// it, as the kernel shows it in `/proc` (a job's `waiting_for_input`; see
     /// [`agentsh_process::input_wait`] for what counts). [`InputWait::NotWaiting`] once the

@@ -1,9 +1,7 @@
 //! [`SessionHandle`]: everything a surface does with a session, whether it runs here or on a
 //! far side.
 
-use std::future::Future;
 use std::path::Path;
-use std::pin::Pin;
 use std::sync::Arc;
 
 use agentsh_protocol::wire::{ArtifactData, BashData, ListedArtifact};
@@ -15,11 +13,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
-use crate::{Approver, PtyHost};
-
-/// A boxed future that can be sent between threads: what the handle's methods return, so
-/// that a surface holds any handle as `Arc<dyn SessionHandle>`.
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+use crate::{Approver, BoxFuture, PtyHost};
 
 /// A shared handle to a session, as surfaces hold it.
 pub type Handle = Arc<dyn SessionHandle>;

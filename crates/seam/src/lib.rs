@@ -19,13 +19,15 @@ pub use framing::{
     AsyncLineReader, InputLine, LineReader, LineSplitter, MAX_REQUEST_LINE_BYTES,
     OVERSIZED_HEAD_BYTES,
 };
-pub use handle::{
-    BangCall, BangPolicy, BoxFuture, Handle, HandleError, Reach, SessionHandle, ToolCall,
-};
+pub use handle::{BangCall, BangPolicy, Handle, HandleError, Reach, SessionHandle, ToolCall};
 pub use host::{CallEnd, CallHooks, CallHost, CallObserver, HostedCall, HostedCallKind};
 pub use serde_json::{Value, json};
 pub use signals::{EXIT_HUNG_UP, EXIT_INTERRUPTED, EXIT_TERMINATED, Signals, Stop};
 pub use tokio_util::sync::CancellationToken;
+
+/// A boxed future that can be sent between threads: what the handle's methods return, so
+/// that a surface holds any handle as `Arc<dyn SessionHandle>`.
+pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// An interactive UI that can show a PTY command: it receives the running command's
 /// controller and drives it (draws its terminal on its updates, sends keys, resizes) until the

@@ -23,6 +23,7 @@ use super::args::OutputArgs;
 use super::{Job, JobMeta, LogSource, NewJob, lock};
 use crate::Timeout;
 use crate::ToolOutcome;
+use crate::policy::Refusal;
 use crate::result::{FinishedRun, ToolUpdate, build_tool_result};
 use crate::session::AgentSession;
 use crate::{ToolDetails, ToolResult};
@@ -409,6 +410,20 @@ async fn wait_for(job: &Job, limit: Duration, done: impl Fn(&Job) -> bool) {
     }
 }
 
+/// The shells whose prompt takes command lines: text typed at them is judged.
+const SHELLS: [&str; 4] = ["bash", "sh", "zsh", "dash"];
+
+/// Who a job tool call is, for the approval policy.
+#[derive(Default)]
+pub(crate) struct JobToolCall {
+    /// The call's id.
+    pub id: String,
+    /// Who answers its approval requests.
+    pub approver: Option<Arc<dyn agentsh_seam::Approver>>,
+    /// Cancelled when the call is aborted.
+    pub cancel: CancellationToken,
+}
+
 impl AgentSession {
     /// This session's jobs, oldest first (the last 100 that ended, and every running one).
     pub fn jobs_summary(&self) -> Vec<JobSummary> {
@@ -417,7 +432,21 @@ impl AgentSession {
 
     /// Runs one of the job tools by name (`job_output`, `job_input`, `job_kill`, `job_list`);
     /// `None` for any other name.
+    /// Text for a PTY job whose foreground program is a shell is judged by the approval policy
+    /// as a command line; nobody can be asked here, so text that needs a yes is refused.
     pub async fn execute_job_tool(&self, name: &str, args: &Value) -> Option<ToolOutcome> {
+        self.execute_job_tool_for(name, args, &JobToolCall::default())
+            .await
+    }
+
+    /// [`execute_job_tool`](Self::execute_job_tool) for call `call.id`, whose approval
+    /// requests `call.approver` answers.
+    pub(crate) async fn execute_job_tool_for(
+        &self,
+        name: &str,
+        args: &Value,
+        call: &JobToolCall,
+    ) -> Option<ToolOutcome> {
         let cwd = self.cwd().to_path_buf();
         let timeout = self.settings().bash.default_timeout;
         let error = |text: String| tool_error(text, &cwd, timeout);
@@ -427,7 +456,7 @@ impl AgentSession {
                 Err(err) => error(err.to_string()),
             },
             "job_input" => match JobInputArgs::from_value(args) {
-                Ok(args) => self.job_input(&args).await.unwrap_or_else(error),
+                Ok(args) => self.job_input(&args, call).await.unwrap_or_else(error),
                 Err(err) => error(err.to_string()),
             },
             "job_kill" => match JobKillArgs::from_value(args) {
@@ -480,13 +509,36 @@ impl AgentSession {
         Ok(self.job_answer(&job, limits, true))
     }
 
-    async fn job_input(&self, args: &JobInputArgs) -> Result<ToolOutcome, String> {
+    async fn job_input(
+        &self,
+        args: &JobInputArgs,
+        call: &JobToolCall,
+    ) -> Result<ToolOutcome, String> {
         let job = self.find_job(&args.job_id)?;
         let Some(terminal) = job.terminal() else {
             return Err(job_has_no_terminal_text(&job.id));
         };
         if !job.is_live() || job.state().0.is_over() {
             return Err(job_has_ended_text(&job.id));
+        }
+        // Text typed at a shell's prompt is a command line: judged as one.
+        if let Some(text) = args.text.as_deref()
+            && terminal
+                .foreground_program()
+                .is_some_and(|program| SHELLS.contains(&program.as_str()))
+        {
+            let shown = text.trim_end_matches(['\r', '\n']);
+            match self
+                .gate()
+                .check(&call.id, text, shown, call.approver.as_ref(), &call.cancel)
+                .await
+            {
+                Ok(_) => {}
+                Err(Refusal::Denied { text, .. }) => return Err(text),
+                Err(Refusal::Aborted { .. }) => {
+                    return Err(agentsh_protocol::COMMAND_ABORTED.to_owned());
+                }
+            }
         }
         let keys = key_sequence(&args.keys, terminal.terminal().key_modes())
             .map_err(|err| err.to_string())?;

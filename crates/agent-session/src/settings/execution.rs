@@ -7,9 +7,10 @@ use std::path::PathBuf;
 use agentsh_protocol::json_kind;
 use serde_json::Value;
 
+use super::error::ConfigError;
 use super::key_path::Invalid;
 use super::key_path::display_key;
-use super::load::{ConfigError, RawSettings};
+use super::load::RawSettings;
 use super::types::{EXECUTION_SECTIONS, Settings};
 
 /// What stands for the file in the errors of settings that came in a hello.

@@ -268,6 +268,11 @@ mod tests {
             "remote.command",
             "sandbox.writable",
             "ui.theme",
+            "policy.default",
+            "policy.rules",
+            "policy.rules[].match",
+            "policy.rules[].not_match",
+            "audit.path",
         ] {
             assert!(keys.iter().any(|k| k == key), "{key} missing from {keys:?}");
         }

@@ -7,20 +7,21 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use agentsh_bash_interceptor::Rule;
+use agentsh_bash_policy::PolicyConfig;
 use agentsh_process::sandbox::SandboxMode;
 use agentsh_protocol::Theme;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, Visitor};
-use thiserror::Error;
-use toml::de::DeTable;
 
-use super::key_path::{Invalid, Location, display_key, invalid, line_column, locate};
+use super::error::{ConfigError, data_error, parse_document};
+use super::key_path::{Invalid, display_key, invalid};
+use super::policy::{policy_from_tiers, user_tier};
 use super::remote::RawRemote;
 use super::types::{
-    ArtifactSettings, BashSettings, DEFAULT_ARTIFACTS_MAX_AGE_DAYS, DEFAULT_ARTIFACTS_MAX_BYTES,
-    DEFAULT_JOBS_MAX_LOG_BYTES, DEFAULT_JOBS_MAX_RUNNING, DEFAULT_MCP_YIELD_AFTER,
-    DEFAULT_OUTPUT_MAX_BYTES, InterceptorSettings, JobSettings, McpSettings, OutputSettings,
-    SandboxSettings, Settings, UiSettings, VirtualTerminal, Written,
+    ArtifactSettings, AuditSettings, BashSettings, DEFAULT_ARTIFACTS_MAX_AGE_DAYS,
+    DEFAULT_ARTIFACTS_MAX_BYTES, DEFAULT_JOBS_MAX_LOG_BYTES, DEFAULT_JOBS_MAX_RUNNING,
+    DEFAULT_MCP_YIELD_AFTER, DEFAULT_OUTPUT_MAX_BYTES, InterceptorSettings, JobSettings,
+    McpSettings, OutputSettings, SandboxSettings, Settings, UiSettings, VirtualTerminal, Written,
 };
 use crate::Timeout;
 
@@ -81,49 +82,6 @@ pub fn config_path(
     ))
 }
 
-/// A configuration that cannot be used. Every message starts `config error in <file>: `.
-#[derive(Debug, Error)]
-pub enum ConfigError {
-    /// A file named by `--config` or `AGENTSH_CONFIG` does not exist.
-    #[error("config error in {}: file not found", path.display())]
-    NotFound {
-        /// The file.
-        path: PathBuf,
-    },
-    /// The file exists but cannot be read (permissions, a directory, not UTF-8, …). The text
-    /// includes the reason, so the error has no separate `source()`.
-    #[error("config error in {}: cannot read the file: {error}", path.display())]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        error: io::Error,
-    },
-    /// The file is not valid TOML.
-    #[error("config error in {}: line {line}, column {column}: {message}", path.display())]
-    Syntax {
-        /// The file.
-        path: PathBuf,
-        /// 1-based line of the error.
-        line: usize,
-        /// 1-based column (in characters) of the error.
-        column: usize,
-        /// What the TOML parser said.
-        message: String,
-    },
-    /// A key is unknown, has the wrong type or a bad value.
-    #[error("config error in {}: {key}: {reason}", path.display())]
-    Invalid {
-        /// The file.
-        path: PathBuf,
-        /// The key as a dotted path: `bash.max_shells`, `bash.env.PATH`,
-        /// `bash_interceptor.rules[0].tool`.
-        key: String,
-        /// What is wrong with it.
-        reason: String,
-    },
-}
-
 impl Settings {
     /// Reads the configuration at `source` ([`config_path`]); `None` or a missing default file
     /// means defaults. `home` expands `~/` in `artifacts.dir` and `sandbox.writable`, and is
@@ -158,17 +116,7 @@ impl Settings {
     /// The execution sections are also kept as written
     /// ([`execution_settings`](Self::execution_settings)).
     pub fn from_toml(text: &str, file: &Path, home: Option<&Path>) -> Result<Self, ConfigError> {
-        let doc = DeTable::parse(text).map_err(|err| {
-            let (line, column) = err
-                .span()
-                .map_or((1, 1), |span| line_column(text, span.start));
-            ConfigError::Syntax {
-                path: file.to_path_buf(),
-                line,
-                column,
-                message: err.message().trim().to_owned(),
-            }
-        })?;
+        let doc = parse_document(text, file)?;
         let raw = RawSettings::deserialize(toml::de::Deserializer::from(doc.clone()))
             .map_err(|err| data_error(&err, doc.get_ref(), text, file))?;
         let relative_to = file.parent().unwrap_or(Path::new(""));
@@ -179,6 +127,12 @@ impl Settings {
                     key,
                     reason,
                 })?;
+        // The user's tier of the policy is checked now (its rules, its examples), so that a
+        // broken one stops agentsh before anything runs.
+        if let Some(tier) = user_tier(&settings.policy, Some(file)) {
+            policy_from_tiers(vec![tier])?;
+        }
+        settings.config_file = Some(file.to_path_buf());
         // Kept as written for the hello of a remote session.
         let written = serde_json::Value::deserialize(toml::de::Deserializer::from(doc.clone()))
             .map_err(|err| data_error(&err, doc.get_ref(), text, file))?;
@@ -192,24 +146,6 @@ impl Settings {
             written: Written::new(&serde_json::Value::Null, home),
             ..Self::default()
         }
-    }
-}
-
-/// Maps a serde error in a well-formed document to the key it is about, found by its span.
-fn data_error(err: &toml::de::Error, doc: &DeTable<'_>, text: &str, file: &Path) -> ConfigError {
-    let message = err.message().trim().to_owned();
-    match locate(doc, text, err.span()) {
-        Location::Key(key) => ConfigError::Invalid {
-            path: file.to_path_buf(),
-            key,
-            reason: message,
-        },
-        Location::Position { line, column } => ConfigError::Syntax {
-            path: file.to_path_buf(),
-            line,
-            column,
-            message,
-        },
     }
 }
 
@@ -228,6 +164,8 @@ pub(super) struct RawSettings {
     ui: RawUi,
     sandbox: RawSandbox,
     remote: RawRemote,
+    policy: PolicyConfig,
+    audit: RawAudit,
 }
 
 #[derive(Deserialize, Default)]
@@ -275,6 +213,14 @@ struct RawMcp {
 struct RawJobs {
     max_running: Option<Integer>,
     max_log_bytes: Option<Integer>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields, default, expecting = "a table")]
+struct RawAudit {
+    enabled: Option<bool>,
+    path: Option<String>,
+    required: Option<bool>,
 }
 
 #[derive(Deserialize, Default)]
@@ -462,6 +408,16 @@ impl RawSettings {
             },
             sandbox: self.sandbox.check(home, relative_to)?,
             remote: self.remote.check()?,
+            policy: self.policy,
+            audit: AuditSettings {
+                enabled: self.audit.enabled.unwrap_or(false),
+                path: match self.audit.path {
+                    None => None,
+                    Some(path) => Some(absolute_path("audit.path", &path, home)?),
+                },
+                required: self.audit.required.unwrap_or(false),
+            },
+            config_file: None,
             written: Written::default(),
         })
     }
@@ -623,7 +579,7 @@ impl RawArtifacts {
     fn check(self, home: Option<&Path>) -> Result<ArtifactSettings, Invalid> {
         let dir = match self.dir {
             None => None,
-            Some(dir) => Some(artifacts_dir(&dir, home)?),
+            Some(dir) => Some(absolute_path("artifacts.dir", &dir, home)?),
         };
         Ok(ArtifactSettings {
             dir,
@@ -651,16 +607,16 @@ fn yield_seconds(key: &str, Number(seconds): Number) -> Result<Option<f64>, Inva
     }
 }
 
-/// `artifacts.dir`: absolute, or `~` / `~/…` expanded against `home`.
-fn artifacts_dir(dir: &str, home: Option<&Path>) -> Result<PathBuf, Invalid> {
-    const KEY: &str = "artifacts.dir";
+/// A path key (`artifacts.dir`, `audit.path`): absolute, or `~` / `~/…` expanded against
+/// `home`.
+fn absolute_path(key: &str, dir: &str, home: Option<&Path>) -> Result<PathBuf, Invalid> {
     if dir.contains('\0') {
-        return Err(invalid(KEY, "must not contain a NUL character"));
+        return Err(invalid(key, "must not contain a NUL character"));
     }
     let expanded = if dir == "~" || dir.starts_with("~/") {
         let Some(home) = home else {
             return Err(invalid(
-                KEY,
+                key,
                 format!("cannot expand `~` in {dir:?}: HOME is not set"),
             ));
         };
@@ -672,7 +628,7 @@ fn artifacts_dir(dir: &str, home: Option<&Path>) -> Result<PathBuf, Invalid> {
         Ok(expanded)
     } else {
         Err(invalid(
-            KEY,
+            key,
             format!("must be an absolute path or start with `~/`, got {dir:?}"),
         ))
     }

@@ -3,6 +3,7 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
+use agentsh_bash_policy::{Decision as PolicyDecision, PolicyConfig, RuleConfig};
 use agentsh_process::sandbox::SandboxMode;
 
 use super::*;
@@ -338,7 +339,7 @@ fn unknown_keys_name_the_key() {
         ),
         (
             "[outptu]\nmax_bytes = 1",
-            "outptu: unknown field `outptu`, expected one of `bash`, `bash_interceptor`, `artifacts`, `output`, `jobs`, `mcp`, `ui`, `sandbox`, `remote`",
+            "outptu: unknown field `outptu`, expected one of `bash`, `bash_interceptor`, `artifacts`, `output`, `jobs`, `mcp`, `ui`, `sandbox`, `remote`, `policy`, `audit`",
         ),
         (
             "[ui]\ntheme = \"nerd\"\nthem = \"nerd\"",
@@ -479,4 +480,161 @@ fn load_missing_files() {
     let err =
         Settings::load(Some(&ConfigPath::Default(dir.path().to_path_buf())), None).unwrap_err();
     assert!(matches!(err, ConfigError::Read { .. }), "{err}");
+}
+
+#[test]
+fn the_policy_is_read() {
+    let settings = parse("").unwrap();
+    assert_eq!(settings.policy, PolicyConfig::default());
+    let settings = parse(
+        "[policy]\ndefault = \"ask\"\nunknown = \"deny\"\nask_timeout = 60\n\
+         [[policy.rules]]\nprefix = [\"git\", \"push\"]\ndecision = \"ask\"\nreason = \"Pushing publishes work.\"\n\
+         match = [\"git push origin main\"]\nnot_match = [\"git status\"]\n\
+         [[policy.rules]]\nregex = \"rm -rf /\"\ndecision = \"deny\"\n",
+    )
+    .unwrap();
+    assert_eq!(
+        settings.policy,
+        PolicyConfig {
+            default: Some(PolicyDecision::Ask),
+            unknown: Some(PolicyDecision::Deny),
+            ask_timeout: Some(60),
+            rules: vec![
+                RuleConfig {
+                    prefix: Some(vec!["git".into(), "push".into()]),
+                    regex: None,
+                    decision: PolicyDecision::Ask,
+                    reason: Some("Pushing publishes work.".into()),
+                    matches: vec!["git push origin main".into()],
+                    not_match: vec!["git status".into()],
+                },
+                RuleConfig {
+                    prefix: None,
+                    regex: Some("rm -rf /".into()),
+                    decision: PolicyDecision::Deny,
+                    reason: None,
+                    matches: Vec::new(),
+                    not_match: Vec::new(),
+                },
+            ],
+        }
+    );
+    assert_eq!(
+        settings.config_file.as_deref(),
+        Some(Path::new("/x/config.toml"))
+    );
+}
+
+#[test]
+fn bad_policy_keys_name_key_and_reason() {
+    let cases: &[(&str, &str)] = &[
+        (
+            "[policy]\ndefualt = \"ask\"",
+            "policy.defualt: unknown field `defualt`, expected one of `default`, `unknown`, `ask_timeout`, `rules`",
+        ),
+        (
+            "[policy]\ndefault = \"maybe\"",
+            "policy.default: unknown variant `maybe`, expected one of `allow`, `ask`, `deny`",
+        ),
+        (
+            "[[policy.rules]]\nprefix = [\"git\"]\ndecision = \"allow\"\n[[policy.rules]]\nprefix = [\"rm\"]\ndecision = \"never\"\n",
+            "policy.rules[1].decision: unknown variant `never`, expected one of `allow`, `ask`, `deny`",
+        ),
+        (
+            "[[policy.rules]]\nprefix = [\"git\"]\ndecision = \"ask\"\nreasn = \"x\"\n",
+            "policy.rules[0].reasn: unknown field `reasn`, expected one of `prefix`, `regex`, `decision`, `reason`, `match`, `not_match`",
+        ),
+        (
+            "[[policy.rules]]\nprefix = \"git\"\ndecision = \"ask\"\n",
+            "policy.rules[0].prefix: invalid type: string \"git\", expected a sequence",
+        ),
+        (
+            "[[policy.rules]]\nprefix = [\"git\"]\n",
+            "policy.rules[0]: missing field `decision`",
+        ),
+        (
+            "[policy]\nask_timeout = \"5\"",
+            "policy.ask_timeout: invalid type: string \"5\", expected u64",
+        ),
+    ];
+    for (text, want) in cases {
+        assert_eq!(
+            error(text),
+            format!("config error in /x/config.toml: {want}"),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn the_audit_section_is_read() {
+    let settings = parse("").unwrap();
+    assert_eq!(settings.audit, AuditSettings::default());
+    assert!(!settings.audit.enabled && !settings.audit.required);
+    assert_eq!(settings.audit.path, None);
+    let settings =
+        parse("[audit]\nenabled = true\npath = \"~/logs/audit.jsonl\"\nrequired = true\n").unwrap();
+    assert_eq!(
+        settings.audit,
+        AuditSettings {
+            enabled: true,
+            path: Some(PathBuf::from("/home/ann/logs/audit.jsonl")),
+            required: true,
+        }
+    );
+    assert_eq!(
+        settings
+            .audit
+            .resolved_path(env_of(&[("XDG_STATE_HOME", "/s")])),
+        Some(PathBuf::from("/home/ann/logs/audit.jsonl"))
+    );
+    let cases: &[(&str, &str)] = &[
+        (
+            "[audit]\npath = \"logs/a.jsonl\"",
+            "audit.path: must be an absolute path or start with `~/`, got \"logs/a.jsonl\"",
+        ),
+        (
+            "[audit]\nenabled = \"yes\"",
+            "audit.enabled: invalid type: string \"yes\", expected a boolean",
+        ),
+        (
+            "[audit]\nrequire = true",
+            "audit.require: unknown field `require`, expected one of `enabled`, `path`, `required`",
+        ),
+    ];
+    for (text, want) in cases {
+        assert_eq!(
+            error(text),
+            format!("config error in /x/config.toml: {want}"),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn the_default_audit_path_follows_xdg() {
+    type Env = &'static [(&'static str, &'static str)];
+    let cases: &[(Env, Option<&str>)] = &[
+        (
+            &[("XDG_STATE_HOME", "/state"), ("HOME", "/home/ann")],
+            Some("/state/agentsh/audit.jsonl"),
+        ),
+        (
+            &[("XDG_STATE_HOME", ""), ("HOME", "/home/ann")],
+            Some("/home/ann/.local/state/agentsh/audit.jsonl"),
+        ),
+        (
+            &[("XDG_STATE_HOME", "rel"), ("HOME", "/home/ann")],
+            Some("/home/ann/.local/state/agentsh/audit.jsonl"),
+        ),
+        (&[("HOME", "")], None),
+        (&[], None),
+    ];
+    for (env, want) in cases {
+        assert_eq!(
+            default_audit_path(env_of(env)),
+            want.map(PathBuf::from),
+            "{env:?}"
+        );
+    }
 }

@@ -1,10 +1,12 @@
 //! The checked settings: what every key means once the file has been read, and its default.
 
 use std::collections::BTreeMap;
+use std::ffi::OsString;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
 use agentsh_bash_interceptor::Rule;
+use agentsh_bash_policy::PolicyConfig;
 use agentsh_process::sandbox::SandboxMode;
 use agentsh_protocol::Theme;
 use serde::de::{self, Deserializer, Visitor};
@@ -63,7 +65,8 @@ impl Written {
 /// Everything the configuration file can set, with defaults filled in.
 ///
 /// Two settings are equal when every section is: how they were written (which the
-/// [`execution_settings`](Settings::execution_settings) keep) does not count.
+/// [`execution_settings`](Settings::execution_settings) keep) and which file they came from do
+/// not count.
 #[derive(Debug, Clone, Default)]
 pub struct Settings {
     /// `[bash]`: the shells and the tool.
@@ -84,6 +87,15 @@ pub struct Settings {
     pub sandbox: SandboxSettings,
     /// `[remote]`: running every command on another machine.
     pub remote: RemoteSettings,
+    /// `[policy]`: the user's tier of the approval policy, as written (and checked when the file
+    /// was read). The other tiers are files of their own; see
+    /// [`load_policy`](Settings::load_policy).
+    pub policy: PolicyConfig,
+    /// `[audit]`: the audit log of commands and decisions.
+    pub audit: AuditSettings,
+    /// The configuration file these settings were read from; `None` for defaults (no file, or
+    /// a missing default file). The user tier of the policy is named after it.
+    pub config_file: Option<PathBuf>,
     /// The execution sections as written, for the hello of a remote session.
     pub(super) written: Written,
 }
@@ -118,6 +130,9 @@ impl PartialEq for Settings {
             ui,
             sandbox,
             remote,
+            policy,
+            audit,
+            config_file: _,
             written: _,
         } = self;
         *bash == other.bash
@@ -129,6 +144,8 @@ impl PartialEq for Settings {
             && *ui == other.ui
             && *sandbox == other.sandbox
             && *remote == other.remote
+            && *policy == other.policy
+            && *audit == other.audit
     }
 }
 
@@ -324,4 +341,42 @@ pub struct SandboxSettings {
     /// `network`: whether sandboxed commands may reach the network. Default false (a private
     /// network namespace with loopback only, no `socket(AF_UNIX, …)`).
     pub network: bool,
+}
+
+/// `[audit]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AuditSettings {
+    /// `enabled`: whether the audit log is written. Default false.
+    pub enabled: bool,
+    /// `path`: the log file (absolute, `~/` expanded). `None`: the default,
+    /// [`default_audit_path`].
+    pub path: Option<PathBuf>,
+    /// `required`: whether a call whose decision line cannot be written is denied (else the
+    /// failure is a warning, once). Default false.
+    pub required: bool,
+}
+
+impl AuditSettings {
+    /// The log file: [`path`](Self::path), else [`default_audit_path`]; `None` when neither
+    /// `XDG_STATE_HOME` nor `HOME` gives one.
+    pub fn resolved_path(&self, env: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
+        self.path.clone().or_else(|| default_audit_path(env))
+    }
+}
+
+/// The default audit log: `$XDG_STATE_HOME/agentsh/audit.jsonl` (when `XDG_STATE_HOME` is an
+/// absolute path), else `$HOME/.local/state/agentsh/audit.jsonl`; `None` without either. Empty
+/// variables count as unset.
+///
+/// `env` looks a variable up (pass `std::env::var_os` in production).
+pub fn default_audit_path(env: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
+    let var = |name: &str| {
+        env(name)
+            .filter(|value| !value.is_empty())
+            .map(PathBuf::from)
+            .filter(|dir| dir.is_absolute())
+    };
+    let state_home = var("XDG_STATE_HOME")
+        .or_else(|| var("HOME").map(|home| home.join(".local").join("state")))?;
+    Some(state_home.join("agentsh").join("audit.jsonl"))
 }

@@ -3,7 +3,7 @@
 //! pipeline its first token, and syntax bash rejects ends the scan.
 
 use super::scan::{Lexer, Position, assignment_prefix, is_name, is_name_char};
-use super::token::{Kind, Op, Program, Token};
+use super::token::{Kind, Op, Program, Token, WordRole};
 use super::{Bail, Scan};
 
 /// The word's text with line continuations removed (`i\<newline>f` is the reserved word `if`).
@@ -124,12 +124,18 @@ impl Machine {
                 return self.finish();
             };
             let depth_before = self.frames.len();
-            let step = self.step(kind, &lexer.src[start..end])?;
+            let (step, kind) = self.step(kind, &lexer.src[start..end])?;
             let depth = depth_before.min(self.frames.len());
             if step == Step::EndOfNested {
                 return Ok(());
             }
             if let Some(program) = out.as_deref_mut() {
+                if step == Step::FunctionParen
+                    && let Some(name) = program.tokens.last_mut()
+                    && matches!(name.kind, Kind::Word(_))
+                {
+                    name.kind = Kind::Word(WordRole::FunctionName);
+                }
                 let index = program.tokens.len();
                 program.tokens.push(Token {
                     kind,
@@ -171,28 +177,37 @@ impl Machine {
         }
     }
 
-    fn step(&mut self, kind: Kind, text: &[u8]) -> Scan<Step> {
+    /// Moves the machine past one token; returns what the token did and its kind (a word with
+    /// its role).
+    fn step(&mut self, kind: Kind, text: &[u8]) -> Scan<(Step, Kind)> {
         if self.frames.last() == Some(&Frame::Test) {
             // Inside `[[ … ]]` everything up to the closing `]]` belongs to the test.
-            if kind == Kind::Word && word_text(text).as_ref() == b"]]" {
-                self.frames.pop();
-                self.state = State::Compound;
+            if let Kind::Word(_) = kind {
+                if word_text(text).as_ref() == b"]]" {
+                    self.frames.pop();
+                    self.state = State::Compound;
+                    return Ok((Step::Other, Kind::Word(WordRole::Reserved)));
+                }
+                return Ok((Step::Other, Kind::Word(WordRole::Test)));
             }
-            return Ok(Step::Other);
+            return Ok((Step::Other, kind));
         }
-        match kind {
-            Kind::Comment | Kind::HeredocBody => Ok(Step::Other),
-            Kind::Word => self.word(text),
+        let step = match kind {
+            Kind::Comment | Kind::HeredocBody => Step::Other,
+            Kind::Word(_) => {
+                let role = self.word(text)?;
+                return Ok((Step::Other, Kind::Word(role)));
+            }
             Kind::Arith => match self.state {
                 State::Start { .. } | State::Time => {
                     self.state = State::Compound;
-                    Ok(Step::Other)
+                    Step::Other
                 }
                 State::ForName => {
                     self.state = State::ForIn;
-                    Ok(Step::Other)
+                    Step::Other
                 }
-                _ => Err(Bail),
+                _ => return Err(Bail),
             },
             Kind::Redirect { .. } => {
                 self.state = match self.state {
@@ -201,13 +216,15 @@ impl Machine {
                     State::Compound => State::Compound,
                     _ => return Err(Bail),
                 };
-                Ok(Step::Other)
+                Step::Other
             }
-            Kind::Op(op) => self.operator(op),
-        }
+            Kind::Op(op) => self.operator(op)?,
+        };
+        Ok((step, kind))
     }
 
-    fn word(&mut self, raw: &[u8]) -> Scan<Step> {
+    /// Moves the machine past a word; returns the word's role.
+    fn word(&mut self, raw: &[u8]) -> Scan<WordRole> {
         let text = word_text(raw);
         let text = text.as_ref();
         match self.state {
@@ -215,26 +232,27 @@ impl Machine {
             State::Time => {
                 if text == b"-p" {
                     self.state = State::Start { required: false };
-                    Ok(Step::Other)
+                    Ok(WordRole::Reserved)
                 } else {
                     self.command_word(text)
                 }
             }
             State::Prefix => {
-                if assignment_prefix(text).is_none() {
-                    self.state = State::Args {
-                        words: 2,
-                        name: false,
-                    };
+                if assignment_prefix(text).is_some() {
+                    return Ok(WordRole::Assignment);
                 }
-                Ok(Step::Other)
+                self.state = State::Args {
+                    words: 2,
+                    name: false,
+                };
+                Ok(WordRole::CommandName)
             }
             State::Args { words, .. } => {
                 self.state = State::Args {
                     words: words.saturating_add(1),
                     name: false,
                 };
-                Ok(Step::Other)
+                Ok(WordRole::Argument)
             }
             // After `fi`, `done`, `esac`, `}` or `)` bash still recognises reserved words, so
             // `if (a) then b; fi done` closes both; any other word is a syntax error.
@@ -249,30 +267,30 @@ impl Machine {
             State::FunctionParen | State::Compound => Err(Bail),
             State::FunctionName => {
                 self.state = State::FunctionBody;
-                Ok(Step::Other)
+                Ok(WordRole::FunctionName)
             }
             State::ForName => {
                 if !is_name(text) {
                     return Err(Bail);
                 }
                 self.state = State::ForIn;
-                Ok(Step::Other)
+                Ok(WordRole::LoopVariable)
             }
             State::ForIn => match text {
                 b"in" => {
                     self.state = State::ForWords;
-                    Ok(Step::Other)
+                    Ok(WordRole::Reserved)
                 }
                 b"do" => {
                     self.state = State::Start { required: true };
-                    Ok(Step::Other)
+                    Ok(WordRole::Reserved)
                 }
                 _ => Err(Bail),
             },
-            State::ForWords => Ok(Step::Other),
+            State::ForWords => Ok(WordRole::LoopWord),
             State::CaseSubject => {
                 self.state = State::CaseIn;
-                Ok(Step::Other)
+                Ok(WordRole::CaseSubject)
             }
             State::CaseIn => {
                 if text != b"in" {
@@ -282,12 +300,12 @@ impl Machine {
                     need_word: true,
                     any: false,
                 };
-                Ok(Step::Other)
+                Ok(WordRole::Reserved)
             }
             State::CasePattern { any, need_word } => {
                 if !any && text == b"esac" {
                     self.close(|frame| matches!(frame, Frame::Case { .. }))?;
-                    return Ok(Step::Other);
+                    return Ok(WordRole::Reserved);
                 }
                 if !need_word {
                     return Err(Bail);
@@ -296,17 +314,17 @@ impl Machine {
                     need_word: false,
                     any: true,
                 };
-                Ok(Step::Other)
+                Ok(WordRole::CasePattern)
             }
         }
     }
 
     /// A word where a command may start: a reserved word, an assignment or the command name.
-    fn command_word(&mut self, text: &[u8]) -> Scan<Step> {
+    fn command_word(&mut self, text: &[u8]) -> Scan<WordRole> {
         let open = |machine: &mut Self, frame: Frame, state: State| {
             machine.frames.push(frame);
             machine.state = state;
-            Ok(Step::Other)
+            Ok(WordRole::Reserved)
         };
         let required = State::Start { required: true };
         let top = self.frames.last().copied();
@@ -319,55 +337,43 @@ impl Machine {
             // A function body must be a compound command.
             return Err(Bail);
         }
+        let reserved = |machine: &mut Self, state: State| {
+            machine.state = state;
+            Ok(WordRole::Reserved)
+        };
+        let close = |machine: &mut Self, is: fn(Frame) -> bool| {
+            machine.close(is).map(|()| WordRole::Reserved)
+        };
         match text {
             b"{" => open(self, Frame::Brace, required),
-            b"}" => self
-                .close(|frame| frame == Frame::Brace)
-                .map(|()| Step::Other),
+            b"}" => close(self, |frame| frame == Frame::Brace),
             b"if" => open(self, Frame::If, required),
-            b"then" | b"elif" | b"else" if top == Some(Frame::If) => {
-                self.state = required;
-                Ok(Step::Other)
-            }
-            b"fi" => self.close(|frame| frame == Frame::If).map(|()| Step::Other),
+            b"then" | b"elif" | b"else" if top == Some(Frame::If) => reserved(self, required),
+            b"fi" => close(self, |frame| frame == Frame::If),
             b"while" | b"until" => open(self, Frame::Loop, required),
             b"for" | b"select" => open(self, Frame::Loop, State::ForName),
-            b"do" if top == Some(Frame::Loop) => {
-                self.state = required;
-                Ok(Step::Other)
-            }
-            b"done" => self
-                .close(|frame| frame == Frame::Loop)
-                .map(|()| Step::Other),
+            b"do" if top == Some(Frame::Loop) => reserved(self, required),
+            b"done" => close(self, |frame| frame == Frame::Loop),
             b"case" => open(self, Frame::Case { body: false }, State::CaseSubject),
-            b"esac" if top == Some(Frame::Case { body: true }) => self
-                .close(|frame| matches!(frame, Frame::Case { .. }))
-                .map(|()| Step::Other),
+            b"esac" if top == Some(Frame::Case { body: true }) => {
+                close(self, |frame| matches!(frame, Frame::Case { .. }))
+            }
             b"[[" => open(self, Frame::Test, State::Compound),
-            b"!" => {
-                self.state = required;
-                Ok(Step::Other)
-            }
-            b"time" if self.state != State::Time => {
-                self.state = State::Time;
-                Ok(Step::Other)
-            }
-            b"function" => {
-                self.state = State::FunctionName;
-                Ok(Step::Other)
-            }
+            b"!" => reserved(self, required),
+            b"time" if self.state != State::Time => reserved(self, State::Time),
+            b"function" => reserved(self, State::FunctionName),
             // Reserved words out of place, and constructs this lexer does not follow.
             b"then" | b"elif" | b"else" | b"do" | b"esac" | b"in" | b"]]" | b"coproc" => Err(Bail),
+            _ if assignment_prefix(text).is_some() => {
+                self.state = State::Prefix;
+                Ok(WordRole::Assignment)
+            }
             _ => {
-                self.state = if assignment_prefix(text).is_some() {
-                    State::Prefix
-                } else {
-                    State::Args {
-                        words: 1,
-                        name: is_name(text) || text.iter().all(|&b| is_name_char(b) || b == b'-'),
-                    }
+                self.state = State::Args {
+                    words: 1,
+                    name: is_name(text) || text.iter().all(|&b| is_name_char(b) || b == b'-'),
                 };
-                Ok(Step::Other)
+                Ok(WordRole::CommandName)
             }
         }
     }
@@ -460,8 +466,11 @@ impl Machine {
                 State::Args {
                     words: 1,
                     name: true,
+                } => {
+                    self.state = State::FunctionParen;
+                    Ok(Step::FunctionParen)
                 }
-                | State::FunctionBody => {
+                State::FunctionBody => {
                     self.state = State::FunctionParen;
                     Ok(Step::Other)
                 }
@@ -512,6 +521,8 @@ enum Step {
     Separator,
     /// The `)` that ends a nested program.
     EndOfNested,
+    /// The `(` after `name`: the word before it names a function.
+    FunctionParen,
     /// Anything else.
     Other,
 }

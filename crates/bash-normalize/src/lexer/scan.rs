@@ -5,7 +5,7 @@
 use std::cell::Cell;
 use std::collections::HashMap;
 
-use super::token::{Kind, Op};
+use super::token::{Kind, Op, WordRole};
 use super::{Bail, Scan};
 
 /// Work budget: byte inspections allowed per input byte, plus a constant. Ordinary commands
@@ -252,7 +252,8 @@ impl Lexer<'_> {
             return Err(Bail);
         }
         self.pos = end;
-        Ok(Some((Kind::Word, start, end)))
+        // The grammar machine gives the word its real role.
+        Ok(Some((Kind::Word(WordRole::Argument), start, end)))
     }
 
     /// A redirection starting at `start` whose operator starts at `op_start` (after the fd).

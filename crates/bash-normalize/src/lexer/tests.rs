@@ -1,4 +1,5 @@
 use super::*;
+use parts::PartKind;
 
 /// Renders the tokens as `text · text`, a token inside a compound command prefixed with its
 /// depth (`1:x`), the first token of the last pipeline with `▸`, a newline as `⏎`.
@@ -303,4 +304,148 @@ fn deep_nesting_bails_without_overflowing_the_stack() {
     check(&parens, "BAIL");
     let nested = format!("{}a{}", "$(".repeat(50), ")".repeat(50));
     check(&nested, &format!("▸{nested}"));
+}
+
+/// Renders each word with its role (`C` command name, `A` argument, `R` reserved, `=`
+/// assignment, `F` function name, `V` loop variable, `L` loop word, `S` case subject, `P` case
+/// pattern, `T` test); other tokens as they are.
+fn roles(src: &str) -> String {
+    let Ok(program) = tokenize(src) else {
+        return "BAIL".to_owned();
+    };
+    let mut parts = Vec::new();
+    for token in &program.tokens {
+        let text = src[token.start..token.end].replace('\n', "⏎");
+        let Kind::Word(role) = token.kind else {
+            parts.push(text);
+            continue;
+        };
+        let tag = match role {
+            WordRole::CommandName => "C",
+            WordRole::Argument => "A",
+            WordRole::Reserved => "R",
+            WordRole::Assignment => "=",
+            WordRole::FunctionName => "F",
+            WordRole::LoopVariable => "V",
+            WordRole::LoopWord => "L",
+            WordRole::CaseSubject => "S",
+            WordRole::CasePattern => "P",
+            WordRole::Test => "T",
+        };
+        parts.push(format!("{tag}:{text}"));
+    }
+    parts.join(" ")
+}
+
+#[track_caller]
+fn check_roles(src: &str, expect: &str) {
+    assert_eq!(roles(src), expect, "source: {src:?}");
+}
+
+#[test]
+fn word_roles() {
+    check_roles("a b c", "C:a A:b A:c");
+    check_roles("X=1 Y=2 make -j", "=:X=1 =:Y=2 C:make A:-j");
+    check_roles("X=1", "=:X=1");
+    check_roles(">log X=1 a Y=2", ">log =:X=1 C:a A:Y=2");
+    check_roles("a | b && c; d", "C:a | C:b && C:c ; C:d");
+    check_roles("! time -p a", "R:! R:time R:-p C:a");
+    check_roles("time a", "R:time C:a");
+    check_roles(
+        "if a; then b; elif c; then d; else e; fi",
+        "R:if C:a ; R:then C:b ; R:elif C:c ; R:then C:d ; R:else C:e ; R:fi",
+    );
+    check_roles(
+        "for f in *.rs x; do rm \"$f\"; done",
+        "R:for V:f R:in L:*.rs L:x ; R:do C:rm A:\"$f\" ; R:done",
+    );
+    check_roles("while a; do b; done", "R:while C:a ; R:do C:b ; R:done");
+    check_roles(
+        "case $x in a|b) c;; *) d;; esac",
+        "R:case S:$x R:in P:a | P:b ) C:c ;; P:* ) C:d ;; R:esac",
+    );
+    check_roles("{ a; } && ( b )", "R:{ C:a ; R:} && ( C:b )");
+    check_roles("f() { rm x; }", "F:f ( ) R:{ C:rm A:x ; R:}");
+    check_roles("function g { a; }", "R:function F:g R:{ C:a ; R:}");
+    check_roles("function g () { a; }", "R:function F:g ( ) R:{ C:a ; R:}");
+    check_roles("[[ -f $x && y ]] && z", "R:[[ T:-f T:$x && T:y R:]] && C:z");
+    check_roles("echo if then", "C:echo A:if A:then");
+    check_roles("echo $(if a; then b; fi)", "C:echo A:$(if a; then b; fi)");
+    check_roles("(( x++ )) && a", "(( x++ )) && C:a");
+}
+
+/// Renders the parts of `text` as `kind:text` (a quoted part prefixed with `"`), then `|` and
+/// each substitution's program.
+fn parts(text: &str, context: Context) -> String {
+    let Ok(word) = super::parse_word(text, context) else {
+        return "BAIL".to_owned();
+    };
+    let mut out: Vec<String> = word
+        .parts
+        .iter()
+        .map(|p| {
+            let kind = match p.kind {
+                PartKind::Literal => "lit",
+                PartKind::Escape => "esc",
+                PartKind::SingleQuoted => "sq",
+                PartKind::AnsiC => "ansi",
+                PartKind::Localized => "loc",
+                PartKind::Parameter => "param",
+                PartKind::Arithmetic => "arith",
+                PartKind::Substitution => "sub",
+                PartKind::Group => "group",
+            };
+            let q = if p.quoted { "\"" } else { "" };
+            format!("{q}{kind}:{}", &text[p.start..p.end])
+        })
+        .collect();
+    for sub in &word.substitutions {
+        out.push(format!("| {}", sub.program(text)));
+    }
+    out.join(" ")
+}
+
+#[track_caller]
+fn check_parts(text: &str, expect: &str) {
+    assert_eq!(parts(text, Context::Word), expect, "word: {text:?}");
+}
+
+#[test]
+fn word_parts() {
+    check_parts("rm", "lit:rm");
+    check_parts("", "");
+    check_parts("r''m", "lit:r sq:'' lit:m");
+    check_parts("\\rm", "esc:\\r lit:m");
+    check_parts("g'i't", "lit:g sq:'i' lit:t");
+    check_parts("\"a b\"", "\"lit:a b");
+    check_parts("\"\"", "");
+    check_parts("\"a\\$b\\x\"", "\"lit:a \"esc:\\$ \"lit:b\\x");
+    check_parts("$x${y}$1$@", "param:$x param:${y} param:$1 param:$@");
+    check_parts("a$", "lit:a$");
+    check_parts("$'\\x72m'", "ansi:$'\\x72m'");
+    check_parts("$\"hi $(a)\"", "loc:$\"hi $(a)\" | a");
+    check_parts("$((1+2))$[3]", "arith:$((1+2)) arith:$[3]");
+    check_parts("x$(rm y)z", "lit:x sub:$(rm y) lit:z | rm y");
+    check_parts("\"$(a) `b`\"", "\"sub:$(a) \"lit:  \"sub:`b` | a | b");
+    check_parts(
+        "`echo \\`x\\` \\$y`",
+        "sub:`echo \\`x\\` \\$y` | echo `x` $y",
+    );
+    check_parts("\"`a \\\"b\\\"`\"", "\"sub:`a \\\"b\\\"` | a \"b\"");
+    check_parts("<(ls)x>(wc)", "sub:<(ls) lit:x sub:>(wc) | ls | wc");
+    check_parts("${x:-$(rm y)}", "param:${x:-$(rm y)} | rm y");
+    check_parts("$(( $(a) + 1 ))", "arith:$(( $(a) + 1 )) | a");
+    check_parts("@(a|b)", "lit:@ group:(a|b)");
+    check_parts("a=(x $(y))", "lit:a= group:(x $(y)) | y");
+    check_parts("$(a $(b))", "sub:$(a $(b)) | a $(b)");
+    check_parts("'unterminated", "BAIL");
+    check_parts("$(", "BAIL");
+    assert_eq!(
+        parts("a $(b) \"c\" `d`", Context::HeredocBody),
+        "\"lit:a  \"sub:$(b) \"lit: \"c\"  \"sub:`d` | b | d"
+    );
+    assert_eq!(
+        parts("(( x = $(a) + y[`b`] ))", Context::Arithmetic),
+        "| a | b"
+    );
 }

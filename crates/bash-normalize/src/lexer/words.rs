@@ -43,7 +43,7 @@ impl Lexer<'_> {
     }
 
     /// After an opening `'` at `p - 1`: returns the position after the closing `'`.
-    fn single_quoted(&self, p: usize) -> Scan<usize> {
+    pub(super) fn single_quoted(&self, p: usize) -> Scan<usize> {
         memchr::memchr(b'\'', &self.src[p..])
             .map(|i| p + i + 1)
             .ok_or(Bail)
@@ -52,7 +52,7 @@ impl Lexer<'_> {
     /// After an opening `quote` at `p - 1` of a string where a backslash escapes the next byte
     /// (`` `…` ``, and `$'…'` where `\'` does not end the string): returns the position after
     /// the closing `quote`.
-    fn escaped_quoted(&self, mut p: usize, quote: u8) -> Scan<usize> {
+    pub(super) fn escaped_quoted(&self, mut p: usize, quote: u8) -> Scan<usize> {
         loop {
             match self.at(p) {
                 None => return Err(Bail),
@@ -104,7 +104,13 @@ impl Lexer<'_> {
     /// After an `open` byte at `p - 1`: returns the position after the matching `close`,
     /// skipping nested `open`…`close` pairs, escapes, quotes and expansions, and with `comments`
     /// also comments (in extglob groups and array literals).
-    fn balanced(&mut self, mut p: usize, open: u8, close: u8, comments: bool) -> Scan<usize> {
+    pub(super) fn balanced(
+        &mut self,
+        mut p: usize,
+        open: u8,
+        close: u8,
+        comments: bool,
+    ) -> Scan<usize> {
         self.nested(|lexer| {
             let mut depth = 0usize;
             loop {

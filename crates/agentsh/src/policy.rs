@@ -1,0 +1,69 @@
+//! `agentsh policy check`: how the approval policy judges a command line, segment by segment,
+//! without running anything.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use agentsh_agent_session::Policy;
+use agentsh_bash_policy::{Judgement, SessionMemory};
+
+use crate::cli::{PolicyArgs, PolicyCommand};
+use crate::{config, print_error, rpc, usage_error};
+
+/// Runs `agentsh policy …`.
+pub fn run(args: PolicyArgs) -> ExitCode {
+    match args.command {
+        PolicyCommand::Check(check) => {
+            let settings = match config::load_settings(check.config.as_deref()) {
+                Ok(settings) => settings,
+                Err(err) => return usage_error(&err),
+            };
+            let cwd = match rpc::session_cwd(check.cwd.as_deref()) {
+                Ok(cwd) => cwd,
+                Err(message) => return usage_error(&message),
+            };
+            let policy = match settings.load_policy(&cwd, |name| std::env::var_os(name)) {
+                Ok(policy) => policy,
+                Err(err) => return usage_error(&err),
+            };
+            let line = check.command.join(" ");
+            let judgement = policy.judge(&line, &SessionMemory::new());
+            let text = report(&policy, &judgement);
+            if std::io::stdout().lock().write_all(text.as_bytes()).is_err() {
+                print_error(&"cannot write to stdout");
+                return ExitCode::FAILURE;
+            }
+            ExitCode::SUCCESS
+        }
+    }
+}
+
+/// What `policy check` prints: one line per segment (its decision, the segment, and the tier
+/// and rule that decided with the reason), then the line's decision.
+fn report(policy: &Policy, judgement: &Judgement) -> String {
+    let mut text = String::new();
+    if policy.is_empty() {
+        text.push_str("(no policy: every command is allowed)\n");
+    }
+    for segment in &judgement.segments {
+        let by = match &segment.decided_by {
+            Some(by) => {
+                let what = match by.rule {
+                    Some(index) => format!("rules[{index}]"),
+                    None if segment.unknown => "unknown".to_owned(),
+                    None => "default".to_owned(),
+                };
+                format!("{} {} {what}: {}", by.tier, by.origin, segment.reason)
+            }
+            None => "no rule matches: allowed".to_owned(),
+        };
+        let unknown = if segment.unknown { " (unknown)" } else { "" };
+        text.push_str(&format!(
+            "{:<5}  {}{unknown}  [{by}]\n",
+            segment.decision.as_str(),
+            segment.text
+        ));
+    }
+    text.push_str(&format!("decision: {}\n", judgement.decision.as_str()));
+    text
+}

@@ -1,0 +1,9 @@
+//! Integration tests of agentsh-bash-policy (one binary, modules below).
+
+mod corpus;
+mod load;
+mod memory;
+mod props;
+mod segments;
+mod support;
+mod tiers;

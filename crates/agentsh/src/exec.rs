@@ -239,7 +239,7 @@ mod tests {
         let cli = Cli::try_parse_from(["agentsh", "exec"].iter().chain(words)).expect("valid");
         match cli.mode {
             Some(Mode::Exec(args)) => args,
-            Some(Mode::Rpc(_) | Mode::Mcp(_)) | None => panic!("expected exec"),
+            Some(Mode::Rpc(_) | Mode::Mcp(_) | Mode::Policy(_)) | None => panic!("expected exec"),
         }
     }
 

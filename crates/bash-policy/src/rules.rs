@@ -1,6 +1,8 @@
 //! Tiers compiled at load: rules with their matchers and reasons, checked (shape, project
 //! restrictions, `ask_timeout`, regexes, `match`/`not_match` examples) before anything is judged.
 
+use std::collections::HashMap;
+
 use regex::Regex;
 
 use crate::glob::WordPattern;
@@ -21,6 +23,11 @@ pub(crate) struct Tier {
     pub default: Option<Decision>,
     pub unknown: Option<Decision>,
     pub rules: Vec<Rule>,
+    /// The prefix rules whose first word is plain text, by that text (indexes into `rules`, in
+    /// order): a segment is only tried against the rules for its command name.
+    by_name: HashMap<String, Vec<usize>>,
+    /// The other rules (a glob first word, a regex), in order.
+    others: Vec<usize>,
 }
 
 /// A rule, compiled.
@@ -36,6 +43,19 @@ pub(crate) struct Rule {
 enum Matcher {
     Prefix(Vec<WordPattern>),
     Regex(Regex),
+}
+
+impl Matcher {
+    /// The plain text the first word must be, when there is one.
+    fn name(&self) -> Option<&str> {
+        match self {
+            Self::Prefix(words) => match words.first() {
+                Some(WordPattern::Exact(name)) => Some(name),
+                _ => None,
+            },
+            Self::Regex(_) => None,
+        }
+    }
 }
 
 impl Matcher {
@@ -83,14 +103,27 @@ impl Tier {
     /// else its `unknown` (or `default`) for an unknown segment, else its `default`; `None`
     /// when it abstains. Returns the decision, the reason and the rule's index.
     pub(crate) fn decide(&self, segment: &RawSegment) -> Option<(Decision, &str, Option<usize>)> {
+        let by_name = |name: Option<&str>| {
+            name.and_then(|name| self.by_name.get(name))
+                .map_or(&[][..], Vec::as_slice)
+        };
+        let first = segment.words.first().map(String::as_str);
+        let base = segment.base.as_ref().map(|b| b.name.as_str());
+        let candidates = self
+            .others
+            .iter()
+            .chain(by_name(first))
+            .chain(by_name(base));
+        // The strictest rule that applies; the first of equals.
         let mut best: Option<usize> = None;
-        for (i, rule) in self.rules.iter().enumerate() {
-            let better = best.is_none_or(|b| rule.decision > self.rules[b].decision);
+        for &i in candidates {
+            let rule = &self.rules[i];
+            let better = best.is_none_or(|b| {
+                let current = self.rules[b].decision;
+                rule.decision > current || (rule.decision == current && i < b)
+            });
             if better && rule.applies(segment) {
                 best = Some(i);
-                if rule.decision == Decision::Deny {
-                    break;
-                }
             }
         }
         if let Some(i) = best {
@@ -174,12 +207,22 @@ pub(crate) fn compile(source: &TierSource) -> Result<Tier, PolicyError> {
     for (i, (config, rule)) in policy.rules.iter().zip(&rules).enumerate() {
         check_examples(i, config, rule).map_err(|(key, reason)| error(key, reason))?;
     }
+    let mut by_name: HashMap<String, Vec<usize>> = HashMap::new();
+    let mut others = Vec::new();
+    for (i, rule) in rules.iter().enumerate() {
+        match rule.matcher.name() {
+            Some(name) => by_name.entry(name.to_owned()).or_default().push(i),
+            None => others.push(i),
+        }
+    }
     Ok(Tier {
         kind: source.kind,
         origin: source.origin.clone(),
         default: policy.default,
         unknown: policy.unknown,
         rules,
+        by_name,
+        others,
     })
 }
 

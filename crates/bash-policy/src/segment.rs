@@ -329,7 +329,6 @@ impl<'s, S: Sink> Segmenter<'s, S> {
 /// Takes a word apart: its value after quote removal (expansions kept as written), what makes
 /// it unknowable as a command name, and the programs substituted into it.
 pub(crate) fn decode(text: &str) -> Result<(Arg, Vec<String>), syntax::Unparsed> {
-    let word = syntax::parse_word(text, Context::Word)?;
     let mut arg = Arg {
         start: 0,
         end: text.len(),
@@ -337,6 +336,13 @@ pub(crate) fn decode(text: &str) -> Result<(Arg, Vec<String>), syntax::Unparsed>
         ..Arg::default()
     };
     let mut braces = Braces::default();
+    // Most words are plain text: no quotes, escapes, expansions or substitutions.
+    if !text.contains(['\\', '\'', '"', '`', '$', '(', '<', '>']) {
+        let glob = braces.unquoted(text);
+        let value = text.to_owned();
+        return Ok((Arg { value, glob, ..arg }, Vec::new()));
+    }
+    let word = syntax::parse_word(text, Context::Word)?;
     for &WordPart {
         kind,
         start,

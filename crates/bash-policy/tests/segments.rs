@@ -155,6 +155,9 @@ fn groups_and_substitutions() {
     );
     check("cat <<EOF\n$(rm x)\nEOF", "deny: cat=allow; rm x=deny");
     check("cat <<'EOF'\n$(rm x)\nEOF", "allow: cat=allow");
+    check("echo ${ rm y; }", "deny: echo ${ rm y; }=allow; rm y=deny");
+    check("cat < <(rm x)", "deny: cat=allow; rm x=deny");
+    check("r\\\nm x", "deny: rm x=deny");
     check("cat <<< \"$(rm x)\"", "deny: cat=allow; rm x=deny");
 }
 

@@ -262,3 +262,35 @@ fn an_empty_policy_allows_everything() {
         agentsh_bash_policy::DEFAULT_ASK_TIMEOUT
     );
 }
+
+#[test]
+fn the_first_of_equally_strict_rules_decides() {
+    let policy = policy(&[(
+        TierKind::User,
+        r#"
+[policy]
+[[policy.rules]]
+prefix = ["git", "push"]
+decision = "ask"
+reason = "first"
+[[policy.rules]]
+regex = 'git push'
+decision = "ask"
+reason = "second"
+[[policy.rules]]
+prefix = ["g*", "push"]
+decision = "ask"
+reason = "third"
+[[policy.rules]]
+prefix = ["/usr/bin/git"]
+decision = "ask"
+reason = "fourth"
+"#,
+    )]);
+    let memory = SessionMemory::new();
+    let reason = |line: &str| policy.judge(line, &memory).segments[0].reason.clone();
+    assert_eq!(reason("git push"), "first");
+    assert_eq!(reason("/usr/bin/git push"), "first");
+    assert_eq!(reason("/usr/bin/git pull"), "fourth");
+    assert_eq!(reason("gh push"), "third");
+}

@@ -27,7 +27,8 @@ pub enum PartKind {
     Parameter,
     /// `$(( … ))` and `$[ … ]`.
     Arithmetic,
-    /// `$( … )`, `` `…` ``, `<( … )` or `>( … )`: see [`Word::substitutions`] for the program.
+    /// `$( … )`, `` `…` ``, `<( … )`, `>( … )`, or bash 5.3's `${ …; }` and `${| …; }`: see
+    /// [`Word::substitutions`] for the program.
     Substitution,
     /// An extglob group (`@(a|b)`, the `(…)` after `@`, `!`, `*`, `+` or `?`) or the `(…)` of an
     /// array assignment.
@@ -51,7 +52,7 @@ pub struct WordPart {
 /// How a program is substituted into a word.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SubstitutionKind {
-    /// `$( … )`
+    /// `$( … )`, and bash 5.3's `${ …; }` and `${| …; }`
     Command,
     /// `` `…` `` (backslashes inside still escape `$`, `` ` `` and `\`: see
     /// [`Substitution::program`]).
@@ -115,7 +116,7 @@ pub struct Word {
     pub substitutions: Vec<Substitution>,
 }
 
-/// What kind of text [`parse_word`] takes apart.
+/// What kind of text [`parse_word`](crate::syntax::parse_word) takes apart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Context {
     /// One word as the lexer found it (a word token, or the target of a redirection).
@@ -367,6 +368,17 @@ impl Walk<'_> {
             }
             b'{' => {
                 let end = self.lexer.balanced(p + 2, b'{', b'}', false)?;
+                // bash 5.3's `${ cmd; }` and `${| cmd; }` run `cmd` in the shell itself (older
+                // versions reject them): a program either way, never a parameter.
+                let program = match self.at(p + 2) {
+                    Some(b' ' | b'\t' | b'\n') => Some(p + 2),
+                    Some(b'|') => Some(p + 3),
+                    _ => None,
+                };
+                if let Some(start) = program {
+                    self.substitution(SubstitutionKind::Command, start, end - 1, quoted);
+                    return Ok(Some((PartKind::Substitution, end)));
+                }
                 self.free(p + 2, end - 1, false)?;
                 (PartKind::Parameter, end)
             }

@@ -434,6 +434,11 @@ fn word_parts() {
     check_parts("\"`a \\\"b\\\"`\"", "\"sub:`a \\\"b\\\"` | a \"b\"");
     check_parts("<(ls)x>(wc)", "sub:<(ls) lit:x sub:>(wc) | ls | wc");
     check_parts("${x:-$(rm y)}", "param:${x:-$(rm y)} | rm y");
+    check_parts("${ rm y; }", "sub:${ rm y; } |  rm y; ");
+    check_parts(
+        "\"${| REPLY=$(a); }\"",
+        "\"sub:${| REPLY=$(a); } |  REPLY=$(a); ",
+    );
     check_parts("$(( $(a) + 1 ))", "arith:$(( $(a) + 1 )) | a");
     check_parts("@(a|b)", "lit:@ group:(a|b)");
     check_parts("a=(x $(y))", "lit:a= group:(x $(y)) | y");

@@ -386,9 +386,8 @@ impl Server {
         let CallHooks {
             observer, approver, ..
         } = hooks;
-        let policy = match judged {
-            false => BangPolicy::Audited,
-            true => BangPolicy::Judged {
+        let policy = if judged {
+            BangPolicy::Judged {
                 // A far side's client routes the requests by the stream it asked for.
                 call_id: stream_id.clone().unwrap_or(call_id),
                 approver: FirstAnswer::of(
@@ -398,7 +397,9 @@ impl Server {
                         .chain(approver)
                         .collect(),
                 ),
-            },
+            }
+        } else {
+            BangPolicy::Audited
         };
         let session = Arc::clone(&self.session);
         let output = self.output.clone();

@@ -25,16 +25,8 @@
 //!   above (goal ≤ 1.2×).
 //! - peak resident memory (`VmHWM`, polled from `/proc/<pid>/status`) of `agentsh exec` while the
 //!   command prints 1 GiB on one line and 200 MB of 80-byte lines (goal ≤ 20 MiB each).
-//! - `jobs` (issue 12, in `agentsh/jobs.rs`): `run_in_background` of `true` to its result, a
-//!   `job_output` round trip on an idle job, and a foreground `true` tool call with 10 jobs
-//!   running vs without (goal ≤ 1.05×).
-//! - `sandbox` (issue 16, in `agentsh/sandbox.rs`): the `true` round trip with the sandbox on
-//!   vs off, warm (goal ≤ 1.10×), and a fresh server's first call (its shell's start).
-//! - `policy` (issue 27, in `agentsh/policy.rs`): a `true` tool call with a 50-rule policy vs
-//!   without one, warm (goal ≤ 1.10×).
-//! - `remote` (issue 17, in `agentsh/remote.rs`, over a private sshd on loopback): the `true`
-//!   round trip through `agentsh rpc --remote` once connected vs `ssh host true` (goal ≤ 0.2×),
-//!   and 100 MB through the connection vs `ssh host cat` of the same bytes.
+//! - `jobs`, `sandbox`, `policy`, `remote` (issues 12, 16, 27, 17): the cost of jobs, the sandbox,
+//!   a 50-rule approval policy and a far side over sshd (each `agentsh/<group>.rs` says how).
 //!
 //! Subject and baseline samples alternate (one `exec` then one `bash -c true`; a block of 50 RPC
 //! calls then 50 spawns, so the RPC figure is the steady state of a warm server), so a machine

@@ -455,7 +455,8 @@ fn the_audit_log_records_every_decision_and_end() {
         .lines()
         .map(|line| serde_json::from_str(line).expect("a JSON line"))
         .collect();
-    let decisions: Vec<(&str, &str, &str, Option<&str>, Option<&str>)> = lines
+    type Decided<'a> = (&'a str, &'a str, &'a str, Option<&'a str>, Option<&'a str>);
+    let decisions: Vec<Decided<'_>> = lines
         .iter()
         .filter(|line| line["phase"] == "decision")
         .map(|line| {
@@ -536,4 +537,83 @@ fn calls_are_judged_in_arrival_order_so_a_session_answer_covers_the_next() {
         .count();
     assert_eq!(asked, 0, "the second call was asked: {lines:#?}");
     assert_eq!(lines.last().expect("response")["data"]["isError"], false);
+}
+
+/// A `tool_call` of `name` with `arguments`; its response's result.
+fn tool(rpc: &mut Rpc, id: &str, name: &str, arguments: Value) -> Value {
+    rpc.send_json(
+        &json!({"id": id, "type": "tool_call", "toolCallId": id, "name": name,
+                          "arguments": arguments}),
+    );
+    rpc.response(id)["data"].clone()
+}
+
+#[test]
+fn text_typed_at_a_shells_prompt_in_a_pty_job_is_judged() {
+    let env = TestEnv::with_config(POLICY);
+    let mut rpc = approving_client(&env);
+    let started = tool(
+        &mut rpc,
+        "s",
+        "bash",
+        json!({"command": "bash --norc --noprofile", "run_in_background": true, "pty": true}),
+    );
+    let id = started["details"]["job"]["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a job: {started}"))
+        .to_owned();
+    // Until the shell waits at its prompt.
+    let deadline = Instant::now() + LIVENESS;
+    while tool(&mut rpc, "w", "job_output", json!({"jobId": id, "wait": 1}))["details"]["job"]["state"]
+        != "waiting_for_input"
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the shell never waited for input"
+        );
+    }
+    std::fs::write(env.work_dir().join("keep"), "x").expect("write");
+    // Denied outright: never typed.
+    let denied = tool(
+        &mut rpc,
+        "d",
+        "job_input",
+        json!({"jobId": id, "text": "rm -f keep\n"}),
+    );
+    assert_eq!(denied["isError"], true, "{denied}");
+    assert!(
+        result_text(&json!({"data": denied})).starts_with("Command denied by policy: rm -f keep"),
+        "{denied}"
+    );
+    // Asked, then declined: never typed either.
+    rpc.send_json(&json!({"id": "t", "type": "tool_call", "toolCallId": "t",
+                          "name": "job_input", "arguments": {"jobId": id, "text": "touch typed\n"}}));
+    let request = approval_request(&rpc);
+    assert_eq!(request["toolCallId"], "t");
+    assert_eq!(request["command"], "touch typed");
+    rpc.send_json(
+        &json!({"type": "approval", "requestId": request["requestId"],
+                          "decision": "deny"}),
+    );
+    let declined = rpc.response("t");
+    assert_eq!(
+        result_text(&declined),
+        "The user declined to run: touch typed"
+    );
+    // Allowed text goes in and runs.
+    let fine = tool(
+        &mut rpc,
+        "f",
+        "job_input",
+        json!({"jobId": id, "text": "echo fine > fine.txt\n"}),
+    );
+    assert_eq!(fine["isError"], false, "{fine}");
+    let deadline = Instant::now() + LIVENESS;
+    while !env.work_dir().join("fine.txt").exists() {
+        assert!(Instant::now() < deadline, "the allowed line did not run");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(!env.work_dir().join("typed").exists());
+    assert!(env.work_dir().join("keep").exists());
+    tool(&mut rpc, "k", "job_kill", json!({"jobId": id}));
 }

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+mod arg;
 mod command;
 mod glob;
 mod judge;

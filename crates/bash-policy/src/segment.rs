@@ -6,7 +6,7 @@
 
 use agentsh_bash_normalize::syntax::{self, Context, Kind, Token, WordPart, WordRole};
 
-use crate::command::{Arg, dangerous_assignment};
+use crate::arg::{Arg, dangerous_assignment};
 
 /// How deep programs inside programs (substitutions, `bash -c`, `eval`, aliases) are followed;
 /// deeper, the innermost counts as one unknown segment.

@@ -1,5 +1,5 @@
-//! The MCP handler: tools, their results and progress, cancellation, artifacts as resources,
-//! warnings as logging notifications.
+//! The MCP handler: tools, their results and progress, cancellation, approvals through
+//! elicitation, artifacts as resources, warnings as logging notifications.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -9,6 +9,7 @@ use agentsh_seam::wire::ListedArtifact;
 use agentsh_seam::{CancellationToken, Handle, HandleError, ToolCall, lock};
 
 use crate::McpOptions;
+use crate::approvals::Elicitation;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     JsonObject, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
@@ -104,6 +105,7 @@ impl McpServer {
                 on_update: progress
                     .is_some()
                     .then_some(&mut on_update as &mut (dyn FnMut(&str) + Send)),
+                approver: Elicitation::for_call(context),
                 ..ToolCall::new("mcp", BASH_TOOL, arguments)
             };
             let call = self.session.tool_call(call);
@@ -135,10 +137,12 @@ impl McpServer {
             };
             return Ok(outcome.into_result());
         }
-        // A client's cancel ends the wait (the job goes on): the call is dropped.
-        let job_tool = self
-            .session
-            .tool_call(ToolCall::new("mcp", name, arguments));
+        // A client's cancel ends the wait (the job goes on): the call is dropped. Text for a
+        // PTY job's shell is judged as a command line, so the client may be asked here too.
+        let job_tool = self.session.tool_call(ToolCall {
+            approver: Elicitation::for_call(context),
+            ..ToolCall::new("mcp", name, arguments)
+        });
         tokio::pin!(job_tool);
         tokio::select! {
             outcome = &mut job_tool => Ok(outcome

@@ -195,8 +195,8 @@ impl Server {
                 judged,
                 approvals,
             } => {
-                let judged = (judged || self.judge_bash).then_some(approvals);
-                self.bash(id, command, timeout, stream_id, judged);
+                let judged = judged || self.judge_bash;
+                self.bash(id, command, timeout, stream_id, judged, approvals);
             }
             Command::AbortBash => {
                 // Answered first: the response precedes the aborted command's own.
@@ -364,7 +364,8 @@ impl Server {
         command: String,
         timeout: Option<f64>,
         stream_id: Option<String>,
-        judged: Option<Option<bool>>,
+        judged: bool,
+        approvals: Option<bool>,
     ) {
         const NAME: &str = RequestType::Bash.name();
         let (abort, busy) = match claim_bash(&self.bash) {
@@ -385,9 +386,8 @@ impl Server {
         let CallHooks {
             observer, approver, ..
         } = hooks;
-        let policy = match judged {
-            None => BangPolicy::Audited,
-            Some(approvals) => BangPolicy::Judged {
+        let policy = if judged {
+            BangPolicy::Judged {
                 // A far side's client routes the requests by the stream it asked for.
                 call_id: stream_id.clone().unwrap_or(call_id),
                 approver: FirstAnswer::of(
@@ -397,7 +397,9 @@ impl Server {
                         .chain(approver)
                         .collect(),
                 ),
-            },
+            }
+        } else {
+            BangPolicy::Audited
         };
         let session = Arc::clone(&self.session);
         let output = self.output.clone();

@@ -145,9 +145,10 @@ class Client:
 
 
 @asynccontextmanager
-async def connect(extra_args=()):
+async def connect(extra_args=(), **session_options):
     """Starts `agentsh mcp --config <config> [args]` through the SDK's stdio transport and yields
-    an initialised [`Client`]."""
+    an initialised [`Client`]; `session_options` go to the SDK's ClientSession (an
+    `elicitation_callback` declares the elicitation capability)."""
     params = StdioServerParameters(
         command=BIN,
         args=["mcp", "--config", CONFIG, *EXTRA_ARGS, *extra_args],
@@ -165,7 +166,9 @@ async def connect(extra_args=()):
         async with anyio.create_task_group() as pumps:
             pumps.start_soon(tap.pump_in)
             pumps.start_soon(tap.pump_out)
-            async with ClientSession(tap.session_read, tap.session_write, logging_callback=on_log) as session:
+            async with ClientSession(
+                tap.session_read, tap.session_write, logging_callback=on_log, **session_options
+            ) as session:
                 with anyio.fail_after(LIVENESS):
                     init = await session.initialize()
                 yield Client(session, tap, init, logs)

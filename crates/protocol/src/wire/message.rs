@@ -140,10 +140,10 @@ impl Message {
         match self {
             Self::ToolExecutionStart { tool_call_id, .. }
             | Self::ToolExecutionUpdate { tool_call_id, .. }
-            | Self::ToolExecutionEnd { tool_call_id, .. } => Some(tool_call_id),
-            Self::BashOutput { stream_id, .. } => Some(stream_id),
-            Self::ApprovalRequest { tool_call_id, .. }
+            | Self::ToolExecutionEnd { tool_call_id, .. }
+            | Self::ApprovalRequest { tool_call_id, .. }
             | Self::ApprovalResolved { tool_call_id, .. } => Some(tool_call_id),
+            Self::BashOutput { stream_id, .. } => Some(stream_id),
             Self::Response { .. } | Self::Warning { .. } => None,
         }
     }

@@ -58,6 +58,19 @@ pub const RULES: &[(&str, &[&str])] = &[
             "agentsh-remote",
         ],
     ),
+    // The policy is pure: it judges text and runs nothing.
+    (
+        "agentsh-bash-policy",
+        &[
+            "agentsh-shell-executor",
+            "agentsh-pty-runtime",
+            "agentsh-process",
+            "agentsh-output-sink",
+            "agentsh-artifact-store",
+            "agentsh-agent-session",
+            "agentsh-seam",
+        ],
+    ),
     // The local session knows no far side and no surface.
     (
         "agentsh-agent-session",

@@ -41,9 +41,9 @@ pub fn run(args: PolicyArgs) -> ExitCode {
 /// What `policy check` prints: one line per segment (its decision, the segment, and the tier
 /// and rule that decided with the reason), then the line's decision.
 fn report(policy: &Policy, judgement: &Judgement) -> String {
-    let mut text = String::new();
+    let mut lines = Vec::new();
     if policy.is_empty() {
-        text.push_str("(no policy: every command is allowed)\n");
+        lines.push("(no policy: every command is allowed)".to_owned());
     }
     for segment in &judgement.segments {
         let by = match &segment.decided_by {
@@ -55,15 +55,15 @@ fn report(policy: &Policy, judgement: &Judgement) -> String {
                 };
                 format!("{} {} {what}: {}", by.tier, by.origin, segment.reason)
             }
-            None => "no rule matches: allowed".to_owned(),
+            None => segment.reason.clone(),
         };
         let unknown = if segment.unknown { " (unknown)" } else { "" };
-        text.push_str(&format!(
-            "{:<5}  {}{unknown}  [{by}]\n",
+        lines.push(format!(
+            "{:<5}  {}{unknown}  [{by}]",
             segment.decision.as_str(),
             segment.text
         ));
     }
-    text.push_str(&format!("decision: {}\n", judgement.decision.as_str()));
-    text
+    lines.push(format!("decision: {}", judgement.decision.as_str()));
+    lines.join("\n") + "\n"
 }

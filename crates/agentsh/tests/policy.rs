@@ -540,7 +540,7 @@ fn calls_are_judged_in_arrival_order_so_a_session_answer_covers_the_next() {
 }
 
 /// A `tool_call` of `name` with `arguments`; its response's result.
-fn tool(rpc: &mut Rpc, id: &str, name: &str, arguments: Value) -> Value {
+fn tool(rpc: &mut Rpc, id: &str, name: &str, arguments: &Value) -> Value {
     rpc.send_json(
         &json!({"id": id, "type": "tool_call", "toolCallId": id, "name": name,
                           "arguments": arguments}),
@@ -556,7 +556,7 @@ fn text_typed_at_a_shells_prompt_in_a_pty_job_is_judged() {
         &mut rpc,
         "s",
         "bash",
-        json!({"command": "bash --norc --noprofile", "run_in_background": true, "pty": true}),
+        &json!({"command": "bash --norc --noprofile", "run_in_background": true, "pty": true}),
     );
     let id = started["details"]["job"]["id"]
         .as_str()
@@ -564,7 +564,12 @@ fn text_typed_at_a_shells_prompt_in_a_pty_job_is_judged() {
         .to_owned();
     // Until the shell waits at its prompt.
     let deadline = Instant::now() + LIVENESS;
-    while tool(&mut rpc, "w", "job_output", json!({"jobId": id, "wait": 1}))["details"]["job"]["state"]
+    while tool(
+        &mut rpc,
+        "w",
+        "job_output",
+        &json!({"jobId": id, "wait": 1}),
+    )["details"]["job"]["state"]
         != "waiting_for_input"
     {
         assert!(
@@ -578,7 +583,7 @@ fn text_typed_at_a_shells_prompt_in_a_pty_job_is_judged() {
         &mut rpc,
         "d",
         "job_input",
-        json!({"jobId": id, "text": "rm -f keep\n"}),
+        &json!({"jobId": id, "text": "rm -f keep\n"}),
     );
     assert_eq!(denied["isError"], true, "{denied}");
     assert!(
@@ -605,7 +610,7 @@ fn text_typed_at_a_shells_prompt_in_a_pty_job_is_judged() {
         &mut rpc,
         "f",
         "job_input",
-        json!({"jobId": id, "text": "echo fine > fine.txt\n"}),
+        &json!({"jobId": id, "text": "echo fine > fine.txt\n"}),
     );
     assert_eq!(fine["isError"], false, "{fine}");
     let deadline = Instant::now() + LIVENESS;
@@ -615,5 +620,5 @@ fn text_typed_at_a_shells_prompt_in_a_pty_job_is_judged() {
     }
     assert!(!env.work_dir().join("typed").exists());
     assert!(env.work_dir().join("keep").exists());
-    tool(&mut rpc, "k", "job_kill", json!({"jobId": id}));
+    tool(&mut rpc, "k", "job_kill", &json!({"jobId": id}));
 }

@@ -277,6 +277,13 @@ async fn run_streamed(
     answer
 }
 
+/// An approval request asked here: the task that waits for the answer, and the answer once
+/// given.
+type Asked = (
+    tokio::task::JoinHandle<()>,
+    Arc<Mutex<Option<ApprovalAnswer>>>,
+);
+
 /// The far side's approval requests of one call, asked of the call's own approver here: each
 /// answer goes back as an `approval` request, each resolution the far side reports reaches the
 /// approver.
@@ -288,13 +295,7 @@ struct ForwardedApprovals<'a> {
     /// The requests asked and not resolved yet: the task that waits for the answer here, and
     /// the answer once given (whose `answeredBy` the resolution keeps: the far side only knows
     /// that its client answered).
-    asked: HashMap<
-        String,
-        (
-            tokio::task::JoinHandle<()>,
-            Arc<Mutex<Option<ApprovalAnswer>>>,
-        ),
-    >,
+    asked: HashMap<String, Asked>,
 }
 
 impl<'a> ForwardedApprovals<'a> {

@@ -552,12 +552,16 @@ fn tool(rpc: &mut Rpc, id: &str, name: &str, arguments: &Value) -> Value {
 fn text_typed_at_a_shells_prompt_in_a_pty_job_is_judged() {
     let env = TestEnv::with_config(POLICY);
     let mut rpc = approving_client(&env);
-    let started = tool(
-        &mut rpc,
-        "s",
-        "bash",
-        &json!({"command": "bash --norc --noprofile", "run_in_background": true, "pty": true}),
+    // An interactive shell reads its commands from the terminal: that start is asked too.
+    rpc.send_json(
+        &json!({"id": "s", "type": "tool_call", "toolCallId": "s", "name": "bash",
+        "arguments": {"command": "bash --norc --noprofile", "run_in_background": true,
+                      "pty": true}}),
     );
+    let start = approval_request(&rpc);
+    rpc.send_json(&json!({"type": "approval", "requestId": start["requestId"],
+                          "decision": "allow"}));
+    let started = rpc.response("s")["data"].clone();
     let id = started["details"]["job"]["id"]
         .as_str()
         .unwrap_or_else(|| panic!("a job: {started}"))

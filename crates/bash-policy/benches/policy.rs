@@ -13,66 +13,14 @@ const GOAL_US: f64 = 5.0;
 /// Passes over the corpus; each command's time is the median of its passes.
 const PASSES: usize = 15;
 
-/// A realistic policy: git, npm, cargo, rm, curl… prefixes, some with globs, and a few regexes.
-const POLICY: &str = r#"
-default = "ask"
-unknown = "ask"
-rules = [
-  { prefix = ["rm", "-rf", "/"], decision = "deny", reason = "Deleting the root is never right." },
-  { prefix = ["rm", "-r*"], decision = "ask" },
-  { prefix = ["rm"], decision = "ask" },
-  { prefix = ["sudo"], decision = "ask" },
-  { prefix = ["git", "push", "--force*"], decision = "deny" },
-  { prefix = ["git", "push"], decision = "ask", reason = "Pushing publishes work." },
-  { prefix = ["git", "reset", "--hard"], decision = "ask" },
-  { prefix = ["git", "clean", "-*f*"], decision = "ask" },
-  { prefix = ["git", "status"], decision = "allow" },
-  { prefix = ["git", "log"], decision = "allow" },
-  { prefix = ["git", "diff"], decision = "allow" },
-  { prefix = ["git", "show"], decision = "allow" },
-  { prefix = ["git", "add"], decision = "allow" },
-  { prefix = ["git", "commit"], decision = "allow" },
-  { prefix = ["git", "checkout", "-b"], decision = "allow" },
-  { prefix = ["git", "branch"], decision = "allow" },
-  { prefix = ["npm", "publish"], decision = "deny" },
-  { prefix = ["npm", "install"], decision = "ask" },
-  { prefix = ["npm", "test"], decision = "allow" },
-  { prefix = ["npm", "run", "*"], decision = "allow" },
-  { prefix = ["cargo", "publish"], decision = "deny" },
-  { prefix = ["cargo", "build"], decision = "allow" },
-  { prefix = ["cargo", "test"], decision = "allow" },
-  { prefix = ["cargo", "clippy"], decision = "allow" },
-  { prefix = ["cargo", "fmt"], decision = "allow" },
-  { prefix = ["curl"], decision = "ask" },
-  { prefix = ["wget"], decision = "ask" },
-  { regex = '(curl|wget) .*https?://(localhost|127\.0\.0\.1)[:/]', decision = "allow" },
-  { prefix = ["ls"], decision = "allow" },
-  { prefix = ["cat"], decision = "allow" },
-  { prefix = ["grep"], decision = "allow" },
-  { prefix = ["find"], decision = "allow" },
-  { prefix = ["echo"], decision = "allow" },
-  { prefix = ["head"], decision = "allow" },
-  { prefix = ["tail"], decision = "allow" },
-  { prefix = ["wc"], decision = "allow" },
-  { prefix = ["sort"], decision = "allow" },
-  { prefix = ["uniq"], decision = "allow" },
-  { prefix = ["awk"], decision = "allow" },
-  { prefix = ["sed", "-i*"], decision = "ask" },
-  { prefix = ["sed"], decision = "allow" },
-  { prefix = ["chmod", "777", "*"], decision = "deny" },
-  { prefix = ["chmod"], decision = "ask" },
-  { prefix = ["chown"], decision = "ask" },
-  { prefix = ["dd"], decision = "deny" },
-  { prefix = ["mkfs*"], decision = "deny" },
-  { regex = '(shutdown|reboot|halt|poweroff)( |$)', decision = "deny" },
-  { prefix = ["kill", "-9", "*"], decision = "ask" },
-  { prefix = ["docker", "run", "--privileged"], decision = "deny" },
-  { regex = 'ssh(-keygen)? ', decision = "ask" },
-]
-"#;
+/// A realistic policy: git, npm, cargo, rm, curl… prefixes, some with globs, and a few regexes;
+/// what no rule names is asked.
+const RULES: &str = include_str!("../../../fixtures/policy/fifty-rules.toml");
 
 fn main() {
-    let config: PolicyConfig = toml::from_str(POLICY).expect("the bench policy parses");
+    let config: PolicyConfig =
+        toml::from_str(&format!("default = \"ask\"\nunknown = \"ask\"\n{RULES}"))
+            .expect("the bench policy parses");
     assert_eq!(config.rules.len(), 50);
     let policy = Policy::new(vec![TierSource {
         kind: TierKind::User,

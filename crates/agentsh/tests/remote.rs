@@ -192,7 +192,7 @@ fn hello_is_answered_and_ping_stays_local() {
         assert_eq!(pong["success"], true, "{pong}");
         rpc.send(r#"{"id":"h","type":"hello"}"#);
         let hello = rpc.response("h");
-        assert_eq!(hello["data"]["protocol"], 1, "{hello}");
+        assert_eq!(hello["data"]["protocol"], 2, "{hello}");
         assert_eq!(
             hello["data"]["agentsh"],
             env!("CARGO_PKG_VERSION"),

@@ -90,7 +90,7 @@ pub struct Server {
 impl Server {
     /// A server for `session`, writing to `output`, telling `host` about its calls.
     pub fn new(session: Handle, output: Output, host: Option<Arc<dyn CallHost>>) -> Self {
-        let output_clone = output.clone();
+        let approvals = ClientApprovals::new(output.clone());
         Self {
             session,
             output,
@@ -100,7 +100,7 @@ impl Server {
             tasks: JoinSet::new(),
             task_requests: HashMap::new(),
             lease: None,
-            approvals: ClientApprovals::new(output_clone),
+            approvals,
             judge_bash: false,
         }
     }

@@ -43,7 +43,7 @@ impl<R: Renderer> App<R> {
         if area.width == 0 || area.height == 0 {
             return None;
         }
-        if let Some(overlay) = self.overlays.last() {
+        if let Some(overlay) = self.shown_overlay() {
             let screen = overlay.controller.terminal().screen();
             let view = PtyOverlayView {
                 command: &overlay.command,

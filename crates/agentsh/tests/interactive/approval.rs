@@ -185,3 +185,37 @@ fn interactive_approval_of_a_call_typed_in_the_pane() {
         .count();
     assert_eq!(questions, 1, "{}", screen.join("\n"));
 }
+
+#[test]
+fn interactive_approval_takes_the_screen_from_a_program_on_the_overlay() {
+    let config = format!("{}{ASK_TOUCH}", super::VIRTUAL_TERMINAL_ON);
+    let Some((tui, socket)) = listening("interactive_approval_over_overlay", &config) else {
+        return;
+    };
+    let work = tui.env.work_dir();
+    // A program of the person's on the overlay, every key going to it.
+    tui.submit("cat");
+    tui.wait("cat on the overlay", super::PROGRAM_START, |screen| {
+        screen.first().is_some_and(|row| row.trim_end() == "$ cat")
+            && screen.iter().any(|row| row.trim_end() == "esc to kill")
+    });
+    // A client's call asks: the question is shown and answered, not typed into `cat`.
+    let mut client = Client::connect(&socket);
+    client.send(&tool_call("1", "c1", "touch marker"));
+    wait_question(&tui, "touch marker");
+    tui.pane.send_keys(&["y"]);
+    let (response, _) = result(&client, "1");
+    assert_eq!(response["data"]["isError"], false, "{response}");
+    assert!(take_marker(&work), "the command ran");
+    // The program has its screen and keys back.
+    tui.wait(
+        "cat on the overlay again",
+        crate::util::LIVENESS,
+        |screen| screen.first().is_some_and(|row| row.trim_end() == "$ cat"),
+    );
+    tui.pane.send_text("still here");
+    tui.pane.send_enter();
+    tui.wait_rows(&["still here", "still here"]);
+    tui.pane.send_keys(&["C-d"]);
+    tui.wait_text(super::STATUS_MARK);
+}

@@ -6,7 +6,7 @@ use agentsh_protocol::{ApprovalDecision, ApprovalResolution};
 use agentsh_renderer::Renderer;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::App;
+use super::{App, Overlay};
 use crate::approval::{ApprovalEntry, decision_of_key};
 use crate::host::{ApprovalAsk, ApprovalKey};
 use crate::transcript::EntryKind;
@@ -20,6 +20,17 @@ impl<R: Renderer> App<R> {
         // The question must be seen: the transcript's end, not an expanded result.
         self.scroll = 0;
         self.expanded = None;
+    }
+
+    /// The PTY overlay on screen: the newest program's, unless an approval request waits. A
+    /// question must be seen and answered, so it takes the screen and the keys from a program
+    /// (which gets them back once the request is resolved).
+    pub(crate) fn shown_overlay(&self) -> Option<&Overlay> {
+        if self.approvals.is_empty() {
+            self.overlays.last()
+        } else {
+            None
+        }
     }
 
     /// A request ended: its entry shows how.

@@ -1,5 +1,6 @@
 //! What each key does; inside a PTY overlay every key goes to the program
-//! (Esc kills it unless it uses the alternate screen, where ctrl+] does).
+//! (Esc kills it unless it uses the alternate screen, where ctrl+] does), except while an
+//! approval request waits: the question takes the screen and the keys.
 
 use agentsh_renderer::Renderer;
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
@@ -35,7 +36,7 @@ impl<R: Renderer> App<R> {
                 if key.kind == KeyEventKind::Release {
                     return false;
                 }
-                if let Some(overlay) = self.overlays.last() {
+                if let Some(overlay) = self.shown_overlay() {
                     if let Some(bytes) = key_bytes(&key) {
                         overlay.controller.send_keys(&bytes);
                     }
@@ -45,7 +46,7 @@ impl<R: Renderer> App<R> {
                 true
             }
             Event::Paste(text) => {
-                if let Some(overlay) = self.overlays.last() {
+                if let Some(overlay) = self.shown_overlay() {
                     let text = if overlay.controller.terminal().bracketed_paste() {
                         format!("\x1b[200~{text}\x1b[201~")
                     } else {

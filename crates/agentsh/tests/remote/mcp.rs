@@ -52,3 +52,11 @@ fn mcp_over_a_remote_lists_and_reads_far_side_artifacts() {
         scenario_with(&remote_env(""), "resources.py", name, &[]);
     }
 }
+
+#[test]
+fn mcp_over_a_remote_asks_the_far_sides_questions_through_elicitation() {
+    let policy = "[[policy.rules]]\nprefix = [\"touch\"]\ndecision = \"ask\"\nreason = \"Creating files needs a yes.\"\n";
+    for name in ["allow", "deny", "no_elicitation"] {
+        scenario_with(&remote_env(policy), "approvals.py", name, &[]);
+    }
+}

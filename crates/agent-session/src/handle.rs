@@ -17,7 +17,7 @@ use crate::ArtifactInfo;
 use crate::audit::AuditSource;
 use crate::error::SessionError;
 use crate::jobs::tools::JobToolCall;
-use crate::policy::{Refusal, Verdict};
+use crate::policy::Verdict;
 use crate::result::ToolUpdate;
 use crate::session::{AgentSession, SessionOptions, SessionPolicy};
 use crate::settings::HELLO_SETTINGS_SOURCE;
@@ -209,23 +209,14 @@ impl SessionHandle for LocalSession {
                         .await;
                     match judged {
                         Ok(verdict) => (call_id.clone(), verdict),
-                        Err(Refusal::Denied { text, verdict }) => {
+                        Err(refusal) => {
                             let _ = session.audit_decision(
                                 AuditSource::Model,
                                 command,
                                 session.cwd(),
-                                &verdict,
+                                refusal.verdict(),
                             );
-                            return Err(HandleError::Failed(text));
-                        }
-                        Err(Refusal::Aborted { verdict }) => {
-                            let _ = session.audit_decision(
-                                AuditSource::Model,
-                                command,
-                                session.cwd(),
-                                &verdict,
-                            );
-                            return Err(HandleError::Failed(COMMAND_ABORTED.to_owned()));
+                            return Err(HandleError::Failed(refusal.into_text()));
                         }
                     }
                 }

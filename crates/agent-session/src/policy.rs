@@ -55,6 +55,23 @@ pub(crate) enum Refusal {
     Aborted { verdict: Verdict },
 }
 
+impl Refusal {
+    /// What the policy decided, for the audit log.
+    pub(crate) fn verdict(&self) -> &Verdict {
+        match self {
+            Self::Denied { verdict, .. } | Self::Aborted { verdict } => verdict,
+        }
+    }
+
+    /// The text the caller is answered with: the denial's, or `Command aborted`.
+    pub(crate) fn into_text(self) -> String {
+        match self {
+            Self::Denied { text, .. } => text,
+            Self::Aborted { .. } => agentsh_protocol::COMMAND_ABORTED.to_owned(),
+        }
+    }
+}
+
 impl Gate {
     pub(crate) fn new(policy: Policy) -> Self {
         Self {
@@ -80,16 +97,12 @@ impl Gate {
         cancel: &CancellationToken,
     ) -> Result<Verdict, Refusal> {
         if self.policy.is_empty() {
-            return Ok(Verdict {
-                decision: Decision::Allow,
-                rule: None,
-                answer: None,
-            });
+            return Ok(Verdict::unjudged());
         }
         let mut memory = tokio::select! {
             memory = self.memory.lock() => memory,
             () = cancel.cancelled() => {
-                return Err(Refusal::Aborted { verdict: Verdict { decision: Decision::Allow, rule: None, answer: None } });
+                return Err(Refusal::Aborted { verdict: Verdict::unjudged() });
             }
         };
         let judgement = self.policy.judge(command, &memory);
@@ -181,17 +194,11 @@ fn duration_seconds(timeout: Duration) -> u64 {
     timeout.as_secs().max(1)
 }
 
-/// The rule that decided the line: the first segment with the line's decision, named
-/// `<tier>:<origin>#<rule>` (or `<tier>:<origin>#default`).
+/// The rule that decided the line: that of the first segment with the line's decision.
 fn deciding_rule(judgement: &Judgement) -> Option<String> {
-    let segment = judgement
+    judgement
         .segments
         .iter()
-        .find(|segment| segment.decision == judgement.decision)?;
-    let by = segment.decided_by.as_ref()?;
-    Some(match by.rule {
-        Some(index) => format!("{} {} rules[{index}]", by.tier, by.origin),
-        None if segment.unknown => format!("{} {} unknown", by.tier, by.origin),
-        None => format!("{} {} default", by.tier, by.origin),
-    })
+        .find(|segment| segment.decision == judgement.decision)?
+        .decided_by_name()
 }

@@ -2,7 +2,7 @@
 //! crate-internal API; `session` knows nothing of this file.
 
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -16,7 +16,7 @@ use serde_json::Value;
 use crate::BashArgs;
 use crate::Timeout;
 use crate::audit::AuditSource;
-use crate::cwd::check_cwd;
+use crate::cwd::{CwdError, check_cwd};
 use crate::error::SessionError;
 use crate::jobs::tools::JobCall;
 use crate::policy::Refusal;
@@ -142,28 +142,27 @@ impl BashTool {
                 &ctx.cancel,
             )
             .await;
-        let audit_cwd = check_cwd(args.cwd.as_deref(), session.cwd(), session.home())
-            .unwrap_or_else(|_| session.cwd().to_path_buf());
-        let audit = |verdict| {
-            session.audit_decision(AuditSource::Model, &args.command, &audit_cwd, verdict)
-        };
+        // Checked once: the audit line names where it runs (the session's cwd when the call's
+        // is bad), and the run refuses a bad one after interception.
+        let cwd = check_cwd(args.cwd.as_deref(), session.cwd(), session.home());
+        let audit_cwd = cwd.as_deref().unwrap_or(session.cwd());
+        let audit =
+            |verdict| session.audit_decision(AuditSource::Model, &args.command, audit_cwd, verdict);
         match judged {
             Ok(verdict) => {
                 if let Err(text) = audit(&verdict) {
                     return ToolOutcome::Finished(not_run_result(text, session.cwd(), timeout));
                 }
             }
-            Err(Refusal::Denied { text, verdict }) => {
-                let _ = audit(&verdict);
-                return ToolOutcome::Finished(not_run_result(text, session.cwd(), timeout));
-            }
-            Err(Refusal::Aborted { verdict }) => {
-                let _ = audit(&verdict);
-                return ToolOutcome::Aborted(not_run_result(
-                    agentsh_protocol::COMMAND_ABORTED.to_owned(),
-                    session.cwd(),
-                    timeout,
-                ));
+            Err(refusal) => {
+                let _ = audit(refusal.verdict());
+                let aborted = matches!(refusal, Refusal::Aborted { .. });
+                let result = not_run_result(refusal.into_text(), session.cwd(), timeout);
+                return if aborted {
+                    ToolOutcome::Aborted(result)
+                } else {
+                    ToolOutcome::Finished(result)
+                };
             }
         }
         let started = Instant::now();
@@ -171,6 +170,7 @@ impl BashTool {
             .run_judged(
                 call_id,
                 &args,
+                cwd,
                 &normalized,
                 limits,
                 timeout,
@@ -196,6 +196,7 @@ impl BashTool {
         &self,
         call_id: &str,
         args: &BashArgs,
+        cwd: Result<PathBuf, CwdError>,
         normalized: &Normalized,
         limits: Limits,
         timeout: Timeout,
@@ -216,7 +217,7 @@ impl BashTool {
             ));
         }
 
-        let cwd = match check_cwd(args.cwd.as_deref(), session.cwd(), session.home()) {
+        let cwd = match cwd {
             Ok(cwd) => cwd,
             Err(err) => return ToolOutcome::Finished(cwd_error_result(&err, timeout)),
         };

@@ -46,15 +46,8 @@ fn report(policy: &Policy, judgement: &Judgement) -> String {
         lines.push("(no policy: every command is allowed)".to_owned());
     }
     for segment in &judgement.segments {
-        let by = match &segment.decided_by {
-            Some(by) => {
-                let what = match by.rule {
-                    Some(index) => format!("rules[{index}]"),
-                    None if segment.unknown => "unknown".to_owned(),
-                    None => "default".to_owned(),
-                };
-                format!("{} {} {what}: {}", by.tier, by.origin, segment.reason)
-            }
+        let by = match segment.decided_by_name() {
+            Some(name) => format!("{name}: {}", segment.reason),
             None => segment.reason.clone(),
         };
         let unknown = if segment.unknown { " (unknown)" } else { "" };

@@ -177,6 +177,20 @@ pub struct Segment {
     pub decided_by: Option<DecidedBy>,
 }
 
+impl Segment {
+    /// What decided it, as the audit log and `policy check` name it: `<tier> <file> rules[N]`,
+    /// or `… unknown` / `… default` for a tier's setting; `None` when every tier abstained.
+    pub fn decided_by_name(&self) -> Option<String> {
+        let by = self.decided_by.as_ref()?;
+        let what = match by.rule {
+            Some(index) => format!("rules[{index}]"),
+            None if self.unknown => "unknown".to_owned(),
+            None => "default".to_owned(),
+        };
+        Some(format!("{} {} {what}", by.tier, by.origin))
+    }
+}
+
 /// A judged command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Judgement {

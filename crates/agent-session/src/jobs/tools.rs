@@ -528,17 +528,10 @@ impl AgentSession {
                 .is_some_and(|program| SHELLS.contains(&program.as_str()))
         {
             let shown = text.trim_end_matches(['\r', '\n']);
-            match self
-                .gate()
+            self.gate()
                 .check(&call.id, text, shown, call.approver.as_ref(), &call.cancel)
                 .await
-            {
-                Ok(_) => {}
-                Err(Refusal::Denied { text, .. }) => return Err(text),
-                Err(Refusal::Aborted { .. }) => {
-                    return Err(agentsh_protocol::COMMAND_ABORTED.to_owned());
-                }
-            }
+                .map_err(Refusal::into_text)?;
         }
         let keys = key_sequence(&args.keys, terminal.terminal().key_modes())
             .map_err(|err| err.to_string())?;

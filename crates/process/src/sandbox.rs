@@ -1,7 +1,8 @@
 //! The sandbox of a session's processes: what a policy allows, as plain data the
 //! spawner enforces in the child before `execve` (user and mount namespace, Landlock,
 //! `no_new_privs`, and for `network = false` a network namespace with loopback and a seccomp
-//! filter on `socket(AF_UNIX, …)`).
+//! filter on `socket(AF_UNIX, …)`; with a network allowlist the same namespace plus a listener
+//! at `127.0.0.1:<port>` inside it, handed to agentsh's proxy: [`SandboxNetwork::Allowlist`]).
 //!
 //! The mount namespace serves two ends Landlock cannot: a directory kept read-only inside a
 //! writable root ([`SandboxPolicy::read_only`], a read-only bind mount of it onto itself), and
@@ -12,6 +13,7 @@
 
 use std::fmt;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// What a sandbox lets commands write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -55,9 +57,101 @@ pub struct SandboxPolicy {
     /// remove it or anything in it. Each must be a directory (not a symlink) when a process
     /// is spawned, or the sandbox is unavailable.
     pub read_only: Vec<PathBuf>,
-    /// Whether the network is reachable (`false`: a private network namespace with loopback
-    /// only, and no `socket(AF_UNIX, …)`).
-    pub network: bool,
+    /// How commands reach the network.
+    pub network: SandboxNetwork,
+}
+
+/// How a sandboxed command reaches the network.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum SandboxNetwork {
+    /// Not at all: a private network namespace with loopback only, and no
+    /// `socket(AF_UNIX, …)` (a seccomp filter).
+    Off,
+    /// The machine's network, as outside the sandbox.
+    On,
+    /// As [`Off`](Self::Off), plus a TCP listener at `127.0.0.1:<port>` inside the namespace,
+    /// made by the child before anything it runs and handed to a [`NetworkGate`] outside: the
+    /// one way out, through a proxy that decides which hosts a connection may reach.
+    Allowlist(NetworkProxy),
+}
+
+impl SandboxNetwork {
+    /// Whether commands run in a network namespace of their own (everything but
+    /// [`On`](Self::On)), with the seccomp filter on Unix sockets.
+    pub fn is_isolated(&self) -> bool {
+        !matches!(self, Self::On)
+    }
+
+    /// The proxy of an allowlist.
+    pub fn proxy(&self) -> Option<&NetworkProxy> {
+        match self {
+            Self::Allowlist(proxy) => Some(proxy),
+            Self::Off | Self::On => None,
+        }
+    }
+}
+
+/// Where the connections of a sandbox with a network allowlist go: the port its listener
+/// takes inside each namespace, the allowed hosts as configured (for messages), and the gate
+/// that takes each namespace's listener.
+///
+/// Two are equal when they have the same port and hosts and the very same gate (a shell is
+/// reused only by calls whose connections go to the same proxy).
+#[derive(Clone)]
+pub struct NetworkProxy {
+    /// The port of the listener at `127.0.0.1` inside every namespace (the commands'
+    /// `HTTP_PROXY` names it).
+    pub port: u16,
+    /// The allowed hosts, as the configuration writes them.
+    pub hosts: Vec<String>,
+    /// What takes each namespace's listener.
+    pub gate: Arc<dyn NetworkGate>,
+}
+
+impl fmt::Debug for NetworkProxy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("NetworkProxy")
+            .field("port", &self.port)
+            .field("hosts", &self.hosts)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PartialEq for NetworkProxy {
+    fn eq(&self, other: &Self) -> bool {
+        self.port == other.port
+            && self.hosts == other.hosts
+            && std::ptr::addr_eq(Arc::as_ptr(&self.gate), Arc::as_ptr(&other.gate))
+    }
+}
+
+impl Eq for NetworkProxy {}
+
+impl std::hash::Hash for NetworkProxy {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.port.hash(state);
+        self.hosts.hash(state);
+        Arc::as_ptr(&self.gate).cast::<()>().hash(state);
+    }
+}
+
+/// What takes the listener a sandboxed child made inside its network namespace (one per
+/// spawned tree: a shell, a PTY session, a job). Called from within the tokio runtime the
+/// spawn ran on.
+pub trait NetworkGate: Send + Sync {
+    /// Serves the connections accepted on `listener` (those of the namespace's processes)
+    /// until the returned link is dropped, which the spawner does when the tree's
+    /// [`Supervisor`](crate::Supervisor) goes.
+    fn attach(&self, listener: std::net::TcpListener) -> Box<dyn NetworkLink>;
+}
+
+/// One namespace's link to the proxy, kept by its [`Supervisor`](crate::Supervisor).
+pub trait NetworkLink: Send + Sync {
+    /// A mark of now, for [`refused_since`](Self::refused_since).
+    fn mark(&self) -> u64;
+    /// The `host:port`s the proxy refused for this namespace's connections since `mark`, each
+    /// once, in the order first refused.
+    fn refused_since(&self, mark: u64) -> Vec<String>;
 }
 
 /// Why a sandbox cannot be had.
@@ -202,9 +296,9 @@ pub fn check_with(policy: &SandboxPolicy, kernel: Kernel) -> Result<(), SandboxE
                 .to_owned(),
         ));
     }
-    if !policy.network && !kernel.seccomp {
+    if policy.network.is_isolated() && !kernel.seccomp {
         return Err(SandboxError::Unavailable(
-            "seccomp filters are not available (needed for network = false)".to_owned(),
+            "seccomp filters are not available (needed unless network = true)".to_owned(),
         ));
     }
     for path in &policy.read_only {
@@ -264,6 +358,9 @@ pub(crate) struct Prepared {
     pub(crate) read_only: Vec<ReadOnlyMount>,
     /// Also unshare the network namespace (and bring its loopback up).
     pub(crate) new_net: bool,
+    /// With an allowlist: the port of the listener the child makes at `127.0.0.1` in its new
+    /// network namespace and sends to agentsh.
+    pub(crate) proxy_port: Option<u16>,
     /// `/proc/self/uid_map` and `gid_map` contents: the own ids mapped to themselves.
     pub(crate) uid_map: Vec<u8>,
     pub(crate) gid_map: Vec<u8>,
@@ -356,13 +453,14 @@ pub(crate) fn prepare(
         ruleset,
         devpts_access: write.bits(),
         read_only,
-        new_net: !policy.network,
+        new_net: policy.network.is_isolated(),
+        proxy_port: policy.network.proxy().map(|proxy| proxy.port),
         uid_map: format!("{uid} {uid} 1\n").into_bytes(),
         gid_map: format!("{gid} {gid} 1\n").into_bytes(),
-        filter: if policy.network {
-            Vec::new()
-        } else {
+        filter: if policy.network.is_isolated() {
             unix_socket_filter()?
+        } else {
+            Vec::new()
         },
     })
 }
@@ -402,7 +500,7 @@ fn read_only_mount(path: &std::path::Path) -> Result<ReadOnlyMount, SandboxError
     })
 }
 
-/// The seccomp program of `network = false`: `socket(AF_UNIX, …)` fails with `EPERM`,
+/// The seccomp program of an isolated network (`network = false` or an allowlist): `socket(AF_UNIX, …)` fails with `EPERM`,
 /// everything else is allowed (a foreign architecture's calls kill the process, so the filter
 /// cannot be bypassed through them).
 #[cfg(target_os = "linux")]

@@ -10,7 +10,9 @@ use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use agentsh_process::sandbox::{self, Kernel, SandboxError, SandboxMode, SandboxPolicy};
+use agentsh_process::sandbox::{
+    self, Kernel, SandboxError, SandboxMode, SandboxNetwork, SandboxPolicy,
+};
 use agentsh_process::{ChildStdio, SpawnError, SpawnSpec, Supervisor};
 use agentsh_test_support::{
     alive_containing, assert_no_survivor, runtime, unique_marker, wait_for_process, which,
@@ -22,7 +24,7 @@ fn sandbox_available() -> bool {
         mode: SandboxMode::WorkspaceWrite,
         writable: Vec::new(),
         read_only: Vec::new(),
-        network: false,
+        network: SandboxNetwork::Off,
     };
     match sandbox::check(&policy) {
         Ok(()) => true,
@@ -68,7 +70,11 @@ fn policy(mode: SandboxMode, dirs: &Dirs, network: bool) -> SandboxPolicy {
         mode,
         writable,
         read_only: Vec::new(),
-        network,
+        network: if network {
+            SandboxNetwork::On
+        } else {
+            SandboxNetwork::Off
+        },
     }
 }
 
@@ -568,7 +574,7 @@ fn a_kernel_that_offers_less_gets_unavailable_and_nothing_runs() {
     }
     // Without seccomp, network = true needs none.
     let mut networked = policy.clone();
-    networked.network = true;
+    networked.network = SandboxNetwork::On;
     assert_eq!(sandbox::check_with(&networked, weak[3]), Ok(()));
     // A writable root of `/` is refused.
     let mut everything = networked;
@@ -653,7 +659,7 @@ fn a_step_the_kernel_refuses_in_the_child_is_unavailable_and_nothing_runs() {
             mode: SandboxMode::WorkspaceWrite,
             writable: vec![spec.cwd.clone()],
             read_only: Vec::new(),
-            network: false,
+            network: SandboxNetwork::Off,
         });
         let err = runtime()
             .block_on(Supervisor::spawn(spec))
@@ -710,3 +716,4 @@ fn a_step_the_kernel_refuses_in_the_child_is_unavailable_and_nothing_runs() {
 
 /// The names and contents below `dir`, sorted (a directory's content is `/`).
 mod mounts;
+mod network;

@@ -75,6 +75,11 @@ pub struct BashResult {
     pub timed_out: bool,
     /// True when the shell could not be kept and was replaced.
     pub session_restarted: bool,
+    /// The `host:port`s a sandbox's network allowlist refused for connections made from the
+    /// command's namespace while it ran (each once, in the order first refused); empty
+    /// without an allowlist. Not part of the JSON result: the tool result's sandbox line
+    /// names them.
+    pub blocked_hosts: Vec<String>,
 }
 
 impl BashResult {

@@ -26,8 +26,15 @@ pub struct SessionStatus {
 pub struct SandboxStatus {
     /// The mode (`workspace-write`, …), as the configuration spells it.
     pub mode: String,
-    /// Whether commands may use the network.
+    /// Whether commands may use the network (all of it).
     pub network: bool,
+    /// The hosts commands may reach through the sandbox's proxy, when the network is a list
+    /// (`network` is then false).
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
+    pub hosts: Option<Vec<String>>,
 }
 
 /// What a UI draws a session with from the configuration: the theme, the output limit its

@@ -360,6 +360,7 @@ impl PtyRun {
             last_byte: b'\n',
             input: VecDeque::new(),
             on_text,
+            blocked_hosts: Vec::new(),
         };
         let task = tokio::spawn(driver.run(command, size));
         Self {
@@ -497,6 +498,9 @@ struct Driver {
     on_text: Option<TextCallback>,
     /// Shared with the controllers: bytes in `input` and on their way to it.
     pending: Arc<AtomicUsize>,
+    /// What a sandbox's network allowlist refused for the command's namespace (its own: a PTY
+    /// session is a tree of its own), taken when the tree ends.
+    blocked_hosts: Vec<String>,
 }
 
 /// Receives the sanitised text a session's sink commits, in order.
@@ -633,6 +637,10 @@ impl Driver {
                 }
             }
         }
+        self.blocked_hosts = supervisor
+            .network_link()
+            .map(|link| link.refused_since(0))
+            .unwrap_or_default();
         supervisor.shutdown().await;
 
         // Read the rest: EIO comes once every holder of the slave has closed it.
@@ -726,6 +734,7 @@ impl Driver {
             cancelled: matches!(stop, Some(Stop::Timeout | Stop::Killed)),
             timed_out: stop == Some(Stop::Timeout),
             session_restarted: false,
+            blocked_hosts: std::mem::take(&mut self.blocked_hosts),
         };
         (result, self.sink)
     }

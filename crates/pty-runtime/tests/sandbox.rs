@@ -2,7 +2,7 @@
 //! `/dev/pts` hides every other terminal), and that terminal behaves like any other: it has a
 //! name, takes input, waits for it visibly, follows resizes, and PTYs of its own work.
 
-use agentsh_process::sandbox::{self, SandboxMode, SandboxPolicy};
+use agentsh_process::sandbox::{self, SandboxMode, SandboxNetwork, SandboxPolicy};
 use agentsh_pty_runtime::PtyRun;
 
 use crate::util::{command, run, sink, wait_until};
@@ -14,7 +14,7 @@ fn sandboxed(tmp: &std::path::Path) -> Option<SandboxPolicy> {
         mode: SandboxMode::ReadOnly,
         writable: vec![tmp.to_path_buf()],
         read_only: Vec::new(),
-        network: false,
+        network: SandboxNetwork::Off,
     };
     match sandbox::check(&policy) {
         Ok(()) => Some(policy),

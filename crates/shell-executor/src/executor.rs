@@ -106,10 +106,10 @@ impl ShellExecutor {
                 let output = SinkOutput { sink: &mut *sink, on_chunk: &mut on_chunk };
                 run_in(&mut shell, &request, env, output).await
             }
-            () = request.cancel.cancelled() => Ok(RunOutcome::aborted()),
+            () = request.cancel.cancelled() => Ok((RunOutcome::aborted(), Vec::new())),
         };
         self.release(hold, &request).await;
-        let outcome = outcome?;
+        let (outcome, blocked_hosts) = outcome?;
 
         let annotation = match outcome.stopped {
             Some(StopReason::Timeout) => Some(timeout_annotation(request.timeout.as_secs_f64())),
@@ -129,6 +129,7 @@ impl ShellExecutor {
             ),
             timed_out: outcome.stopped == Some(StopReason::Timeout),
             session_restarted: outcome.restarted,
+            blocked_hosts,
         })
     }
 
@@ -231,7 +232,7 @@ async fn run_in(
     request: &ExecRequest,
     env: Arc<Vec<(OsString, OsString)>>,
     mut output: SinkOutput<'_, '_, '_>,
-) -> Result<RunOutcome, ExecError> {
+) -> Result<(RunOutcome, Vec<String>), ExecError> {
     let alive = slot.as_mut().is_some_and(ShellProcess::is_alive);
     let same_shell = slot
         .as_ref()
@@ -257,6 +258,8 @@ async fn run_in(
         Some(prefix) => apply_prefix(prefix, &request.command),
         None => request.command.clone(),
     };
+    // What the sandbox's proxy refused for the shell's namespace while the command ran.
+    let mark = shell.network_link().map(|link| link.mark());
     let outcome = shell
         .run(
             &command,
@@ -266,12 +269,17 @@ async fn run_in(
             &mut output,
         )
         .await;
+    let blocked = shell
+        .network_link()
+        .zip(mark)
+        .map(|(link, mark)| link.refused_since(mark))
+        .unwrap_or_default();
     if !shell.is_alive()
         && let Some(dead) = slot.take()
     {
         dead.close().await;
     }
-    outcome
+    outcome.map(|outcome| (outcome, blocked))
 }
 
 #[cfg(test)]

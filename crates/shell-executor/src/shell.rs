@@ -195,6 +195,12 @@ impl ShellProcess {
         self.sandbox.as_ref()
     }
 
+    /// The link of the shell's network namespace to the sandbox's proxy, with a network
+    /// allowlist: what it refused for the shell's connections.
+    pub(crate) fn network_link(&self) -> Option<&dyn agentsh_process::sandbox::NetworkLink> {
+        self.supervisor.as_ref().and_then(Supervisor::network_link)
+    }
+
     /// Whether the shell is still there to take the next command.
     pub(crate) fn is_alive(&mut self) -> bool {
         !self.in_flight

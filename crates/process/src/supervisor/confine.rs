@@ -16,7 +16,9 @@ use super::report::{SUP_ERROR, Stage, errno, report_error, set_errno};
 ///    the rest fail.
 /// 2. `setgroups` `deny`, then `uid_map` and `gid_map` mapping the own ids to themselves (the
 ///    one mapping an unprivileged process may write for itself).
-/// 3. Loopback up in the new network namespace (`SIOCSIFFLAGS`): the only interface.
+/// 3. Loopback up in the new network namespace (`SIOCSIFFLAGS`): the only interface. With a
+///    network allowlist, a TCP listener bound at `127.0.0.1:<port>` there, sent to agentsh
+///    (see [`proxy_listener`]): the namespace's one way out.
 /// 4. The mount namespace: every mount private (`MS_REC | MS_PRIVATE` on `/`, so nothing done
 ///    here propagates anywhere); each read-only path bind-mounted onto itself and that bind
 ///    remounted read-only (with the flags its mount already had, which a user namespace may
@@ -33,13 +35,15 @@ use super::report::{SUP_ERROR, Stage, errno, report_error, set_errno};
 ///    before it.
 ///
 /// A failing step reports its stage and `errno` and ends the child: nothing runs unconfined.
-/// `terminal` is the socket the new terminal's master goes to (step 5), when the child has a
-/// controlling terminal.
+/// `outbox` is the socket descriptors go to agentsh over: the proxy's listener (step 3) when
+/// the policy has an allowlist, then the new terminal's master (step 5) when `terminal` (the
+/// child has a controlling terminal); it is closed before anything runs.
 #[cfg(target_os = "linux")]
 pub(super) unsafe fn enter_sandbox(
     sandbox: &crate::sandbox::Prepared,
     ruleset: RawFd,
-    terminal: Option<RawFd>,
+    outbox: Option<RawFd>,
+    terminal: bool,
 ) {
     let fail = |stage: Stage| -> ! {
         report_error(SUP_ERROR, stage, errno());
@@ -64,6 +68,11 @@ pub(super) unsafe fn enter_sandbox(
         if sandbox.new_net && !loopback_up() {
             fail(Stage::SandboxLoopback);
         }
+        if let (Some(port), Some(socket)) = (sandbox.proxy_port, outbox)
+            && !proxy_listener(port, socket)
+        {
+            fail(Stage::SandboxProxy);
+        }
         let none = std::ptr::null::<libc::c_char>();
         if libc::mount(
             none,
@@ -86,8 +95,8 @@ pub(super) unsafe fn enter_sandbox(
         if !private_devpts(ruleset, sandbox.devpts_access) {
             fail(Stage::SandboxDevpts);
         }
-        if let Some(socket) = terminal {
-            if !terminal_inside(socket) {
+        if let Some(socket) = outbox {
+            if terminal && !terminal_inside(socket) {
                 fail(Stage::SandboxTerminal);
             }
             libc::close(socket);
@@ -239,6 +248,44 @@ unsafe fn terminal_inside(socket: RawFd) -> bool {
             libc::close(slave);
         }
         libc::close(master);
+        set_errno(saved);
+        ok
+    }
+}
+
+/// Makes the listener of a network allowlist in the child's new network namespace — a TCP
+/// socket bound at `127.0.0.1:port`, listening — and sends it to agentsh over `socket`; false
+/// on failure (errno tells why).
+///
+/// Why a listener made inside and handed out: a connection made from a network namespace
+/// reaches only that namespace's sockets, and agentsh, outside, holds no capability to make
+/// sockets in it. The listener made here is owned by the namespace, so connections to
+/// `127.0.0.1:port` from every process inside (whatever session or process group it moves
+/// to) land in its queue, and agentsh, holding the only copy once the child has closed its
+/// own, accepts them outside: the proxy decides where each may go. Nothing inside can take
+/// the port over (it stays bound while agentsh holds the socket) or accept on it (no process
+/// inside has it).
+#[cfg(target_os = "linux")]
+unsafe fn proxy_listener(port: u16, socket: RawFd) -> bool {
+    // SAFETY: raw syscalls on a stack-allocated address; the descriptor is the child's own.
+    unsafe {
+        let listener = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+        if listener < 0 {
+            return false;
+        }
+        let mut address: libc::sockaddr_in = std::mem::zeroed();
+        address.sin_family = libc::AF_INET as libc::sa_family_t;
+        address.sin_port = port.to_be();
+        address.sin_addr.s_addr = u32::from(std::net::Ipv4Addr::LOCALHOST).to_be();
+        let ok = libc::bind(
+            listener,
+            (&raw const address).cast(),
+            std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+        ) == 0
+            && libc::listen(listener, libc::SOMAXCONN) == 0
+            && send_fd(socket, listener);
+        let saved = errno();
+        libc::close(listener);
         set_errno(saved);
         ok
     }

@@ -38,8 +38,8 @@
 //!   Landlock (which also forbids mounting), and seccomp last, since it may forbid calls the
 //!   steps before need. The Landlock rule set reaches the child as a descriptor after the
 //!   extras and sits at [`SUP_PAYLOAD`] until `landlock_restrict_self` has used it; with a
-//!   controlling terminal, the socket that takes the new terminal's master to agentsh
-//!   follows it, at `SUP_PAYLOAD + 1`.
+//!   network allowlist or a controlling terminal, the socket that takes the proxy's listener
+//!   and the new terminal's master to agentsh follows it, at `SUP_PAYLOAD + 1`.
 //!
 //! When the supervisor ends the tree it writes `cgroup.kill` before its own sweep
 //! ([`kill_everything`]), removes the emptied cgroup, and exits with 0 only when nothing is
@@ -455,17 +455,19 @@ unsafe fn child_main(view: &ChildView<'_>, self_pipe: [c_int; 2], joined: bool) 
         }
         libc::close(SUP_CONTROL);
         libc::close(SUP_REPORT);
-        // The sandbox's rule set follows the extras; it moves to SUP_PAYLOAD until used. With
-        // a controlling terminal the socket for the new terminal's master follows it and
-        // moves to SUP_PAYLOAD + 1 (`next` >= SUP_PAYLOAD: no move overwrites a source).
+        // The sandbox's rule set follows the extras; it moves to SUP_PAYLOAD until used. When
+        // descriptors go out to agentsh (a proxy's listener, a new terminal's master) the
+        // socket for them follows it and moves to SUP_PAYLOAD + 1 (`next` >= SUP_PAYLOAD: no
+        // move overwrites a source).
         let terminal_inside = plan.sandbox.is_some() && plan.controlling_terminal;
+        let outbox = plan.outbox();
         if plan.sandbox.is_some() && next != SUP_PAYLOAD {
             libc::dup2(next, SUP_PAYLOAD);
-            if terminal_inside {
+            if outbox {
                 libc::dup2(next + 1, SUP_PAYLOAD + 1);
             }
         }
-        close_from(match (plan.sandbox.is_some(), terminal_inside) {
+        close_from(match (plan.sandbox.is_some(), outbox) {
             (false, _) => SUP_PAYLOAD,
             (true, false) => SUP_PAYLOAD + 1,
             (true, true) => SUP_PAYLOAD + 2,
@@ -500,7 +502,8 @@ unsafe fn child_main(view: &ChildView<'_>, self_pipe: [c_int; 2], joined: bool) 
             super::confine::enter_sandbox(
                 sandbox,
                 SUP_PAYLOAD,
-                terminal_inside.then_some(SUP_PAYLOAD + 1),
+                outbox.then_some(SUP_PAYLOAD + 1),
+                terminal_inside,
             );
         }
         if libc::chdir(plan.cwd.as_ptr()) != 0 {

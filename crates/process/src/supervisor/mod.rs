@@ -52,6 +52,7 @@ use std::ffi::{OsStr, OsString};
 use std::io;
 use std::os::fd::{AsFd, OwnedFd, RawFd};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::Interest;
@@ -59,7 +60,7 @@ use tokio::io::unix::AsyncFd;
 use tokio::sync::oneshot;
 
 use crate::kill::EndReport;
-use crate::sandbox::{Kernel, SandboxError, SandboxPolicy};
+use crate::sandbox::{Kernel, NetworkLink, SandboxError, SandboxPolicy};
 pub(crate) use blocking::BlockingSupervisor;
 use plan::ForkPlan;
 use report::REPORT_CHILD_EXIT;
@@ -113,9 +114,9 @@ pub struct SpawnSpec {
     /// namespace (the policy's read-only paths bound read-only, a private `devpts` instance
     /// at `/dev/pts`), Landlock (writable: the policy's roots,
     /// [`SpawnSpec::remove_on_exit`], `/dev/null`, `/dev/tty`, `/dev/pts`, `/dev/ptmx`),
-    /// `no_new_privs`, and for
-    /// `network: false` a network namespace with loopback only plus a seccomp filter on
-    /// `socket(AF_UNIX, …)`. The supervisor stays outside. What the kernel cannot enforce is
+    /// `no_new_privs`, and unless the network is on a network namespace with loopback only
+    /// plus a seccomp filter on `socket(AF_UNIX, …)` (with an allowlist, the proxy's listener
+    /// in it: [`Supervisor::network_link`]). The supervisor stays outside. What the kernel cannot enforce is
     /// [`SpawnError::Sandbox`], and nothing runs.
     pub sandbox: Option<SandboxPolicy>,
     /// The kernel to assume instead of probing the running one: a test seam to see what a
@@ -255,6 +256,18 @@ pub struct Supervisor {
     report_closed: bool,
     /// The master of the terminal the sandboxed child made for itself.
     terminal: Option<OwnedFd>,
+    /// With a network allowlist: the link of the child's namespace to the proxy (dropped with
+    /// the supervisor, which ends the proxy's accepting for it).
+    network: Option<NetworkLinkBox>,
+}
+
+/// A namespace's link to the proxy, printable.
+struct NetworkLinkBox(Box<dyn NetworkLink>);
+
+impl std::fmt::Debug for NetworkLinkBox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("NetworkLink")
+    }
 }
 
 impl Supervisor {
@@ -262,6 +275,11 @@ impl Supervisor {
     ///
     /// Must be called within a tokio runtime (the report pipe is registered with it).
     pub async fn spawn(spec: SpawnSpec) -> Result<Self, SpawnError> {
+        let gate = spec
+            .sandbox
+            .as_ref()
+            .and_then(|sandbox| sandbox.network.proxy())
+            .map(|proxy| Arc::clone(&proxy.gate));
         let plan = ForkPlan::new(spec)?;
         let (reply, answer) = oneshot::channel();
         spawner()?.send(Request::Spawn(
@@ -289,7 +307,17 @@ impl Supervisor {
             child_exit: None,
             report_closed: false,
             terminal: raw.terminal,
+            network: gate
+                .zip(raw.listener)
+                .map(|(gate, listener)| NetworkLinkBox(gate.attach(listener.into()))),
         })
+    }
+
+    /// The link of the child's network namespace to the proxy of a network allowlist
+    /// ([`SandboxNetwork::Allowlist`](crate::sandbox::SandboxNetwork)): what the proxy refused
+    /// for the tree's connections. `None` without one.
+    pub fn network_link(&self) -> Option<&dyn NetworkLink> {
+        self.network.as_ref().map(|link| &*link.0)
     }
 
     /// The master side of the child's terminal when the sandbox made it anew, once (`None`

@@ -121,6 +121,16 @@ impl ForkPlan {
     }
 }
 
+impl ForkPlan {
+    /// Whether the child sends descriptors to agentsh over a socket: the listener of a network
+    /// allowlist, the master of a terminal made inside the sandbox (in that order).
+    pub(super) fn outbox(&self) -> bool {
+        self.sandbox
+            .as_ref()
+            .is_some_and(|sandbox| sandbox.proxy_port.is_some() || self.controlling_terminal)
+    }
+}
+
 /// The raw data the forked code reads: plain descriptor numbers and pointers into the plan.
 pub(super) struct ChildView<'a> {
     pub(super) plan: &'a ForkPlan,

@@ -47,6 +47,8 @@ pub(super) enum Stage {
     SandboxDevpts = 14,
     /// The sandbox: the child's terminal made anew in its private `devpts` instance.
     SandboxTerminal = 15,
+    /// Making the network allowlist's listener in the new network namespace.
+    SandboxProxy = 16,
 }
 
 impl Stage {
@@ -68,6 +70,7 @@ impl Stage {
             Self::SandboxMounts,
             Self::SandboxDevpts,
             Self::SandboxTerminal,
+            Self::SandboxProxy,
         ]
         .into_iter()
         .find(|stage| *stage as u8 == byte)
@@ -87,6 +90,7 @@ impl Stage {
             }
             Self::SandboxDevpts => "mounting the shell's private /dev/pts",
             Self::SandboxTerminal => "giving the shell a terminal in its private /dev/pts",
+            Self::SandboxProxy => "making the network proxy's listener in the shell's namespace",
             _ => return None,
         })
     }

@@ -24,6 +24,9 @@ pub(super) struct SpawnedRaw {
     /// The master of the terminal a sandboxed child made inside its sandbox (see
     /// `confine::terminal_inside`); `None` without a sandbox or controlling terminal.
     pub(super) terminal: Option<OwnedFd>,
+    /// The listener a sandboxed child with a network allowlist made at `127.0.0.1:<port>` in
+    /// its network namespace (see `confine::proxy_listener`); `None` otherwise.
+    pub(super) listener: Option<OwnedFd>,
 }
 
 pub(super) fn pipe_cloexec() -> io::Result<(OwnedFd, OwnedFd)> {
@@ -97,8 +100,9 @@ pub(super) fn fork_supervisor(plan: &ForkPlan) -> Result<SpawnedRaw, ForkFailure
             .iter()
             .map(|sandbox| sandbox.ruleset.as_raw_fd()),
     );
-    // A sandboxed child on a terminal sends the master of its new one over this socket.
-    let terminal_socket = if plan.sandbox.is_some() && plan.controlling_terminal {
+    // A sandboxed child sends the listener of a network allowlist and the master of a
+    // terminal made inside over this socket.
+    let outbox = if plan.outbox() {
         let (ours, theirs) = rustix::net::socketpair(
             rustix::net::AddressFamily::UNIX,
             rustix::net::SocketType::SEQPACKET,
@@ -132,32 +136,42 @@ pub(super) fn fork_supervisor(plan: &ForkPlan) -> Result<SpawnedRaw, ForkFailure
         unsafe { supervisor_main(&view) }
     }
     drop((control_r, report_w, error_w));
-    let terminal_socket = terminal_socket.map(|(ours, _theirs)| ours);
+    let outbox = outbox.map(|(ours, _theirs)| ours);
     let id = next_id();
     let started = start_up(plan, &error_r, &report_r).and_then(|child_pid| {
-        let terminal = terminal_socket
-            .map(|socket| receive_terminal(&socket))
-            .transpose()
-            .map_err(|error| {
+        let received = |wanted: bool, step: &'static str| -> Result<_, (SpawnError, bool)> {
+            let Some(socket) = outbox.as_ref().filter(|_| wanted) else {
+                return Ok(None);
+            };
+            receive_fd(socket, step).map(Some).map_err(|error| {
                 (
                     SpawnError::Supervisor {
                         program: plan.program_name.clone(),
-                        step: "controlling terminal",
+                        step,
                         error,
                     },
                     false,
                 )
-            })?;
-        Ok((child_pid, terminal))
+            })
+        };
+        // In the order the child sends them.
+        let proxied = plan
+            .sandbox
+            .as_ref()
+            .is_some_and(|sandbox| sandbox.proxy_port.is_some());
+        let listener = received(proxied, "network proxy listener")?;
+        let terminal = received(plan.controlling_terminal, "controlling terminal")?;
+        Ok((child_pid, terminal, listener))
     });
     match started {
-        Ok((child_pid, terminal)) => Ok(SpawnedRaw {
+        Ok((child_pid, terminal, listener)) => Ok(SpawnedRaw {
             id,
             pid,
             child_pid,
             control: control_w,
             report: report_r,
             terminal,
+            listener,
         }),
         Err((error, cgroup_join)) => Err(ForkFailure {
             error,
@@ -229,9 +243,9 @@ fn start_up(
     ]))
 }
 
-/// The descriptor the child sent over `socket` before its `execve` (which the start-up has
-/// seen happen, so it is there to be read without waiting).
-fn receive_terminal(socket: &OwnedFd) -> io::Result<OwnedFd> {
+/// The next descriptor the child sent over `socket` before its `execve` (which the start-up
+/// has seen happen, so it is there to be read without waiting); `what` names it in the error.
+fn receive_fd(socket: &OwnedFd, what: &str) -> io::Result<OwnedFd> {
     use rustix::net::{RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags};
     let mut space = [std::mem::MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
     let mut control = RecvAncillaryBuffer::new(&mut space);
@@ -250,7 +264,7 @@ fn receive_terminal(socket: &OwnedFd) -> io::Result<OwnedFd> {
             }
         }
     }
-    received.ok_or_else(|| io::Error::other("the child sent no terminal"))
+    received.ok_or_else(|| io::Error::other(format!("the child sent no {what}")))
 }
 
 pub(super) fn set_nonblocking(fd: impl AsFd) -> io::Result<()> {

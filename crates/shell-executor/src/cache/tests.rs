@@ -300,7 +300,7 @@ fn a_sessions_idle_timeout_applies_only_to_its_shells() {
 /// keeps its own shell.
 #[test]
 fn a_sandbox_is_part_of_the_shell_key() {
-    use agentsh_process::sandbox::{SandboxMode, SandboxPolicy};
+    use agentsh_process::sandbox::{SandboxMode, SandboxNetwork, SandboxPolicy};
 
     runtime().block_on(async {
         let exec = executor();
@@ -311,7 +311,11 @@ fn a_sandbox_is_part_of_the_shell_key() {
                 mode,
                 writable: vec![std::env::temp_dir()],
                 read_only: Vec::new(),
-                network,
+                network: if network {
+                    SandboxNetwork::On
+                } else {
+                    SandboxNetwork::Off
+                },
             });
             request
         };

@@ -274,7 +274,7 @@ fn bad_input_is_answered_and_the_server_lives_on() {
     let mut rpc = env.rpc();
     let parse = |error: &str| json!({"type": "response", "command": "parse", "success": false, "error": error});
     let parse_with_id = |id: &str, error: &str| json!({"id": id, "type": "response", "command": "parse", "success": false, "error": error});
-    // The id of a line that is not JSON is still echoed when it can be read (SPEC §11).
+    // The id of a line that is not JSON is still echoed when it can be read.
     check_bad_input(
         &mut rpc,
         b"{\"id\": \"1\", \"type\": ",

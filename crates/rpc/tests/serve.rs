@@ -75,7 +75,7 @@ fn two_connections_are_two_sessions() {
 
 #[test]
 fn warnings_go_to_the_connection_as_events() {
-    // An invalid rule is a warning, not an error (SPEC §2).
+    // An invalid rule is a warning, not an error.
     let world = World::new(
         "[bash_interceptor]\nenabled = true\n[[bash_interceptor.rules]]\npattern = \"(\"\ntool = \"read\"\nmessage = \"m\"\n",
     );

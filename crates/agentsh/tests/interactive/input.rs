@@ -26,7 +26,7 @@ fn interactive_bang_commands_and_what_the_context_keeps() {
     );
     let at = last_row(&screen, "/context").expect("the note's first row");
     let context = &screen[at..];
-    // SPEC §10: ``Ran `cmd` `` then the output in a fenced block.
+    // ``Ran `cmd` `` then the output in a fenced block.
     let ran = context
         .iter()
         .position(|row| row.trim_end() == "Ran `echo hi`")
@@ -65,8 +65,8 @@ fn interactive_tool_call_with_a_short_output_shows_it_whole() {
         "three lines are not collapsed:\n{}",
         screen.join("\n")
     );
-    // The `| tail -n 3` became the call's `tail` (SPEC §1): the cut is the caller's, so no
-    // §9 notice, but the view says what was left out (SPEC §10, by lines).
+    // The `| tail -n 3` became the call's `tail`: the cut is the caller's, so no
+    // truncation notice, but the view says what was left out (by lines).
     let warning = screen[at + 4].trim_end();
     let id = warning
         .strip_prefix("⟦Full output: artifact://")
@@ -152,7 +152,7 @@ fn interactive_long_output_is_collapsed_with_the_truncation_warning() {
         .unwrap_or_else(|| panic!("cut by the byte limit: {warning}"))
         .parse()
         .unwrap_or_else(|_| panic!("a line count: {warning}"));
-    // The result text is the X lines kept, a blank line and the §9 notice: 10 rows shown, the
+    // The result text is the X lines kept, a blank line and the truncation notice: 10 rows shown, the
     // rest hidden (each a row at 100 columns).
     assert_eq!(
         hidden + shown,
@@ -309,7 +309,7 @@ fn interactive_esc_cancels_the_running_tool_call_and_its_whole_tree() {
     wait_for_process(&marker);
     tui.wait_text("Running… (esc to cancel)");
     tui.pane.send_keys(&["Escape"]);
-    // SPEC §9: an aborted call's outcome line.
+    // An aborted call's outcome line.
     let screen = tui.wait_text_for("Command aborted", LIVENESS);
     assert!(
         find_rows(&screen, &[&format!("$ {command}")]).is_some(),

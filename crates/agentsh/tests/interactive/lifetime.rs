@@ -101,7 +101,7 @@ fn interactive_closing_the_terminal_ends_the_jobs() {
     };
     let marker = unique_marker();
     start_marked_job(&tui, &marker);
-    // The terminal goes away (SIGHUP, its input closed): every command tree ends (SPEC §15).
+    // The terminal goes away (SIGHUP, its input closed): every command tree ends.
     tui.pane.kill_server();
     wait_no_survivor(&marker);
 }

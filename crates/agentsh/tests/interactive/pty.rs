@@ -87,7 +87,7 @@ fn interactive_pty_esc_kills_a_program_outside_the_alternate_screen() {
     });
     tui.pane.send_keys(&["Escape"]);
     wait_overlay_closed(&tui);
-    // SPEC §8: Esc kills the command; SPEC §9: an aborted call's outcome line.
+    // Esc kills the command; an aborted call's outcome line follows.
     let screen = tui.wait_text_for("Command aborted", LIVENESS);
     assert!(
         last_row(&screen, &format!("$ {command}")).is_some(),
@@ -146,7 +146,7 @@ fn interactive_pty_less_leaves_with_q() {
     };
     numbered_file(&tui, "big.txt", 300);
     tui.submit("less big.txt");
-    // `LESS=FRX` (SPEC §7) keeps less off the alternate screen: the footer is Esc's.
+    // `LESS=FRX` (the hardened environment) keeps less off the alternate screen: the footer is Esc's.
     let screen = tui.wait("less's first page", PROGRAM_START, |screen| {
         find_rows(screen, &["row 1", "row 2"]).is_some()
             && screen.iter().any(|row| row.trim_end() == ESC_TO_KILL)

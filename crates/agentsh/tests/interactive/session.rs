@@ -69,7 +69,7 @@ fn interactive_help_and_a_path_that_is_not_a_slash_word() {
         );
     }
     tui.submit("/usr/bin/true");
-    // A tool call (SPEC §10 call line; §9 `(no output)`), not an unknown slash word.
+    // A tool call (its call line; `(no output)`), not an unknown slash word.
     tui.wait_rows(&["$ /usr/bin/true", "(no output)"]);
 }
 
@@ -99,7 +99,7 @@ fn interactive_jobs_and_job_n_follow_a_running_job() {
         LIVENESS,
     );
     tui.submit("/jobs");
-    // SPEC §10: `job N · running · <runtime> · $ <command>`.
+    // The job line: `job N · running · <runtime> · $ <command>`.
     let screen = tui.wait("the job line", LIVENESS, |screen| {
         last_row(screen, "/jobs").is_some_and(|at| {
             screen

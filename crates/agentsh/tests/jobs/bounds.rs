@@ -45,14 +45,14 @@ fn notice(text: &str) -> (u64, u64, u64, String) {
     let line = text
         .lines()
         .find(|line| line.starts_with("[Showing lines "))
-        .unwrap_or_else(|| panic!("the §9 notice: {text:?}"));
+        .unwrap_or_else(|| panic!("the truncation notice: {text:?}"));
     let parsed = line
         .strip_prefix("[Showing lines ")
         .and_then(|rest| rest.split_once('-'))
         .and_then(|(first, rest)| {
             let (last, rest) = rest.split_once(" of ")?;
             let (total, rest) = rest.split_once(" (50.0KB limit). Full: artifact://")?;
-            // What the log's cap adds to the notice is not fixed by the SPEC.
+            // What the log's cap adds to the notice is not fixed by the contract.
             let id: String = rest.chars().take_while(char::is_ascii_digit).collect();
             (!id.is_empty() && rest.ends_with(']')).then_some(())?;
             Some((
@@ -62,7 +62,7 @@ fn notice(text: &str) -> (u64, u64, u64, String) {
                 id,
             ))
         });
-    parsed.unwrap_or_else(|| panic!("a §9 notice: {line:?}"))
+    parsed.unwrap_or_else(|| panic!("a truncation notice: {line:?}"))
 }
 
 /// Asserts that `file` holds exactly the first `len` bytes `bash -c command` prints, compared

@@ -156,7 +156,7 @@ fn a_pty_job_waiting_in_epoll_on_a_socket_stays_running() {
     await_screen(&mut session, &id, LIVENESS, |result| {
         has_row(result, "listening")
     });
-    // Each answer comes after a second without output: long past the 300 ms of §13.
+    // Each answer comes after a second without output: long past the 300 ms a PTY job must be quiet.
     for _ in 0..3 {
         let quiet = session.output(&id, json!({"wait": 1}));
         assert_state(&quiet, &id, "running");

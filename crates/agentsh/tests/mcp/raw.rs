@@ -234,7 +234,7 @@ fn end_of_input_with_jobs_and_a_call_running_leaves_nothing_and_exits_0() {
 
 #[test]
 fn end_of_input_ends_a_running_call_instead_of_waiting_for_it() {
-    // Closing the client stops its work (SPEC §14; RPC does the same, §11): a command that would
+    // Closing the client stops its work (RPC does the same): a command that would
     // create a file after 3 s never gets there.
     let env = TestEnv::new();
     let mut rpc = start(&env);

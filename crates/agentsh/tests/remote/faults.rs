@@ -248,7 +248,7 @@ fn remote_install_copies_agentsh_to_a_target_that_lacks_it() {
 
 #[test]
 fn a_far_side_that_cannot_enforce_the_sandbox_refuses_it_at_hello() {
-    // The far side's kernel offers no Landlock (the session seam of SPEC §16's tests, which can
+    // The far side's kernel offers no Landlock (the session seam of the sandbox tests, which can
     // only take away): the `[sandbox]` sent in the hello is refused there, with its reason.
     let far = Far::Unshare;
     let env = far.env("[sandbox]\nmode = \"workspace-write\"\n");

@@ -244,7 +244,7 @@ fn what_json_allows_is_accepted() {
         "Failed to parse command: expected `,` or `}` at line 1 column 44",
     );
     // A number beyond f64 is the largest power of ten serde_json reads; the session clamps
-    // it as a timeout (SPEC §3).
+    // it as a timeout.
     for (timeout, seconds) in [("1e999", 1e308), ("-1e999", -1e308)] {
         assert_eq!(
             ok(&format!(

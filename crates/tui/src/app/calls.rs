@@ -503,7 +503,7 @@ pub(crate) fn refresh_job(
 fn show_look(job: &mut JobEntry, look: Option<JobView>) -> bool {
     let Some(look) = look else {
         // Gone while it ran: its session ended (a far side's, with its connection), and the
-        // end of a session kills every job (SPEC §13).
+        // end of a session kills every job.
         if let Some(summary) = job.summary.as_mut()
             && !summary.state.is_over()
         {

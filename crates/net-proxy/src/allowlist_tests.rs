@@ -65,7 +65,11 @@ fn addresses_match_ip_entries_only() {
         ("::2", 1, false),
     ];
     for (text, port, allowed) in cases {
-        assert_eq!(list.allows_address(addr(text), *port), *allowed, "{text}:{port}");
+        assert_eq!(
+            list.allows_address(addr(text), *port),
+            *allowed,
+            "{text}:{port}"
+        );
     }
 }
 
@@ -74,27 +78,60 @@ fn bad_entries_are_refused_with_the_reason() {
     let cases: &[(&str, &str)] = &[
         ("", "the entry is empty"),
         (" github.com", "an entry is a host, without spaces"),
-        ("https://github.com", "an entry is a host, not a URL: drop the scheme"),
+        (
+            "https://github.com",
+            "an entry is a host, not a URL: drop the scheme",
+        ),
         ("github.com/path", "an entry is a host, without a path"),
         ("*", "`*` alone would allow every host"),
         ("*:443", "`*` alone would allow every host"),
-        ("*.*.example.com", "a wildcard is allowed only as a leading `*.`"),
-        ("a.*.example.com", "a wildcard is allowed only as a leading `*.`"),
-        ("*example.com", "a wildcard is allowed only as a leading `*.`"),
-        ("*.10.1.2.3", "a wildcard needs a name after `*.`, not an address"),
+        (
+            "*.*.example.com",
+            "a wildcard is allowed only as a leading `*.`",
+        ),
+        (
+            "a.*.example.com",
+            "a wildcard is allowed only as a leading `*.`",
+        ),
+        (
+            "*example.com",
+            "a wildcard is allowed only as a leading `*.`",
+        ),
+        (
+            "*.10.1.2.3",
+            "a wildcard needs a name after `*.`, not an address",
+        ),
         ("github.com:0", "the port is not a number from 1 to 65535"),
-        ("github.com:65536", "the port is not a number from 1 to 65535"),
-        ("github.com:https", "the port is not a number from 1 to 65535"),
+        (
+            "github.com:65536",
+            "the port is not a number from 1 to 65535",
+        ),
+        (
+            "github.com:https",
+            "the port is not a number from 1 to 65535",
+        ),
         ("github.com:", "the port is not a number from 1 to 65535"),
         ("[::1]:", "the port is not a number from 1 to 65535"),
         ("[::1]443", "only `:port` may follow `]`"),
         ("[::1", "a `[` without its `]`"),
         ("[github.com]", "brackets hold an IPv6 address"),
         ("[127.0.0.1]", "brackets hold an IPv6 address"),
-        ("127.1", "a numeric host must be a canonical IP address (such as 10.1.2.3)"),
-        ("2130706433", "a numeric host must be a canonical IP address (such as 10.1.2.3)"),
-        ("0x7f.1", "a numeric host must be a canonical IP address (such as 10.1.2.3)"),
-        ("0177.0.0.1", "a numeric host must be a canonical IP address (such as 10.1.2.3)"),
+        (
+            "127.1",
+            "a numeric host must be a canonical IP address (such as 10.1.2.3)",
+        ),
+        (
+            "2130706433",
+            "a numeric host must be a canonical IP address (such as 10.1.2.3)",
+        ),
+        (
+            "0x7f.1",
+            "a numeric host must be a canonical IP address (such as 10.1.2.3)",
+        ),
+        (
+            "0177.0.0.1",
+            "a numeric host must be a canonical IP address (such as 10.1.2.3)",
+        ),
         (":443", "the host is empty"),
         ("*.", "the host is empty"),
         ("a..b", "not a host name or an IP address"),

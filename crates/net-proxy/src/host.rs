@@ -139,11 +139,7 @@ pub(crate) fn split_authority(
         let (host, after) = rest.split_once(']').ok_or(AuthorityError::BadBrackets)?;
         let port = match after {
             "" => None,
-            _ => Some(
-                after
-                    .strip_prefix(':')
-                    .ok_or(AuthorityError::BadBrackets)?,
-            ),
+            _ => Some(after.strip_prefix(':').ok_or(AuthorityError::BadBrackets)?),
         };
         (host, port)
     } else {

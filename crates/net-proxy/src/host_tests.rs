@@ -56,7 +56,11 @@ fn hosts_parse_to_canonical_forms() {
 
 #[test]
 fn authorities_split_into_host_and_port() {
-    type Case = (&'static str, Option<u16>, Result<(&'static str, u16), AuthorityError>);
+    type Case = (
+        &'static str,
+        Option<u16>,
+        Result<(&'static str, u16), AuthorityError>,
+    );
     let cases: &[Case] = &[
         ("github.com:443", None, Ok(("github.com", 443))),
         ("github.com", Some(80), Ok(("github.com", 80))),

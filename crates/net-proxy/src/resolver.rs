@@ -141,9 +141,10 @@ mod tests {
 
     #[test]
     fn test_maps_parse() {
-        let resolver =
-            Resolver::test_map("pypi.test=127.0.0.1, Other.Test.=127.0.0.2,v6.test=[::1],pypi.test=::2,")
-                .expect("a valid map");
+        let resolver = Resolver::test_map(
+            "pypi.test=127.0.0.1, Other.Test.=127.0.0.2,v6.test=[::1],pypi.test=::2,",
+        )
+        .expect("a valid map");
         let cases: &[(&str, &[&str])] = &[
             ("pypi.test", &["127.0.0.1", "::2"]),
             ("PYPI.test.", &["127.0.0.1", "::2"]),
@@ -164,9 +165,17 @@ mod tests {
         let cases: &[(&str, &str, &str)] = &[
             ("a.test=127.0.0.1,b.test", "b.test", "expected name=address"),
             ("=127.0.0.1", "=127.0.0.1", "the name is empty"),
-            ("a.test=127.1", "a.test=127.1", "the address is not an IP address"),
+            (
+                "a.test=127.1",
+                "a.test=127.1",
+                "the address is not an IP address",
+            ),
             ("a.test=", "a.test=", "the address is not an IP address"),
-            ("a.test=example.com", "a.test=example.com", "the address is not an IP address"),
+            (
+                "a.test=example.com",
+                "a.test=example.com",
+                "the address is not an IP address",
+            ),
         ];
         for (spec, part, reason) in cases {
             let err = Resolver::test_map(spec).expect_err(spec);

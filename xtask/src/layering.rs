@@ -71,6 +71,17 @@ pub const RULES: &[(&str, &[&str])] = &[
             "agentsh-seam",
         ],
     ),
+    // The network proxy serves listeners it is given: it knows no executor and no session.
+    (
+        "agentsh-net-proxy",
+        &[
+            "agentsh-shell-executor",
+            "agentsh-pty-runtime",
+            "agentsh-process",
+            "agentsh-agent-session",
+            "agentsh-seam",
+        ],
+    ),
     // The local session knows no far side and no surface.
     (
         "agentsh-agent-session",

@@ -6,8 +6,9 @@ use std::net::{IpAddr, SocketAddr};
 
 use tokio::net::TcpStream;
 
+use crate::config::ProxyConfig;
 use crate::host::{Host, target};
-use crate::{ProxyConfig, is_special_address};
+use crate::special::is_special_address;
 
 /// Why a request was not connected.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -5,11 +5,11 @@ use tokio::net::tcp::OwnedWriteHalf;
 use tokio::time::Instant;
 
 use crate::body::{Body, BodyEnd};
+use crate::ctx::Ctx;
 use crate::dial::dial;
 use crate::head::{Head, MAX_HEAD, Parsed, absolute, parse_head};
 use crate::host::{split_authority, target};
 use crate::io::{Fill, Inbound, Pump, PumpEnd, linger_close, send, tunnel};
-use crate::proxy::Ctx;
 
 /// The answer to a `CONNECT` that went through.
 const ESTABLISHED: &[u8] = b"HTTP/1.1 200 Connection established\r\n\r\n";

@@ -3,6 +3,8 @@
 
 mod allowlist;
 mod body;
+mod config;
+mod ctx;
 mod dial;
 mod head;
 mod host;
@@ -14,8 +16,9 @@ mod socks;
 mod special;
 
 pub use allowlist::{Allowlist, AllowlistError};
-pub use proxy::{
-    DEFAULT_CONNECT_TIMEOUT, DEFAULT_HEAD_TIMEOUT, DEFAULT_IDLE_TIMEOUT, Link, Proxy, ProxyConfig,
+pub use config::{
+    DEFAULT_CONNECT_TIMEOUT, DEFAULT_HEAD_TIMEOUT, DEFAULT_IDLE_TIMEOUT, ProxyConfig,
 };
+pub use proxy::{Link, Proxy};
 pub use resolver::{Resolver, ResolverError, TEST_RESOLVE_ENV};
 pub use special::is_special_address;

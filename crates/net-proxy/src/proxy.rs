@@ -1,9 +1,8 @@
 //! The proxy: its settings, the listeners it serves (one [`Link`] each), the connections it
 //! holds open, and the refusals recorded per listener.
 
-use std::collections::VecDeque;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use tokio::net::{TcpListener, TcpStream};
@@ -11,49 +10,10 @@ use tokio::runtime::Handle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::dial::Refusal;
+use crate::config::ProxyConfig;
+use crate::ctx::{Ctx, Refusals};
 use crate::io::{Fill, Inbound};
-use crate::{Allowlist, Resolver, http, socks};
-
-/// The default [`ProxyConfig::head_timeout`]: 30 s.
-pub const DEFAULT_HEAD_TIMEOUT: Duration = Duration::from_secs(30);
-/// The default [`ProxyConfig::idle_timeout`]: 120 s.
-pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
-/// The default [`ProxyConfig::connect_timeout`]: 30 s.
-pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// The most refusals a link keeps (the oldest go first).
-const MAX_REFUSALS: usize = 512;
-
-/// What the proxy allows and how long it waits.
-#[derive(Debug, Clone)]
-pub struct ProxyConfig {
-    /// The hosts connections may reach.
-    pub allowlist: Allowlist,
-    /// Where names are resolved.
-    pub resolver: Resolver,
-    /// How long a new connection may take to send its first request head (or SOCKS5
-    /// greeting and request), and any later head once its first byte came.
-    pub head_timeout: Duration,
-    /// How long a kept-alive connection may wait between requests, and a request body
-    /// between two reads.
-    pub idle_timeout: Duration,
-    /// How long resolving a name, or connecting to one address, may take.
-    pub connect_timeout: Duration,
-}
-
-impl ProxyConfig {
-    /// The settings with the default timeouts: 30 s for heads, 120 s idle, 30 s to connect.
-    pub fn new(allowlist: Allowlist, resolver: Resolver) -> Self {
-        Self {
-            allowlist,
-            resolver,
-            head_timeout: DEFAULT_HEAD_TIMEOUT,
-            idle_timeout: DEFAULT_IDLE_TIMEOUT,
-            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
-        }
-    }
-}
+use crate::{Allowlist, http, socks};
 
 /// The allowlist proxy: serves the listeners given to [`Proxy::attach`] on a tokio runtime.
 /// Clones share it.
@@ -176,74 +136,6 @@ impl Link {
 impl Drop for Link {
     fn drop(&mut self) {
         self.stop.cancel();
-    }
-}
-
-/// What a connection's task needs.
-#[derive(Clone)]
-pub(crate) struct Ctx {
-    pub(crate) config: Arc<ProxyConfig>,
-    refusals: Arc<Refusals>,
-}
-
-impl Ctx {
-    /// Notes a refusal: recorded on the link when the allowlist refused it.
-    pub(crate) fn refused(&self, refusal: &Refusal) {
-        tracing::info!(target = %refusal.target, message = %refusal.message, "proxy refusal");
-        if refusal.recorded() {
-            self.refusals.record(&refusal.target);
-        }
-    }
-}
-
-/// The refusals of one link: `(epoch, host:port)`, each at most once per epoch; a mark starts
-/// an epoch.
-#[derive(Default)]
-struct Refusals(Mutex<RefusalLog>);
-
-#[derive(Default)]
-struct RefusalLog {
-    epoch: u64,
-    events: VecDeque<(u64, String)>,
-}
-
-impl Refusals {
-    fn log(&self) -> std::sync::MutexGuard<'_, RefusalLog> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn mark(&self) -> u64 {
-        let mut log = self.log();
-        log.epoch += 1;
-        log.epoch
-    }
-
-    fn record(&self, target: &str) {
-        let mut log = self.log();
-        let epoch = log.epoch;
-        let seen = log
-            .events
-            .iter()
-            .rev()
-            .take_while(|(e, _)| *e == epoch)
-            .any(|(_, t)| t == target);
-        if !seen {
-            log.events.push_back((epoch, target.to_owned()));
-            if log.events.len() > MAX_REFUSALS {
-                log.events.pop_front();
-            }
-        }
-    }
-
-    fn since(&self, mark: u64) -> Vec<String> {
-        let log = self.log();
-        let mut found: Vec<String> = Vec::new();
-        for (_, target) in log.events.iter().filter(|(e, _)| *e >= mark) {
-            if !found.contains(target) {
-                found.push(target.clone());
-            }
-        }
-        found
     }
 }
 

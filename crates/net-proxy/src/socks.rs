@@ -6,9 +6,9 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use tokio::net::tcp::OwnedWriteHalf;
 use tokio::time::Instant;
 
+use crate::ctx::Ctx;
 use crate::dial::dial;
 use crate::io::{Inbound, linger_close, send, tunnel};
-use crate::proxy::Ctx;
 
 /// The protocol version, the first byte of every message.
 pub(crate) const VERSION: u8 = 5;

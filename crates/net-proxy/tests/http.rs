@@ -1,6 +1,6 @@
 //! Absolute `http://` requests: passed on in origin form, each request checked.
 
-use std::io::Write;
+use std::io::{Read, Write};
 
 use crate::support::{
     HttpServer, curl, forbidden, harness, have, read_all, read_response, status_response,
@@ -310,5 +310,115 @@ fn python_fetches_through_the_proxy() {
     assert_eq!(
         run("http://evil.test/x"),
         "403 agentsh sandbox: evil.test:80 is not in the allowed hosts (pypi.test, 127.0.0.1)"
+    );
+}
+
+#[test]
+fn an_upgraded_connection_becomes_a_raw_copy() {
+    use std::io::{BufRead, BufReader, Read};
+    // A websocket-like server: reads the head, switches protocols, then echoes.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    std::thread::spawn(move || {
+        let (stream, _) = listener.accept().expect("a connection");
+        let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+        let mut line = String::new();
+        while reader.read_line(&mut line).is_ok_and(|n| n > 0) && !line.ends_with("\r\n\r\n") {}
+        let mut writer = stream;
+        writer
+            .write_all(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\r\n")
+            .expect("101");
+        let mut buf = [0; 1024];
+        while let Ok(n @ 1..) = reader.read(&mut buf) {
+            writer.write_all(&buf[..n]).expect("echo");
+        }
+    });
+    let proxy = harness(&["127.0.0.1"], "");
+    let mut client = proxy.client();
+    let request = format!(
+        "GET http://127.0.0.1:{port}/ws HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\nframe-1"
+    );
+    client.write_all(request.as_bytes()).expect("sent");
+    let head = crate::support::read_head(&mut client);
+    assert!(
+        head.starts_with("HTTP/1.1 101 Switching Protocols\r\n"),
+        "{head}"
+    );
+    let mut frame = [0; 7];
+    client.read_exact(&mut frame).expect("echoed");
+    assert_eq!(&frame, b"frame-1");
+    // Not a request head: raw bytes go through as they are.
+    client.write_all(b"\x81\x05hello").expect("sent");
+    let mut back = [0; 7];
+    client.read_exact(&mut back).expect("echoed");
+    assert_eq!(&back, b"\x81\x05hello");
+    client
+        .shutdown(std::net::Shutdown::Write)
+        .expect("half close");
+    assert_eq!(read_all(&mut client), "");
+    proxy.settle();
+}
+
+#[test]
+fn garbage_never_stops_the_proxy() {
+    let server = HttpServer::start("127.0.0.1");
+    let mut settings = crate::support::config(&["127.0.0.1"], "");
+    settings.head_timeout = std::time::Duration::from_millis(200);
+    settings.idle_timeout = std::time::Duration::from_millis(200);
+    let proxy = crate::support::harness_with(settings);
+    // A fixed pseudo-random sequence: heads, SOCKS greetings and bytes, cut anywhere.
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let seeds: [&[u8]; 4] = [
+        b"GET http://127.0.0.1/ HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+        b"\x05\x02\x00\x01\x05\x01\x00\x03\xff",
+        b"CONNECT [::1 HTTP/1.1\r\n\r\n",
+        b"POST http://127.0.0.1:1/ HTTP/1.1\r\nContent-Length: 99999999999999999999\r\n\r\n",
+    ];
+    let cases: Vec<Vec<u8>> = (0..200)
+        .map(|i| {
+            let seed = seeds[i % seeds.len()];
+            let mut bytes = seed[..(next() as usize % (seed.len() + 1))].to_vec();
+            for _ in 0..(next() % 8) {
+                let at = next() as usize % (bytes.len() + 1);
+                bytes.insert(at, next() as u8);
+            }
+            bytes
+        })
+        .collect();
+    std::thread::scope(|scope| {
+        for (i, batch) in cases.chunks(10).enumerate() {
+            let proxy = &proxy;
+            scope.spawn(move || {
+                for bytes in batch {
+                    let mut client = proxy.client();
+                    let _ = client.write_all(bytes);
+                    // Half of the clients say they are done; the others wait for a timeout.
+                    if i % 2 == 0 {
+                        let _ = client.shutdown(std::net::Shutdown::Write);
+                    }
+                    let mut sink = Vec::new();
+                    let _ = client.read_to_end(&mut sink);
+                }
+            });
+        }
+    });
+    proxy.settle();
+    // Still serving (positive control).
+    let mut client = proxy.client();
+    let request = format!(
+        "GET http://127.0.0.1:{}/after HTTP/1.1\r\n\r\n",
+        server.port
+    );
+    client.write_all(request.as_bytes()).expect("sent");
+    let (_, body) = read_response(&mut client);
+    assert_eq!(
+        body,
+        format!("GET /after host=127.0.0.1:{} body=", server.port)
     );
 }

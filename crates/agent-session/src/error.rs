@@ -52,6 +52,10 @@ pub enum SessionError {
     /// `Sandbox refuses a writable root of <path>` (`/` or `$HOME`).
     #[error(transparent)]
     Sandbox(#[from] SandboxError),
+    /// The sandbox's network allowlist cannot be set up (a host the proxy cannot take, a
+    /// malformed test resolver map).
+    #[error("Sandbox network: {0}")]
+    Network(String),
     /// A `sandbox.writable` root (or the session's cwd as one) does not exist or cannot be
     /// resolved.
     #[error("Sandbox cannot use the writable root {}: {error}", path.display())]

@@ -16,6 +16,7 @@ mod cwd;
 mod error;
 mod handle;
 mod jobs;
+mod network;
 mod policy;
 mod pty_selection;
 mod result;
@@ -34,7 +35,7 @@ pub use agentsh_bash_policy::{
     Decision as PolicyDecision, Policy, PolicyConfig, RuleConfig, TierKind, TierSource,
 };
 pub use agentsh_process::sandbox::{
-    Kernel as SandboxKernel, SandboxError, SandboxMode, SandboxPolicy,
+    Kernel as SandboxKernel, SandboxError, SandboxMode, SandboxNetwork, SandboxPolicy,
 };
 pub use agentsh_process::shell::ShellError;
 pub use agentsh_protocol::{
@@ -62,7 +63,9 @@ pub use result::{
     BANG_CANCELLED, FinishedRun, HeadCapture, ToolUpdate, bang_context_text, blocked_result,
     build_tool_result, cwd_error_result,
 };
-pub use sandbox::{DENIAL_MARKERS, SANDBOX_KERNEL_LIMIT_ENV, sandbox_denial_line, shows_denial};
+pub use sandbox::{
+    DENIAL_MARKERS, SANDBOX_KERNEL_LIMIT_ENV, sandbox_denial_line, sandbox_line, shows_denial,
+};
 pub use serde_json::{Value, json};
 pub use session::{AgentSession, SessionOptions, SessionPolicy};
 pub use settings::{

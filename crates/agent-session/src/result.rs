@@ -130,6 +130,7 @@ pub fn build_tool_result(run: &FinishedRun<'_>) -> ToolOutcome {
         run.sandbox,
         result.exit_code != Some(0),
         &[&summary.output, head_text],
+        &result.blocked_hosts,
     ) {
         text.push_str("\n\n");
         text.push_str(&line);
@@ -263,7 +264,12 @@ pub fn bang_context_text(
         text.push_str("\n\n");
         text.push_str(&outcome);
     }
-    if let Some(line) = denial_line_for(sandbox, result.exit_code != Some(0), &[&summary.output]) {
+    if let Some(line) = denial_line_for(
+        sandbox,
+        result.exit_code != Some(0),
+        &[&summary.output],
+        &result.blocked_hosts,
+    ) {
         text.push_str("\n\n");
         text.push_str(&line);
     }

@@ -6,15 +6,17 @@
 //! `agentsh-process`'s; this module builds the policy a session's every shell, PTY session and
 //! job is started with.
 
+use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::sync::{LazyLock, Mutex};
 
-use agentsh_process::sandbox::{Kernel, SandboxError, SandboxMode, SandboxPolicy};
+use agentsh_process::sandbox::{Kernel, SandboxError, SandboxMode, SandboxNetwork, SandboxPolicy};
 use regex::Regex;
 
 use crate::error::SessionError;
-use crate::settings::SandboxSettings;
+use crate::network::{SessionNetwork, proxy_env};
+use crate::settings::{NetworkSetting, SandboxSettings};
 
 /// What a failed sandboxed command's output shows when the sandbox denied it something,
 /// as the tools print it (`strerror` texts, resolver and curl messages):
@@ -105,15 +107,16 @@ impl DenialWatch {
     }
 
     /// The sandbox line for the stream's command when it `failed` and the stream showed a
-    /// denial.
-    pub(crate) fn line(&self, failed: bool) -> Option<String> {
-        (failed && self.seen).then(|| sandbox_denial_line(&self.policy))
+    /// denial, or when the allowlist refused connections of its (`blocked`).
+    pub(crate) fn line(&self, failed: bool, blocked: &[String]) -> Option<String> {
+        let blocked_here = !blocked.is_empty() && self.policy.network.proxy().is_some();
+        (blocked_here || (failed && self.seen)).then(|| sandbox_line(&self.policy, blocked))
     }
 }
 
 /// The line a failed sandboxed command's result gets when its output shows a denial:
-/// `[sandbox: <mode>; writable: <roots>; network off]` (`network on` when allowed), the
-/// roots comma-separated as resolved.
+/// `[sandbox: <mode>; writable: <roots>; network off]` (`network on` when allowed,
+/// `network: <hosts>` with an allowlist), the roots comma-separated as resolved.
 ///
 /// ```
 /// use std::path::PathBuf;
@@ -123,7 +126,7 @@ impl DenialWatch {
 ///     mode: SandboxMode::WorkspaceWrite,
 ///     writable: vec![PathBuf::from("/src/app"), PathBuf::from("/tmp/agentsh-sandbox-x")],
 ///     read_only: Vec::new(),
-///     network: false,
+///     network: SandboxNetwork::Off,
 /// };
 /// assert_eq!(
 ///     sandbox_denial_line(&policy),
@@ -131,29 +134,67 @@ impl DenialWatch {
 /// );
 /// ```
 pub fn sandbox_denial_line(policy: &SandboxPolicy) -> String {
+    sandbox_line(policy, &[])
+}
+
+/// The sandbox line naming the `host:port`s the allowlist refused (`blocked`), after the
+/// allowed hosts: `[sandbox: <mode>; writable: <roots>; network: <hosts>; blocked <host:port>,
+/// …]`. Without blocked hosts, [`sandbox_denial_line`].
+///
+/// ```
+/// use std::path::PathBuf;
+/// use agentsh_agent_session::{SandboxMode, SandboxNetwork, SandboxPolicy, sandbox_line};
+///
+/// let policy = SandboxPolicy {
+///     mode: SandboxMode::ReadOnly,
+///     writable: vec![PathBuf::from("/tmp/agentsh-sandbox-x")],
+///     read_only: Vec::new(),
+///     network: SandboxNetwork::Off,
+/// };
+/// assert_eq!(
+///     sandbox_line(&policy, &[]),
+///     "[sandbox: read-only; writable: /tmp/agentsh-sandbox-x; network off]"
+/// );
+/// ```
+pub fn sandbox_line(policy: &SandboxPolicy, blocked: &[String]) -> String {
     let roots: Vec<String> = policy
         .writable
         .iter()
         .map(|root| root.display().to_string())
         .collect();
+    let network = match &policy.network {
+        SandboxNetwork::Off => "network off".to_owned(),
+        SandboxNetwork::On => "network on".to_owned(),
+        SandboxNetwork::Allowlist(proxy) => {
+            let mut text = format!("network: {}", proxy.hosts.join(", "));
+            if !blocked.is_empty() {
+                text.push_str("; blocked ");
+                text.push_str(&blocked.join(", "));
+            }
+            text
+        }
+    };
     format!(
-        "[sandbox: {}; writable: {}; network {}]",
+        "[sandbox: {}; writable: {}; {network}]",
         policy.mode,
-        roots.join(", "),
-        if policy.network { "on" } else { "off" }
+        roots.join(", ")
     )
 }
 
-/// The denial line a result gets, if any: the command ran under `sandbox`, failed (`failed`:
-/// a non-zero exit or no exit status) and its output (`outputs`: every text of it the result
-/// was built from) shows a denial.
+/// The sandbox line a result gets, if any: the command ran under `sandbox` and either the
+/// allowlist refused connections of its namespace while it ran (`blocked`, whether or not it
+/// failed), or it failed (`failed`: a non-zero exit or no exit status) and its output
+/// (`outputs`: every text of it the result was built from) shows a denial.
 pub(crate) fn denial_line_for(
     sandbox: Option<&SandboxPolicy>,
     failed: bool,
     outputs: &[&str],
+    blocked: &[String],
 ) -> Option<String> {
     let policy = sandbox?;
-    (failed && outputs.iter().any(|text| shows_denial(text))).then(|| sandbox_denial_line(policy))
+    let blocked_here = !blocked.is_empty() && policy.network.proxy().is_some();
+    (blocked_here || (failed && outputs.iter().any(|text| shows_denial(text))))
+        .then(|| sandbox_line(policy, blocked))
 }
 
 /// The environment variable that makes a session's sandbox check stricter, for tests: the
@@ -236,6 +277,8 @@ pub(crate) struct SessionSandbox {
     pub(crate) policy: SandboxPolicy,
     temp_path: PathBuf,
     temp: Mutex<Option<tempfile::TempDir>>,
+    /// With an allowlist: the session's proxy.
+    network: Option<SessionNetwork>,
 }
 
 impl SessionSandbox {
@@ -264,16 +307,25 @@ impl SessionSandbox {
             }
         }
         // The temp dir, made below, is an absolute path other than `/`: the check of the roots
-        // without it is the check of the whole policy.
+        // without it is the check of the whole policy (an allowlist needs what `false` needs).
+        let isolated = if settings.network == NetworkSetting::On {
+            SandboxNetwork::On
+        } else {
+            SandboxNetwork::Off
+        };
         can_enforce(
             &SandboxPolicy {
                 mode,
                 writable: configured.clone(),
                 read_only: Vec::new(),
-                network: settings.network,
+                network: isolated.clone(),
             },
             session_kernel(kernel_limit)?,
         )?;
+        let network = match &settings.network {
+            NetworkSetting::Allowlist(hosts) => Some(SessionNetwork::new(hosts)?),
+            NetworkSetting::Off | NetworkSetting::On => None,
+        };
         let temp = tempfile::Builder::new()
             .prefix("agentsh-sandbox-")
             .permissions(std::fs::Permissions::from_mode(0o700))
@@ -302,11 +354,40 @@ impl SessionSandbox {
                 mode,
                 writable,
                 read_only: kept_read_only(cwd),
-                network: settings.network,
+                network: network.as_ref().map_or(isolated, |network| {
+                    SandboxNetwork::Allowlist(network.proxy.clone())
+                }),
             },
             temp_path,
             temp: Mutex::new(Some(temp)),
+            network,
         }))
+    }
+
+    /// What every command of the session gets in its environment from the sandbox: with an
+    /// allowlist, the proxy variables naming the listener inside its namespace.
+    pub(crate) fn env(&self) -> BTreeMap<String, String> {
+        self.network
+            .as_ref()
+            .map(|network| proxy_env(network.proxy.port))
+            .unwrap_or_default()
+    }
+
+    /// The policy the rc snapshot is taken under: the session's, without its proxy (a
+    /// snapshot runs on a runtime of its own and needs no network).
+    pub(crate) fn snapshot_policy(&self) -> SandboxPolicy {
+        let mut policy = self.policy.clone();
+        if policy.network.proxy().is_some() {
+            policy.network = SandboxNetwork::Off;
+        }
+        policy
+    }
+
+    /// Ends the session's proxy, when it has one (at shutdown; also when dropped).
+    pub(crate) fn shut_down_network(&self) {
+        if let Some(network) = &self.network {
+            network.shut_down();
+        }
     }
 
     /// The private temp dir (`TMPDIR` of every command of the session).
@@ -409,14 +490,14 @@ mod tests {
             mode: SandboxMode::ReadOnly,
             writable: vec![PathBuf::from("/tmp/t")],
             read_only: Vec::new(),
-            network: false,
+            network: SandboxNetwork::Off,
         };
         let watched = |pieces: &[&str]| {
             let mut watch = DenialWatch::new(policy.clone());
             for piece in pieces {
                 watch.push(piece);
             }
-            watch.line(true).is_some()
+            watch.line(true, &[]).is_some()
         };
         assert!(watched(&["touch: x: Permission denied\n"]));
         assert!(watched(&["touch: x: Permiss", "ion denied\n"]));
@@ -430,7 +511,7 @@ mod tests {
         // Only a failure gets the line.
         let mut watch = DenialWatch::new(policy.clone());
         watch.push("Permission denied");
-        assert_eq!(watch.line(false), None);
-        assert_eq!(watch.line(true), Some(sandbox_denial_line(&policy)));
+        assert_eq!(watch.line(false, &[]), None);
+        assert_eq!(watch.line(true, &[]), Some(sandbox_denial_line(&policy)));
     }
 }

@@ -235,6 +235,7 @@ impl AgentSession {
                 "TMPDIR".to_owned(),
                 sandbox.temp_dir().to_string_lossy().into_owned(),
             );
+            env.extend(sandbox.env());
         }
 
         let shell = discover_shell(settings.bash.shell.as_deref(), env_var)?;
@@ -245,8 +246,8 @@ impl AgentSession {
             // when it has one (which the kernel can enforce, or the session would not exist).
             (Some(home), Some(cache)) => {
                 let env = hardened_env(std::env::vars_os(), &settings.bash.env, TerminalKind::Pipe);
-                let policy = sandbox.as_ref().map(|sandbox| &sandbox.policy);
-                match snapshot_for_sandboxed(&shell, home, &cache, &env, policy) {
+                let policy = sandbox.as_ref().map(SessionSandbox::snapshot_policy);
+                match snapshot_for_sandboxed(&shell, home, &cache, &env, policy.as_ref()) {
                     Ok(snapshot) => snapshot.map(|s| s.path),
                     Err(err) => {
                         warnings.push(err.to_string());
@@ -508,6 +509,7 @@ impl AgentSession {
         self.inner.executor.close_session(&self.inner.id).await;
         if let Some(sandbox) = &self.inner.sandbox {
             sandbox.remove_temp_dir();
+            sandbox.shut_down_network();
         }
     }
 

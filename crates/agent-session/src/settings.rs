@@ -26,6 +26,7 @@ mod execution;
 mod key_path;
 mod keys;
 mod load;
+mod network;
 mod policy;
 mod remote;
 mod types;
@@ -36,6 +37,7 @@ mod tests;
 pub use error::ConfigError;
 pub use execution::HELLO_SETTINGS_SOURCE;
 pub use load::{CONFIG_ENV, ConfigPath, config_path};
+pub use network::NetworkSetting;
 pub use policy::{
     DEFAULTS_ORIGIN, MANAGED_POLICY_ENV, MANAGED_POLICY_PATH, PROJECT_POLICY_PATH,
     managed_policy_tiers, policy_from_tiers, project_policy_tier,

@@ -61,7 +61,7 @@ fn workspace_write_resolves_cwd_temp_dir_and_writable() {
     );
     let policy = session.sandbox().expect("a sandbox").clone();
     assert_eq!(policy.mode, SandboxMode::WorkspaceWrite);
-    assert!(!policy.network);
+    assert_eq!(policy.network, agentsh_agent_session::SandboxNetwork::Off);
     let [cwd, temp, sub] = policy.writable.as_slice() else {
         panic!("three roots (the cwd given twice counts once): {policy:?}");
     };
@@ -90,7 +90,7 @@ fn read_only_writes_only_its_temp_dir_and_network_is_as_set() {
     );
     let policy: &SandboxPolicy = session.sandbox().expect("a sandbox");
     assert_eq!(policy.mode, SandboxMode::ReadOnly);
-    assert!(policy.network);
+    assert_eq!(policy.network, agentsh_agent_session::SandboxNetwork::On);
     assert_eq!(policy.writable.len(), 1, "{policy:?}");
     assert!(
         policy.writable[0]

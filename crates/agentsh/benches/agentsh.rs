@@ -25,8 +25,9 @@
 //!   above (goal ≤ 1.2×).
 //! - peak resident memory (`VmHWM`, polled from `/proc/<pid>/status`) of `agentsh exec` while the
 //!   command prints 1 GiB on one line and 200 MB of 80-byte lines (goal ≤ 20 MiB each).
-//! - `jobs`, `sandbox`, `policy`, `remote` (issues 12, 16, 27, 17): the cost of jobs, the sandbox,
-//!   a 50-rule approval policy and a far side over sshd (each `agentsh/<group>.rs` says how).
+//! - `jobs`, `sandbox`, `policy`, `remote`, `network` (issues 12, 16, 27, 17, 28): the cost of
+//!   jobs, the sandbox, a 50-rule approval policy, a far side over sshd and the network
+//!   allowlist's proxy (each `agentsh/<group>.rs` says how).
 //!
 //! Subject and baseline samples alternate (one `exec` then one `bash -c true`; a block of 50 RPC
 //! calls then 50 spawns, so the RPC figure is the steady state of a warm server), so a machine
@@ -40,7 +41,7 @@
 //! `AGENTSH_BENCH_QUICK=1` shrinks the sizes and counts (for a smoke run). A filter argument
 //! (`cargo xtask bench FILTER`) runs only the groups whose name contains it: `rpc round trip`,
 //! `rpc baseline`, `exec true`, `throughput`, `cpu`, `rss`, `jobs`, `mcp`, `policy`, `sandbox`,
-//! `remote`.
+//! `remote`, `network`.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -54,6 +55,8 @@ mod baseline;
 mod jobs;
 #[path = "agentsh/mcp.rs"]
 mod mcp;
+#[path = "agentsh/network.rs"]
+mod network;
 #[path = "agentsh/policy.rs"]
 mod policy;
 #[path = "agentsh/remote.rs"]
@@ -351,6 +354,8 @@ fn exec_true(env: &Env) -> Paired {
 /// The sizes and counts of a run: the full ones, or smaller for `AGENTSH_BENCH_QUICK`.
 /// Bytes through the remote connection (issue 17).
 const REMOTE_BYTES: u64 = 100_000_000;
+/// Bytes of the download through the network allowlist's proxy (issue 28).
+const DOWNLOAD_BYTES: u64 = 200_000_000;
 
 struct Sizes {
     shape_bytes: u64,
@@ -360,6 +365,7 @@ struct Sizes {
     cpu_calls: usize,
     cpu_rounds: usize,
     remote_bytes: u64,
+    download_bytes: u64,
 }
 
 impl Sizes {
@@ -373,6 +379,7 @@ impl Sizes {
                 cpu_calls: CPU_CALLS / 10,
                 cpu_rounds: 1,
                 remote_bytes: REMOTE_BYTES / 10,
+                download_bytes: DOWNLOAD_BYTES / 10,
             }
         } else {
             Self {
@@ -383,6 +390,7 @@ impl Sizes {
                 cpu_calls: CPU_CALLS,
                 cpu_rounds: CPU_ROUNDS,
                 remote_bytes: REMOTE_BYTES,
+                download_bytes: DOWNLOAD_BYTES,
             }
         }
     }
@@ -764,6 +772,9 @@ fn main() {
 
     if filter.wants("remote") {
         remote::rows(&env, sizes.remote_bytes);
+    }
+    if filter.wants("network") {
+        network::rows(&env, sizes.download_bytes);
     }
 
     if filter.wants("rss") {

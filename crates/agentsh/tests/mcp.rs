@@ -26,7 +26,7 @@ fn scripts() -> PathBuf {
 /// Where `scripts/install-test-deps` put the SDKs: `$AGENTSH_TEST_DEPS`, else `test-deps` in the
 /// nearest folder above the binary under test that has one (the target dir, wherever
 /// `CARGO_TARGET_DIR` or a `--target` put it), else where it would be by default.
-fn test_deps() -> PathBuf {
+pub(crate) fn test_deps() -> PathBuf {
     if let Some(dir) = std::env::var_os("AGENTSH_TEST_DEPS") {
         return dir.into();
     }

@@ -7,6 +7,7 @@ mod golden;
 mod interactive;
 mod jobs;
 mod mcp;
+mod network;
 mod policy;
 mod remote;
 mod rpc;

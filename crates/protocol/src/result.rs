@@ -77,8 +77,8 @@ pub struct BashResult {
     pub session_restarted: bool,
     /// The `host:port`s a sandbox's network allowlist refused for connections made from the
     /// command's namespace while it ran (each once, in the order first refused); empty
-    /// without an allowlist. Not part of the JSON result: the tool result's sandbox line
-    /// names them.
+    /// without an allowlist. In JSON `blockedHosts`, left out when empty; the tool result's
+    /// sandbox line names them too.
     pub blocked_hosts: Vec<String>,
 }
 

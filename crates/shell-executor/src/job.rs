@@ -80,7 +80,12 @@ impl JobProgress {
 pub struct JobRun {
     kill: CancellationToken,
     progress: watch::Receiver<JobProgress>,
+    blocked: Blocked,
 }
+
+/// What a sandbox's network allowlist refused for a job's connections, as its task last saw
+/// it (when the command returned, when the job ended).
+type Blocked = Arc<Mutex<Vec<String>>>;
 
 impl JobRun {
     /// Stops the job as a timeout stops a command, its whole tree and its shell; returns at
@@ -92,6 +97,16 @@ impl JobRun {
     /// Where the job is now.
     pub fn progress(&self) -> JobProgress {
         *self.progress.borrow()
+    }
+
+    /// The `host:port`s a sandbox's network allowlist refused for connections the job's
+    /// processes made while it ran (each once, in the order first refused): complete once the
+    /// job has ended, as of its command's return before. Empty without an allowlist.
+    pub fn blocked_hosts(&self) -> Vec<String> {
+        self.blocked
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// A receiver that sees every change of [`JobRun::progress`].
@@ -117,8 +132,9 @@ impl JobRun {
 /// What [`ShellExecutor::execute_or_yield`] came to.
 #[derive(Debug)]
 pub enum Yielded {
-    /// The command ended within the yield time: an ordinary call, its shell kept.
-    Finished(JobExit),
+    /// The command ended within the yield time: an ordinary call, its shell kept; with the
+    /// `host:port`s a sandbox's network allowlist refused for the shell while it ran.
+    Finished(JobExit, Vec<String>),
     /// The command still runs: it goes on as this job, in the shell that was the session's.
     Job(JobRun),
 }
@@ -167,12 +183,25 @@ impl ShellExecutor {
         shell.for_job();
         let (progress_tx, progress) = watch::channel(JobProgress::Running);
         let kill = request.cancel.clone();
+        let blocked = Blocked::default();
+        let task_blocked = Arc::clone(&blocked);
         tokio::spawn(async move {
             let mut output = ChunkOutput(output);
+            let mark = network_mark(&shell);
             let outcome = run_command(&mut shell, &request, &mut output).await;
-            finish_job(shell, outcome, &request.cancel, output, &progress_tx).await;
+            let ending = Ending {
+                cancel: &request.cancel,
+                progress: &progress_tx,
+                blocked: &task_blocked,
+                mark,
+            };
+            finish_job(shell, outcome, output, ending).await;
         });
-        Ok(JobRun { kill, progress })
+        Ok(JobRun {
+            kill,
+            progress,
+            blocked,
+        })
     }
 
     /// Runs `request` on the session's shell like [`execute`](Self::execute), its raw output
@@ -190,7 +219,8 @@ impl ShellExecutor {
             let mut slot = tokio::select! {
                 slot = hold.slot().shell.lock() => slot,
                 () = request.cancel.cancelled() => {
-                    return Ok(Yielded::Finished(JobExit { killed: true, ..JobExit::default() }));
+                    let killed = JobExit { killed: true, ..JobExit::default() };
+                    return Ok(Yielded::Finished(killed, Vec::new()));
                 }
             };
             let usable = slot.as_mut().is_some_and(|shell| {
@@ -219,6 +249,9 @@ impl ShellExecutor {
             let (progress_tx, progress) = watch::channel(JobProgress::Running);
             let task_handover = Arc::clone(&handover);
             let task_request = request.clone();
+            let blocked = Blocked::default();
+            let task_blocked = Arc::clone(&blocked);
+            let mark = network_mark(&shell);
             tokio::spawn(async move {
                 let mut output = ChunkOutput(output);
                 let outcome = run_command(&mut shell, &task_request, &mut output).await;
@@ -244,8 +277,13 @@ impl ShellExecutor {
                     }
                     // Yielded: the shell is the job's now.
                     TaskNext::Job(shell, outcome) => {
-                        finish_job(shell, outcome, &task_request.cancel, output, &progress_tx)
-                            .await;
+                        let ending = Ending {
+                            cancel: &task_request.cancel,
+                            progress: &progress_tx,
+                            blocked: &task_blocked,
+                            mark,
+                        };
+                        finish_job(shell, outcome, output, ending).await;
                     }
                 }
             });
@@ -269,16 +307,22 @@ impl ShellExecutor {
                 return Ok(Yielded::Job(JobRun {
                     kill: request.cancel.clone(),
                     progress,
+                    blocked,
                 }));
             };
             let exit = JobExit::from_outcome(&outcome);
+            let refused = shell
+                .network_link()
+                .zip(mark)
+                .map(|(link, mark)| link.refused_since(mark))
+                .unwrap_or_default();
             outcome?;
             if shell.is_alive() {
                 *slot = Some(shell);
             } else {
                 shell.close().await;
             }
-            Ok(Yielded::Finished(exit))
+            Ok(Yielded::Finished(exit, refused))
         }
         .await;
         self.release(hold, &request).await;
@@ -314,22 +358,46 @@ async fn run_command(
         .await
 }
 
+/// Where a job's task reports to once its command returned.
+struct Ending<'a> {
+    cancel: &'a CancellationToken,
+    progress: &'a watch::Sender<JobProgress>,
+    blocked: &'a Blocked,
+    /// The network link's mark from before the command started.
+    mark: Option<u64>,
+}
+
+impl Ending<'_> {
+    /// Takes what the shell's network link refused since the command started.
+    fn note_blocked(&self, shell: &ShellProcess) {
+        if let Some((link, mark)) = shell.network_link().zip(self.mark) {
+            *self.blocked.lock().unwrap_or_else(PoisonError::into_inner) = link.refused_since(mark);
+        }
+    }
+}
+
+/// The shell's network link's mark of now, with a network allowlist.
+fn network_mark(shell: &ShellProcess) -> Option<u64> {
+    shell.network_link().map(|link| link.mark())
+}
+
 /// After a job's command returned: publishes that, follows what it left behind, closes the
 /// shell, publishes the end.
 async fn finish_job(
     mut shell: ShellProcess,
     outcome: Result<RunOutcome, ExecError>,
-    cancel: &CancellationToken,
     mut output: ChunkOutput,
-    progress: &watch::Sender<JobProgress>,
+    ending: Ending<'_>,
 ) {
     let exit = JobExit::from_outcome(&outcome);
-    let _ = progress.send(JobProgress::Returned(exit));
-    if outcome.is_ok() && !cancel.is_cancelled() {
-        shell.follow_leftovers(cancel, &mut output).await;
+    ending.note_blocked(&shell);
+    let _ = ending.progress.send(JobProgress::Returned(exit));
+    if outcome.is_ok() && !ending.cancel.is_cancelled() {
+        shell.follow_leftovers(ending.cancel, &mut output).await;
     }
+    ending.note_blocked(&shell);
     shell.close().await;
     // Killed while it followed leftovers: the command had returned on its own, its status
     // stands; the processes it left were ended.
-    let _ = progress.send(JobProgress::Ended(exit));
+    let _ = ending.progress.send(JobProgress::Ended(exit));
 }

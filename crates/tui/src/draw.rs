@@ -248,11 +248,19 @@ impl<R: Renderer> App<R> {
         };
         let sandbox = match place.sandbox {
             None => "sandbox off".to_owned(),
-            Some(policy) => format!(
-                "sandbox {}, network {}",
-                policy.mode,
-                if policy.network { "on" } else { "off" }
-            ),
+            Some(policy) => match &policy.hosts {
+                Some(hosts) => format!(
+                    "sandbox {}, network: {} {}",
+                    policy.mode,
+                    hosts.len(),
+                    if hosts.len() == 1 { "host" } else { "hosts" }
+                ),
+                None => format!(
+                    "sandbox {}, network {}",
+                    policy.mode,
+                    if policy.network { "on" } else { "off" }
+                ),
+            },
         };
         let mut fields = Vec::new();
         match place.remote {

@@ -74,8 +74,8 @@ impl JobLog {
     /// The sandbox line for a result about the job, when it ran sandboxed, `failed`
     /// (ended with a non-zero or no exit status, or killed) and any of its output so far shows
     /// a denial.
-    pub(crate) fn denial_line(&self, failed: bool) -> Option<String> {
-        self.denials.as_ref()?.line(failed)
+    pub(crate) fn denial_line(&self, failed: bool, blocked: &[String]) -> Option<String> {
+        self.denials.as_ref()?.line(failed, blocked)
     }
 
     /// The log artifact, once reserved.

@@ -71,6 +71,9 @@ pub(crate) struct Job {
     control: Control,
     /// When it ended (for `job_list`'s run time).
     ended_at: Mutex<Option<Instant>>,
+    /// A PTY job's refusals by the network allowlist, once it ended (a piped job's come from
+    /// its run).
+    pty_blocked: Arc<Mutex<Vec<String>>>,
     /// Turns `true` once the ended job's sink is flushed into its log (its last unfinished
     /// line, the log file's last batch).
     flushed: watch::Receiver<bool>,
@@ -108,6 +111,15 @@ impl Job {
     /// Whether the job holds a shell (or terminal) still: its command or what it left runs.
     pub(crate) fn is_live(&self) -> bool {
         !matches!(*self.progress.borrow(), JobProgress::Ended(_))
+    }
+
+    /// The `host:port`s a sandbox's network allowlist refused for the job's connections
+    /// (complete once it ended).
+    pub(crate) fn blocked_hosts(&self) -> Vec<String> {
+        match &self.control {
+            Control::Piped(run) => run.blocked_hosts(),
+            Control::Pty(_) => lock(&self.pty_blocked).clone(),
+        }
     }
 
     /// Whether the log stopped growing at its cap.
@@ -296,7 +308,7 @@ impl NewJob {
     /// The finished job, driven by a piped run.
     pub(crate) fn piped(self, meta: JobMeta, run: JobRun) -> Arc<Job> {
         let progress = run.watch();
-        self.finish(meta, progress, Control::Piped(run))
+        self.finish(meta, progress, Control::Piped(run), Arc::default())
     }
 
     /// The finished job, driven by a PTY session.
@@ -304,8 +316,11 @@ impl NewJob {
         let controller = session.controller();
         let (progress_tx, progress) = watch::channel(JobProgress::Running);
         let texts = Arc::clone(&self.changes_tx);
+        let blocked = Arc::new(Mutex::new(Vec::new()));
+        let task_blocked = Arc::clone(&blocked);
         tokio::spawn(async move {
             let result = session.wait().await;
+            *lock(&task_blocked) = result.blocked_hosts;
             let exit = JobExit {
                 exit_code: result.exit_code,
                 timed_out: result.timed_out,
@@ -315,7 +330,7 @@ impl NewJob {
             let _ = progress_tx.send(JobProgress::Ended(exit));
             texts.send_modify(|n| *n = n.wrapping_add(1));
         });
-        self.finish(meta, progress, Control::Pty(controller))
+        self.finish(meta, progress, Control::Pty(controller), blocked)
     }
 
     fn finish(
@@ -323,6 +338,7 @@ impl NewJob {
         meta: JobMeta,
         progress: watch::Receiver<JobProgress>,
         control: Control,
+        pty_blocked: Arc<Mutex<Vec<String>>>,
     ) -> Arc<Job> {
         let (flushed, flushed_rx) = watch::channel(false);
         let job = Arc::new(Job {
@@ -339,6 +355,7 @@ impl NewJob {
             max_log_bytes: self.max_log_bytes,
             control,
             ended_at: Mutex::new(None),
+            pty_blocked,
             flushed: flushed_rx,
         });
         // Watches the job's progress: wakes its waiters, and once it ended, finishes its sink

@@ -221,7 +221,7 @@ impl JobCall<'_> {
                 let job = slot.fill(|id| new.piped(self.meta(id, false), run));
                 self.answer(&job, true)
             }
-            Ok(Yielded::Finished(exit)) => {
+            Ok(Yielded::Finished(exit, blocked_hosts)) => {
                 {
                     let mut output = lock(&new.output);
                     let super::JobOutput { sink, log, .. } = &mut *output;
@@ -233,7 +233,7 @@ impl JobCall<'_> {
                         on_update(ToolUpdate { text });
                     }
                 }
-                self.finished_in_time(&new, exit, cancel.is_cancelled())
+                self.finished_in_time(&new, exit, blocked_hosts, cancel.is_cancelled())
             }
             Err(err) => tool_error(
                 format!("cannot run the command: {err}"),
@@ -245,7 +245,13 @@ impl JobCall<'_> {
 
     /// The ordinary result of a yielding call that ended in time, its sink dumped (its log file
     /// goes when the output fit: the call made no job).
-    fn finished_in_time(&self, new: &NewJob, exit: JobExit, aborted: bool) -> ToolOutcome {
+    fn finished_in_time(
+        &self,
+        new: &NewJob,
+        exit: JobExit,
+        blocked_hosts: Vec<String>,
+        aborted: bool,
+    ) -> ToolOutcome {
         let mut output = lock(&new.output);
         let log = &mut output.log;
         let text = log.take_new(self.max_bytes(), false);
@@ -265,6 +271,7 @@ impl JobCall<'_> {
             cancelled: exit.killed || exit.timed_out,
             timed_out: exit.timed_out,
             session_restarted: exit.shell_restarted,
+            blocked_hosts,
         };
         build_tool_result(&FinishedRun {
             result: &result,
@@ -321,6 +328,8 @@ fn answer_about(job: &Job, max_bytes: u64, limits: Limits, reader: Reader) -> To
         cancelled: false,
         timed_out: false,
         session_restarted: false,
+        // The job's refusals go with its state line, below.
+        blocked_hosts: Vec::new(),
     };
     let mut outcome = build_tool_result(&FinishedRun {
         result: &result,
@@ -371,9 +380,10 @@ fn answer_about(job: &Job, max_bytes: u64, limits: Limits, reader: Reader) -> To
         Reader::Start { .. } | Reader::Tool { .. } => {
             text.push_str(&job_state_line(&job.id, state, exit_code));
             // The state line is this result's outcome line: after it, a sandboxed job that
-            // failed with a denial anywhere in its output (SPEC §16) gets the sandbox line.
+            // failed with a denial anywhere in its output gets the sandbox line.
             let failed = ended && exit_code != Some(0);
-            if let Some(line) = lock(&job.output).log.denial_line(failed) {
+            let blocked = job.blocked_hosts();
+            if let Some(line) = lock(&job.output).log.denial_line(failed, &blocked) {
                 text.push_str("\n\n");
                 text.push_str(&line);
             }

@@ -36,7 +36,8 @@ impl AgentSession {
             shell: self.shell_path().to_string_lossy().into_owned(),
             sandbox: self.sandbox().map(|policy| SandboxStatus {
                 mode: policy.mode.to_string(),
-                network: policy.network,
+                network: policy.network == agentsh_process::sandbox::SandboxNetwork::On,
+                hosts: policy.network.proxy().map(|proxy| proxy.hosts.clone()),
             }),
             jobs: self.jobs_summary(),
         }

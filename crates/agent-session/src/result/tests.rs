@@ -59,6 +59,7 @@ fn timed_out(summary: OutputSummary, annotation: &str) -> BashResult {
         cancelled: true,
         timed_out: true,
         session_restarted: false,
+        blocked_hosts: Vec::new(),
     }
 }
 
@@ -208,6 +209,7 @@ fn abort_is_an_abort_outcome() {
         cancelled: true,
         timed_out: false,
         session_restarted: false,
+        blocked_hosts: Vec::new(),
     };
     let outcome = Call::new(result.clone(), LIMIT as u64).aborted().build();
     assert!(outcome.is_aborted());

@@ -15,6 +15,7 @@ use serde::de::{self, Deserializer, Visitor};
 
 use super::error::{ConfigError, data_error, parse_document};
 use super::key_path::{Invalid, display_key, invalid};
+use super::network::{NetworkSetting, RawNetwork};
 use super::policy::{policy_from_tiers, user_tier};
 use super::remote::RawRemote;
 use super::types::{
@@ -234,7 +235,7 @@ struct RawUi {
 struct RawSandbox {
     mode: Option<SandboxModeName>,
     writable: Option<Vec<String>>,
-    network: Option<bool>,
+    network: Option<RawNetwork>,
 }
 
 /// `sandbox.mode`: `"off"` (`None`), `"read-only"` or `"workspace-write"`.
@@ -438,10 +439,15 @@ impl RawSandbox {
                 relative_to,
             )?);
         }
+        let mode = self.mode.and_then(|SandboxModeName(mode)| mode);
+        let network = match self.network {
+            Some(network) => network.check(mode.is_some())?,
+            None => NetworkSetting::Off,
+        };
         Ok(SandboxSettings {
-            mode: self.mode.and_then(|SandboxModeName(mode)| mode),
+            mode,
             writable,
-            network: self.network.unwrap_or(false),
+            network,
         })
     }
 }

@@ -89,7 +89,7 @@ fn the_sandbox_is_read() {
     assert_eq!(settings.sandbox, SandboxSettings::default());
     assert_eq!(settings.sandbox.mode, None);
     assert!(settings.sandbox.writable.is_empty());
-    assert!(!settings.sandbox.network);
+    assert_eq!(settings.sandbox.network, NetworkSetting::Off);
     assert_eq!(
         parse("[sandbox]\nmode = \"off\"\n").unwrap().sandbox.mode,
         None
@@ -117,8 +117,60 @@ fn the_sandbox_is_read() {
                 PathBuf::from("/x/build/out"),
                 PathBuf::from("/x/../shared"),
             ],
-            network: true,
+            network: NetworkSetting::On,
         }
+    );
+}
+
+#[test]
+fn the_network_allowlist_is_read_and_checked() {
+    let settings = parse(
+        "[sandbox]\nmode = \"read-only\"\nnetwork = [\"github.com\", \"*.pythonhosted.org\", \"registry.npmjs.org:443\", \"10.1.2.3\"]\n",
+    )
+    .unwrap();
+    assert_eq!(
+        settings.sandbox.network,
+        NetworkSetting::Allowlist(vec![
+            "github.com".to_owned(),
+            "*.pythonhosted.org".to_owned(),
+            "registry.npmjs.org:443".to_owned(),
+            "10.1.2.3".to_owned(),
+        ])
+    );
+    assert_eq!(
+        parse("[sandbox]\nmode = \"read-only\"\nnetwork = false\n")
+            .unwrap()
+            .sandbox
+            .network,
+        NetworkSetting::Off
+    );
+    // A list needs a sandbox; a bad entry names its index.
+    let err = error("[sandbox]\nnetwork = [\"github.com\"]\n");
+    assert!(
+        err.contains(": sandbox.network: a list of hosts needs sandbox.mode"),
+        "{err}"
+    );
+    for (bad, index) in [
+        ("[\"github.com\", \"127.1\"]", 1),
+        ("[\"2130706433\"]", 0),
+        ("[\"a.com\", \"b.com\", \"\"]", 2),
+        ("[\"*\"]", 0),
+        ("[\"https://github.com\"]", 0),
+        ("[\"github.com:99999\"]", 0),
+        ("[\"a.*.com\"]", 0),
+    ] {
+        let err = error(&format!(
+            "[sandbox]\nmode = \"read-only\"\nnetwork = {bad}\n"
+        ));
+        assert!(
+            err.contains(&format!(": sandbox.network[{index}]: network entry ")),
+            "{bad}: {err}"
+        );
+    }
+    let err = error("[sandbox]\nmode = \"read-only\"\nnetwork = [\"a.com\", 1]\n");
+    assert!(
+        err.contains(": sandbox.network[1]: invalid type: integer"),
+        "{err}"
     );
 }
 
@@ -250,7 +302,7 @@ fn type_errors_name_the_key() {
         ),
         (
             "[sandbox]\nnetwork = \"no\"",
-            "sandbox.network: invalid type: string \"no\", expected a boolean",
+            "sandbox.network: invalid type: string \"no\", expected true, false or a list of hosts",
         ),
         (
             "[sandbox]\nwritable = \"/a\"",

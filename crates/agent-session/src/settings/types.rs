@@ -111,7 +111,8 @@ impl Settings {
                 .mode
                 .map(|mode| agentsh_protocol::SandboxStatus {
                     mode: mode.to_string(),
-                    network: self.sandbox.network,
+                    network: self.sandbox.network == super::NetworkSetting::On,
+                    hosts: self.sandbox.network.hosts().map(<[String]>::to_vec),
                 }),
         }
     }
@@ -338,9 +339,9 @@ pub struct SandboxSettings {
     /// `~`/`~/…` expanded against the home, a relative path resolved against the directory of
     /// the configuration file. Default: none.
     pub writable: Vec<PathBuf>,
-    /// `network`: whether sandboxed commands may reach the network. Default false (a private
-    /// network namespace with loopback only, no `socket(AF_UNIX, …)`).
-    pub network: bool,
+    /// `network`: whether sandboxed commands may reach the network, or which hosts. Default
+    /// false (a private network namespace with loopback only, no `socket(AF_UNIX, …)`).
+    pub network: super::NetworkSetting,
 }
 
 /// `[audit]`.

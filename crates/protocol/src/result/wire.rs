@@ -29,6 +29,8 @@ struct WireRef<'a> {
     cancelled: bool,
     timed_out: bool,
     session_restarted: bool,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    blocked_hosts: &'a [String],
 }
 
 /// The same object, read back.
@@ -49,6 +51,8 @@ struct Wire {
     cancelled: bool,
     timed_out: bool,
     session_restarted: bool,
+    #[serde(default)]
+    blocked_hosts: Vec<String>,
 }
 
 impl Serialize for BashResult {
@@ -67,6 +71,7 @@ impl Serialize for BashResult {
             cancelled: self.cancelled,
             timed_out: self.timed_out,
             session_restarted: self.session_restarted,
+            blocked_hosts: &self.blocked_hosts,
         }
         .serialize(serializer)
     }
@@ -92,6 +97,7 @@ impl<'de> Deserialize<'de> for BashResult {
             cancelled: wire.cancelled,
             timed_out: wire.timed_out,
             session_restarted: wire.session_restarted,
+            blocked_hosts: wire.blocked_hosts,
         })
     }
 }

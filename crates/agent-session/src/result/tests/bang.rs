@@ -29,6 +29,7 @@ fn bang_context_texts() {
         cancelled: true,
         timed_out: false,
         session_restarted: false,
+        blocked_hosts: Vec::new(),
     };
     assert_eq!(
         bang_context_text("sleep 9", &cancelled, LIMIT as u64, None),

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use super::*;
 use crate::sandbox::{DENIAL_MARKERS, sandbox_denial_line, shows_denial};
-use agentsh_process::sandbox::SandboxMode;
+use agentsh_process::sandbox::{SandboxMode, SandboxNetwork};
 
 fn workspace(network: bool) -> SandboxPolicy {
     SandboxPolicy {
@@ -16,7 +16,11 @@ fn workspace(network: bool) -> SandboxPolicy {
             PathBuf::from("/opt/cache"),
         ],
         read_only: Vec::new(),
-        network,
+        network: if network {
+            SandboxNetwork::On
+        } else {
+            SandboxNetwork::Off
+        },
     }
 }
 
@@ -33,7 +37,7 @@ fn the_sandbox_line_has_the_spec_format() {
         mode: SandboxMode::ReadOnly,
         writable: vec![PathBuf::from("/tmp/agentsh-sandbox-cd34")],
         read_only: Vec::new(),
-        network: false,
+        network: SandboxNetwork::Off,
     };
     assert_eq!(
         sandbox_denial_line(&read_only),

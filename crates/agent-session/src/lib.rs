@@ -58,6 +58,7 @@ pub use cwd::{CwdError, check_cwd, resolve_cwd};
 pub use error::SessionError;
 pub use handle::{LocalSession, POLICY_TIERS_KEY};
 pub use jobs::tools::{BASH_TOOL, TOOL_NAMES, unknown_tool};
+pub use network::probe_network_allowlist;
 pub use pty_selection::{COMPAT_NO_PTY_ENV, HostUi, NO_PTY_ENV, use_pty};
 pub use result::{
     BANG_CANCELLED, FinishedRun, HeadCapture, ToolUpdate, bang_context_text, blocked_result,

@@ -8,6 +8,10 @@
 //! [`NetworkGate`] every tree's listener is given to, serving them all with one proxy per
 //! session, started on the runtime of the session's first sandboxed spawn.
 
+mod probe;
+
+pub use probe::probe_network_allowlist;
+
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 

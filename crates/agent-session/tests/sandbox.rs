@@ -637,3 +637,28 @@ async fn the_agentsh_dir_is_read_only_and_terminals_work() {
     assert!(!result.is_error, "{text}");
     session.shutdown().await;
 }
+
+/// The probe `agentsh doctor` runs for the network allowlist: on a kernel that can sandbox,
+/// a sandboxed bash reaches the proxy through its namespace's listener and is refused; on one
+/// that cannot, the probe says why (the sandbox's own reason).
+#[test]
+fn the_allowlist_probe_says_whether_it_works_here() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let probed = runtime.block_on(agentsh_agent_session::probe_network_allowlist());
+    let isolated = agentsh_agent_session::SandboxPolicy {
+        mode: agentsh_agent_session::SandboxMode::ReadOnly,
+        writable: vec![std::env::temp_dir()],
+        read_only: Vec::new(),
+        network: agentsh_agent_session::SandboxNetwork::Off,
+    };
+    match agentsh_process::sandbox::check(&isolated) {
+        Ok(()) => {
+            let seen = probed.expect("the allowlist works on a kernel that can sandbox");
+            assert!(seen.contains("was refused an unlisted host"), "{seen}");
+        }
+        Err(reason) => assert_eq!(probed, Err(reason.to_string())),
+    }
+}

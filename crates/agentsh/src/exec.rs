@@ -75,7 +75,9 @@ pub fn run(args: ExecArgs) -> ExitCode {
             // Nobody can be asked: a command that needs a yes is denied.
             approver: None,
         };
-        let call = session.execute_tool(CALL_ID, &tool_args, context, |_| {});
+        // Boxed: a tool call's future is large (the executor's, the gate's, the PTY path's
+        // state), and this one runs once.
+        let call = Box::pin(session.execute_tool(CALL_ID, &tool_args, context, |_| {}));
         // A second signal exits: that closes every supervisor's control pipe, which ends
         // whatever is left.
         let (outcome, interrupted) = until_signalled(call, &mut signals, &cancel).await;

@@ -7,7 +7,7 @@
 //! without asking the system's resolver.
 
 mod faults;
-mod servers;
+pub(crate) mod servers;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

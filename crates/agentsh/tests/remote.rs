@@ -6,6 +6,7 @@ mod far_side;
 mod faults;
 mod interactive;
 mod mcp;
+mod network;
 mod setup;
 
 use serde_json::json;

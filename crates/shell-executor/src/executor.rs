@@ -259,7 +259,9 @@ async fn run_in(
         None => request.command.clone(),
     };
     // What the sandbox's proxy refused for the shell's namespace while the command ran.
-    let mark = shell.network_link().map(|link| link.mark());
+    let mark = shell
+        .network_link()
+        .map(agentsh_process::sandbox::NetworkLink::mark);
     let outcome = shell
         .run(
             &command,

@@ -378,7 +378,9 @@ impl Ending<'_> {
 
 /// The shell's network link's mark of now, with a network allowlist.
 fn network_mark(shell: &ShellProcess) -> Option<u64> {
-    shell.network_link().map(|link| link.mark())
+    shell
+        .network_link()
+        .map(agentsh_process::sandbox::NetworkLink::mark)
 }
 
 /// After a job's command returned: publishes that, follows what it left behind, closes the

@@ -10,6 +10,8 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
+use crate::splice::Pipe;
+
 /// Size of the buffer that copies an upstream's bytes to the client. Downloads dominate: a large
 /// buffer lets each read and write move much (on loopback, 1 MiB matches a blocking relay where
 /// 256 KiB falls short). Its pages are only touched as far as the largest read fills it.
@@ -117,6 +119,26 @@ impl Pump {
     pub(crate) fn start(mut upstream: OwnedReadHalf, mut client: OwnedWriteHalf) -> Self {
         let (stop, mut stopped) = oneshot::channel::<()>();
         let handle = tokio::spawn(async move {
+            // Spliced in the kernel when a pipe can be had.
+            if let Ok(pipe) = Pipe::new() {
+                loop {
+                    let n = tokio::select! {
+                        biased;
+                        _ = &mut stopped => return PumpEnd::Stopped(client),
+                        filled = pipe.fill(upstream.as_ref()) => match filled {
+                            Ok(0) | Err(_) => return PumpEnd::UpstreamClosed(client),
+                            Ok(n) => n,
+                        },
+                    };
+                    tokio::select! {
+                        biased;
+                        _ = &mut stopped => return PumpEnd::ClientGone,
+                        drained = pipe.drain(client.as_ref(), n) => if drained.is_err() {
+                            return PumpEnd::ClientGone;
+                        },
+                    }
+                }
+            }
             let mut buf = vec![0; DOWN_BUFFER];
             loop {
                 let n = tokio::select! {
@@ -167,7 +189,8 @@ impl Drop for Pump {
 }
 
 /// Copies both ways between the client and `upstream` until both sides are done: first the
-/// bytes the client sent already, then everything.
+/// bytes the client sent already, then everything — spliced in the kernel when two pipes can
+/// be had, else through buffers.
 pub(crate) async fn tunnel(inbound: Inbound, write: OwnedWriteHalf, mut upstream: TcpStream) {
     if !inbound.buf.is_empty() && upstream.write_all(&inbound.buf).await.is_err() {
         return;
@@ -175,6 +198,10 @@ pub(crate) async fn tunnel(inbound: Inbound, write: OwnedWriteHalf, mut upstream
     let Ok(mut client) = inbound.read.reunite(write) else {
         return;
     };
+    if let (Ok(up), Ok(down)) = (Pipe::new(), Pipe::new()) {
+        crate::splice::both_ways(&client, &upstream, &up, &down).await;
+        return;
+    }
     if let Err(err) =
         tokio::io::copy_bidirectional_with_sizes(&mut client, &mut upstream, UP_BUFFER, DOWN_BUFFER)
             .await

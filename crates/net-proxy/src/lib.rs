@@ -14,6 +14,7 @@ mod proxy;
 mod resolver;
 mod socks;
 mod special;
+mod splice;
 
 pub use allowlist::{Allowlist, AllowlistError};
 pub use config::{

@@ -80,6 +80,24 @@ fn faults_leave_nothing_behind_and_the_session_goes_on() {
     let codes = output(&data);
     assert_eq!(codes.lines().filter(|l| *l == "200").count(), 200, "{data}");
 
+    // 1,000 connections opened and dropped at once, some after half a request.
+    let data = bash(
+        &mut rpc,
+        "churn",
+        r#"python3 - <<'EOF'
+import os, socket
+port = int(os.environ["HTTP_PROXY"].rsplit(":", 1)[1])
+for i in range(1000):
+    s = socket.create_connection(("127.0.0.1", port))
+    if i % 2:
+        s.sendall(b"GET http://web.test/")
+    s.close()
+print("churned")
+EOF"#,
+    );
+    assert_eq!(output(&data), "churned
+", "{data}");
+
     let left = settle(rpc.pid(), baseline);
     assert!(
         left <= baseline,
@@ -89,6 +107,58 @@ fn faults_leave_nothing_behind_and_the_session_goes_on() {
         &mut rpc,
         "after",
         &format!("curl -sS {}", url("/hello.txt")),
+    );
+    assert_eq!(output(&data), HELLO, "{data}");
+    rpc.close(LIVENESS);
+}
+
+/// Bad input through the real binary's proxy: a malformed head (400), a head over 64 KiB
+/// (431), a SOCKS5 greeting without an acceptable method (`05 FF`), and a client that sends
+/// nothing (dropped after 30 s); the session's next call works.
+#[test]
+fn bad_input_gets_a_clear_refusal_and_a_silent_client_is_dropped() {
+    let env = env_with(LISTED);
+    let server = web();
+    let port = server.port();
+    let mut rpc = rpc(&env);
+    let script = r#"python3 - <<'EOF'
+import os, socket, time
+port = int(os.environ["HTTP_PROXY"].rsplit(":", 1)[1])
+def ask(data):
+    s = socket.create_connection(("127.0.0.1", port))
+    s.sendall(data)
+    answer = b""
+    while True:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        answer += chunk
+    return answer
+print(ask(b"NOT A REQUEST\r\n\r\n").split(b"\r\n")[0].decode())
+print(ask(b"GET http://web.test/ HTTP/1.1\r\nX-Long: " + b"a" * 70000 + b"\r\n\r\n").split(b"\r\n")[0].decode())
+print(ask(b"\x05\x01\x02").hex())
+start = time.monotonic()
+print("silent", ask(b""), round(time.monotonic() - start))
+EOF"#;
+    let data = bash(&mut rpc, "bad", script);
+    let out = output(&data);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.first(), Some(&"HTTP/1.1 400 Bad Request"), "{data}");
+    assert_eq!(
+        lines.get(1),
+        Some(&"HTTP/1.1 431 Request Header Fields Too Large"),
+        "{data}"
+    );
+    assert_eq!(lines.get(2), Some(&"05ff"), "{data}");
+    let silent: Vec<&str> = lines.get(3).unwrap_or(&"").split(' ').collect();
+    assert_eq!(silent.get(..2), Some(&["silent", "b''"][..]), "{data}");
+    let waited: u64 = silent.get(2).and_then(|s| s.parse().ok()).expect("seconds");
+    // Dropped at 30 s (a generous bound above: the machine may be slow, not the proxy).
+    assert!((29..=45).contains(&waited), "dropped after {waited} s: {data}");
+    let data = bash(
+        &mut rpc,
+        "after",
+        &format!("curl -sS http://web.test:{port}/hello.txt"),
     );
     assert_eq!(output(&data), HELLO, "{data}");
     rpc.close(LIVENESS);

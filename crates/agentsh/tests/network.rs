@@ -598,3 +598,62 @@ fn a_list_without_a_sandbox_is_a_config_error() {
     assert_eq!(done.code(), 2, "{done:?}");
     assert!(done.stderr.contains("sandbox.network[0]"), "{done:?}");
 }
+
+/// A `tool_call` of `name` with `arguments` over RPC; the result's text.
+fn tool_text(rpc: &mut Rpc, id: &str, name: &str, arguments: &Value) -> String {
+    rpc.send_json(
+        &json!({"id": id, "type": "tool_call", "toolCallId": id, "name": name,
+        "arguments": arguments}),
+    );
+    let response = rpc.response_within(id, std::time::Duration::from_secs(60));
+    assert_eq!(response["success"], true, "{response}");
+    response["data"]["content"][0]["text"]
+        .as_str()
+        .expect("a text result")
+        .to_owned()
+}
+
+/// Jobs have namespaces of their own, on a terminal or not: both reach a listed host, and a
+/// job's result names what was refused for it once it ended.
+#[test]
+fn background_jobs_on_a_terminal_or_not_go_through_the_proxy() {
+    let env = env_with(LISTED);
+    let server = web();
+    let port = server.port();
+    let mut rpc = rpc(&env);
+    for (n, pty) in [(1, false), (2, true)] {
+        let command = format!(
+            "curl -sS http://web.test:{port}/hello.txt; echo; curl -sS http://evil.test:{port}/x; echo; sleep 0.5"
+        );
+        let started = tool_text(
+            &mut rpc,
+            &format!("start-{n}"),
+            "bash",
+            &json!({"command": command, "run_in_background": true, "pty": pty}),
+        );
+        let ended = (0..10)
+            .map(|i| {
+                tool_text(
+                    &mut rpc,
+                    &format!("read-{n}-{i}"),
+                    "job_output",
+                    &json!({"jobId": n.to_string(), "wait": 10}),
+                )
+            })
+            .scan(started, |all, text| {
+                all.push_str(&text);
+                all.push('\n');
+                Some((all.clone(), text))
+            })
+            .find(|(_, text)| text.contains(&format!("[job {n}: exited")))
+            .expect("the job ended");
+        let (all, last) = ended;
+        assert!(all.contains(HELLO), "pty={pty}: {all}");
+        assert!(
+            all.contains(&denied_body(&format!("evil.test:{port}"))),
+            "pty={pty}: {all}"
+        );
+        assert_blocked(&env, &last, LISTED_TEXT, &[format!("evil.test:{port}")]);
+    }
+    rpc.close(LIVENESS);
+}

@@ -95,8 +95,12 @@ for i in range(1000):
 print("churned")
 EOF"#,
     );
-    assert_eq!(output(&data), "churned
-", "{data}");
+    assert_eq!(
+        output(&data),
+        "churned
+",
+        "{data}"
+    );
 
     let left = settle(rpc.pid(), baseline);
     assert!(
@@ -154,7 +158,10 @@ EOF"#;
     assert_eq!(silent.get(..2), Some(&["silent", "b''"][..]), "{data}");
     let waited: u64 = silent.get(2).and_then(|s| s.parse().ok()).expect("seconds");
     // Dropped at 30 s (a generous bound above: the machine may be slow, not the proxy).
-    assert!((29..=45).contains(&waited), "dropped after {waited} s: {data}");
+    assert!(
+        (29..=45).contains(&waited),
+        "dropped after {waited} s: {data}"
+    );
     let data = bash(
         &mut rpc,
         "after",

@@ -87,6 +87,13 @@ fn denied_body(host_port: &str) -> String {
     format!("agentsh sandbox: {host_port} is not in the allowed hosts ({LISTED_TEXT})")
 }
 
+/// A session allowing `list`, the web server it reaches, and its RPC connection.
+fn session(list: &str) -> (TestEnv, HttpServer, Rpc) {
+    let env = env_with(list);
+    let rpc = rpc(&env);
+    (env, web(), rpc)
+}
+
 fn web() -> HttpServer {
     let server = HttpServer::start();
     server.file("/hello.txt", HELLO, "text/plain");
@@ -128,10 +135,8 @@ fn commands_get_the_proxy_environment() {
 /// SOCKS5's refusal) and the result names it.
 #[test]
 fn curl_reaches_a_listed_host_by_every_protocol_and_no_other() {
-    let env = env_with(LISTED);
-    let server = web();
+    let (env, server, mut rpc) = session(LISTED);
     let port = server.port();
-    let mut rpc = rpc(&env);
     let url = |host: &str| format!("http://{host}:{port}/hello.txt");
     let allowed = format!(
         "curl -sS {web}; echo; curl -sS --proxytunnel {web}; echo; \
@@ -195,10 +200,8 @@ fn curl_reaches_a_listed_host_by_every_protocol_and_no_other() {
 /// Python's `urllib` follows the variables too.
 #[test]
 fn python_urllib_reaches_a_listed_host_only() {
-    let env = env_with(LISTED);
-    let server = web();
+    let (env, server, mut rpc) = session(LISTED);
     let port = server.port();
-    let mut rpc = rpc(&env);
     let fetch = |host: &str| {
         format!(
             "python3 -c 'import urllib.request as u; print(u.urlopen(\"http://{host}:{port}/hello.txt\").read().decode())'"
@@ -451,10 +454,8 @@ EOF"#
 /// setsid'd background child. Each refusal is named in the call's line.
 #[test]
 fn everything_unlisted_is_refused() {
-    let env = env_with(LISTED);
-    let server = web();
+    let (env, server, mut rpc) = session(LISTED);
     let port = server.port();
-    let mut rpc = rpc(&env);
 
     for (id, host) in [("1", "127.1"), ("2", "2130706433"), ("3", "0x7f.1")] {
         let data = bash(
@@ -617,10 +618,8 @@ fn tool_text(rpc: &mut Rpc, id: &str, name: &str, arguments: &Value) -> String {
 /// job's result names what was refused for it once it ended.
 #[test]
 fn background_jobs_on_a_terminal_or_not_go_through_the_proxy() {
-    let env = env_with(LISTED);
-    let server = web();
+    let (env, server, mut rpc) = session(LISTED);
     let port = server.port();
-    let mut rpc = rpc(&env);
     for (n, pty) in [(1, false), (2, true)] {
         let command = format!(
             "curl -sS http://web.test:{port}/hello.txt; echo; curl -sS http://evil.test:{port}/x; echo; sleep 0.5"

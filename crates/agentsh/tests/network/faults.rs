@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use super::servers::Route;
-use super::{HELLO, LISTED, bash, env_with, output, rpc, web};
+use super::{HELLO, LISTED, bash, output, session};
 use crate::util::LIVENESS;
 
 /// The descriptors agentsh `pid` holds.
@@ -29,8 +29,7 @@ fn settle(pid: u32, baseline: usize) -> usize {
 
 #[test]
 fn faults_leave_nothing_behind_and_the_session_goes_on() {
-    let env = env_with(LISTED);
-    let server = web();
+    let (_env, server, mut rpc) = session(LISTED);
     let port = server.port();
     server.route(
         "/truncated",
@@ -40,7 +39,6 @@ fn faults_leave_nothing_behind_and_the_session_goes_on() {
         },
     );
     server.route("/slow", Route::Slow { total: 50 << 20 });
-    let mut rpc = rpc(&env);
     let url = |path: &str| format!("http://web.test:{port}{path}");
 
     // Warm: the shell, its namespace and its link to the proxy exist.
@@ -121,10 +119,8 @@ EOF"#,
 /// nothing (dropped after 30 s); the session's next call works.
 #[test]
 fn bad_input_gets_a_clear_refusal_and_a_silent_client_is_dropped() {
-    let env = env_with(LISTED);
-    let server = web();
+    let (_env, server, mut rpc) = session(LISTED);
     let port = server.port();
-    let mut rpc = rpc(&env);
     let script = r#"python3 - <<'EOF'
 import os, socket, time
 port = int(os.environ["HTTP_PROXY"].rsplit(":", 1)[1])

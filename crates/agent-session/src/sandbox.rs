@@ -120,7 +120,7 @@ impl DenialWatch {
 ///
 /// ```
 /// use std::path::PathBuf;
-/// use agentsh_agent_session::{SandboxMode, SandboxPolicy, sandbox_denial_line};
+/// use agentsh_agent_session::{SandboxMode, SandboxNetwork, SandboxPolicy, sandbox_denial_line};
 ///
 /// let policy = SandboxPolicy {
 ///     mode: SandboxMode::WorkspaceWrite,

@@ -12,7 +12,7 @@ use agentsh_artifact_store::{
 };
 use agentsh_bash_interceptor::Interceptor;
 use agentsh_bash_policy::{Policy, TierSource};
-use agentsh_output_sink::{OutputSink, SinkOptions, Spill, SpillSource};
+use agentsh_output_sink::{OutputSink, Redactor, SinkOptions, Spill, SpillSource};
 use agentsh_process::env::{TerminalKind, hardened_env};
 use agentsh_process::sandbox::{Kernel as SandboxKernel, SandboxPolicy};
 use agentsh_process::shell::{ShellSpec, discover_shell, shell_prefix};
@@ -126,6 +126,8 @@ struct Inner {
     artifact_ids: Mutex<Vec<String>>,
     /// The approval policy and what it remembers.
     gate: Gate,
+    /// The secrets redacted from every output of the session.
+    redactor: Option<Arc<Redactor>>,
     /// The audit log, when `[audit]` enables it.
     audit: Option<AuditLog>,
     /// What the audit log names the session's mode.
@@ -176,6 +178,22 @@ fn global_executor() -> Arc<ShellExecutor> {
 /// session.
 static CONTAINMENT_WARNED: std::sync::atomic::AtomicBool =
     std::sync::atomic::AtomicBool::new(false);
+
+/// The secrets of a session: the values of agentsh's environment variables and `bash.env`
+/// entries whose names `[secrets] env` matches, and the token patterns; `None` when redaction
+/// is off or there is nothing to redact.
+fn session_redactor(settings: &Settings) -> Option<Arc<Redactor>> {
+    let secrets = &settings.secrets;
+    if !secrets.enabled {
+        return None;
+    }
+    let values = std::env::vars_os()
+        .filter_map(|(name, value)| Some((name.into_string().ok()?, value.into_string().ok()?)))
+        .chain(settings.bash.env.clone())
+        .filter(|(name, _)| secrets.is_secret_name(name));
+    let redactor = Redactor::new(values, secrets.compiled_patterns());
+    (!redactor.is_empty()).then(|| Arc::new(redactor))
+}
 
 /// A session id unique within this machine and unguessable by a command (64 random bits).
 fn fresh_session_id() -> String {
@@ -276,6 +294,7 @@ impl AgentSession {
             warnings.push(warning);
         }
 
+        let redactor = session_redactor(&settings);
         let executor = executor.unwrap_or_else(global_executor);
         let session = Self {
             inner: Arc::new(Inner {
@@ -298,6 +317,7 @@ impl AgentSession {
                 jobs: Jobs::default(),
                 artifact_ids: Mutex::new(Vec::new()),
                 gate: Gate::new(policy),
+                redactor,
                 audit,
                 mode: mode.unwrap_or_else(|| "library".to_owned()),
             }),
@@ -525,7 +545,14 @@ impl AgentSession {
             max_bytes: usize::try_from(self.inner.settings.output.max_bytes).unwrap_or(usize::MAX),
             head_lines,
             spill,
+            redactor: self.redactor(),
         })
+    }
+
+    /// The session's secrets, to redact from every output (`None` with `[secrets] enabled =
+    /// false`, or nothing to redact).
+    pub(crate) fn redactor(&self) -> Option<Arc<Redactor>> {
+        self.inner.redactor.clone()
     }
 
     /// Allocates an artifact, best effort: a failure is a warning (reported with the call's

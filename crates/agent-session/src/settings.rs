@@ -29,6 +29,7 @@ mod load;
 mod network;
 mod policy;
 mod remote;
+mod secrets;
 mod types;
 
 #[cfg(test)]
@@ -43,6 +44,7 @@ pub use policy::{
     managed_policy_tiers, policy_from_tiers, project_policy_tier,
 };
 pub use remote::{DEFAULT_AGENTSH_PATH, DEFAULT_SSH_COMMAND, RemoteSettings};
+pub use secrets::{DEFAULT_PATTERN_MAX_BYTES, DEFAULT_SECRET_ENV, PatternSetting, SecretsSettings};
 pub use types::{
     ArtifactSettings, AuditSettings, BashSettings, DEFAULT_ARTIFACTS_MAX_AGE_DAYS,
     DEFAULT_ARTIFACTS_MAX_BYTES, DEFAULT_JOBS_MAX_LOG_BYTES, DEFAULT_JOBS_MAX_RUNNING,

@@ -10,7 +10,11 @@ use std::io::{self, Write};
 use std::time::{Duration, Instant};
 
 use agentsh_bench_support::{Row, mb_per_s, median};
-use agentsh_output_sink::{DEFAULT_OUTPUT_MAX_BYTES, OutputSink, SinkOptions, Spill};
+use std::sync::Arc;
+
+use agentsh_output_sink::{
+    DEFAULT_OUTPUT_MAX_BYTES, OutputSink, Redactor, SecretPattern, SinkOptions, Spill,
+};
 
 const INPUT_BYTES: usize = 64 << 20;
 const CHUNK: usize = 64 * 1024;
@@ -85,13 +89,14 @@ fn time_copy(data: &[u8]) -> Duration {
     start.elapsed()
 }
 
-fn time_sink(data: &[u8]) -> Duration {
+fn time_sink(data: &[u8], redactor: Option<&Arc<Redactor>>) -> Duration {
     let file = tempfile::tempfile().expect("temporary file");
     let start = Instant::now();
     let mut sink = OutputSink::new(SinkOptions {
         max_bytes: DEFAULT_OUTPUT_MAX_BYTES,
         head_lines: None,
         spill: Some(Box::new(FileSpill(file))),
+        redactor: redactor.cloned(),
     });
     for chunk in data.chunks(CHUNK) {
         sink.push(chunk);
@@ -103,10 +108,14 @@ fn time_sink(data: &[u8]) -> Duration {
     elapsed
 }
 
-/// The sink's own work: no spill, so nothing but sanitising, counting and the tail.
-fn time_sink_without_spill(data: &[u8]) -> Duration {
+/// The sink's own work: no spill, so nothing but sanitising, counting and the tail (and
+/// redacting, with a redactor).
+fn time_sink_without_spill(data: &[u8], redactor: Option<&Arc<Redactor>>) -> Duration {
     let start = Instant::now();
-    let mut sink = OutputSink::new(SinkOptions::default());
+    let mut sink = OutputSink::new(SinkOptions {
+        redactor: redactor.cloned(),
+        ..SinkOptions::default()
+    });
     for chunk in data.chunks(CHUNK) {
         sink.push(chunk);
     }
@@ -118,10 +127,10 @@ fn measure(metric: &str, data: &[u8], goal: bool) {
     // Interleave the runs so both see the same machine load.
     let mut copies = Vec::with_capacity(RUNS);
     let mut sinks = Vec::with_capacity(RUNS);
-    time_sink(data); // warm-up
+    time_sink(data, None); // warm-up
     for _ in 0..RUNS {
         copies.push(time_copy(data));
-        sinks.push(time_sink(data));
+        sinks.push(time_sink(data, None));
     }
     let bytes = data.len() as u64;
     let copy = mb_per_s(bytes, median(&copies));
@@ -139,12 +148,71 @@ fn measure(metric: &str, data: &[u8], goal: bool) {
         .report();
 }
 
+/// 20 secret values (as a session's environment would give them) and the default patterns.
+fn redactor() -> Arc<Redactor> {
+    let values = (0..20).map(|n| (format!("SECRET_{n}"), format!("s3cr3t-value-{n:04}-x9q")));
+    Arc::new(Redactor::new(values, SecretPattern::defaults()))
+}
+
+/// The sink (spilling to a file, as a large output does) with redaction against the same sink
+/// without, on the same log lines, alternating (goal ≥ 0.8×); then the same without a spill,
+/// where the sink's own work is all there is to compare with.
+fn redaction(data: &[u8]) {
+    let redactor = redactor();
+    let (mut with, mut without) = (Vec::new(), Vec::new());
+    for _ in 0..RUNS {
+        with.push(time_sink(data, Some(&redactor)));
+        without.push(time_sink(data, None));
+    }
+    let bytes = data.len() as u64;
+    let (with_rate, without_rate) = (
+        mb_per_s(bytes, median(&with)),
+        mb_per_s(bytes, median(&without)),
+    );
+    let ratio = with_rate / without_rate;
+    Row::new(
+        "output-sink",
+        "plain text with spill, redaction on (20 values + default patterns)",
+    )
+    .value(with_rate, "MB/s")
+    .ratio(
+        ratio,
+        format!("the sink without redaction, {without_rate:.0} MB/s"),
+    )
+    .goal("≥ 0.8×", ratio >= 0.8)
+    .report();
+    let (mut with, mut without) = (Vec::new(), Vec::new());
+    for _ in 0..RUNS {
+        with.push(time_sink_without_spill(data, Some(&redactor)));
+        without.push(time_sink_without_spill(data, None));
+    }
+    let bytes = data.len() as u64;
+    let (with, without) = (
+        mb_per_s(bytes, median(&with)),
+        mb_per_s(bytes, median(&without)),
+    );
+    let ratio = with / without;
+    Row::new(
+        "output-sink",
+        "plain text without spill, redaction on (the sink's own work alone)",
+    )
+    .value(with, "MB/s")
+    .ratio(
+        ratio,
+        format!("the sink without redaction, {without:.0} MB/s"),
+    )
+    .report();
+}
+
 fn main() {
     let plain = plain();
-    let alone: Vec<Duration> = (0..RUNS).map(|_| time_sink_without_spill(&plain)).collect();
+    let alone: Vec<Duration> = (0..RUNS)
+        .map(|_| time_sink_without_spill(&plain, None))
+        .collect();
     Row::new("output-sink", "plain text without spill (sink work alone)")
         .value(mb_per_s(plain.len() as u64, median(&alone)), "MB/s")
         .report();
+    redaction(&plain);
     measure("plain text with spill", &plain, true);
     measure("ANSI-heavy text with spill", &ansi_heavy(), false);
     measure("invalid UTF-8 text with spill", &invalid_utf8(), false);

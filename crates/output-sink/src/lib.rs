@@ -2,6 +2,7 @@
 #![deny(missing_docs)]
 
 mod head;
+mod redact;
 mod reference;
 mod ring;
 mod sanitizer;
@@ -11,6 +12,7 @@ mod tail;
 mod utf8;
 
 pub use agentsh_protocol::OutputSummary;
+pub use redact::{DEFAULT_PATTERNS, MIN_SECRET_BYTES, Redactor, SecretPattern};
 pub use reference::sanitize;
 pub use sanitizer::{MAX_HELD_LINE_BYTES, MAX_SEQUENCE_BYTES, Sanitizer};
 pub use sink::{DEFAULT_OUTPUT_MAX_BYTES, OutputSink, SinkOptions};

@@ -2,10 +2,12 @@
 
 use std::fmt;
 use std::io;
+use std::sync::Arc;
 
 use agentsh_protocol::{OutputSummary, count_lines};
 
 use crate::head::FirstLines;
+use crate::redact::{RedactStream, Redactor};
 use crate::ring::Ring;
 use crate::sanitizer::{Sanitizer, as_text};
 use crate::spill::{Spill, SpillError, SpillSource};
@@ -28,6 +30,9 @@ pub struct SinkOptions {
     /// asked for the [`Spill`] at the first overflow, or a ready spill (every `Spill` is a
     /// source). Default none.
     pub spill: Option<Box<dyn SpillSource>>,
+    /// Secrets to redact from the sanitised text before anything keeps or sees it (counts,
+    /// tail, head, spill, live text are all of the redacted stream). Default none.
+    pub redactor: Option<Arc<Redactor>>,
 }
 
 impl Default for SinkOptions {
@@ -36,6 +41,7 @@ impl Default for SinkOptions {
             max_bytes: DEFAULT_OUTPUT_MAX_BYTES,
             head_lines: None,
             spill: None,
+            redactor: None,
         }
     }
 }
@@ -46,6 +52,7 @@ impl fmt::Debug for SinkOptions {
             .field("max_bytes", &self.max_bytes)
             .field("head_lines", &self.head_lines)
             .field("spill", &self.spill.is_some())
+            .field("redactor", &self.redactor.is_some())
             .finish()
     }
 }
@@ -62,6 +69,8 @@ impl fmt::Debug for SinkOptions {
 /// is held back until it ends and is committed by [`OutputSink::dump`].
 pub struct OutputSink {
     sanitizer: Sanitizer,
+    /// Redaction between the sanitiser and everything else, when there are secrets.
+    redact: Option<RedactStream>,
     committed: CommittedOutput,
     finished: bool,
 }
@@ -73,9 +82,13 @@ impl OutputSink {
             max_bytes,
             head_lines,
             spill,
+            redactor,
         } = options;
         Self {
             sanitizer: Sanitizer::default(),
+            redact: redactor
+                .filter(|redactor| !redactor.is_empty())
+                .map(RedactStream::new),
             committed: CommittedOutput {
                 max_bytes,
                 total_bytes: 0,
@@ -112,10 +125,18 @@ impl OutputSink {
             return;
         }
         let committed = &mut self.committed;
-        self.sanitizer.push_bytes(chunk, &mut |bytes: &[u8]| {
-            committed.commit(bytes);
-            then(bytes);
-        });
+        match &mut self.redact {
+            None => self.sanitizer.push_bytes(chunk, &mut |bytes: &[u8]| {
+                committed.commit(bytes);
+                then(bytes);
+            }),
+            Some(redact) => self.sanitizer.push_bytes(chunk, &mut |bytes: &[u8]| {
+                redact.push(bytes, &mut |redacted: &[u8]| {
+                    committed.commit(redacted);
+                    then(redacted);
+                });
+            }),
+        }
     }
 
     /// True once the head capture has seen its N complete lines (at once for N = 0); the caller
@@ -178,10 +199,21 @@ impl OutputSink {
         if !self.finished {
             self.finished = true;
             let committed = &mut self.committed;
-            self.sanitizer.finish_bytes(&mut |bytes: &[u8]| {
-                committed.commit(bytes);
-                as_text(bytes, on_text);
-            });
+            match &mut self.redact {
+                None => self.sanitizer.finish_bytes(&mut |bytes: &[u8]| {
+                    committed.commit(bytes);
+                    as_text(bytes, on_text);
+                }),
+                Some(redact) => {
+                    let mut commit = |redacted: &[u8]| {
+                        committed.commit(redacted);
+                        as_text(redacted, on_text);
+                    };
+                    self.sanitizer
+                        .finish_bytes(&mut |bytes: &[u8]| redact.push(bytes, &mut commit));
+                    redact.finish(&mut commit);
+                }
+            }
             self.committed.end_spill();
         }
         let text = self.committed.ring.to_text();
@@ -453,6 +485,7 @@ mod tests {
             max_bytes,
             head_lines: None,
             spill: Some(Box::new(spill)),
+            redactor: None,
         });
         sink.committed.batch_bytes = batch_bytes;
         (sink, record)

@@ -2,5 +2,6 @@
 
 mod golden;
 mod properties;
+mod redaction;
 mod sink;
 mod util;

@@ -189,6 +189,7 @@ pub fn run_sink_with(
         max_bytes,
         head_lines,
         spill: Some(spill),
+        redactor: None,
     });
     for chunk in chunks {
         sink.push(chunk);

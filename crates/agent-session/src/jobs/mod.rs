@@ -204,6 +204,7 @@ impl NewJob {
         log: LogSource,
         max_log_bytes: u64,
         sandbox: Option<&agentsh_process::sandbox::SandboxPolicy>,
+        redactor: Option<Arc<agentsh_output_sink::Redactor>>,
     ) -> Self {
         let capped = Arc::new(AtomicBool::new(false));
         let job_log = JobLog::new().watching_denials(sandbox);
@@ -243,6 +244,7 @@ impl NewJob {
             max_bytes,
             head_lines: None,
             spill,
+            redactor,
         });
         let (changes_tx, changes) = watch::channel(0);
         Self {

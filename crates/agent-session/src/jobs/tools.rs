@@ -80,6 +80,7 @@ impl JobCall<'_> {
             LogSource::Reserved(self.session.allocate_artifact()),
             self.session.settings().jobs.max_log_bytes,
             self.session.sandbox(),
+            self.session.redactor(),
         )
     }
 
@@ -97,6 +98,7 @@ impl JobCall<'_> {
             },
             self.session.settings().jobs.max_log_bytes,
             self.session.sandbox(),
+            self.session.redactor(),
         )
     }
 

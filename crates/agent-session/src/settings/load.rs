@@ -18,6 +18,7 @@ use super::key_path::{Invalid, display_key, invalid};
 use super::network::{NetworkSetting, RawNetwork};
 use super::policy::{policy_from_tiers, user_tier};
 use super::remote::RawRemote;
+use super::secrets::RawSecrets;
 use super::types::{
     ArtifactSettings, AuditSettings, BashSettings, DEFAULT_ARTIFACTS_MAX_AGE_DAYS,
     DEFAULT_ARTIFACTS_MAX_BYTES, DEFAULT_JOBS_MAX_LOG_BYTES, DEFAULT_JOBS_MAX_RUNNING,
@@ -167,6 +168,7 @@ pub(super) struct RawSettings {
     remote: RawRemote,
     policy: PolicyConfig,
     audit: RawAudit,
+    secrets: RawSecrets,
 }
 
 #[derive(Deserialize, Default)]
@@ -418,6 +420,7 @@ impl RawSettings {
                 },
                 required: self.audit.required.unwrap_or(false),
             },
+            secrets: self.secrets.check()?,
             config_file: None,
             written: Written::default(),
         })

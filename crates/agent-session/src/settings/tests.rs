@@ -690,3 +690,50 @@ fn the_default_audit_path_follows_xdg() {
         );
     }
 }
+
+#[test]
+fn the_secrets_section_is_read_and_checked() {
+    let defaults = parse("").unwrap().secrets;
+    assert!(defaults.enabled && defaults.default_patterns);
+    assert!(defaults.is_secret_name("GITHUB_TOKEN"));
+    assert!(defaults.is_secret_name("openai_api_key"));
+    assert!(defaults.is_secret_name("DATABASE_URL"));
+    assert!(!defaults.is_secret_name("PATH"));
+    let settings = parse(
+        "[secrets]\nenv = [\"SENTRY_DSN\"]\ndefault_patterns = false\n[[secrets.patterns]]\nname = \"itk\"\nregex = \"itk_[a-z]{8}\"\n",
+    )
+    .unwrap()
+    .secrets;
+    assert!(settings.is_secret_name("sentry_dsn"));
+    assert!(settings.is_secret_name("MY_TOKEN"), "the defaults stay");
+    assert_eq!(settings.patterns.len(), 1);
+    assert_eq!(settings.patterns[0].max_bytes, 1024);
+    let names: Vec<String> = settings
+        .compiled_patterns()
+        .iter()
+        .map(|p| p.name().to_owned())
+        .collect();
+    assert_eq!(names, ["itk"]);
+    for (bad, key) in [
+        ("env = [\"\"]", "secrets.env[0]: must not be empty"),
+        (
+            "[[secrets.patterns]]\nname = \"x\"\nregex = \"(\"",
+            "secrets.patterns[0].regex: not a valid regex",
+        ),
+        (
+            "[[secrets.patterns]]\nname = \"x\"\nregex = \"a*\"",
+            "secrets.patterns[0].regex: matches the empty text",
+        ),
+        (
+            "[[secrets.patterns]]\nname = \"\"\nregex = \"a\"",
+            "secrets.patterns[0].name: must not be empty",
+        ),
+        (
+            "[[secrets.patterns]]\nname = \"x\"\nregex = \"a\"\nmax_bytes = 0",
+            "secrets.patterns[0].max_bytes: must be between 1 and 65536, got 0",
+        ),
+    ] {
+        let err = error(&format!("[secrets]\n{bad}\n"));
+        assert!(err.contains(key), "{bad}: {err}");
+    }
+}

@@ -93,6 +93,8 @@ pub struct Settings {
     pub policy: PolicyConfig,
     /// `[audit]`: the audit log of commands and decisions.
     pub audit: AuditSettings,
+    /// `[secrets]`: what is redacted from every output.
+    pub secrets: super::SecretsSettings,
     /// The configuration file these settings were read from; `None` for defaults (no file, or
     /// a missing default file). The user tier of the policy is named after it.
     pub config_file: Option<PathBuf>,
@@ -133,6 +135,7 @@ impl PartialEq for Settings {
             remote,
             policy,
             audit,
+            secrets,
             config_file: _,
             written: _,
         } = self;
@@ -147,6 +150,7 @@ impl PartialEq for Settings {
             && *remote == other.remote
             && *policy == other.policy
             && *audit == other.audit
+            && *secrets == other.secrets
     }
 }
 

@@ -1,0 +1,199 @@
+//! `[secrets]`: what is redacted from every output the model or a client reads.
+
+use agentsh_output_sink::SecretPattern;
+use serde::Deserialize;
+
+use super::key_path::{Invalid, invalid};
+
+/// The environment variable names whose values are secrets by default (glob patterns,
+/// case-insensitive).
+pub const DEFAULT_SECRET_ENV: &[&str] = &[
+    "*TOKEN*",
+    "*SECRET*",
+    "*PASSWORD*",
+    "*PASSWD*",
+    "*API_KEY*",
+    "*_KEY",
+    "*CREDENTIAL*",
+    "*PRIVATE*",
+    "DATABASE_URL",
+];
+
+/// The longest match a user pattern may have when it does not say (bytes).
+pub const DEFAULT_PATTERN_MAX_BYTES: usize = 1024;
+
+/// `[secrets]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SecretsSettings {
+    /// `enabled`: redact at all. Default true.
+    pub enabled: bool,
+    /// `env`: glob patterns of environment variable names whose values (8 bytes or more) are
+    /// secrets: the defaults ([`DEFAULT_SECRET_ENV`]) and the user's.
+    pub env: Vec<String>,
+    /// `patterns`: the user's token patterns, added to the built-in ones.
+    pub patterns: Vec<PatternSetting>,
+    /// `default_patterns`: keep the built-in patterns. Default true.
+    pub default_patterns: bool,
+}
+
+impl Default for SecretsSettings {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            env: DEFAULT_SECRET_ENV
+                .iter()
+                .map(|&name| name.to_owned())
+                .collect(),
+            patterns: Vec::new(),
+            default_patterns: true,
+        }
+    }
+}
+
+/// One `secrets.patterns` entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PatternSetting {
+    /// `name`: what its matches are replaced with (`[REDACTED:<name>]`).
+    pub name: String,
+    /// `regex`: the pattern (within a line).
+    pub regex: String,
+    /// `max_bytes`: its longest match. Default [`DEFAULT_PATTERN_MAX_BYTES`].
+    pub max_bytes: usize,
+}
+
+impl SecretsSettings {
+    /// The patterns to match: the built-in ones unless turned off, then the user's.
+    pub fn compiled_patterns(&self) -> Vec<SecretPattern> {
+        let mut patterns = if self.default_patterns {
+            SecretPattern::defaults()
+        } else {
+            Vec::new()
+        };
+        patterns.extend(self.patterns.iter().filter_map(|pattern| {
+            SecretPattern::new(&pattern.name, &pattern.regex, pattern.max_bytes).ok()
+        }));
+        patterns
+    }
+
+    /// Whether the variable `name` holds a secret.
+    pub fn is_secret_name(&self, name: &str) -> bool {
+        self.env.iter().any(|glob| glob_matches(glob, name))
+    }
+}
+
+/// `glob` (`*` any run of characters, everything else literal) against `name`, ignoring ASCII
+/// case.
+fn glob_matches(glob: &str, name: &str) -> bool {
+    let glob = glob.to_ascii_uppercase();
+    let name = name.to_ascii_uppercase();
+    let mut parts = glob.split('*');
+    let first = parts.next().unwrap_or_default();
+    let Some(mut rest) = name.strip_prefix(first) else {
+        return false;
+    };
+    let parts: Vec<&str> = parts.collect();
+    let Some((last, middle)) = parts.split_last() else {
+        // No `*`: the whole name.
+        return rest.is_empty();
+    };
+    for part in middle {
+        match rest.find(part) {
+            Some(at) => rest = &rest[at + part.len()..],
+            None => return false,
+        }
+    }
+    rest.len() >= last.len() && rest.ends_with(last)
+}
+
+/// `[secrets]` as written.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields, default, expecting = "a table")]
+pub(super) struct RawSecrets {
+    enabled: Option<bool>,
+    env: Option<Vec<String>>,
+    patterns: Option<Vec<RawPattern>>,
+    default_patterns: Option<bool>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a table with `name` and `regex`")]
+struct RawPattern {
+    name: String,
+    regex: String,
+    max_bytes: Option<u64>,
+}
+
+impl RawSecrets {
+    pub(super) fn check(self) -> Result<SecretsSettings, Invalid> {
+        let mut settings = SecretsSettings::default();
+        if let Some(enabled) = self.enabled {
+            settings.enabled = enabled;
+        }
+        if let Some(default_patterns) = self.default_patterns {
+            settings.default_patterns = default_patterns;
+        }
+        for (index, name) in self.env.unwrap_or_default().into_iter().enumerate() {
+            if name.is_empty() {
+                return Err(invalid(
+                    &format!("secrets.env[{index}]"),
+                    "must not be empty",
+                ));
+            }
+            if !settings.env.contains(&name) {
+                settings.env.push(name);
+            }
+        }
+        for (index, pattern) in self.patterns.unwrap_or_default().into_iter().enumerate() {
+            let key = |field: &str| format!("secrets.patterns[{index}].{field}");
+            if pattern.name.is_empty() {
+                return Err(invalid(&key("name"), "must not be empty"));
+            }
+            if let Err(err) = regex::Regex::new(&pattern.regex) {
+                return Err(invalid(&key("regex"), format!("not a valid regex: {err}")));
+            }
+            if regex::Regex::new(&pattern.regex).is_ok_and(|re| re.is_match("")) {
+                return Err(invalid(&key("regex"), "matches the empty text"));
+            }
+            let max_bytes = match pattern.max_bytes {
+                None => DEFAULT_PATTERN_MAX_BYTES,
+                Some(n @ 1..=65_536) => usize::try_from(n).unwrap_or(DEFAULT_PATTERN_MAX_BYTES),
+                Some(n) => {
+                    return Err(invalid(
+                        &key("max_bytes"),
+                        format!("must be between 1 and 65536, got {n}"),
+                    ));
+                }
+            };
+            settings.patterns.push(PatternSetting {
+                name: pattern.name,
+                regex: pattern.regex,
+                max_bytes,
+            });
+        }
+        Ok(settings)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs_match_names_ignoring_case() {
+        for (glob, name, matches) in [
+            ("*TOKEN*", "GITHUB_TOKEN", true),
+            ("*TOKEN*", "token_file", true),
+            ("*TOKEN*", "TOKE", false),
+            ("*_KEY", "OPENAI_API_KEY", true),
+            ("*_KEY", "KEY", false),
+            ("*_KEY", "MY_KEYS", false),
+            ("DATABASE_URL", "database_url", true),
+            ("DATABASE_URL", "DATABASE_URL2", false),
+            ("A*B*C", "AxxBxxC", true),
+            ("A*B*C", "AxxCxxB", false),
+            ("*", "anything", true),
+        ] {
+            assert_eq!(glob_matches(glob, name), matches, "{glob} {name}");
+        }
+    }
+}

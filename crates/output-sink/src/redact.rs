@@ -1,0 +1,501 @@
+//! Redaction of secrets in the sanitised stream: values given by name (the session's secret
+//! environment variables) and token patterns, each occurrence replaced by
+//! `[REDACTED:<name>]`, whatever the chunking.
+//!
+//! Literal values are found with one Aho-Corasick automaton (leftmost-longest), the patterns
+//! with one `regex` alternation (whose literal prefixes make its prefilter); where both match
+//! at the same place the longer match wins, and on equal spans the value's name. Matching runs
+//! on sanitised text, so escape sequences or control bytes inside a value cannot hide it.
+//!
+//! Streaming holds back only what a match could still need: nothing after a newline (values and
+//! single-line patterns cannot span one, and the sanitiser commits whole lines), the longest
+//! possible match less one byte inside a line the sanitiser had to cut, and a private-key block
+//! from its `-----BEGIN` until its `-----END` (at most its bound).
+
+use std::borrow::Cow;
+use std::fmt;
+use std::sync::Arc;
+
+use aho_corasick::{AhoCorasick, MatchKind};
+use regex::Regex;
+
+/// Values shorter than this many bytes are not redacted (too likely to be ordinary words).
+pub const MIN_SECRET_BYTES: usize = 8;
+
+/// A built-in token pattern: its name, its regular expression, its longest match in bytes,
+/// and the literal texts every match starts with (the prefilter: the expression runs only
+/// where one of them is found).
+#[derive(Debug, Clone, Copy)]
+pub struct BuiltinPattern {
+    /// The name its matches are replaced with.
+    pub name: &'static str,
+    /// The expression.
+    pub regex: &'static str,
+    /// Its longest match, in bytes.
+    pub max_bytes: usize,
+    /// What every match starts with.
+    pub starts: &'static [&'static str],
+}
+
+/// The built-in token patterns. Prefixes as distinctive as `ghp_` or `xoxb-` match anywhere;
+/// `AKIA…` and `sk-…` only as words of their own (`sk-` ends many ordinary words). Word
+/// boundaries are ASCII ones (`(?-u:\b)`); a private-key
+/// block's length is bounded by the stream's holding (16 KiB), not the expression.
+pub const DEFAULT_PATTERNS: &[BuiltinPattern] = &[
+    BuiltinPattern {
+        name: "github-token",
+        regex: r"(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{22,244})(?-u:\b)",
+        max_bytes: 255,
+        starts: &["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"],
+    },
+    BuiltinPattern {
+        name: "aws-access-key-id",
+        regex: r"(?-u:\b)(?:AKIA|ASIA)[A-Z0-9]{16}(?-u:\b)",
+        max_bytes: 20,
+        starts: &["AKIA", "ASIA"],
+    },
+    BuiltinPattern {
+        name: "slack-token",
+        regex: r"xox[abprs]-[A-Za-z0-9-]{10,250}",
+        max_bytes: 255,
+        starts: &["xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-"],
+    },
+    BuiltinPattern {
+        name: "api-key",
+        regex: r"(?-u:\b)sk-(?:ant-)?[A-Za-z0-9_-]{20,247}",
+        max_bytes: 255,
+        starts: &["sk-"],
+    },
+    BuiltinPattern {
+        name: "private-key",
+        regex: r"-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY-----(?s:.*?)-----END[A-Z0-9 ]{0,40} PRIVATE KEY-----",
+        max_bytes: 16 * 1024,
+        starts: &["-----BEGIN"],
+    },
+];
+
+/// Where a multi-line pattern's block starts: a stream holds everything from here until the
+/// block ends or passes its bound.
+const BLOCK_START: &str = "-----BEGIN";
+const BLOCK_END: &str = "-----END";
+
+/// A named pattern of secret text with a bounded match length.
+#[derive(Clone)]
+pub struct SecretPattern {
+    name: String,
+    regex: Regex,
+    max_bytes: usize,
+    /// A private-key block, which spans lines.
+    block: bool,
+    /// What every match starts with; empty: unknown (the expression searches on its own).
+    starts: Vec<String>,
+}
+
+impl SecretPattern {
+    /// A pattern `name` matching `regex` (within a line), never longer than `max_bytes`.
+    ///
+    /// # Errors
+    ///
+    /// The regular expression does not compile.
+    pub fn new(
+        name: impl Into<String>,
+        regex: &str,
+        max_bytes: usize,
+    ) -> Result<Self, regex::Error> {
+        Ok(Self {
+            name: name.into(),
+            regex: Regex::new(regex)?,
+            max_bytes: max_bytes.max(1),
+            block: false,
+            starts: Vec::new(),
+        })
+    }
+
+    /// The built-in patterns ([`DEFAULT_PATTERNS`]).
+    pub fn defaults() -> Vec<Self> {
+        DEFAULT_PATTERNS
+            .iter()
+            .map(|builtin| Self {
+                name: builtin.name.to_owned(),
+                regex: Regex::new(builtin.regex).expect("the built-in patterns compile"),
+                max_bytes: builtin.max_bytes,
+                block: builtin.regex.starts_with(BLOCK_START),
+                starts: builtin.starts.iter().map(|&s| s.to_owned()).collect(),
+            })
+            .collect()
+    }
+
+    /// The name its matches are replaced with.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl fmt::Debug for SecretPattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SecretPattern")
+            .field("name", &self.name)
+            .field("max_bytes", &self.max_bytes)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The secrets of a session, compiled once and shared by all its sinks.
+pub struct Redactor {
+    /// The values, then the start texts of the patterns that have them, in one automaton
+    /// (leftmost-longest): one pass finds a value or a place where a pattern may match.
+    automaton: Option<AhoCorasick>,
+    /// The name of each value, by its index in the automaton (the values come first).
+    literal_names: Vec<String>,
+    patterns: Vec<SecretPattern>,
+    /// The pattern of each start text, by its index in the automaton after the values.
+    start_patterns: Vec<usize>,
+    /// The patterns without start texts, searched by their expressions.
+    unanchored: Vec<usize>,
+    /// The longest match that cannot span lines.
+    longest_in_line: usize,
+    /// Some value holds a newline (it can span lines).
+    values_span_lines: bool,
+}
+
+impl fmt::Debug for Redactor {
+    /// Names only: the values themselves are never printed.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Redactor")
+            .field("values", &self.literal_names)
+            .field("patterns", &self.patterns)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One match: where, and the name it is replaced with.
+struct Found<'a> {
+    start: usize,
+    end: usize,
+    name: &'a str,
+}
+
+impl Redactor {
+    /// A redactor for `values` (name, value; values under [`MIN_SECRET_BYTES`] are left out,
+    /// a value given twice keeps its first name) and `patterns`.
+    pub fn new(
+        values: impl IntoIterator<Item = (String, String)>,
+        patterns: Vec<SecretPattern>,
+    ) -> Self {
+        let mut literal_names = Vec::new();
+        let mut literals: Vec<String> = Vec::new();
+        for (name, value) in values {
+            // Matching runs on sanitised text: so must the value.
+            let value = sanitised(&value);
+            if value.len() >= MIN_SECRET_BYTES && !literals.contains(&value) {
+                literals.push(value);
+                literal_names.push(name);
+            }
+        }
+        let values_span_lines = literals.iter().any(|value| value.contains('\n'));
+        let longest_value = literals.iter().map(String::len).max().unwrap_or(0);
+        let longest_pattern = patterns
+            .iter()
+            .filter(|pattern| !pattern.block)
+            .map(|pattern| pattern.max_bytes)
+            .max()
+            .unwrap_or(0);
+        let mut start_texts = Vec::new();
+        let mut start_patterns = Vec::new();
+        let mut unanchored = Vec::new();
+        for (index, pattern) in patterns.iter().enumerate() {
+            if pattern.starts.is_empty() {
+                unanchored.push(index);
+            }
+            for start in &pattern.starts {
+                start_texts.push(start.clone());
+                start_patterns.push(index);
+            }
+        }
+        let needles: Vec<&str> = literals
+            .iter()
+            .chain(&start_texts)
+            .map(String::as_str)
+            .collect();
+        let automaton = (!needles.is_empty()).then(|| {
+            AhoCorasick::builder()
+                .match_kind(MatchKind::LeftmostLongest)
+                .build(&needles)
+                .expect("an automaton of values and start texts builds")
+        });
+        Self {
+            automaton,
+            literal_names,
+            patterns,
+            start_patterns,
+            unanchored,
+            longest_in_line: longest_value.max(longest_pattern),
+            values_span_lines,
+        }
+    }
+
+    /// Whether there is nothing to redact.
+    pub fn is_empty(&self) -> bool {
+        self.literal_names.is_empty() && self.patterns.is_empty()
+    }
+
+    /// `text` with every secret in it redacted (for whole texts: a screen, a command line).
+    pub fn redact<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        let mut out = String::new();
+        let mut pos = 0;
+        while let Some(found) = self.next_match(text, pos) {
+            out.push_str(&text[pos..found.start]);
+            push_replacement(&mut out, found.name);
+            pos = found.end;
+        }
+        if pos == 0 {
+            return Cow::Borrowed(text);
+        }
+        out.push_str(&text[pos..]);
+        Cow::Owned(out)
+    }
+
+    /// The leftmost match at or after `from`: the longest there, a value's on equal spans.
+    fn next_match(&self, text: &str, from: usize) -> Option<Found<'_>> {
+        let mut best: Option<Found<'_>> = None;
+        for &index in &self.unanchored {
+            let pattern = &self.patterns[index];
+            if let Some(m) = pattern
+                .regex
+                .find_at(text, from)
+                .filter(|m| m.end() > m.start())
+            {
+                best = leftmost_longest(best, found(m.start(), m.end(), &pattern.name), false);
+            }
+        }
+        let Some(automaton) = &self.automaton else {
+            return best;
+        };
+        let values = self.literal_names.len();
+        let mut at = from;
+        while at < text.len() {
+            let Some(hit) = automaton.find(aho_corasick::Input::new(text).span(at..text.len()))
+            else {
+                break;
+            };
+            if best.as_ref().is_some_and(|b| b.start < hit.start()) {
+                break;
+            }
+            let index = hit.pattern().as_usize();
+            if index < values {
+                let value = found(hit.start(), hit.end(), &self.literal_names[index]);
+                return leftmost_longest(best, value, true);
+            }
+            let pattern = &self.patterns[self.start_patterns[index - values]];
+            // Anchored at the hit, within the pattern's bound (the text before it stays in view
+            // for a leading word boundary).
+            let mut end = (hit.start() + pattern.max_bytes).min(text.len());
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            if let Some(m) = pattern
+                .regex
+                .find_at(&text[..end], hit.start())
+                .filter(|m| m.start() == hit.start() && m.end() > m.start())
+            {
+                return leftmost_longest(best, found(m.start(), m.end(), &pattern.name), false);
+            }
+            at = hit.start() + 1;
+            while !text.is_char_boundary(at) {
+                at += 1;
+            }
+        }
+        best
+    }
+
+    /// Where the part of `text` that more text could still change begins: a match may start
+    /// there and not be complete yet.
+    fn hold_from(&self, text: &str) -> usize {
+        let mut hold = text.len();
+        if self.values_span_lines || !text.ends_with('\n') {
+            hold = hold.saturating_sub(self.longest_in_line.saturating_sub(1));
+        }
+        for pattern in self.patterns.iter().filter(|pattern| pattern.block) {
+            if let Some(start) = memchr::memmem::rfind(text.as_bytes(), BLOCK_START.as_bytes())
+                && memchr::memmem::find(&text.as_bytes()[start..], BLOCK_END.as_bytes()).is_none()
+                && text.len() - start < pattern.max_bytes
+            {
+                hold = hold.min(start);
+            }
+        }
+        while !text.is_char_boundary(hold) {
+            hold -= 1;
+        }
+        hold
+    }
+}
+
+/// A match of `name` over `start..end`.
+fn found(start: usize, end: usize, name: &str) -> Found<'_> {
+    Found { start, end, name }
+}
+
+/// Of the match so far and `next`, the one that starts first, the longer on a tie; on a full
+/// tie the one so far, unless `next` is a value (a variable's name wins over a pattern's).
+fn leftmost_longest<'a>(
+    best: Option<Found<'a>>,
+    next: Found<'a>,
+    value: bool,
+) -> Option<Found<'a>> {
+    match best {
+        Some(b)
+            if b.start < next.start
+                || (b.start == next.start
+                    && (b.end > next.end || (b.end == next.end && !value))) =>
+        {
+            Some(b)
+        }
+        _ => Some(next),
+    }
+}
+
+fn push_replacement(out: &mut String, name: &str) {
+    out.push_str("[REDACTED:");
+    out.push_str(name);
+    out.push(']');
+}
+
+/// `value` as the sanitiser would commit it.
+fn sanitised(value: &str) -> String {
+    let mut sanitizer = crate::Sanitizer::new();
+    let mut text = String::new();
+    sanitizer.push(value.as_bytes(), |piece| text.push_str(piece));
+    sanitizer.finish(|piece| text.push_str(piece));
+    text
+}
+
+/// One stream's redaction: the committed text, with what may still be part of a match held
+/// back until more comes (or the stream ends).
+pub(crate) struct RedactStream {
+    redactor: Arc<Redactor>,
+    pending: String,
+    replacement: String,
+}
+
+impl RedactStream {
+    pub(crate) fn new(redactor: Arc<Redactor>) -> Self {
+        Self {
+            redactor,
+            pending: String::new(),
+            replacement: String::new(),
+        }
+    }
+
+    /// Takes the next committed piece (whole characters); hands the redacted text that can no
+    /// longer change to `out`.
+    pub(crate) fn push(&mut self, piece: &[u8], out: &mut dyn FnMut(&[u8])) {
+        if self.pending.is_empty() {
+            let text = std::str::from_utf8(piece).unwrap_or_default();
+            let kept = self.scan(text, false, out);
+            self.pending.push_str(&text[kept..]);
+        } else {
+            self.pending
+                .push_str(std::str::from_utf8(piece).unwrap_or_default());
+            let text = std::mem::take(&mut self.pending);
+            let kept = self.scan(&text, false, out);
+            self.pending.push_str(&text[kept..]);
+        }
+    }
+
+    /// Ends the stream: everything held is matched as final and handed on.
+    pub(crate) fn finish(&mut self, out: &mut dyn FnMut(&[u8])) {
+        let text = std::mem::take(&mut self.pending);
+        self.scan(&text, true, out);
+    }
+
+    /// Redacts `text` up to where it must hold (all of it when `last`); returns that place.
+    fn scan(&mut self, text: &str, last: bool, out: &mut dyn FnMut(&[u8])) -> usize {
+        let redactor = Arc::clone(&self.redactor);
+        let hold = if last {
+            text.len()
+        } else {
+            redactor.hold_from(text)
+        };
+        let mut pos = 0;
+        while let Some(found) = redactor.next_match(text, pos) {
+            if found.start >= hold || found.end == found.start {
+                break;
+            }
+            if found.start > pos {
+                out(&text.as_bytes()[pos..found.start]);
+            }
+            self.replacement.clear();
+            push_replacement(&mut self.replacement, found.name);
+            out(self.replacement.as_bytes());
+            pos = found.end;
+        }
+        let kept = hold.max(pos);
+        if kept > pos {
+            out(&text.as_bytes()[pos..kept]);
+        }
+        kept
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn redactor() -> Redactor {
+        Redactor::new(
+            [
+                ("GITHUB_TOKEN".to_owned(), "s3cr3t-value-1234".to_owned()),
+                ("SHORT".to_owned(), "1234567".to_owned()),
+                ("DB_PASSWORD".to_owned(), "hunter2hunter2".to_owned()),
+            ],
+            SecretPattern::defaults(),
+        )
+    }
+
+    #[test]
+    fn values_and_patterns_are_replaced_by_name() {
+        let r = redactor();
+        for (text, expected) in [
+            (
+                "token=s3cr3t-value-1234\n",
+                "token=[REDACTED:GITHUB_TOKEN]\n",
+            ),
+            ("short 1234567 stays\n", "short 1234567 stays\n"),
+            (
+                "a ghp_abcdefghijklmnopqrstuvwxyz0123456789 b",
+                "a [REDACTED:github-token] b",
+            ),
+            ("AKIAABCDEFGHIJKLMNOP", "[REDACTED:aws-access-key-id]"),
+            ("xoxb-1234567890-abcdef", "[REDACTED:slack-token]"),
+            (
+                "key sk-ant-abcdefghijklmnopqrstuvwxyz",
+                "key [REDACTED:api-key]",
+            ),
+            (
+                "x\n-----BEGIN RSA PRIVATE KEY-----\nMIIabc\n-----END RSA PRIVATE KEY-----\ny",
+                "x\n[REDACTED:private-key]\ny",
+            ),
+            ("hunter2hunter2hunter2", "[REDACTED:DB_PASSWORD]hunter2"),
+            ("no secrets here", "no secrets here"),
+        ] {
+            assert_eq!(r.redact(text), expected, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn a_value_that_is_also_a_token_takes_the_variable_name() {
+        let token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+        let r = Redactor::new(
+            [("GH_TOKEN".to_owned(), token.to_owned())],
+            SecretPattern::defaults(),
+        );
+        assert_eq!(r.redact(&format!("[{token}]")), "[[REDACTED:GH_TOKEN]]");
+    }
+
+    #[test]
+    fn the_debug_form_names_no_value() {
+        let shown = format!("{:?}", redactor());
+        assert!(shown.contains("GITHUB_TOKEN"), "{shown}");
+        assert!(!shown.contains("s3cr3t"), "{shown}");
+    }
+}

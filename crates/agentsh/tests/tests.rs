@@ -12,4 +12,5 @@ mod policy;
 mod remote;
 mod rpc;
 mod sandbox;
+mod secrets;
 mod util;

@@ -445,8 +445,13 @@ impl AgentSession {
     /// after the outcome when a sandboxed command failed with a denial. The RPC
     /// `bash` response carries it as `text`.
     pub fn bang_text(&self, command: &str, result: &BashResult) -> String {
+        // A secret the person typed into the command line is not for the model either.
+        let command = match &self.inner.redactor {
+            Some(redactor) => redactor.redact(command),
+            None => std::borrow::Cow::Borrowed(command),
+        };
         bang_context_text(
-            command,
+            &command,
             result,
             self.inner.settings.output.max_bytes,
             self.sandbox(),
@@ -665,11 +670,16 @@ impl AgentSession {
             Some(ApprovalResolution::Unanswered) => (Some("deny"), None),
             Some(ApprovalResolution::Aborted) | None => (None, None),
         };
+        // A secret written into the command line itself stays out of the log too.
+        let command = match &self.inner.redactor {
+            Some(redactor) => redactor.redact(command),
+            None => std::borrow::Cow::Borrowed(command),
+        };
         let written = audit.decision(&AuditDecision {
             session: self.id(),
             mode: &self.inner.mode,
             source,
-            command,
+            command: &command,
             cwd,
             decision: verdict.decision,
             rule,

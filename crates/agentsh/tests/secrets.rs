@@ -229,3 +229,42 @@ fn an_mcp_tool_call_and_an_artifact_resource_are_redacted() {
     assert_clean(contents, "the MCP resource");
     mcp.close(LIVENESS);
 }
+
+/// A PTY job's screen, a bang command's text (its command line too) and the audit log.
+#[test]
+fn screens_bang_texts_and_the_audit_log_are_redacted() {
+    let audit = tempfile::tempdir().expect("temp dir");
+    let audit_file = audit.path().join("audit.jsonl");
+    let env = TestEnv::with_config(&format!(
+        "[audit]\nenabled = true\npath = \"{}\"\n",
+        audit_file.display()
+    ));
+    let mut rpc = rpc(&env);
+    let (_, started) = call(
+        &mut rpc,
+        "pty",
+        &json!({"command": "printenv GITHUB_TOKEN; sleep 1", "run_in_background": true, "pty": true}),
+    );
+    rpc.send_json(&json!({"id": "screen", "type": "tool_call", "toolCallId": "screen",
+        "name": "job_output", "arguments": {"jobId": "1", "wait": 10}}));
+    let screen = rpc.response("screen");
+    let all = format!("{}\n{screen}", text(&started));
+    assert!(all.contains("[REDACTED:GITHUB_TOKEN]"), "{all}");
+    assert_clean(&all, "the PTY job");
+
+    rpc.send_json(&json!({"id": "bang", "type": "bash",
+        "command": format!("echo {TOKEN} {GHP}")}));
+    let bang = rpc.response("bang");
+    let bang_text = bang["data"]["text"].as_str().unwrap_or_default();
+    assert!(
+        bang_text.starts_with("Ran `echo [REDACTED:GITHUB_TOKEN] [REDACTED:github-token]`"),
+        "{bang}"
+    );
+    assert_clean(&bang.to_string(), "the bang response");
+
+    call(&mut rpc, "typed", &json!({"command": format!("echo {GHP} > /dev/null")}));
+    rpc.close(LIVENESS);
+    let log = std::fs::read_to_string(&audit_file).expect("the audit log");
+    assert!(log.contains("[REDACTED:github-token]"), "{log}");
+    assert_clean(&log, "the audit log");
+}

@@ -239,6 +239,28 @@ impl Redactor {
         self.literal_names.is_empty() && self.patterns.is_empty()
     }
 
+    /// Where the secrets in `text` are (byte ranges, in order, not overlapping), each with the
+    /// name its replacement carries: for texts laid out elsewhere, such as a terminal's cells.
+    pub fn find_all(&self, text: &str) -> Vec<(std::ops::Range<usize>, String)> {
+        let mut found = Vec::new();
+        let mut pos = 0;
+        while let Some(m) = self.next_match(text, pos) {
+            if m.end <= m.start {
+                break;
+            }
+            found.push((m.start..m.end, m.name.to_owned()));
+            pos = m.end;
+        }
+        found
+    }
+
+    /// The text a secret named `name` is replaced with: `[REDACTED:<name>]`.
+    pub fn replacement(name: &str) -> String {
+        let mut out = String::new();
+        push_replacement(&mut out, name);
+        out
+    }
+
     /// `text` with every secret in it redacted (for whole texts: a screen, a command line).
     pub fn redact<'t>(&self, text: &'t str) -> Cow<'t, str> {
         let mut out = String::new();
@@ -384,6 +406,10 @@ impl RedactStream {
             pending: String::new(),
             replacement: String::new(),
         }
+    }
+
+    pub(crate) fn redactor(&self) -> &Arc<Redactor> {
+        &self.redactor
     }
 
     /// Takes the next committed piece (whole characters); hands the redacted text that can no

@@ -139,6 +139,12 @@ impl OutputSink {
         }
     }
 
+    /// The secrets this sink redacts, when it has any (a terminal that shows the same stream
+    /// redacts them too).
+    pub fn redactor(&self) -> Option<&Arc<Redactor>> {
+        self.redact.as_ref().map(RedactStream::redactor)
+    }
+
     /// True once the head capture has seen its N complete lines (at once for N = 0); the caller
     /// then stops the command the way `head` stops a pipeline. False without a head capture.
     pub fn head_satisfied(&self) -> bool {

@@ -5,6 +5,7 @@ mod error;
 mod fastforward;
 mod keys;
 mod pty;
+mod redact;
 mod run;
 mod screen;
 mod terminal;

@@ -344,6 +344,8 @@ impl PtyRun {
     fn start_inner(command: PtyCommand, sink: OutputSink, on_text: Option<TextCallback>) -> Self {
         let size = TerminalSize::clamped(command.size.cols, command.size.rows);
         let terminal = Terminal::with_scrollback(size, command.scrollback);
+        // What the screen shows is redacted like the stream.
+        terminal.set_redactor(sink.redactor().cloned());
         let (control, requests) = mpsc::unbounded_channel();
         let (updates_tx, updates) = watch::channel(0);
         let exited = Arc::new(AtomicBool::new(false));

@@ -23,7 +23,14 @@ impl Terminal {
     /// assert_eq!(screen.cursor, Some((0, 5)));
     /// ```
     pub fn screen(&self) -> Screen {
-        self.with_screen(screen_of)
+        let redactor = self.redactor();
+        self.with_screen(|screen| {
+            let mut shown = screen_of(screen);
+            if let Some(redactor) = redactor {
+                crate::redact::mask_cells(screen, &mut shown, &redactor);
+            }
+            shown
+        })
     }
 }
 

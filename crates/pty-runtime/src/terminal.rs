@@ -113,6 +113,8 @@ impl vt100::Callbacks for Events {
 pub(crate) struct Inner {
     parser: vt100::Parser<Events>,
     fast: FastForward,
+    /// Secrets to redact from what the screen shows (rows, contents, cells).
+    pub(crate) redactor: Option<Arc<agentsh_output_sink::Redactor>>,
 }
 
 impl Inner {
@@ -121,6 +123,7 @@ impl Inner {
         Self {
             parser: vt100::Parser::new_with_callbacks(rows, cols, scrollback, Events::default()),
             fast: FastForward::new(size.rows, scrollback),
+            redactor: None,
         }
     }
 
@@ -184,7 +187,7 @@ impl Terminal {
     /// Feeds program output.
     pub fn process(&self, bytes: &[u8]) {
         let mut inner = self.lock();
-        let Inner { parser, fast } = &mut *inner;
+        let Inner { parser, fast, .. } = &mut *inner;
         fast.feed(parser, bytes);
     }
 
@@ -218,17 +221,33 @@ impl Terminal {
     }
 
     /// The visible screen as text: rows joined with `\n`, trailing blanks and empty trailing
-    /// rows left out.
+    /// rows left out; secrets redacted (see [`Terminal::set_redactor`]).
     pub fn contents(&self) -> String {
-        self.with_screen(vt100::Screen::contents)
+        let redactor = self.redactor();
+        let contents = self.with_screen(vt100::Screen::contents);
+        match redactor {
+            Some(redactor) => redactor.redact(&contents).into_owned(),
+            None => contents,
+        }
     }
 
-    /// Each visible row as text (trailing blanks left out), top to bottom.
+    /// Each visible row as text (trailing blanks left out), top to bottom; secrets redacted
+    /// over rows joined across soft wraps (see [`Terminal::set_redactor`]).
     pub fn rows(&self) -> Vec<String> {
-        self.with_screen(|screen| {
-            let (_, cols) = screen.size();
-            screen.rows(0, cols.get()).collect()
-        })
+        let redactor = self.redactor();
+        self.with_screen(|screen| crate::redact::rows(screen, redactor.as_deref()))
+    }
+
+    /// Redacts the secrets of `redactor` from everything this terminal shows from now on: its
+    /// rows, contents and cells (a secret written across a soft wrap too). The program's own
+    /// output is unchanged; the emulator keeps the real text, only what is read from it is
+    /// redacted.
+    pub fn set_redactor(&self, redactor: Option<Arc<agentsh_output_sink::Redactor>>) {
+        self.lock().redactor = redactor.filter(|redactor| !redactor.is_empty());
+    }
+
+    pub(crate) fn redactor(&self) -> Option<Arc<agentsh_output_sink::Redactor>> {
+        self.lock().redactor.clone()
     }
 
     /// The text of the cell at `row`, `col` (0-based; empty for a blank cell), `None` outside

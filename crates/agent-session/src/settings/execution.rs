@@ -83,6 +83,7 @@ impl Settings {
                 "output" => merged.output = checked.output.clone(),
                 "jobs" => merged.jobs = checked.jobs.clone(),
                 "sandbox" => merged.sandbox = checked.sandbox.clone(),
+                "secrets" => merged.secrets = checked.secrets.clone(),
                 // Refused above.
                 _ => continue,
             }
@@ -262,11 +263,11 @@ target = "ssh://box"
             ),
             (
                 json!({"artifacts": {"max_age_days": 1}}),
-                "artifacts: is not a section that shapes execution (those are bash, bash_interceptor, output, jobs, sandbox)",
+                "artifacts: is not a section that shapes execution (those are bash, bash_interceptor, output, jobs, sandbox, secrets)",
             ),
             (
                 json!({"remote": {}}),
-                "remote: is not a section that shapes execution (those are bash, bash_interceptor, output, jobs, sandbox)",
+                "remote: is not a section that shapes execution (those are bash, bash_interceptor, output, jobs, sandbox, secrets)",
             ),
             (json!({"bash": 3}), "bash: must be a table, got a number"),
             (json!({"output": null}), "output: must be a table, got null"),

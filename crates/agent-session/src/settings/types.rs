@@ -31,7 +31,14 @@ pub const DEFAULT_OUTPUT_MAX_BYTES: u64 = agentsh_protocol::DEFAULT_OUTPUT_MAX_B
 /// The sections that shape how commands run, and travel in a remote session's hello: `bash`,
 /// `bash_interceptor`, `output`, `jobs`, `sandbox`. (`artifacts`, `mcp`, `ui` and `remote`
 /// stay with the side that reads them.)
-pub const EXECUTION_SECTIONS: [&str; 5] = ["bash", "bash_interceptor", "output", "jobs", "sandbox"];
+pub const EXECUTION_SECTIONS: [&str; 6] = [
+    "bash",
+    "bash_interceptor",
+    "output",
+    "jobs",
+    "sandbox",
+    "secrets",
+];
 
 /// How the execution sections of a configuration were written, and the home its `~` expanded
 /// against.

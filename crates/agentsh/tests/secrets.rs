@@ -245,8 +245,10 @@ fn screens_bang_texts_and_the_audit_log_are_redacted() {
         "pty",
         &json!({"command": "printenv GITHUB_TOKEN; sleep 1", "run_in_background": true, "pty": true}),
     );
-    rpc.send_json(&json!({"id": "screen", "type": "tool_call", "toolCallId": "screen",
-        "name": "job_output", "arguments": {"jobId": "1", "wait": 10}}));
+    rpc.send_json(
+        &json!({"id": "screen", "type": "tool_call", "toolCallId": "screen",
+        "name": "job_output", "arguments": {"jobId": "1", "wait": 10}}),
+    );
     let screen = rpc.response("screen");
     let all = format!("{}\n{screen}", text(&started));
     assert!(all.contains("[REDACTED:GITHUB_TOKEN]"), "{all}");
@@ -262,7 +264,11 @@ fn screens_bang_texts_and_the_audit_log_are_redacted() {
     );
     assert_clean(&bang.to_string(), "the bang response");
 
-    call(&mut rpc, "typed", &json!({"command": format!("echo {GHP} > /dev/null")}));
+    call(
+        &mut rpc,
+        "typed",
+        &json!({"command": format!("echo {GHP} > /dev/null")}),
+    );
     rpc.close(LIVENESS);
     let log = std::fs::read_to_string(&audit_file).expect("the audit log");
     assert!(log.contains("[REDACTED:github-token]"), "{log}");

@@ -150,7 +150,11 @@ fn measure(metric: &str, data: &[u8], goal: bool) {
 
 /// 20 secret values (as a session's environment would give them) and the default patterns.
 fn redactor() -> Arc<Redactor> {
-    let values = (0..20).map(|n| (format!("SECRET_{n}"), format!("s3cr3t-value-{n:04}-x9q")));
+    // Unrelated values, as real tokens are (values sharing a prefix would search faster).
+    let values = (0..20u64).map(|n| {
+        let bits = n.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0xDEAD_BEEF;
+        (format!("SECRET_{n}"), format!("{bits:016x}-{n}-Zq"))
+    });
     Arc::new(Redactor::new(values, SecretPattern::defaults()))
 }
 

@@ -142,13 +142,15 @@ impl fmt::Debug for SecretPattern {
 
 /// The secrets of a session, compiled once and shared by all its sinks.
 pub struct Redactor {
-    /// The values, then the start texts of the patterns that have them, in one automaton
-    /// (leftmost-longest): one pass finds a value or a place where a pattern may match.
-    automaton: Option<AhoCorasick>,
-    /// The name of each value, by its index in the automaton (the values come first).
+    /// The values, in one automaton (leftmost-longest).
+    values: Option<AhoCorasick>,
+    /// The name of each value, by its index in `values`.
     literal_names: Vec<String>,
     patterns: Vec<SecretPattern>,
-    /// The pattern of each start text, by its index in the automaton after the values.
+    /// The start texts of the patterns that have them: where a pattern may match. Apart from
+    /// `values`: two small automatons search faster than one large one (the bench shows it).
+    starts: Option<AhoCorasick>,
+    /// The pattern of each start text, by its index in `starts`.
     start_patterns: Vec<usize>,
     /// The patterns without start texts, searched by their expressions.
     unanchored: Vec<usize>,
@@ -212,21 +214,19 @@ impl Redactor {
                 start_patterns.push(index);
             }
         }
-        let needles: Vec<&str> = literals
-            .iter()
-            .chain(&start_texts)
-            .map(String::as_str)
-            .collect();
-        let automaton = (!needles.is_empty()).then(|| {
-            AhoCorasick::builder()
-                .match_kind(MatchKind::LeftmostLongest)
-                .build(&needles)
-                .expect("an automaton of values and start texts builds")
-        });
+        let automaton = |needles: &[String], kind: MatchKind| {
+            (!needles.is_empty()).then(|| {
+                AhoCorasick::builder()
+                    .match_kind(kind)
+                    .build(needles)
+                    .expect("an automaton of a few literal texts builds")
+            })
+        };
         Self {
-            automaton,
+            values: automaton(&literals, MatchKind::LeftmostLongest),
             literal_names,
             patterns,
+            starts: automaton(&start_texts, MatchKind::LeftmostFirst),
             start_patterns,
             unanchored,
             longest_in_line: longest_value.max(longest_pattern),
@@ -290,25 +290,24 @@ impl Redactor {
                 best = leftmost_longest(best, found(m.start(), m.end(), &pattern.name), false);
             }
         }
-        let Some(automaton) = &self.automaton else {
+        if let Some(values) = &self.values
+            && let Some(m) = values.find(aho_corasick::Input::new(text).span(from..text.len()))
+        {
+            let name = &self.literal_names[m.pattern().as_usize()];
+            best = leftmost_longest(best, found(m.start(), m.end(), name), true);
+        }
+        let Some(starts) = &self.starts else {
             return best;
         };
-        let values = self.literal_names.len();
         let mut at = from;
         while at < text.len() {
-            let Some(hit) = automaton.find(aho_corasick::Input::new(text).span(at..text.len()))
-            else {
+            let Some(hit) = starts.find(aho_corasick::Input::new(text).span(at..text.len())) else {
                 break;
             };
             if best.as_ref().is_some_and(|b| b.start < hit.start()) {
                 break;
             }
-            let index = hit.pattern().as_usize();
-            if index < values {
-                let value = found(hit.start(), hit.end(), &self.literal_names[index]);
-                return leftmost_longest(best, value, true);
-            }
-            let pattern = &self.patterns[self.start_patterns[index - values]];
+            let pattern = &self.patterns[self.start_patterns[hit.pattern().as_usize()]];
             // Anchored at the hit, within the pattern's bound (the text before it stays in view
             // for a leading word boundary).
             let mut end = (hit.start() + pattern.max_bytes).min(text.len());
@@ -338,8 +337,12 @@ impl Redactor {
             hold = hold.saturating_sub(self.longest_in_line.saturating_sub(1));
         }
         for pattern in self.patterns.iter().filter(|pattern| pattern.block) {
-            if let Some(start) = memchr::memmem::rfind(text.as_bytes(), BLOCK_START.as_bytes())
-                && memchr::memmem::find(&text.as_bytes()[start..], BLOCK_END.as_bytes()).is_none()
+            // A forward search first (the fast one): most texts hold no block at all.
+            let bytes = text.as_bytes();
+            if let Some(first) = memchr::memmem::find(bytes, BLOCK_START.as_bytes())
+                && let Some(start) = memchr::memmem::rfind(&bytes[first..], BLOCK_START.as_bytes())
+                    .map(|last| first + last)
+                && memchr::memmem::find(&bytes[start..], BLOCK_END.as_bytes()).is_none()
                 && text.len() - start < pattern.max_bytes
             {
                 hold = hold.min(start);
@@ -358,7 +361,8 @@ fn found(start: usize, end: usize, name: &str) -> Found<'_> {
 }
 
 /// Of the match so far and `next`, the one that starts first, the longer on a tie; on a full
-/// tie the one so far, unless `next` is a value (a variable's name wins over a pattern's).
+/// tie the one so far, unless `next` is a value (a variable's name wins over a pattern's; a
+/// pattern found later never replaces a value on a full tie, being the one so far's rival).
 fn leftmost_longest<'a>(
     best: Option<Found<'a>>,
     next: Found<'a>,

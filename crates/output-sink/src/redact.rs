@@ -287,14 +287,22 @@ impl Redactor {
                 .find_at(text, from)
                 .filter(|m| m.end() > m.start())
             {
-                best = leftmost_longest(best, found(m.start(), m.end(), &pattern.name), false);
+                best = Some(leftmost_longest(
+                    best,
+                    found(m.start(), m.end(), &pattern.name),
+                    false,
+                ));
             }
         }
         if let Some(values) = &self.values
             && let Some(m) = values.find(aho_corasick::Input::new(text).span(from..text.len()))
         {
             let name = &self.literal_names[m.pattern().as_usize()];
-            best = leftmost_longest(best, found(m.start(), m.end(), name), true);
+            best = Some(leftmost_longest(
+                best,
+                found(m.start(), m.end(), name),
+                true,
+            ));
         }
         let Some(starts) = &self.starts else {
             return best;
@@ -319,7 +327,11 @@ impl Redactor {
                 .find_at(&text[..end], hit.start())
                 .filter(|m| m.start() == hit.start() && m.end() > m.start())
             {
-                return leftmost_longest(best, found(m.start(), m.end(), &pattern.name), false);
+                return Some(leftmost_longest(
+                    best,
+                    found(m.start(), m.end(), &pattern.name),
+                    false,
+                ));
             }
             at = hit.start() + 1;
             while !text.is_char_boundary(at) {
@@ -363,20 +375,16 @@ fn found(start: usize, end: usize, name: &str) -> Found<'_> {
 /// Of the match so far and `next`, the one that starts first, the longer on a tie; on a full
 /// tie the one so far, unless `next` is a value (a variable's name wins over a pattern's; a
 /// pattern found later never replaces a value on a full tie, being the one so far's rival).
-fn leftmost_longest<'a>(
-    best: Option<Found<'a>>,
-    next: Found<'a>,
-    value: bool,
-) -> Option<Found<'a>> {
+fn leftmost_longest<'a>(best: Option<Found<'a>>, next: Found<'a>, value: bool) -> Found<'a> {
     match best {
         Some(b)
             if b.start < next.start
                 || (b.start == next.start
                     && (b.end > next.end || (b.end == next.end && !value))) =>
         {
-            Some(b)
+            b
         }
-        _ => Some(next),
+        _ => next,
     }
 }
 

@@ -54,6 +54,26 @@ pub struct JobDetails {
     pub exit_code: Option<i32>,
     /// Whether it runs on a terminal.
     pub pty: bool,
+    /// Whether it waits for hidden input: a password or passphrase prompt (its terminal's echo
+    /// is off and its line mode on). Left out of the JSON when false.
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "std::ops::Not::not")
+    )]
+    pub hidden: bool,
+}
+
+/// The closing line of a result about a job that asks for hidden input, when a person can
+/// answer it through agentsh (`answerable`), or else when only a terminal can.
+pub fn hidden_input_line(id: &str, answerable: bool) -> String {
+    let how = if answerable {
+        "the user must type it into agentsh"
+    } else {
+        "ask the user to answer it in a terminal"
+    };
+    format!(
+        "[job {id} is asking for hidden input (a password or passphrase): {how}; do not ask for it in the chat]"
+    )
 }
 
 /// The line a result ends with when its call left a job running:

@@ -21,7 +21,7 @@ use std::io;
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
 use agentsh_output_sink::{OutputSink, SinkOptions};
@@ -190,11 +190,14 @@ pub struct PtyController {
 }
 
 /// The started shell and the terminal it runs on.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug)]
 struct ShellOnTerminal {
     pid: u32,
     /// `st_rdev` of the PTY's slave side.
     terminal: u64,
+    /// A copy of the master side, to read the terminal's modes (echo, line mode) through;
+    /// closed when the command ends (the terminal is then gone for good).
+    modes: Mutex<Option<OwnedFd>>,
 }
 
 impl PtyController {
@@ -293,6 +296,24 @@ impl PtyController {
     /// command has exited, [`InputWait::Unknown`] before its shell has started or where
     /// `/proc` cannot tell.
     ///
+    /// Whether the terminal takes input hidden as it is set now: echo off and line mode on, as
+    /// `sudo`, an `ssh` passphrase prompt, `read -s` and `getpass` set it (a REPL at its prompt
+    /// turns both off, and is not hidden). False before the shell started and after it ended.
+    pub fn input_hidden(&self) -> bool {
+        use rustix::termios::LocalModes;
+        if self.has_exited() {
+            return false;
+        }
+        self.shell.get().is_some_and(|shell| {
+            lock(&shell.modes).as_ref().is_some_and(|fd| {
+                rustix::termios::tcgetattr(fd).is_ok_and(|modes| {
+                    !modes.local_modes.contains(LocalModes::ECHO)
+                        && modes.local_modes.contains(LocalModes::ICANON)
+                })
+            })
+        })
+    }
+
     /// A synchronous `/proc` scan (one `stat` read per process on the system, a few more per
     /// foreground thread: some microseconds per process): ask when the output has been quiet
     /// for a while, not on every chunk.
@@ -311,6 +332,10 @@ impl PtyController {
             answer
         }
     }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// One command running on a pseudo-terminal.
@@ -509,6 +534,13 @@ struct Driver {
 pub type TextCallback = Box<dyn FnMut(&str) + Send>;
 
 impl Driver {
+    /// Closes the copy of the master kept for reading the terminal's modes.
+    fn close_modes(&self) {
+        if let Some(shell) = self.shell.get() {
+            drop(lock(&shell.modes).take());
+        }
+    }
+
     async fn run(mut self, command: PtyCommand, size: TerminalSize) -> (BashResult, OutputSink) {
         let (ending, master) = match self.start(&command, size).await {
             Ok((master, supervisor)) => {
@@ -521,6 +553,7 @@ impl Driver {
             Err(err) => (Ending::Failed(err), None),
         };
         self.exited.store(true, Ordering::SeqCst);
+        self.close_modes();
         drop(master);
         self.finish(ending, command.timeout)
     }
@@ -547,9 +580,11 @@ impl Driver {
             }
             None => pair.master,
         };
+        let modes = master.try_clone().map_err(PtyError::Open)?;
         let _ = self.shell.set(ShellOnTerminal {
             pid: supervisor.child_pid(),
             terminal,
+            modes: Mutex::new(Some(modes)),
         });
         // SAFETY: the OwnedFd owns its descriptor for the whole life of the AsyncFd.
         let master = unsafe {
@@ -614,6 +649,7 @@ impl Driver {
             }
         };
         self.exited.store(true, Ordering::SeqCst);
+        self.close_modes();
         self.input.clear();
         self.pending.store(0, Ordering::SeqCst);
 

@@ -105,7 +105,15 @@ impl Job {
             state,
             exit_code,
             pty: self.pty,
+            hidden: self.asks_hidden(state),
         }
+    }
+
+    /// Whether the job, in `state`, waits for hidden input: a PTY job waiting for input on a
+    /// terminal whose echo is off and line mode on (a password or passphrase prompt).
+    pub(crate) fn asks_hidden(&self, state: JobState) -> bool {
+        state == JobState::WaitingForInput
+            && matches!(&self.control, Control::Pty(controller) if controller.input_hidden())
     }
 
     /// Whether the job holds a shell (or terminal) still: its command or what it left runs.

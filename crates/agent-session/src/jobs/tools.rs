@@ -10,9 +10,9 @@ use std::time::Duration;
 use agentsh_bash_normalize::Limits;
 use agentsh_protocol::{
     BashResult, CANCELLED_ANNOTATION, JobDetails, JobInputArgs, JobKillArgs, JobListArgs, JobState,
-    JobSummary, NEXT_CALL_NEW_SHELL, NO_JOBS, NO_NEW_OUTPUT, format_size, job_has_ended_text,
-    job_has_no_terminal_text, job_started_line, job_state_line, no_such_job_text,
-    timeout_annotation, too_many_jobs_text,
+    JobSummary, NEXT_CALL_NEW_SHELL, NO_JOBS, NO_NEW_OUTPUT, format_size, hidden_input_line,
+    job_has_ended_text, job_has_no_terminal_text, job_started_line, job_state_line,
+    no_such_job_text, timeout_annotation, too_many_jobs_text,
 };
 use agentsh_pty_runtime::{PtyRun, key_sequence, typed_text};
 use agentsh_shell_executor::{CancellationToken, JobExit, Surface, Yielded};
@@ -391,6 +391,13 @@ fn answer_about(job: &Job, max_bytes: u64, limits: Limits, reader: Reader) -> To
             }
         }
     }
+    // A password prompt: the model is told it is not its to answer. No surface of this
+    // session takes hidden input yet, so the person answers in a terminal.
+    let hidden = job.asks_hidden(state);
+    if hidden {
+        text.push_str("\n\n");
+        text.push_str(&hidden_input_line(&job.id, false));
+    }
     let is_error = matches!(reader, Reader::Start { .. }) && ended && exit_code != Some(0);
     result.details.exit_code = if ended { exit_code } else { None };
     // The state the text says, not a later one: a job that ends meanwhile is seen ended by
@@ -398,6 +405,7 @@ fn answer_about(job: &Job, max_bytes: u64, limits: Limits, reader: Reader) -> To
     result.details.job = Some(JobDetails {
         state,
         exit_code,
+        hidden,
         ..job.details()
     });
     *result = ToolResult::new(text, result.details.clone(), is_error);

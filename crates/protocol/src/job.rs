@@ -63,6 +63,14 @@ pub struct JobDetails {
     pub hidden: bool,
 }
 
+/// The last line of a `job_input` result whose text went to a hidden prompt (a password or
+/// passphrase): the model is reminded that it answered one.
+pub fn hidden_input_sent_line(id: &str) -> String {
+    format!(
+        "[job {id} was asking for hidden input: the text was typed at a password or passphrase prompt]"
+    )
+}
+
 /// The closing line of a result about a job that asks for hidden input, when a person can
 /// answer it through agentsh (`answerable`), or else when only a terminal can.
 pub fn hidden_input_line(id: &str, answerable: bool) -> String {

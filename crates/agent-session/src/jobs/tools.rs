@@ -11,8 +11,8 @@ use agentsh_bash_normalize::Limits;
 use agentsh_protocol::{
     BashResult, CANCELLED_ANNOTATION, JobDetails, JobInputArgs, JobKillArgs, JobListArgs, JobState,
     JobSummary, NEXT_CALL_NEW_SHELL, NO_JOBS, NO_NEW_OUTPUT, format_size, hidden_input_line,
-    job_has_ended_text, job_has_no_terminal_text, job_started_line, job_state_line,
-    no_such_job_text, timeout_annotation, too_many_jobs_text,
+    hidden_input_sent_line, job_has_ended_text, job_has_no_terminal_text, job_started_line,
+    job_state_line, no_such_job_text, timeout_annotation, too_many_jobs_text,
 };
 use agentsh_pty_runtime::{PtyRun, key_sequence, typed_text};
 use agentsh_shell_executor::{CancellationToken, JobExit, Surface, Yielded};
@@ -553,6 +553,8 @@ impl AgentSession {
                 .await
                 .map_err(Refusal::into_text)?;
         }
+        // Whether this input answers a password prompt: the result reminds the model of it.
+        let to_hidden = terminal.input_hidden();
         let keys = key_sequence(&args.keys, terminal.terminal().key_modes())
             .map_err(|err| err.to_string())?;
         let mut bytes = args.text.as_deref().map(typed_text).unwrap_or_default();
@@ -586,7 +588,12 @@ impl AgentSession {
                 break;
             }
         }
-        Ok(self.job_answer(&job, Limits::default(), false))
+        let answer = self.job_answer(&job, Limits::default(), false);
+        Ok(if to_hidden {
+            with_last_line(answer, &hidden_input_sent_line(&job.id))
+        } else {
+            answer
+        })
     }
 
     async fn job_kill(&self, args: &JobKillArgs) -> Result<ToolOutcome, String> {
@@ -640,4 +647,14 @@ fn screen_text(job: &Job, terminal: &agentsh_pty_runtime::PtyController) -> Stri
         col + 1,
         rows.join("\n")
     )
+}
+
+/// `outcome` with `line` after its text, after a blank line.
+fn with_last_line(mut outcome: ToolOutcome, line: &str) -> ToolOutcome {
+    let (ToolOutcome::Finished(result) | ToolOutcome::Aborted(result)) = &mut outcome;
+    if let Some(agentsh_protocol::ToolContent::Text { text }) = result.content.first_mut() {
+        text.push_str("\n\n");
+        text.push_str(line);
+    }
+    outcome
 }

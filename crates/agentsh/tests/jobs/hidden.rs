@@ -48,6 +48,13 @@ fn read_s_and_getpass_are_hidden_prompts_and_read_p_is_not() {
     // The model can still answer (job_input works); the program gets the text.
     let answered = session.call("job_input", json!({"jobId": id, "text": "hunter2\n"}));
     assert!(text(&answered).contains("got 7"), "{answered}");
+    // The result reminds the model that it answered a hidden prompt.
+    assert!(
+        text(&answered).ends_with(&format!(
+            "\n\n[job {id} was asking for hidden input: the text was typed at a password or passphrase prompt]"
+        )),
+        "{answered}"
+    );
 
     let (id, waiting) = at_prompt(
         &mut session,
@@ -61,7 +68,9 @@ fn read_s_and_getpass_are_hidden_prompts_and_read_p_is_not() {
     let (id, waiting) = at_prompt(&mut session, "read -p 'Name: ' n; echo \"hi $n\"");
     assert!(job(&waiting).get("hidden").is_none(), "{waiting}");
     assert!(!text(&waiting).contains("hidden input"), "{waiting}");
-    session.call("job_kill", json!({"jobId": id}));
+    let answered = session.call("job_input", json!({"jobId": id, "text": "Bob\n"}));
+    assert!(text(&answered).contains("hi Bob"), "{answered}");
+    assert!(!text(&answered).contains("hidden input"), "{answered}");
 }
 
 #[test]

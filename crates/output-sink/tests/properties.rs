@@ -5,7 +5,7 @@ use agentsh_output_sink::{MAX_HELD_LINE_BYTES, MAX_SEQUENCE_BYTES, TailBuffer, s
 use proptest::prelude::*;
 use proptest::sample::Index;
 
-use crate::util::{check_summary, expected_tail, run_sink, sanitizer_text};
+use crate::util::{check_summary, expected_tail, run_sink, sanitizer_text, split};
 
 /// One piece of a generated stream.
 fn token() -> impl Strategy<Value = Vec<u8>> {
@@ -56,15 +56,6 @@ fn token() -> impl Strategy<Value = Vec<u8>> {
 
 fn stream() -> impl Strategy<Value = Vec<u8>> {
     prop::collection::vec(token(), 0..40).prop_map(|tokens| tokens.concat())
-}
-
-/// Cuts `bytes` at the given points (in any order, duplicates allowed).
-fn split<'a>(bytes: &'a [u8], cuts: &[Index]) -> Vec<&'a [u8]> {
-    let mut points: Vec<usize> = cuts.iter().map(|cut| cut.index(bytes.len() + 1)).collect();
-    points.push(0);
-    points.push(bytes.len());
-    points.sort_unstable();
-    points.windows(2).map(|w| &bytes[w[0]..w[1]]).collect()
 }
 
 proptest! {

@@ -8,6 +8,8 @@ use agentsh_output_sink::{OutputSink, Redactor, SecretPattern, SinkOptions, sani
 use proptest::prelude::*;
 use proptest::sample::Index;
 
+use crate::util::split;
+
 /// The values of the test's secret variables (as a session's environment gives them).
 const VALUES: &[(&str, &str)] = &[
     ("GITHUB_TOKEN", "s3cr3t-t0ken-value"),
@@ -48,14 +50,6 @@ fn piece() -> impl Strategy<Value = String> {
 
 fn text() -> impl Strategy<Value = String> {
     prop::collection::vec(piece(), 0..30).prop_map(|pieces| pieces.concat())
-}
-
-fn split<'a>(bytes: &'a [u8], cuts: &[Index]) -> Vec<&'a [u8]> {
-    let mut points: Vec<usize> = cuts.iter().map(|cut| cut.index(bytes.len() + 1)).collect();
-    points.push(0);
-    points.push(bytes.len());
-    points.sort_unstable();
-    points.windows(2).map(|w| &bytes[w[0]..w[1]]).collect()
 }
 
 /// The text the sink commits (live) and its tail, for `chunks`.

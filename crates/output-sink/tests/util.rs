@@ -343,3 +343,12 @@ fn unescape_language() {
     );
     assert_eq!(unescape(r"é\\\0\r\t"), "é\\\0\r\t".as_bytes());
 }
+
+/// Cuts `bytes` at the given points (in any order, duplicates allowed).
+pub fn split<'a>(bytes: &'a [u8], cuts: &[proptest::sample::Index]) -> Vec<&'a [u8]> {
+    let mut points: Vec<usize> = cuts.iter().map(|cut| cut.index(bytes.len() + 1)).collect();
+    points.push(0);
+    points.push(bytes.len());
+    points.sort_unstable();
+    points.windows(2).map(|w| &bytes[w[0]..w[1]]).collect()
+}

@@ -67,8 +67,8 @@ impl SessionNetwork {
         let random = u32::from_str_radix(&agentsh_process::random_hex(4), 16).unwrap_or(0);
         let offset = u16::try_from(random % span).unwrap_or(0);
         let gate = Arc::new(SessionGate {
-            config: Mutex::new(Some(ProxyConfig::new(allowlist, resolver))),
-            proxy: Mutex::new(None),
+            config: ProxyConfig::new(allowlist, resolver),
+            proxy: Mutex::new(GateState::NotStarted),
         });
         Ok(Self {
             proxy: NetworkProxy {
@@ -97,9 +97,19 @@ impl Drop for SessionNetwork {
 /// The gate every sandboxed tree of a session gives its listener to: one proxy for them all,
 /// started on the first listener (on the runtime of that spawn: the session's).
 struct SessionGate {
-    /// The configuration, until the proxy is started.
-    config: Mutex<Option<ProxyConfig>>,
-    proxy: Mutex<Option<Proxy>>,
+    config: ProxyConfig,
+    /// The proxy, once the first listener came; `Ended` after the session's shutdown.
+    proxy: Mutex<GateState>,
+}
+
+/// Where a session's proxy is.
+enum GateState {
+    /// No sandboxed tree has been started yet.
+    NotStarted,
+    Serving(Proxy),
+    /// The session shut it down: a tree started later (a shell the session's end raced with)
+    /// gets a link to a proxy that serves nothing, so its connections are refused.
+    Ended,
 }
 
 impl std::fmt::Debug for SessionGate {
@@ -109,13 +119,12 @@ impl std::fmt::Debug for SessionGate {
 }
 
 impl SessionGate {
+    fn state(&self) -> std::sync::MutexGuard<'_, GateState> {
+        self.proxy.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     fn shut_down(&self) {
-        let proxy = self
-            .proxy
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
-        if let Some(proxy) = proxy {
+        if let GateState::Serving(proxy) = std::mem::replace(&mut *self.state(), GateState::Ended) {
             proxy.shutdown();
         }
     }
@@ -123,17 +132,24 @@ impl SessionGate {
 
 impl NetworkGate for SessionGate {
     fn attach(&self, listener: std::net::TcpListener) -> Box<dyn NetworkLink> {
-        let mut proxy = self.proxy.lock().unwrap_or_else(PoisonError::into_inner);
-        let proxy = proxy.get_or_insert_with(|| {
-            let config = self
-                .config
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .take()
-                .expect("the configuration is taken once, by the proxy it starts");
-            Proxy::new(config, tokio::runtime::Handle::current())
-        });
-        Box::new(SessionLink(proxy.attach(listener)))
+        let mut state = self.state();
+        let runtime = tokio::runtime::Handle::current();
+        let link = match &*state {
+            GateState::Serving(proxy) => proxy.attach(listener),
+            GateState::NotStarted => {
+                let proxy = Proxy::new(self.config.clone(), runtime);
+                let link = proxy.attach(listener);
+                *state = GateState::Serving(proxy);
+                link
+            }
+            GateState::Ended => {
+                let proxy = Proxy::new(self.config.clone(), runtime);
+                let link = proxy.attach(listener);
+                proxy.shutdown();
+                link
+            }
+        };
+        Box::new(SessionLink(link))
     }
 }
 
@@ -164,6 +180,41 @@ mod tests {
         assert_eq!(env["NO_PROXY"], "localhost,127.0.0.1,::1");
         assert_eq!(env["no_proxy"], "localhost,127.0.0.1,::1");
         assert_eq!(env.len(), 8);
+    }
+
+    /// A tree started after the session's end (a race with its shutdown) gets a link, not a
+    /// panic, and nothing serves its connections.
+    #[test]
+    fn a_listener_after_shutdown_is_served_by_nothing() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        runtime.block_on(async {
+            let network = SessionNetwork::new(&["example.com".to_owned()]).expect("network");
+            network.shut_down();
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+            let address = listener.local_addr().expect("address");
+            let link = network.proxy.gate.attach(listener);
+            assert!(link.refused_since(0).is_empty());
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            // Refused, or accepted by nothing and closed: never answered.
+            if let Ok(mut stream) = tokio::net::TcpStream::connect(address).await {
+                use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+                let _ = stream.write_all(b"CONNECT example.com:443 HTTP/1.1\r\n\r\n").await;
+                let mut answer = Vec::new();
+                let read = tokio::time::timeout(
+                    std::time::Duration::from_secs(2),
+                    stream.read_to_end(&mut answer),
+                )
+                .await;
+                assert!(
+                    read.is_err() || answer.is_empty(),
+                    "{:?}",
+                    String::from_utf8_lossy(&answer)
+                );
+            }
+        });
     }
 
     #[test]

@@ -201,7 +201,9 @@ mod tests {
             // Refused, or accepted by nothing and closed: never answered.
             if let Ok(mut stream) = tokio::net::TcpStream::connect(address).await {
                 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-                let _ = stream.write_all(b"CONNECT example.com:443 HTTP/1.1\r\n\r\n").await;
+                let _ = stream
+                    .write_all(b"CONNECT example.com:443 HTTP/1.1\r\n\r\n")
+                    .await;
                 let mut answer = Vec::new();
                 let read = tokio::time::timeout(
                     std::time::Duration::from_secs(2),

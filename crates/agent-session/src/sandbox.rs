@@ -109,8 +109,7 @@ impl DenialWatch {
     /// The sandbox line for the stream's command when it `failed` and the stream showed a
     /// denial, or when the allowlist refused connections of its (`blocked`).
     pub(crate) fn line(&self, failed: bool, blocked: &[String]) -> Option<String> {
-        let blocked_here = !blocked.is_empty() && self.policy.network.proxy().is_some();
-        (blocked_here || (failed && self.seen)).then(|| sandbox_line(&self.policy, blocked))
+        line_when(&self.policy, failed && self.seen, blocked)
     }
 }
 
@@ -192,9 +191,22 @@ pub(crate) fn denial_line_for(
     blocked: &[String],
 ) -> Option<String> {
     let policy = sandbox?;
-    let blocked_here = !blocked.is_empty() && policy.network.proxy().is_some();
-    (blocked_here || (failed && outputs.iter().any(|text| shows_denial(text))))
-        .then(|| sandbox_line(policy, blocked))
+    line_when(
+        policy,
+        failed && outputs.iter().any(|text| shows_denial(text)),
+        blocked,
+    )
+}
+
+/// The sandbox line of a result under `policy`: when it `failed_with_denial`, or when the
+/// allowlist refused connections of its namespace (`blocked`), whether or not it failed.
+fn line_when(
+    policy: &SandboxPolicy,
+    failed_with_denial: bool,
+    blocked: &[String],
+) -> Option<String> {
+    let refused = !blocked.is_empty() && policy.network.proxy().is_some();
+    (refused || failed_with_denial).then(|| sandbox_line(policy, blocked))
 }
 
 /// The environment variable that makes a session's sandbox check stricter, for tests: the

@@ -77,6 +77,12 @@ fn assert_blocked(env: &TestEnv, text: &str, list: &str, blocked: &[String]) {
     );
 }
 
+/// The line naming `evil.test:<port>` as the one refused host, under the common list.
+#[track_caller]
+fn assert_evil_blocked(env: &TestEnv, data: &Value, port: u16) {
+    assert_blocked(env, text(data), LISTED_TEXT, &[format!("evil.test:{port}")]);
+}
+
 /// No sandbox line at all.
 #[track_caller]
 fn assert_no_sandbox_line(text: &str) {
@@ -212,12 +218,7 @@ fn python_urllib_reaches_a_listed_host_only() {
     let data = bash(&mut rpc, "2", &fetch("evil.test"));
     assert_ne!(data["exitCode"], 0, "{data}");
     assert!(output(&data).contains("403"), "{data}");
-    assert_blocked(
-        &env,
-        text(&data),
-        LISTED_TEXT,
-        &[format!("evil.test:{port}")],
-    );
+    assert_evil_blocked(&env, &data, port);
     rpc.close(LIVENESS);
 }
 
@@ -272,12 +273,7 @@ fn git_clones_from_a_listed_host_only() {
         &format!("git clone -q http://evil.test:{port}/repo.git denied"),
     );
     assert_ne!(data["exitCode"], 0, "{data}");
-    assert_blocked(
-        &env,
-        text(&data),
-        LISTED_TEXT,
-        &[format!("evil.test:{port}")],
-    );
+    assert_evil_blocked(&env, &data, port);
     rpc.close(LIVENESS);
 }
 
@@ -364,12 +360,7 @@ fn pip_downloads_from_a_listed_index_only() {
     assert!(output(&data).ends_with(&format!("{name}\n")), "{data}");
     let data = bash(&mut rpc, "2", &pip("evil.test", "dl2"));
     assert_ne!(data["exitCode"], 0, "{data}");
-    assert_blocked(
-        &env,
-        text(&data),
-        LISTED_TEXT,
-        &[format!("evil.test:{port}")],
-    );
+    assert_evil_blocked(&env, &data, port);
     rpc.close(LIVENESS);
 }
 
@@ -411,12 +402,7 @@ fn npm_views_a_package_from_a_listed_registry_only() {
     assert!(output(&data).contains("served on loopback"), "{data}");
     let data = bash(&mut rpc, "2", &npm("evil.test"));
     assert_ne!(data["exitCode"], 0, "{data}");
-    assert_blocked(
-        &env,
-        text(&data),
-        LISTED_TEXT,
-        &[format!("evil.test:{port}")],
-    );
+    assert_evil_blocked(&env, &data, port);
     rpc.close(LIVENESS);
 }
 
@@ -515,12 +501,7 @@ EOF"#
         out.contains("HTTP/1.1 403") && out.contains(&denied_body(&format!("evil.test:{port}"))),
         "{data}"
     );
-    assert_blocked(
-        &env,
-        text(&data),
-        LISTED_TEXT,
-        &[format!("evil.test:{port}")],
-    );
+    assert_evil_blocked(&env, &data, port);
 
     // Direct connections, UDP and Unix sockets fail as with no network at all; so does the
     // same from a setsid'd background child, whose refusal is named too.

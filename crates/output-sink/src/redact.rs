@@ -263,18 +263,37 @@ impl Redactor {
 
     /// `text` with every secret in it redacted (for whole texts: a screen, a command line).
     pub fn redact<'t>(&self, text: &'t str) -> Cow<'t, str> {
-        let mut out = String::new();
-        let mut pos = 0;
-        while let Some(found) = self.next_match(text, pos) {
-            out.push_str(&text[pos..found.start]);
-            push_replacement(&mut out, found.name);
-            pos = found.end;
-        }
-        if pos == 0 {
+        if self.next_match(text, 0).is_none() {
             return Cow::Borrowed(text);
         }
-        out.push_str(&text[pos..]);
-        Cow::Owned(out)
+        let mut out = Vec::with_capacity(text.len());
+        self.redact_into(text, text.len(), &mut |piece| out.extend_from_slice(piece));
+        Cow::Owned(String::from_utf8(out).unwrap_or_default())
+    }
+
+    /// Hands `text` to `out` with every match that starts before `hold` replaced, up to `hold`
+    /// or the end of the last such match, whichever is later; returns that place. The one loop
+    /// of whole texts and streams.
+    fn redact_into(&self, text: &str, hold: usize, out: &mut dyn FnMut(&[u8])) -> usize {
+        let mut pos = 0;
+        let mut replacement = String::new();
+        while let Some(found) = self.next_match(text, pos) {
+            if found.start >= hold || found.end == found.start {
+                break;
+            }
+            if found.start > pos {
+                out(&text.as_bytes()[pos..found.start]);
+            }
+            replacement.clear();
+            push_replacement(&mut replacement, found.name);
+            out(replacement.as_bytes());
+            pos = found.end;
+        }
+        let kept = hold.max(pos);
+        if kept > pos {
+            out(&text.as_bytes()[pos..kept]);
+        }
+        kept
     }
 
     /// The leftmost match at or after `from`: the longest there, a value's on equal spans.
@@ -408,7 +427,6 @@ fn sanitised(value: &str) -> String {
 pub(crate) struct RedactStream {
     redactor: Arc<Redactor>,
     pending: String,
-    replacement: String,
 }
 
 impl RedactStream {
@@ -416,7 +434,6 @@ impl RedactStream {
         Self {
             redactor,
             pending: String::new(),
-            replacement: String::new(),
         }
     }
 
@@ -447,31 +464,13 @@ impl RedactStream {
     }
 
     /// Redacts `text` up to where it must hold (all of it when `last`); returns that place.
-    fn scan(&mut self, text: &str, last: bool, out: &mut dyn FnMut(&[u8])) -> usize {
-        let redactor = Arc::clone(&self.redactor);
+    fn scan(&self, text: &str, last: bool, out: &mut dyn FnMut(&[u8])) -> usize {
         let hold = if last {
             text.len()
         } else {
-            redactor.hold_from(text)
+            self.redactor.hold_from(text)
         };
-        let mut pos = 0;
-        while let Some(found) = redactor.next_match(text, pos) {
-            if found.start >= hold || found.end == found.start {
-                break;
-            }
-            if found.start > pos {
-                out(&text.as_bytes()[pos..found.start]);
-            }
-            self.replacement.clear();
-            push_replacement(&mut self.replacement, found.name);
-            out(self.replacement.as_bytes());
-            pos = found.end;
-        }
-        let kept = hold.max(pos);
-        if kept > pos {
-            out(&text.as_bytes()[pos..kept]);
-        }
-        kept
+        self.redactor.redact_into(text, hold, out)
     }
 }
 

@@ -259,9 +259,7 @@ async fn run_in(
         None => request.command.clone(),
     };
     // What the sandbox's proxy refused for the shell's namespace while the command ran.
-    let mark = shell
-        .network_link()
-        .map(agentsh_process::sandbox::NetworkLink::mark);
+    let mark = shell.network_mark();
     let outcome = shell
         .run(
             &command,
@@ -271,11 +269,7 @@ async fn run_in(
             &mut output,
         )
         .await;
-    let blocked = shell
-        .network_link()
-        .zip(mark)
-        .map(|(link, mark)| link.refused_since(mark))
-        .unwrap_or_default();
+    let blocked = shell.blocked_since(mark);
     if !shell.is_alive()
         && let Some(dead) = slot.take()
     {

@@ -187,14 +187,9 @@ impl ShellExecutor {
         let task_blocked = Arc::clone(&blocked);
         tokio::spawn(async move {
             let mut output = ChunkOutput(output);
-            let mark = network_mark(&shell);
+            let mark = shell.network_mark();
             let outcome = run_command(&mut shell, &request, &mut output).await;
-            let ending = Ending {
-                cancel: &request.cancel,
-                progress: &progress_tx,
-                blocked: &task_blocked,
-                mark,
-            };
+            let ending = Ending::new(&request, &progress_tx, &task_blocked, mark);
             finish_job(shell, outcome, output, ending).await;
         });
         Ok(JobRun {
@@ -251,7 +246,7 @@ impl ShellExecutor {
             let task_request = request.clone();
             let blocked = Blocked::default();
             let task_blocked = Arc::clone(&blocked);
-            let mark = network_mark(&shell);
+            let mark = shell.network_mark();
             tokio::spawn(async move {
                 let mut output = ChunkOutput(output);
                 let outcome = run_command(&mut shell, &task_request, &mut output).await;
@@ -277,12 +272,7 @@ impl ShellExecutor {
                     }
                     // Yielded: the shell is the job's now.
                     TaskNext::Job(shell, outcome) => {
-                        let ending = Ending {
-                            cancel: &task_request.cancel,
-                            progress: &progress_tx,
-                            blocked: &task_blocked,
-                            mark,
-                        };
+                        let ending = Ending::new(&task_request, &progress_tx, &task_blocked, mark);
                         finish_job(shell, outcome, output, ending).await;
                     }
                 }
@@ -311,11 +301,7 @@ impl ShellExecutor {
                 }));
             };
             let exit = JobExit::from_outcome(&outcome);
-            let refused = shell
-                .network_link()
-                .zip(mark)
-                .map(|(link, mark)| link.refused_since(mark))
-                .unwrap_or_default();
+            let refused = shell.blocked_since(mark);
             outcome?;
             if shell.is_alive() {
                 *slot = Some(shell);
@@ -367,20 +353,26 @@ struct Ending<'a> {
     mark: Option<u64>,
 }
 
-impl Ending<'_> {
-    /// Takes what the shell's network link refused since the command started.
-    fn note_blocked(&self, shell: &ShellProcess) {
-        if let Some((link, mark)) = shell.network_link().zip(self.mark) {
-            *self.blocked.lock().unwrap_or_else(PoisonError::into_inner) = link.refused_since(mark);
+impl<'a> Ending<'a> {
+    fn new(
+        request: &'a ExecRequest,
+        progress: &'a watch::Sender<JobProgress>,
+        blocked: &'a Blocked,
+        mark: Option<u64>,
+    ) -> Self {
+        Self {
+            cancel: &request.cancel,
+            progress,
+            blocked,
+            mark,
         }
     }
-}
 
-/// The shell's network link's mark of now, with a network allowlist.
-fn network_mark(shell: &ShellProcess) -> Option<u64> {
-    shell
-        .network_link()
-        .map(agentsh_process::sandbox::NetworkLink::mark)
+    /// Takes what the shell's network link refused since the command started.
+    fn note_blocked(&self, shell: &ShellProcess) {
+        *self.blocked.lock().unwrap_or_else(PoisonError::into_inner) =
+            shell.blocked_since(self.mark);
+    }
 }
 
 /// After a job's command returned: publishes that, follows what it left behind, closes the

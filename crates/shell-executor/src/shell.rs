@@ -195,9 +195,23 @@ impl ShellProcess {
         self.sandbox.as_ref()
     }
 
-    /// The link of the shell's network namespace to the sandbox's proxy, with a network
-    /// allowlist: what it refused for the shell's connections.
-    pub(crate) fn network_link(&self) -> Option<&dyn agentsh_process::sandbox::NetworkLink> {
+    /// With a network allowlist: a mark of now on the link of the shell's namespace to the
+    /// sandbox's proxy, for [`blocked_since`](Self::blocked_since).
+    pub(crate) fn network_mark(&self) -> Option<u64> {
+        self.network_link()
+            .map(agentsh_process::sandbox::NetworkLink::mark)
+    }
+
+    /// The `host:port`s the proxy refused for the shell's connections since `mark` (from
+    /// [`network_mark`](Self::network_mark)); empty without an allowlist.
+    pub(crate) fn blocked_since(&self, mark: Option<u64>) -> Vec<String> {
+        self.network_link()
+            .zip(mark)
+            .map(|(link, mark)| link.refused_since(mark))
+            .unwrap_or_default()
+    }
+
+    fn network_link(&self) -> Option<&dyn agentsh_process::sandbox::NetworkLink> {
         self.supervisor.as_ref().and_then(Supervisor::network_link)
     }
 

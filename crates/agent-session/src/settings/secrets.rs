@@ -148,11 +148,14 @@ impl RawSecrets {
             if pattern.name.is_empty() {
                 return Err(invalid(&key("name"), "must not be empty"));
             }
-            if let Err(err) = regex::Regex::new(&pattern.regex) {
-                return Err(invalid(&key("regex"), format!("not a valid regex: {err}")));
-            }
-            if regex::Regex::new(&pattern.regex).is_ok_and(|re| re.is_match("")) {
-                return Err(invalid(&key("regex"), "matches the empty text"));
+            match regex::Regex::new(&pattern.regex) {
+                Err(err) => {
+                    return Err(invalid(&key("regex"), format!("not a valid regex: {err}")));
+                }
+                Ok(re) if re.is_match("") => {
+                    return Err(invalid(&key("regex"), "matches the empty text"));
+                }
+                Ok(_) => {}
             }
             let max_bytes = match pattern.max_bytes {
                 None => DEFAULT_PATTERN_MAX_BYTES,

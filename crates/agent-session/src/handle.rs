@@ -363,6 +363,18 @@ impl SessionHandle for LocalSession {
         })
     }
 
+    fn subscribe(&self, answers_secrets: bool) -> agentsh_seam::Subscription {
+        self.session().events().subscribe(answers_secrets)
+    }
+
+    fn secret_input(&self, job_id: String, text: String) -> BoxFuture<'_, Result<(), HandleError>> {
+        let sent = self.session().secret_input(&job_id, &text);
+        // The text was a secret: not left in memory longer than needed.
+        let mut text = text.into_bytes();
+        text.fill(0);
+        Box::pin(std::future::ready(sent.map_err(HandleError::Failed)))
+    }
+
     fn context_messages(&self) -> Vec<String> {
         self.session().context_messages()
     }

@@ -49,7 +49,9 @@ pub use agentsh_pty_runtime::{
     Key, KeyAction, MIN_DRAW_INTERVAL as PTY_MIN_DRAW_INTERVAL, Modifiers, PtyController, Terminal,
     TerminalSize, encode_key,
 };
-pub use agentsh_seam::{PtyAttachment, PtyHost, SessionHandle};
+pub use agentsh_seam::{
+    EventHub, PtyAttachment, PtyHost, SessionEvent, SessionHandle, Subscription,
+};
 pub use agentsh_shell_executor::{CancellationToken, ExecError, ExecutorConfig, ShellExecutor};
 pub use audit::{
     AUDIT_ROTATE_BYTES, AUDIT_ROTATED_FILES, AuditDecision, AuditEnd, AuditLog, AuditSource,

@@ -5,14 +5,14 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use agentsh_seam::lock;
+use agentsh_seam::{EventHub, lock};
 
 use agentsh_artifact_store::{
     ArtifactError, ArtifactInfo, ArtifactReservation, ArtifactStore, ArtifactText, RetentionPolicy,
 };
 use agentsh_bash_interceptor::Interceptor;
 use agentsh_bash_policy::{Policy, TierSource};
-use agentsh_output_sink::{OutputSink, Redactor, SinkOptions, Spill, SpillSource};
+use agentsh_output_sink::{OutputSink, Redactor, Secrets, SinkOptions, Spill, SpillSource};
 use agentsh_process::env::{TerminalKind, hardened_env};
 use agentsh_process::sandbox::{Kernel as SandboxKernel, SandboxPolicy};
 use agentsh_process::shell::{ShellSpec, discover_shell, shell_prefix};
@@ -66,6 +66,10 @@ pub struct SessionOptions {
     /// The mode the audit log names for the session's commands (`exec`, `rpc`, `mcp`,
     /// `interactive`); `None`: `library`.
     pub mode: Option<String>,
+    /// Where the session's events go (a job asking for hidden input). Sessions made from
+    /// clones of these options share it: a surface's subscription outlives a session renewed
+    /// with new settings.
+    pub events: EventHub,
 }
 
 /// Where a session's approval policy comes from.
@@ -126,12 +130,15 @@ struct Inner {
     artifact_ids: Mutex<Vec<String>>,
     /// The approval policy and what it remembers.
     gate: Gate,
-    /// The secrets redacted from every output of the session.
-    redactor: Option<Arc<Redactor>>,
+    /// The secrets redacted from every output of the session (`None` with `[secrets] enabled
+    /// = false`).
+    secrets: Option<Arc<Secrets>>,
     /// The audit log, when `[audit]` enables it.
     audit: Option<AuditLog>,
     /// What the audit log names the session's mode.
     mode: String,
+    /// The session's events and their subscribers.
+    events: EventHub,
 }
 
 #[derive(Default)]
@@ -181,8 +188,8 @@ static CONTAINMENT_WARNED: std::sync::atomic::AtomicBool =
 
 /// The secrets of a session: the values of agentsh's environment variables and `bash.env`
 /// entries whose names `[secrets] env` matches, and the token patterns; `None` when redaction
-/// is off or there is nothing to redact.
-fn session_redactor(settings: &Settings) -> Option<Arc<Redactor>> {
+/// is off. Kept also when there is nothing to redact yet: a password a person types is added.
+fn session_secrets(settings: &Settings) -> Option<Arc<Secrets>> {
     let secrets = &settings.secrets;
     if !secrets.enabled {
         return None;
@@ -192,7 +199,7 @@ fn session_redactor(settings: &Settings) -> Option<Arc<Redactor>> {
         .chain(settings.bash.env.clone())
         .filter(|(name, _)| secrets.is_secret_name(name));
     let redactor = Redactor::new(values, secrets.compiled_patterns());
-    (!redactor.is_empty()).then(|| Arc::new(redactor))
+    Some(Arc::new(Secrets::new(redactor)))
 }
 
 /// A session id unique within this machine and unguessable by a command (64 random bits).
@@ -227,6 +234,7 @@ impl AgentSession {
             sandbox_kernel_limit,
             policy,
             mode,
+            events,
         } = options;
         check_session_cwd(&cwd)?;
         let policy = session_policy(policy, &settings, &cwd)?;
@@ -294,7 +302,7 @@ impl AgentSession {
             warnings.push(warning);
         }
 
-        let redactor = session_redactor(&settings);
+        let secrets = session_secrets(&settings);
         let executor = executor.unwrap_or_else(global_executor);
         let session = Self {
             inner: Arc::new(Inner {
@@ -317,9 +325,10 @@ impl AgentSession {
                 jobs: Jobs::default(),
                 artifact_ids: Mutex::new(Vec::new()),
                 gate: Gate::new(policy),
-                redactor,
+                secrets,
                 audit,
                 mode: mode.unwrap_or_else(|| "library".to_owned()),
+                events,
             }),
         };
         for warning in warnings {
@@ -446,10 +455,7 @@ impl AgentSession {
     /// `bash` response carries it as `text`.
     pub fn bang_text(&self, command: &str, result: &BashResult) -> String {
         // A secret the person typed into the command line is not for the model either.
-        let command = match &self.inner.redactor {
-            Some(redactor) => redactor.redact(command),
-            None => std::borrow::Cow::Borrowed(command),
-        };
+        let command = self.redact(command);
         bang_context_text(
             &command,
             result,
@@ -550,14 +556,28 @@ impl AgentSession {
             max_bytes: usize::try_from(self.inner.settings.output.max_bytes).unwrap_or(usize::MAX),
             head_lines,
             spill,
-            redactor: self.redactor(),
+            secrets: self.secrets(),
         })
     }
 
     /// The session's secrets, to redact from every output (`None` with `[secrets] enabled =
-    /// false`, or nothing to redact).
-    pub(crate) fn redactor(&self) -> Option<Arc<Redactor>> {
-        self.inner.redactor.clone()
+    /// false`).
+    pub(crate) fn secrets(&self) -> Option<Arc<Secrets>> {
+        self.inner.secrets.clone()
+    }
+
+    /// The session's events: subscribe to them, or ask whether some subscriber answers hidden
+    /// input.
+    pub fn events(&self) -> &EventHub {
+        &self.inner.events
+    }
+
+    /// `text` with the session's secrets redacted.
+    pub(crate) fn redact<'t>(&self, text: &'t str) -> std::borrow::Cow<'t, str> {
+        match &self.inner.secrets {
+            Some(secrets) => secrets.current().redact(text),
+            None => std::borrow::Cow::Borrowed(text),
+        }
     }
 
     /// Allocates an artifact, best effort: a failure is a warning (reported with the call's
@@ -671,10 +691,7 @@ impl AgentSession {
             Some(ApprovalResolution::Aborted) | None => (None, None),
         };
         // A secret written into the command line itself stays out of the log too.
-        let command = match &self.inner.redactor {
-            Some(redactor) => redactor.redact(command),
-            None => std::borrow::Cow::Borrowed(command),
-        };
+        let command = self.redact(command);
         let written = audit.decision(&AuditDecision {
             session: self.id(),
             mode: &self.inner.mode,

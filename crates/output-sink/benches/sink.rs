@@ -13,7 +13,7 @@ use agentsh_bench_support::{Row, mb_per_s, median};
 use std::sync::Arc;
 
 use agentsh_output_sink::{
-    DEFAULT_OUTPUT_MAX_BYTES, OutputSink, Redactor, SecretPattern, SinkOptions, Spill,
+    DEFAULT_OUTPUT_MAX_BYTES, OutputSink, Redactor, SecretPattern, Secrets, SinkOptions, Spill,
 };
 
 const INPUT_BYTES: usize = 64 << 20;
@@ -89,14 +89,14 @@ fn time_copy(data: &[u8]) -> Duration {
     start.elapsed()
 }
 
-fn time_sink(data: &[u8], redactor: Option<&Arc<Redactor>>) -> Duration {
+fn time_sink(data: &[u8], redactor: Option<&Arc<Secrets>>) -> Duration {
     let file = tempfile::tempfile().expect("temporary file");
     let start = Instant::now();
     let mut sink = OutputSink::new(SinkOptions {
         max_bytes: DEFAULT_OUTPUT_MAX_BYTES,
         head_lines: None,
         spill: Some(Box::new(FileSpill(file))),
-        redactor: redactor.cloned(),
+        secrets: redactor.cloned(),
     });
     for chunk in data.chunks(CHUNK) {
         sink.push(chunk);
@@ -110,10 +110,10 @@ fn time_sink(data: &[u8], redactor: Option<&Arc<Redactor>>) -> Duration {
 
 /// The sink's own work: no spill, so nothing but sanitising, counting and the tail (and
 /// redacting, with a redactor).
-fn time_sink_without_spill(data: &[u8], redactor: Option<&Arc<Redactor>>) -> Duration {
+fn time_sink_without_spill(data: &[u8], redactor: Option<&Arc<Secrets>>) -> Duration {
     let start = Instant::now();
     let mut sink = OutputSink::new(SinkOptions {
-        redactor: redactor.cloned(),
+        secrets: redactor.cloned(),
         ..SinkOptions::default()
     });
     for chunk in data.chunks(CHUNK) {
@@ -149,13 +149,16 @@ fn measure(metric: &str, data: &[u8], goal: bool) {
 }
 
 /// 20 secret values (as a session's environment would give them) and the default patterns.
-fn redactor() -> Arc<Redactor> {
+fn redactor() -> Arc<Secrets> {
     // Unrelated values, as real tokens are (values sharing a prefix would search faster).
     let values = (0..20u64).map(|n| {
         let bits = n.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0xDEAD_BEEF;
         (format!("SECRET_{n}"), format!("{bits:016x}-{n}-Zq"))
     });
-    Arc::new(Redactor::new(values, SecretPattern::defaults()))
+    Arc::new(Secrets::new(Redactor::new(
+        values,
+        SecretPattern::defaults(),
+    )))
 }
 
 /// The sink (spilling to a file, as a large output does) with redaction against the same sink

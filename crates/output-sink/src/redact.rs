@@ -144,6 +144,8 @@ impl fmt::Debug for SecretPattern {
 pub struct Redactor {
     /// The values, in one automaton (leftmost-longest).
     values: Option<AhoCorasick>,
+    /// The values (sanitised), kept to make a redactor with one more.
+    literals: Vec<String>,
     /// The name of each value, by its index in `values`.
     literal_names: Vec<String>,
     patterns: Vec<SecretPattern>,
@@ -187,13 +189,38 @@ impl Redactor {
         let mut literal_names = Vec::new();
         let mut literals: Vec<String> = Vec::new();
         for (name, value) in values {
-            // Matching runs on sanitised text: so must the value.
-            let value = sanitised(&value);
-            if value.len() >= MIN_SECRET_BYTES && !literals.contains(&value) {
-                literals.push(value);
-                literal_names.push(name);
-            }
+            add_literal(
+                &mut literals,
+                &mut literal_names,
+                name,
+                &value,
+                MIN_SECRET_BYTES,
+            );
         }
+        Self::compile(literals, literal_names, patterns)
+    }
+
+    /// This redactor with one more value, `value` named `name`, when it is at least
+    /// `min_bytes` long (once sanitised) and not among the values yet; `None` otherwise.
+    pub fn with_value(&self, name: &str, value: &str, min_bytes: usize) -> Option<Self> {
+        let mut literals = self.literals.clone();
+        let mut literal_names = self.literal_names.clone();
+        add_literal(
+            &mut literals,
+            &mut literal_names,
+            name.to_owned(),
+            value,
+            min_bytes.max(1),
+        )
+        .then(|| Self::compile(literals, literal_names, self.patterns.clone()))
+    }
+
+    /// The automatons and bounds of `literals` (named by `literal_names`) and `patterns`.
+    fn compile(
+        literals: Vec<String>,
+        literal_names: Vec<String>,
+        patterns: Vec<SecretPattern>,
+    ) -> Self {
         let values_span_lines = literals.iter().any(|value| value.contains('\n'));
         let longest_value = literals.iter().map(String::len).max().unwrap_or(0);
         let longest_pattern = patterns
@@ -224,6 +251,7 @@ impl Redactor {
         };
         Self {
             values: automaton(&literals, MatchKind::LeftmostLongest),
+            literals,
             literal_names,
             patterns,
             starts: automaton(&start_texts, MatchKind::LeftmostFirst),
@@ -413,6 +441,24 @@ fn push_replacement(out: &mut String, name: &str) {
     out.push(']');
 }
 
+/// Adds `value` (sanitised: matching runs on sanitised text) named `name` to the values, when
+/// it is `min_bytes` or longer and not there yet; whether it was added.
+fn add_literal(
+    literals: &mut Vec<String>,
+    names: &mut Vec<String>,
+    name: String,
+    value: &str,
+    min_bytes: usize,
+) -> bool {
+    let value = sanitised(value);
+    if value.len() < min_bytes || literals.contains(&value) {
+        return false;
+    }
+    literals.push(value);
+    names.push(name);
+    true
+}
+
 /// `value` as the sanitiser would commit it.
 fn sanitised(value: &str) -> String {
     let mut sanitizer = crate::Sanitizer::new();
@@ -423,28 +469,42 @@ fn sanitised(value: &str) -> String {
 }
 
 /// One stream's redaction: the committed text, with what may still be part of a match held
-/// back until more comes (or the stream ends).
+/// back until more comes (or the stream ends). It follows its [`Secrets`]: a value added while
+/// the stream runs is redacted from the next piece on.
 pub(crate) struct RedactStream {
+    secrets: Arc<Secrets>,
+    /// The secrets' redactor as of `generation`.
     redactor: Arc<Redactor>,
+    generation: u64,
     pending: String,
 }
 
 impl RedactStream {
-    pub(crate) fn new(redactor: Arc<Redactor>) -> Self {
+    pub(crate) fn new(secrets: Arc<Secrets>) -> Self {
+        let (redactor, generation) = secrets.current_with_generation();
         Self {
+            secrets,
             redactor,
+            generation,
             pending: String::new(),
         }
     }
 
-    pub(crate) fn redactor(&self) -> &Arc<Redactor> {
-        &self.redactor
+    pub(crate) fn secrets(&self) -> &Arc<Secrets> {
+        &self.secrets
     }
 
     /// Takes the next committed piece (whole characters); hands the redacted text that can no
     /// longer change to `out`.
     pub(crate) fn push(&mut self, piece: &[u8], out: &mut dyn FnMut(&[u8])) {
+        if self.secrets.generation() != self.generation {
+            (self.redactor, self.generation) = self.secrets.current_with_generation();
+        }
         if self.pending.is_empty() {
+            if self.redactor.is_empty() {
+                out(piece);
+                return;
+            }
             let text = std::str::from_utf8(piece).unwrap_or_default();
             let kept = self.scan(text, false, out);
             self.pending.push_str(&text[kept..]);
@@ -471,6 +531,71 @@ impl RedactStream {
             self.redactor.hold_from(text)
         };
         self.redactor.redact_into(text, hold, out)
+    }
+}
+
+/// A session's secrets, shared by all its sinks and terminals: the [`Redactor`] they use, to
+/// which values can be added while they run (a password a person typed at a prompt). Every
+/// stream picks an added value up at its next piece; what was handed on before stays as it
+/// was.
+pub struct Secrets {
+    current: std::sync::RwLock<Arc<Redactor>>,
+    /// Bumped on each added value (read on every piece, so one atomic load).
+    generation: std::sync::atomic::AtomicU64,
+}
+
+impl Secrets {
+    /// Secrets starting with `redactor`'s.
+    pub fn new(redactor: Redactor) -> Self {
+        Self {
+            current: std::sync::RwLock::new(Arc::new(redactor)),
+            generation: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+
+    /// The redactor now.
+    pub fn current(&self) -> Arc<Redactor> {
+        self.current_with_generation().0
+    }
+
+    /// Whether there is nothing to redact now.
+    pub fn is_empty(&self) -> bool {
+        self.current().is_empty()
+    }
+
+    /// Adds `value`, named `name`, when it is at least `min_bytes` long and not known yet;
+    /// whether it was added. Later pieces of every stream are redacted with it.
+    pub fn add(&self, name: &str, value: &str, min_bytes: usize) -> bool {
+        let mut current = self
+            .current
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let Some(more) = current.with_value(name, value, min_bytes) else {
+            return false;
+        };
+        *current = Arc::new(more);
+        self.generation
+            .fetch_add(1, std::sync::atomic::Ordering::Release);
+        true
+    }
+
+    fn generation(&self) -> u64 {
+        self.generation.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    fn current_with_generation(&self) -> (Arc<Redactor>, u64) {
+        let current = self
+            .current
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        (Arc::clone(&current), self.generation())
+    }
+}
+
+impl fmt::Debug for Secrets {
+    /// Names only, as the redactor's.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Secrets").field(&self.current()).finish()
     }
 }
 

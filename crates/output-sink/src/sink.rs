@@ -7,7 +7,7 @@ use std::sync::Arc;
 use agentsh_protocol::{OutputSummary, count_lines};
 
 use crate::head::FirstLines;
-use crate::redact::{RedactStream, Redactor};
+use crate::redact::{RedactStream, Secrets};
 use crate::ring::Ring;
 use crate::sanitizer::{Sanitizer, as_text};
 use crate::spill::{Spill, SpillError, SpillSource};
@@ -31,8 +31,9 @@ pub struct SinkOptions {
     /// source). Default none.
     pub spill: Option<Box<dyn SpillSource>>,
     /// Secrets to redact from the sanitised text before anything keeps or sees it (counts,
-    /// tail, head, spill, live text are all of the redacted stream). Default none.
-    pub redactor: Option<Arc<Redactor>>,
+    /// tail, head, spill, live text are all of the redacted stream), including values added
+    /// to them while the sink runs. Default none.
+    pub secrets: Option<Arc<Secrets>>,
 }
 
 impl Default for SinkOptions {
@@ -41,7 +42,7 @@ impl Default for SinkOptions {
             max_bytes: DEFAULT_OUTPUT_MAX_BYTES,
             head_lines: None,
             spill: None,
-            redactor: None,
+            secrets: None,
         }
     }
 }
@@ -52,7 +53,7 @@ impl fmt::Debug for SinkOptions {
             .field("max_bytes", &self.max_bytes)
             .field("head_lines", &self.head_lines)
             .field("spill", &self.spill.is_some())
-            .field("redactor", &self.redactor.is_some())
+            .field("secrets", &self.secrets.is_some())
             .finish()
     }
 }
@@ -82,13 +83,11 @@ impl OutputSink {
             max_bytes,
             head_lines,
             spill,
-            redactor,
+            secrets,
         } = options;
         Self {
             sanitizer: Sanitizer::default(),
-            redact: redactor
-                .filter(|redactor| !redactor.is_empty())
-                .map(RedactStream::new),
+            redact: secrets.map(RedactStream::new),
             committed: CommittedOutput {
                 max_bytes,
                 total_bytes: 0,
@@ -141,8 +140,8 @@ impl OutputSink {
 
     /// The secrets this sink redacts, when it has any (a terminal that shows the same stream
     /// redacts them too).
-    pub fn redactor(&self) -> Option<&Arc<Redactor>> {
-        self.redact.as_ref().map(RedactStream::redactor)
+    pub fn secrets(&self) -> Option<&Arc<Secrets>> {
+        self.redact.as_ref().map(RedactStream::secrets)
     }
 
     /// True once the head capture has seen its N complete lines (at once for N = 0); the caller
@@ -491,7 +490,7 @@ mod tests {
             max_bytes,
             head_lines: None,
             spill: Some(Box::new(spill)),
-            redactor: None,
+            secrets: None,
         });
         sink.committed.batch_bytes = batch_bytes;
         (sink, record)

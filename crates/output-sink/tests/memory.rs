@@ -163,7 +163,7 @@ fn stream(raw_bytes: u64) -> Measured {
         max_bytes: DEFAULT_OUTPUT_MAX_BYTES,
         head_lines: None,
         spill: Some(spill),
-        redactor: None,
+        secrets: None,
     });
     let mut sent = 0u64;
     let mut n = 0u64;

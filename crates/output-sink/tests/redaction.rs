@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use agentsh_output_sink::{OutputSink, Redactor, SecretPattern, SinkOptions, sanitize};
+use agentsh_output_sink::{OutputSink, Redactor, SecretPattern, Secrets, SinkOptions, sanitize};
 use proptest::prelude::*;
 use proptest::sample::Index;
 
@@ -27,13 +27,13 @@ const TOKENS: &[&str] = &[
     "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\nqwertyuiop\n-----END RSA PRIVATE KEY-----",
 ];
 
-fn redactor() -> Arc<Redactor> {
-    Arc::new(Redactor::new(
+fn redactor() -> Arc<Secrets> {
+    Arc::new(Secrets::new(Redactor::new(
         VALUES
             .iter()
             .map(|&(name, value)| (name.to_owned(), value.to_owned())),
         SecretPattern::defaults(),
-    ))
+    )))
 }
 
 /// A piece of ordinary text, or a secret.
@@ -53,10 +53,10 @@ fn text() -> impl Strategy<Value = String> {
 }
 
 /// The text the sink commits (live) and its tail, for `chunks`.
-fn through_sink(chunks: &[&[u8]], redactor: &Arc<Redactor>) -> (String, String) {
+fn through_sink(chunks: &[&[u8]], redactor: &Arc<Secrets>) -> (String, String) {
     let mut sink = OutputSink::new(SinkOptions {
         max_bytes: 1 << 20,
-        redactor: Some(Arc::clone(redactor)),
+        secrets: Some(Arc::clone(redactor)),
         ..SinkOptions::default()
     });
     let mut live = String::new();
@@ -87,7 +87,7 @@ proptest! {
     ) {
         let redactor = redactor();
         let bytes = text.as_bytes();
-        let expected = redactor.redact(&sanitize(bytes)).into_owned();
+        let expected = redactor.current().redact(&sanitize(bytes)).into_owned();
         let (live_a, tail_a) = through_sink(&split(bytes, &cuts_a), &redactor);
         let (live_b, tail_b) = through_sink(&split(bytes, &cuts_b), &redactor);
         let bytewise: Vec<&[u8]> = bytes.chunks(1).collect();
@@ -118,7 +118,7 @@ fn a_value_printed_one_byte_at_a_time_is_found() {
 fn counts_are_of_the_redacted_text() {
     let redactor = redactor();
     let mut sink = OutputSink::new(SinkOptions {
-        redactor: Some(Arc::clone(&redactor)),
+        secrets: Some(Arc::clone(&redactor)),
         ..SinkOptions::default()
     });
     sink.push(b"-----BEGIN EC PRIVATE KEY-----\nAAAA\nBBBB\n-----END EC PRIVATE KEY-----\ndone\n");
@@ -132,11 +132,33 @@ fn counts_are_of_the_redacted_text() {
 fn a_line_after_a_secret_is_not_held_back() {
     let redactor = redactor();
     let mut sink = OutputSink::new(SinkOptions {
-        redactor: Some(Arc::clone(&redactor)),
+        secrets: Some(Arc::clone(&redactor)),
         ..SinkOptions::default()
     });
     let mut live = String::new();
     sink.push_with(b"ready on port 3000\n", &mut |text| live.push_str(text));
     // Committed at once: nothing waits for more text.
     assert_eq!(live, "ready on port 3000\n");
+}
+
+#[test]
+fn a_value_added_while_the_stream_runs_is_redacted_from_then_on() {
+    let secrets = Arc::new(Secrets::new(Redactor::new([], Vec::new())));
+    let mut sink = OutputSink::new(SinkOptions {
+        secrets: Some(Arc::clone(&secrets)),
+        ..SinkOptions::default()
+    });
+    let mut live = String::new();
+    sink.push_with(b"before: typed-passw0rd\n", &mut |text| live.push_str(text));
+    assert!(!secrets.add("input", "abc", 4), "too short to redact");
+    assert!(secrets.add("input", "typed-passw0rd", 4));
+    assert!(!secrets.add("other", "typed-passw0rd", 4), "known already");
+    sink.push_with(b"after: typed-", &mut |text| live.push_str(text));
+    sink.push_with(b"passw0rd, abc\n", &mut |text| live.push_str(text));
+    let summary = sink.dump_with(&mut |text| live.push_str(text));
+    let expected = "before: typed-passw0rd\nafter: [REDACTED:input], abc\n";
+    assert_eq!(live, expected);
+    assert_eq!(summary.output, expected);
+    assert!(format!("{secrets:?}").contains("input"));
+    assert!(!format!("{secrets:?}").contains("passw0rd"));
 }

@@ -90,7 +90,7 @@ fn a_source_is_opened_once_at_the_first_overflow() {
         max_bytes: 10,
         head_lines: None,
         spill: Some(source),
-        redactor: None,
+        secrets: None,
     });
     sink.push(b"012345678\n"); // 10 bytes: the tail is full, not overflowing
     sink.push(b"unfinished"); // held back: not committed yet
@@ -124,7 +124,7 @@ fn a_source_is_released_unopened_when_the_output_fits() {
         max_bytes: 10,
         head_lines: None,
         spill: Some(source),
-        redactor: None,
+        secrets: None,
     });
     sink.push(b"01234\n");
     sink.push(b"5678"); // committed by `dump`: 10 bytes in all
@@ -154,7 +154,7 @@ fn a_source_without_a_spill_truncates_without_artifact_or_error() {
         max_bytes: 25,
         head_lines: None,
         spill: Some(source),
-        redactor: None,
+        secrets: None,
     });
     for chunk in text.as_bytes().chunks(7) {
         sink.push(chunk);
@@ -277,7 +277,7 @@ fn dump_twice_reports_the_same_and_later_pushes_are_ignored() {
         max_bytes: 3,
         head_lines: None,
         spill: Some(spill),
-        redactor: None,
+        secrets: None,
     });
     sink.push(b"abcdef");
     let first = sink.dump();
@@ -327,7 +327,7 @@ fn head_capture_sees_the_start_not_the_tail_window() {
         max_bytes: 50,
         head_lines: Some(3),
         spill: None,
-        redactor: None,
+        secrets: None,
     });
     sink.push(text.as_bytes());
     assert_eq!(
@@ -360,7 +360,7 @@ fn head_capture_is_bounded_by_max_bytes() {
         max_bytes: 10,
         head_lines: Some(2),
         spill: None,
-        redactor: None,
+        secrets: None,
     });
     sink.push("a very long first line ünïcödé\n".as_bytes());
     assert!(!sink.head_satisfied());

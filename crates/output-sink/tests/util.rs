@@ -189,7 +189,7 @@ pub fn run_sink_with(
         max_bytes,
         head_lines,
         spill: Some(spill),
-        redactor: None,
+        secrets: None,
     });
     for chunk in chunks {
         sink.push(chunk);

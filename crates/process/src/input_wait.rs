@@ -136,6 +136,29 @@ pub fn foreground_program(pid: u32) -> Option<String> {
     (!name.is_empty()).then_some(name)
 }
 
+/// The command line of the program in the foreground of `pid`'s controlling terminal: the
+/// terminal's foreground process group leader's arguments, joined by spaces (at most 4 KiB
+/// of them), when it is not `pid` itself; `None` when the foreground is `pid` (a shell's own
+/// builtin such as `read`), it has no controlling terminal, or `/proc` cannot tell.
+pub fn foreground_command_line(pid: u32) -> Option<String> {
+    let mut buf = [0u8; STAT_BUFFER];
+    let group = procfs::read_stat(u64::from(pid), &mut buf)?.tpgid()?;
+    if group == u64::from(pid) {
+        return None;
+    }
+    let mut path = [0u8; 48];
+    let path = procfs::proc_path(group, b"/cmdline", &mut path)?;
+    let mut args = vec![0u8; 4096];
+    let args = procfs::read_file(path, &mut args)?;
+    let line = args
+        .split(|&byte| byte == 0)
+        .filter(|arg| !arg.is_empty())
+        .map(String::from_utf8_lossy)
+        .collect::<Vec<_>>()
+        .join(" ");
+    (!line.is_empty()).then_some(line)
+}
+
 /// A device number as major and minor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Device {

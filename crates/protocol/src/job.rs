@@ -63,6 +63,21 @@ pub struct JobDetails {
     pub hidden: bool,
 }
 
+/// A PTY job asks for hidden input (a password or passphrase): what a person who answers it
+/// is shown. Never holds the answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
+pub struct InputRequest {
+    /// The job.
+    pub job_id: String,
+    /// The prompt: the text before the cursor on its terminal's line (`Password: `).
+    pub prompt: String,
+    /// The command line of the program that asks (the terminal's foreground process), else
+    /// the job's command.
+    pub command: String,
+}
+
 /// The last line of a `job_input` result whose text went to a hidden prompt (a password or
 /// passphrase): the model is reminded that it answered one.
 pub fn hidden_input_sent_line(id: &str) -> String {

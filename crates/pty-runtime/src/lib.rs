@@ -3,6 +3,7 @@
 
 mod error;
 mod fastforward;
+mod inspect;
 mod keys;
 mod pty;
 mod redact;

@@ -111,9 +111,11 @@ mod tests {
 
     fn terminal(cols: u16) -> Terminal {
         let terminal = Terminal::new(TerminalSize { cols, rows: 5 });
-        terminal.set_redactor(Some(Arc::new(Redactor::new(
-            [("API_TOKEN".to_owned(), "0123456789abcdefghij".to_owned())],
-            SecretPattern::defaults(),
+        terminal.set_secrets(Some(Arc::new(agentsh_output_sink::Secrets::new(
+            Redactor::new(
+                [("API_TOKEN".to_owned(), "0123456789abcdefghij".to_owned())],
+                SecretPattern::defaults(),
+            ),
         ))));
         terminal
     }

@@ -184,20 +184,20 @@ pub struct PtyController {
     exited: Arc<AtomicBool>,
     updates: watch::Receiver<u64>,
     /// Set once the shell has started.
-    shell: Arc<OnceLock<ShellOnTerminal>>,
+    pub(crate) shell: Arc<OnceLock<ShellOnTerminal>>,
     /// Bytes of input sent and not yet written to the terminal.
     pending: Arc<AtomicUsize>,
 }
 
 /// The started shell and the terminal it runs on.
 #[derive(Debug)]
-struct ShellOnTerminal {
-    pid: u32,
+pub(crate) struct ShellOnTerminal {
+    pub(crate) pid: u32,
     /// `st_rdev` of the PTY's slave side.
-    terminal: u64,
+    pub(crate) terminal: u64,
     /// A copy of the master side, to read the terminal's modes (echo, line mode) through;
     /// closed when the command ends (the terminal is then gone for good).
-    modes: Mutex<Option<OwnedFd>>,
+    pub(crate) modes: Mutex<Option<OwnedFd>>,
 }
 
 impl PtyController {
@@ -276,65 +276,9 @@ impl PtyController {
     pub fn shell_pid(&self) -> Option<u32> {
         self.shell.get().map(|shell| shell.pid)
     }
-
-    /// The command name of the program in the terminal's foreground (`bash` at the shell's
-    /// prompt, `python3` while it runs); `None` once the command has exited, before its shell
-    /// has started, or where `/proc` cannot tell.
-    pub fn foreground_program(&self) -> Option<String> {
-        if self.has_exited() {
-            return None;
-        }
-        let shell = self.shell.get()?;
-        let name = agentsh_process::foreground_program(shell.pid);
-        // The shell may have exited (and its pid gone to another process) meanwhile.
-        name.filter(|_| !self.has_exited())
-    }
-
-    /// Whether a process of the terminal's foreground process group waits for input from
-    /// it, as the kernel shows it in `/proc` (a job's `waiting_for_input`; see
-    /// [`agentsh_process::input_wait`] for what counts). [`InputWait::NotWaiting`] once the
-    /// command has exited, [`InputWait::Unknown`] before its shell has started or where
-    /// `/proc` cannot tell.
-    ///
-    /// Whether the terminal takes input hidden as it is set now: echo off and line mode on, as
-    /// `sudo`, an `ssh` passphrase prompt, `read -s` and `getpass` set it (a REPL at its prompt
-    /// turns both off, and is not hidden). False before the shell started and after it ended.
-    pub fn input_hidden(&self) -> bool {
-        use rustix::termios::LocalModes;
-        if self.has_exited() {
-            return false;
-        }
-        self.shell.get().is_some_and(|shell| {
-            lock(&shell.modes).as_ref().is_some_and(|fd| {
-                rustix::termios::tcgetattr(fd).is_ok_and(|modes| {
-                    !modes.local_modes.contains(LocalModes::ECHO)
-                        && modes.local_modes.contains(LocalModes::ICANON)
-                })
-            })
-        })
-    }
-
-    /// A synchronous `/proc` scan (one `stat` read per process on the system, a few more per
-    /// foreground thread: some microseconds per process): ask when the output has been quiet
-    /// for a while, not on every chunk.
-    pub fn input_wait(&self) -> InputWait {
-        if self.has_exited() {
-            return InputWait::NotWaiting;
-        }
-        let Some(shell) = self.shell.get() else {
-            return InputWait::Unknown;
-        };
-        let answer = agentsh_process::input_wait(shell.pid, Some(shell.terminal));
-        // The shell may have exited (and its pid gone to another process) meanwhile.
-        if self.has_exited() {
-            InputWait::NotWaiting
-        } else {
-            answer
-        }
-    }
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
@@ -370,7 +314,7 @@ impl PtyRun {
         let size = TerminalSize::clamped(command.size.cols, command.size.rows);
         let terminal = Terminal::with_scrollback(size, command.scrollback);
         // What the screen shows is redacted like the stream.
-        terminal.set_redactor(sink.redactor().cloned());
+        terminal.set_secrets(sink.secrets().cloned());
         let (control, requests) = mpsc::unbounded_channel();
         let (updates_tx, updates) = watch::channel(0);
         let exited = Arc::new(AtomicBool::new(false));

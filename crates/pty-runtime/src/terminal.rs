@@ -114,7 +114,7 @@ pub(crate) struct Inner {
     parser: vt100::Parser<Events>,
     fast: FastForward,
     /// Secrets to redact from what the screen shows (rows, contents, cells).
-    pub(crate) redactor: Option<Arc<agentsh_output_sink::Redactor>>,
+    pub(crate) secrets: Option<Arc<agentsh_output_sink::Secrets>>,
 }
 
 impl Inner {
@@ -123,7 +123,7 @@ impl Inner {
         Self {
             parser: vt100::Parser::new_with_callbacks(rows, cols, scrollback, Events::default()),
             fast: FastForward::new(size.rows, scrollback),
-            redactor: None,
+            secrets: None,
         }
     }
 
@@ -221,7 +221,7 @@ impl Terminal {
     }
 
     /// The visible screen as text: rows joined with `\n`, trailing blanks and empty trailing
-    /// rows left out; secrets redacted (see [`Terminal::set_redactor`]).
+    /// rows left out; secrets redacted (see [`Terminal::set_secrets`]).
     pub fn contents(&self) -> String {
         let redactor = self.redactor();
         let contents = self.with_screen(vt100::Screen::contents);
@@ -232,22 +232,23 @@ impl Terminal {
     }
 
     /// Each visible row as text (trailing blanks left out), top to bottom; secrets redacted
-    /// over rows joined across soft wraps (see [`Terminal::set_redactor`]).
+    /// over rows joined across soft wraps (see [`Terminal::set_secrets`]).
     pub fn rows(&self) -> Vec<String> {
         let redactor = self.redactor();
         self.with_screen(|screen| crate::redact::rows(screen, redactor.as_deref()))
     }
 
-    /// Redacts the secrets of `redactor` from everything this terminal shows from now on: its
-    /// rows, contents and cells (a secret written across a soft wrap too). The program's own
-    /// output is unchanged; the emulator keeps the real text, only what is read from it is
-    /// redacted.
-    pub fn set_redactor(&self, redactor: Option<Arc<agentsh_output_sink::Redactor>>) {
-        self.lock().redactor = redactor.filter(|redactor| !redactor.is_empty());
+    /// Redacts `secrets` (also values added to them later) from everything this terminal shows
+    /// from now on: its rows, contents and cells (a secret written across a soft wrap too). The
+    /// program's own output is unchanged; the emulator keeps the real text, only what is read
+    /// from it is redacted.
+    pub fn set_secrets(&self, secrets: Option<Arc<agentsh_output_sink::Secrets>>) {
+        self.lock().secrets = secrets;
     }
 
     pub(crate) fn redactor(&self) -> Option<Arc<agentsh_output_sink::Redactor>> {
-        self.lock().redactor.clone()
+        let secrets = self.lock().secrets.clone()?;
+        Some(secrets.current()).filter(|redactor| !redactor.is_empty())
     }
 
     /// The text of the cell at `row`, `col` (0-based; empty for a blank cell), `None` outside

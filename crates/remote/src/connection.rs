@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use agentsh_protocol::wire::{Command, Message, Request};
-use agentsh_seam::{AsyncLineReader, InputLine, lock};
+use agentsh_seam::{AsyncLineReader, EventHub, InputLine, InputRequest, SessionEvent, lock};
 use serde_json::Value;
 use serde_json::value::RawValue;
 use tokio::io::{AsyncBufRead, AsyncReadExt, AsyncWriteExt, BufReader};
@@ -73,6 +73,8 @@ struct Shared {
     /// Kills the transport's process (the reader task owns it).
     kill: Mutex<Option<oneshot::Sender<()>>>,
     transport: Arc<dyn Transport>,
+    /// Where the far side's session events go: this side's subscribers.
+    events: EventHub,
 }
 
 impl Shared {
@@ -146,6 +148,16 @@ impl Shared {
                 }
             }
             Message::Warning { message } => lock(&self.warnings).push(message),
+            Message::InputRequest {
+                job_id,
+                prompt,
+                command,
+                ..
+            } => self.events.send(SessionEvent::InputRequest(InputRequest {
+                job_id,
+                prompt,
+                command,
+            })),
             event => {
                 // A tool call's events name it by `toolCallId`; a streamed `bash` request's
                 // output by its `streamId` (the two share one namespace of this side's ids).
@@ -167,6 +179,7 @@ impl Connection {
         channel: Channel,
         transport: &Arc<dyn Transport>,
         lease: Duration,
+        events: EventHub,
     ) -> Arc<Self> {
         let Channel {
             writer,
@@ -186,6 +199,7 @@ impl Connection {
             spoke: std::sync::atomic::AtomicBool::new(false),
             kill: Mutex::new(Some(kill_tx)),
             transport: Arc::clone(transport),
+            events,
         });
         let (lines, lines_rx) = mpsc::unbounded_channel();
         tokio::spawn(write_lines(writer, lines_rx, Arc::clone(&state)));

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use agentsh_protocol::wire::{
-    ArtifactData, ArtifactList, BashData, Capabilities, Command, ListedArtifact, Message,
+    ArtifactData, ArtifactList, BashData, Command, ListedArtifact, Message,
 };
 use agentsh_protocol::{
     ApprovalAnswer, ApprovalRequest, ApprovalResolution, JobView, SessionStatus, ToolOutcome,
@@ -118,10 +118,26 @@ impl SessionHandle for RemoteSession {
             let command = Command::Hello {
                 protocol: Some(u64::from(agentsh_protocol::RPC_PROTOCOL)),
                 settings: Some(settings.clone()),
-                capabilities: Some(Capabilities { approvals: true }),
+                capabilities: Some(self.capabilities()),
             };
             let _: Value = self.request(command, Reach::Reconnect).await?;
             self.keep_settings(&settings);
+            Ok(())
+        })
+    }
+
+    fn subscribe(&self, answers_secrets: bool) -> agentsh_seam::Subscription {
+        self.events().subscribe(answers_secrets)
+    }
+
+    fn secret_input(&self, job_id: String, text: String) -> BoxFuture<'_, Result<(), HandleError>> {
+        let command = Command::SecretInput {
+            job_id,
+            text: agentsh_protocol::wire::SecretText(text),
+        };
+        // The far side's jobs live on its connection: a lost one is not reopened for this.
+        Box::pin(async move {
+            let _: Value = self.request(command, Reach::IfConnected).await?;
             Ok(())
         })
     }

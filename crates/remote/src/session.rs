@@ -5,9 +5,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agentsh_protocol::wire::{Command, HelloData};
+use agentsh_protocol::wire::{Capabilities, Command, HelloData};
 use agentsh_protocol::{REMOTE_LOST_PREFIX, RPC_PROTOCOL};
-use agentsh_seam::{HandleError, Reach, lock};
+use agentsh_seam::{EventHub, HandleError, Reach, lock};
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -99,6 +99,8 @@ struct Inner {
     /// The context texts of users' commands run through this handle (the far side keeps its
     /// own copy; this one outlives a lost connection).
     context: Mutex<Vec<String>>,
+    /// The far side's session events, for this side's subscribers (across reconnects).
+    events: EventHub,
 }
 
 impl RemoteSession {
@@ -117,10 +119,30 @@ impl RemoteSession {
                 warnings: Mutex::default(),
                 far_version: Mutex::default(),
                 context: Mutex::default(),
+                events: EventHub::new(),
             }),
         };
         session.connection().await?;
+        tokio::spawn(tell_answerers(
+            Arc::downgrade(&session.inner),
+            session.inner.events.answerers(),
+        ));
         Ok(session)
+    }
+
+    /// The far side's session events, for this side's subscribers.
+    pub(crate) fn events(&self) -> &EventHub {
+        &self.inner.events
+    }
+
+    /// What this side can do, as every `hello` tells the far side: approval requests come back
+    /// here (to each call's approver); hidden input is answered here while a subscriber that
+    /// answers secrets is held.
+    pub(crate) fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            approvals: true,
+            secret_input: self.inner.events.secrets_answerable(),
+        }
     }
 
     /// What the transport reaches (`ssh://host`), for messages.
@@ -194,13 +216,16 @@ impl RemoteSession {
                     target: target.clone(),
                     reason: err.to_string(),
                 })?;
-        let connection = Connection::start(channel, &config.transport, config.far.lease);
+        let connection = Connection::start(
+            channel,
+            &config.transport,
+            config.far.lease,
+            self.inner.events.clone(),
+        );
         let hello = Command::Hello {
             protocol: Some(u64::from(RPC_PROTOCOL)),
             settings: lock(&self.inner.settings).clone(),
-            // Approval requests of the far side's policy come back here, to each call's
-            // approver.
-            capabilities: Some(agentsh_protocol::wire::Capabilities { approvals: true }),
+            capabilities: Some(self.capabilities()),
         };
         // Bounded: a far side that never answers (a wrapper waiting on a prompt) is an error,
         // not a hang. ssh's own connect is bounded at 10 s.
@@ -329,6 +354,36 @@ impl RemoteSession {
         if let Some(connection) = connection {
             connection.close(CLOSE_GRACE).await;
         }
+    }
+}
+
+/// Tells the far side, with a `hello` that carries only capabilities, each time this side
+/// turns from having no subscriber that answers hidden input to having one, or back, so that
+/// its results say where the person answers. A lost connection is not reopened for it: the
+/// next connection's `hello` says it. Ends with the session.
+async fn tell_answerers(
+    session: std::sync::Weak<Inner>,
+    mut answerers: tokio::sync::watch::Receiver<usize>,
+) {
+    let mut told = *answerers.borrow_and_update() > 0;
+    while answerers.changed().await.is_ok() {
+        let answerable = *answerers.borrow_and_update() > 0;
+        if answerable == told {
+            continue;
+        }
+        let Some(inner) = session.upgrade() else {
+            return;
+        };
+        let session = RemoteSession { inner };
+        let hello = Command::Hello {
+            protocol: Some(u64::from(RPC_PROTOCOL)),
+            settings: None,
+            capabilities: Some(session.capabilities()),
+        };
+        if let Ok(connection) = session.reach(Reach::IfConnected).await {
+            let _ = connection.request(hello).await;
+        }
+        told = answerable;
     }
 }
 

@@ -132,12 +132,14 @@ fn check_data(command: &str, data: Option<&str>) -> Result<(), String> {
         RequestType::Hello => read::<HelloData>(data),
         RequestType::Status => read::<SessionStatus>(data),
         RequestType::JobView => read::<JobView>(data),
-        RequestType::Abort | RequestType::AbortBash | RequestType::Ping | RequestType::Approval => {
-            match data {
-                None => Ok(()),
-                Some(data) => Err(format!("unexpected `data`: {data}")),
-            }
-        }
+        RequestType::Abort
+        | RequestType::AbortBash
+        | RequestType::Ping
+        | RequestType::Approval
+        | RequestType::SecretInput => match data {
+            None => Ok(()),
+            Some(data) => Err(format!("unexpected `data`: {data}")),
+        },
     }
 }
 
@@ -256,12 +258,13 @@ fn every_response_and_event_example_is_a_message_of_the_wire() {
             Message::Warning { .. } => "warning",
             Message::ApprovalRequest { .. } => "approval_request",
             Message::ApprovalResolved { .. } => "approval_resolved",
+            Message::InputRequest { .. } => "input_request",
         };
         events.insert(kind);
     }
     assert_eq!(
         events.len(),
-        7,
+        8,
         "every kind of event has an example: {events:?}"
     );
 }

@@ -11,11 +11,12 @@ use agentsh_protocol::wire::{
 use agentsh_protocol::{BangOptions, ToolOutcome, unknown_tool};
 use agentsh_seam::{
     Approver, BangCall, BangPolicy, BoxFuture, CallEnd, CallHooks, CallHost, FirstAnswer, Handle,
-    HandleError, HostedCall, HostedCallKind, Reach, Stop, ToolCall, lock, ready_now,
+    HandleError, HostedCall, HostedCallKind, Reach, SessionEvent, Stop, ToolCall, lock, ready_now,
 };
 use serde::Serialize;
 use serde_json::Value;
 use serde_json::value::to_raw_value;
+use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::mpsc;
 use tokio::task::{self, JoinError, JoinSet};
 use tokio_util::sync::CancellationToken;
@@ -85,6 +86,9 @@ pub struct Server {
     /// `bash` requests are judged by the approval policy (a socket, which any process of the
     /// user can reach); on stdio they are the host's own user's and are not.
     judge_bash: bool,
+    /// Sends the session's `input_request` events, while the client said
+    /// `capabilities.secretInput` (its subscription counts the client as one who answers).
+    input_requests: Option<task::JoinHandle<()>>,
 }
 
 impl Server {
@@ -102,6 +106,7 @@ impl Server {
             lease: None,
             approvals,
             judge_bash: false,
+            input_requests: None,
         }
     }
 
@@ -150,6 +155,7 @@ impl Server {
                         }))) => {
                             if let Some(capabilities) = capabilities {
                                 self.approvals.set_enabled(capabilities.approvals);
+                                self.answer_secrets(capabilities.secret_input);
                             }
                             self.hello(id, protocol, settings).await;
                             // The hello's own work does not count against the lease.
@@ -263,9 +269,57 @@ impl Server {
                     Box::pin(async move { session.job_view(job_id, bytes, Reach::Reconnect).await })
                 });
             }
+            Command::SecretInput { job_id, text } => {
+                let session = Arc::clone(&self.session);
+                let respond = move |id, sent: Result<(), HandleError>| match sent {
+                    Ok(()) => Message::success(id, name, None),
+                    Err(error) => Message::failure(id, name, RpcError::Session(error)),
+                };
+                let sent: BoxFuture<'static, _> =
+                    Box::pin(async move { session.secret_input(job_id, text.0).await });
+                match ready_now(sent) {
+                    Ok(sent) => self.output.send(&respond(id, sent)),
+                    Err(pending) => {
+                        let output = self.output.clone();
+                        let request_id = id.clone();
+                        self.spawn(id, name, async move {
+                            output.send(&respond(request_id, pending.await));
+                        });
+                    }
+                }
+            }
             // A hello with settings is served by `serve` itself; this one only checks.
             Command::Hello { protocol, .. } => self.output.send(&hello_response(id, protocol)),
         }
+    }
+
+    /// Starts (or stops) sending the session's `input_request` events, as the client's
+    /// `capabilities.secretInput` says.
+    fn answer_secrets(&mut self, answers: bool) {
+        if let Some(task) = self.input_requests.take() {
+            task.abort();
+        }
+        if !answers {
+            return;
+        }
+        let mut subscription = self.session.subscribe(true);
+        let output = self.output.clone();
+        self.input_requests = Some(tokio::spawn(async move {
+            loop {
+                match subscription.events.recv().await {
+                    Ok(SessionEvent::InputRequest(request)) => {
+                        output.send(&Message::InputRequest {
+                            job_id: request.job_id,
+                            prompt: request.prompt,
+                            command: request.command,
+                            hidden: true,
+                        });
+                    }
+                    Ok(_) | Err(RecvError::Lagged(_)) => {}
+                    Err(RecvError::Closed) => break,
+                }
+            }
+        }));
     }
 
     /// Answers a request whose answer the session gives now when it can (a session here),
@@ -593,6 +647,7 @@ impl Server {
     /// are answering cuts that wait short (not the session's shutdown); its reason is returned.
     async fn shutdown<S: Stop>(mut self, stop: &mut S) -> Option<S::Reason> {
         self.approvals.close();
+        self.answer_secrets(false);
         for token in lock(&self.tool_calls).values() {
             token.cancel();
         }

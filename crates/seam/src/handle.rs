@@ -113,6 +113,19 @@ pub trait SessionHandle: Send + Sync {
     /// (`Failed`) with the reason when they cannot be applied.
     fn apply_settings(&self, settings: Value) -> BoxFuture<'_, Result<(), HandleError>>;
 
+    /// Subscribes to the session's events ([`SessionEvent`](crate::SessionEvent)): from now
+    /// on, until the subscription is dropped. `answers_secrets`: the subscriber lets a person
+    /// answer a job's hidden input (the interactive mode; an RPC client that said
+    /// `capabilities.secretInput`); while one is held, results tell the model that the user
+    /// types the secret into agentsh.
+    fn subscribe(&self, answers_secrets: bool) -> crate::Subscription;
+
+    /// Sends `text`, typed by a person at job `job_id`'s hidden prompt, followed by Enter
+    /// (`\r`), and redacts it from everything the session shows from then on
+    /// (`[REDACTED:input]`). Never logged, audited or kept. [`HandleError::Failed`] when
+    /// `text` holds CR or LF, or the job does not exist, has no terminal or has ended.
+    fn secret_input(&self, job_id: String, text: String) -> BoxFuture<'_, Result<(), HandleError>>;
+
     /// The context messages users' commands recorded (not those of `!!cmd`).
     fn context_messages(&self) -> Vec<String>;
 

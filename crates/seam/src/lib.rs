@@ -2,6 +2,7 @@
 #![deny(missing_docs)]
 
 mod approval;
+mod events;
 mod framing;
 mod handle;
 mod host;
@@ -13,8 +14,11 @@ pub use agentsh_protocol::wire;
 pub use agentsh_protocol::{
     Answerer, ApprovalAnswer, ApprovalDecision, ApprovalRequest, ApprovalResolution, AskedSegment,
 };
-pub use agentsh_protocol::{BangOptions, JobView, SessionStatus, ToolOutcome, ToolResult};
+pub use agentsh_protocol::{
+    BangOptions, InputRequest, JobView, SessionStatus, ToolOutcome, ToolResult,
+};
 pub use approval::{Approver, FirstAnswer};
+pub use events::{EventHub, SessionEvent, Subscription};
 pub use framing::{
     AsyncLineReader, InputLine, LineReader, LineSplitter, MAX_REQUEST_LINE_BYTES,
     OVERSIZED_HEAD_BYTES,

@@ -9,6 +9,7 @@
 //! log's tail plus the sink's spill batch, whatever the job prints.
 
 mod args;
+pub(crate) mod hidden;
 mod log;
 mod spill;
 pub(crate) mod tools;
@@ -212,7 +213,7 @@ impl NewJob {
         log: LogSource,
         max_log_bytes: u64,
         sandbox: Option<&agentsh_process::sandbox::SandboxPolicy>,
-        redactor: Option<Arc<agentsh_output_sink::Redactor>>,
+        secrets: Option<Arc<agentsh_output_sink::Secrets>>,
     ) -> Self {
         let capped = Arc::new(AtomicBool::new(false));
         let job_log = JobLog::new().watching_denials(sandbox);
@@ -252,7 +253,7 @@ impl NewJob {
             max_bytes,
             head_lines: None,
             spill,
-            redactor,
+            secrets,
         });
         let (changes_tx, changes) = watch::channel(0);
         Self {

@@ -80,7 +80,7 @@ impl JobCall<'_> {
             LogSource::Reserved(self.session.allocate_artifact()),
             self.session.settings().jobs.max_log_bytes,
             self.session.sandbox(),
-            self.session.redactor(),
+            self.session.secrets(),
         )
     }
 
@@ -98,7 +98,7 @@ impl JobCall<'_> {
             },
             self.session.settings().jobs.max_log_bytes,
             self.session.sandbox(),
-            self.session.redactor(),
+            self.session.secrets(),
         )
     }
 
@@ -130,7 +130,9 @@ impl JobCall<'_> {
             command.timeout = run_time;
             command.answers_prompts = true;
             let running = PtyRun::start_with_text(command, new.take_sink(), new.texts());
-            slot.fill(|id| new.on_pty(self.meta(id, true), running))
+            let job = slot.fill(|id| new.on_pty(self.meta(id, true), running));
+            super::hidden::watch_hidden_input(&job, session.events().clone(), session.secrets());
+            job
         } else {
             let mut request = session.exec_request(
                 self.command,
@@ -295,6 +297,7 @@ impl JobCall<'_> {
             self.max_bytes(),
             self.limits,
             Reader::Start { yielded },
+            self.session.secrets_answerable(),
         )
     }
 }
@@ -311,7 +314,13 @@ enum Reader {
 /// A result about `job`: what no result showed of it, as a tool result builds a body (with the notice when
 /// over `max_bytes`), or a PTY job's screen; then, for the starting call, the job line (or the
 /// state line when it already ended), for a tool the state line. Marks the text shown.
-fn answer_about(job: &Job, max_bytes: u64, limits: Limits, reader: Reader) -> ToolOutcome {
+fn answer_about(
+    job: &Job,
+    max_bytes: u64,
+    limits: Limits,
+    reader: Reader,
+    answerable: bool,
+) -> ToolOutcome {
     let (state, exit_code) = job.state();
     let returned_by_output = matches!(
         reader,
@@ -391,12 +400,12 @@ fn answer_about(job: &Job, max_bytes: u64, limits: Limits, reader: Reader) -> To
             }
         }
     }
-    // A password prompt: the model is told it is not its to answer. No surface of this
-    // session takes hidden input yet, so the person answers in a terminal.
+    // A password prompt: the model is told it is not its to answer, and where the person
+    // answers it (agentsh, when some surface of the session takes hidden input).
     let hidden = job.asks_hidden(state);
     if hidden {
         text.push_str("\n\n");
-        text.push_str(&hidden_input_line(&job.id, false));
+        text.push_str(&hidden_input_line(&job.id, answerable));
     }
     let is_error = matches!(reader, Reader::Start { .. }) && ended && exit_code != Some(0);
     result.details.exit_code = if ended { exit_code } else { None };
@@ -621,7 +630,14 @@ impl AgentSession {
     /// A job tool's answer: the new output (a PTY job's screen), then the state line.
     fn job_answer(&self, job: &Job, limits: Limits, returned_by_output: bool) -> ToolOutcome {
         let max_bytes = self.settings().output.max_bytes;
-        answer_about(job, max_bytes, limits, Reader::Tool { returned_by_output })
+        let answerable = self.secrets_answerable();
+        answer_about(
+            job,
+            max_bytes,
+            limits,
+            Reader::Tool { returned_by_output },
+            answerable,
+        )
     }
 }
 

@@ -100,6 +100,18 @@ pub enum Message {
         #[serde(skip_serializing_if = "Option::is_none")]
         answered_by: Option<String>,
     },
+    /// A PTY job asks for hidden input (sent only to a client that said
+    /// `capabilities.secretInput`), answered by a `secret_input` request naming the job.
+    InputRequest {
+        /// The job.
+        job_id: String,
+        /// The prompt (`Password: `).
+        prompt: String,
+        /// The command line of the program that asks.
+        command: String,
+        /// Always `true`: the input is not echoed.
+        hidden: bool,
+    },
 }
 
 impl Message {
@@ -144,7 +156,7 @@ impl Message {
             | Self::ApprovalRequest { tool_call_id, .. }
             | Self::ApprovalResolved { tool_call_id, .. } => Some(tool_call_id),
             Self::BashOutput { stream_id, .. } => Some(stream_id),
-            Self::Response { .. } | Self::Warning { .. } => None,
+            Self::Response { .. } | Self::Warning { .. } | Self::InputRequest { .. } => None,
         }
     }
 }
@@ -208,6 +220,8 @@ pub enum LineType {
     ApprovalRequest,
     /// `approval_resolved`.
     ApprovalResolved,
+    /// `input_request`.
+    InputRequest,
 }
 
 /// A server's line as read: its `type` and every field some line has, each as it came (a
@@ -236,6 +250,9 @@ pub struct ServerLine {
     segments: Option<Vec<AskedSegment>>,
     decision: Option<String>,
     answered_by: Option<String>,
+    job_id: Option<String>,
+    prompt: Option<String>,
+    hidden: Option<bool>,
 }
 
 /// A server's line that lacks a field its type must have.
@@ -303,6 +320,12 @@ impl TryFrom<ServerLine> for Message {
                 tool_call_id: line.tool_call_id.ok_or_else(|| need("toolCallId"))?,
                 decision: line.decision.ok_or_else(|| need("decision"))?,
                 answered_by: line.answered_by,
+            },
+            LineType::InputRequest => Self::InputRequest {
+                job_id: line.job_id.ok_or_else(|| need("jobId"))?,
+                prompt: line.prompt.unwrap_or_default(),
+                command: line.command.ok_or_else(|| need("command"))?,
+                hidden: line.hidden.unwrap_or(true),
             },
         })
     }

@@ -11,7 +11,7 @@ mod request;
 
 pub use data::{ArtifactData, ArtifactList, BashData, HelloData, ListedArtifact};
 pub use message::{LineType, Message, MissingField, PartialResult, ServerLine, TextBlock};
-pub use request::{Capabilities, Command, FieldError, Request, RequestType};
+pub use request::{Capabilities, Command, FieldError, Request, RequestType, SecretText};
 
 /// The bytes of a job's output a `job_view` returns without `bytes`.
 pub const JOB_VIEW_BYTES: u64 = 16 * 1024;

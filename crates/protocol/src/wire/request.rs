@@ -132,6 +132,26 @@ pub enum Command {
         #[serde(skip_serializing_if = "Option::is_none")]
         bytes: Option<u64>,
     },
+    /// `{"type": "secret_input", "jobId", "text"}`: what a person typed at a job's hidden
+    /// prompt (a password), sent to it followed by Enter; never shown, logged or kept.
+    SecretInput {
+        /// The job: a string of digits or a number.
+        job_id: String,
+        /// The text, without CR or LF.
+        text: SecretText,
+    },
+}
+
+/// A secret a person typed: its `Debug` form shows only its length, so no log or error
+/// message that prints a request can hold it.
+#[derive(Clone, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct SecretText(pub String);
+
+impl std::fmt::Debug for SecretText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SecretText({} bytes)", self.0.len())
+    }
 }
 
 impl Command {
@@ -154,6 +174,7 @@ impl Command {
             Self::Status => RequestType::Status,
             Self::JobView { .. } => RequestType::JobView,
             Self::Approval { .. } => RequestType::Approval,
+            Self::SecretInput { .. } => RequestType::SecretInput,
         }
     }
 
@@ -248,6 +269,13 @@ impl Command {
                     })?,
                 }
             }
+            RequestType::SecretInput => {
+                let SecretInputFields { job_id, text } = deserialize(fields, line)?;
+                Self::SecretInput {
+                    job_id: required(job_id, "jobId")?.0,
+                    text: SecretText(required(text, "text")?.0),
+                }
+            }
         })
     }
 }
@@ -279,11 +307,13 @@ pub enum RequestType {
     JobView,
     /// `approval`.
     Approval,
+    /// `secret_input`.
+    SecretInput,
 }
 
 impl RequestType {
     /// Every request type.
-    pub const ALL: [Self; 11] = [
+    pub const ALL: [Self; 12] = [
         Self::Bash,
         Self::AbortBash,
         Self::ToolCall,
@@ -295,6 +325,7 @@ impl RequestType {
         Self::Status,
         Self::JobView,
         Self::Approval,
+        Self::SecretInput,
     ];
 
     /// The type named `name`, or every type name when there is none.
@@ -317,6 +348,7 @@ impl RequestType {
             Self::Status => "status",
             Self::JobView => "job_view",
             Self::Approval => "approval",
+            Self::SecretInput => "secret_input",
         }
     }
 }
@@ -452,10 +484,23 @@ struct HelloFields {
 
 /// What a client can do, as its `hello` says.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Capabilities {
     /// It answers approval requests (`approval_request` events, `approval` requests).
     #[serde(default)]
     pub approvals: bool,
+    /// A person answers hidden input through it (`input_request` events, `secret_input`
+    /// requests).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub secret_input: bool,
+}
+
+/// The fields of a `secret_input` request.
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SecretInputFields {
+    job_id: Option<JobId>,
+    text: Option<Text>,
 }
 
 /// The fields of an `approval` request.

@@ -79,23 +79,38 @@ const MAX_FDS: u64 = 1 << 16;
 /// Costs one read of `/proc/<pid>/stat` per process on the system, and a few reads per thread
 /// of the foreground group; allocates nothing.
 pub fn input_wait(pid: u32, terminal: Option<u64>) -> InputWait {
+    scan(pid, terminal).0
+}
+
+/// The process that waits for input on `pid`'s controlling terminal, as
+/// [`input_wait`] finds it (the foreground group's leader first): `None` when none waits or
+/// `/proc` cannot tell.
+pub fn input_waiter(pid: u32, terminal: Option<u64>) -> Option<u32> {
+    match scan(pid, terminal) {
+        (InputWait::Waiting, waiter) => waiter.and_then(|waiter| u32::try_from(waiter).ok()),
+        _ => None,
+    }
+}
+
+/// [`input_wait`]'s answer, with the process that waits when one does.
+fn scan(pid: u32, terminal: Option<u64>) -> (InputWait, Option<u64>) {
     use InputWait::{NotWaiting, Unknown, Waiting};
     if !cfg!(all(
         target_os = "linux",
         any(target_arch = "x86_64", target_arch = "aarch64")
     )) {
-        return Unknown;
+        return (Unknown, None);
     }
     let mut buf = [0u8; STAT_BUFFER];
     let Some(stat) = procfs::read_stat(u64::from(pid), &mut buf) else {
-        return Unknown;
+        return (Unknown, None);
     };
     let (Some(tty_nr), Some(group)) = (stat.tty_nr().filter(|&nr| nr != 0), stat.tpgid()) else {
-        return Unknown;
+        return (Unknown, None);
     };
     let tty = Device::from_tty_nr(tty_nr);
     if terminal.is_some_and(|rdev| Device::from_rdev(rdev) != tty) {
-        return Unknown;
+        return (Unknown, None);
     }
     // The group's leader (the shell, or the program it ran) first: a prompt of its own is
     // answered without the scan.
@@ -106,8 +121,9 @@ pub fn input_wait(pid: u32, terminal: Option<u64>) -> InputWait {
         answer = process_waits(group, tty);
     }
     if answer == Waiting {
-        return Waiting;
+        return (Waiting, Some(group));
     }
+    let mut waiter = None;
     let listed = procfs::for_each_pid(|candidate| {
         if answer == Waiting || candidate == group {
             return;
@@ -117,9 +133,16 @@ pub fn input_wait(pid: u32, terminal: Option<u64>) -> InputWait {
         };
         if stat.pgrp() == Some(group) && stat.tty_nr() == Some(tty_nr) {
             answer = answer.or(process_waits(candidate, tty));
+            if answer == Waiting {
+                waiter = Some(candidate);
+            }
         }
     });
-    if listed { answer } else { Unknown }
+    if listed {
+        (answer, waiter)
+    } else {
+        (Unknown, None)
+    }
 }
 
 /// The name of the program in the foreground of `pid`'s controlling terminal: the command
@@ -136,18 +159,11 @@ pub fn foreground_program(pid: u32) -> Option<String> {
     (!name.is_empty()).then_some(name)
 }
 
-/// The command line of the program in the foreground of `pid`'s controlling terminal: the
-/// terminal's foreground process group leader's arguments, joined by spaces (at most 4 KiB
-/// of them), when it is not `pid` itself; `None` when the foreground is `pid` (a shell's own
-/// builtin such as `read`), it has no controlling terminal, or `/proc` cannot tell.
-pub fn foreground_command_line(pid: u32) -> Option<String> {
-    let mut buf = [0u8; STAT_BUFFER];
-    let group = procfs::read_stat(u64::from(pid), &mut buf)?.tpgid()?;
-    if group == u64::from(pid) {
-        return None;
-    }
+/// The command line of process `pid` (its arguments joined by spaces, at most 4 KiB of
+/// them); `None` when `/proc` cannot tell or it has none (a kernel thread, a zombie).
+pub fn command_line(pid: u32) -> Option<String> {
     let mut path = [0u8; 48];
-    let path = procfs::proc_path(group, b"/cmdline", &mut path)?;
+    let path = procfs::proc_path(u64::from(pid), b"/cmdline", &mut path)?;
     let mut args = vec![0u8; 4096];
     let args = procfs::read_file(path, &mut args)?;
     let line = args

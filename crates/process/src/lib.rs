@@ -16,7 +16,7 @@ mod tree;
 
 pub use containment::{Containment, NO_CGROUP_VAR, containment};
 pub use id::random_hex;
-pub use input_wait::{InputWait, foreground_command_line, foreground_program, input_wait};
+pub use input_wait::{InputWait, command_line, foreground_program, input_wait, input_waiter};
 pub use kill::{EndReport, TERM_GRACE, end_command, end_command_with, kill_tree};
 pub use supervisor::{ChildExit, ChildStdio, MAX_EXTRA_FD, SpawnError, SpawnSpec, Supervisor};
 pub use tree::{

@@ -20,15 +20,22 @@ impl PtyController {
         name.filter(|_| !self.has_exited())
     }
 
-    /// The command line of the program in the terminal's foreground when it is not the
-    /// terminal's own shell (`ssh-keygen -p -f key`); `None` at the shell itself (a `read`
-    /// builtin), once the command has exited, or where `/proc` cannot tell.
-    pub fn foreground_command_line(&self) -> Option<String> {
+    /// The command line of the program that waits for input on the terminal, when it is not
+    /// the terminal's own shell (`ssh-keygen -p -f key` run by the job's command); `None` when
+    /// the shell itself reads (a `read` builtin, or the program it became), nothing waits,
+    /// the command has exited, or `/proc` cannot tell. A `/proc` scan, as
+    /// [`input_wait`](Self::input_wait).
+    pub fn asking_command_line(&self) -> Option<String> {
         if self.has_exited() {
             return None;
         }
         let shell = self.shell.get()?;
-        let line = agentsh_process::foreground_command_line(shell.pid);
+        let waiter = agentsh_process::input_waiter(shell.pid, Some(shell.terminal))?;
+        if waiter == shell.pid {
+            return None;
+        }
+        let line = agentsh_process::command_line(waiter);
+        // The shell may have exited (and its pids gone to others) meanwhile.
         line.filter(|_| !self.has_exited())
     }
 

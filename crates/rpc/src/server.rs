@@ -16,7 +16,6 @@ use agentsh_seam::{
 use serde::Serialize;
 use serde_json::Value;
 use serde_json::value::to_raw_value;
-use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::mpsc;
 use tokio::task::{self, JoinError, JoinSet};
 use tokio_util::sync::CancellationToken;
@@ -305,18 +304,14 @@ impl Server {
         let mut subscription = self.session.subscribe(true);
         let output = self.output.clone();
         self.input_requests = Some(tokio::spawn(async move {
-            loop {
-                match subscription.events.recv().await {
-                    Ok(SessionEvent::InputRequest(request)) => {
-                        output.send(&Message::InputRequest {
-                            job_id: request.job_id,
-                            prompt: request.prompt,
-                            command: request.command,
-                            hidden: true,
-                        });
-                    }
-                    Ok(_) | Err(RecvError::Lagged(_)) => {}
-                    Err(RecvError::Closed) => break,
+            while let Some(event) = subscription.recv().await {
+                if let SessionEvent::InputRequest(request) = event {
+                    output.send(&Message::InputRequest {
+                        job_id: request.job_id,
+                        prompt: request.prompt,
+                        command: request.command,
+                        hidden: true,
+                    });
                 }
             }
         }));

@@ -26,12 +26,35 @@ pub enum SessionEvent {
 #[derive(Debug)]
 pub struct Subscription {
     /// The events, from the subscription on.
-    pub events: broadcast::Receiver<SessionEvent>,
+    events: broadcast::Receiver<SessionEvent>,
     /// Counts the subscriber among those that answer secrets, until dropped.
     answering: Option<AnswererGuard>,
 }
 
 impl Subscription {
+    /// The next event; `None` once the session is gone. A subscriber that fell more than 64
+    /// events behind misses the oldest of them.
+    pub async fn recv(&mut self) -> Option<SessionEvent> {
+        loop {
+            match self.events.recv().await {
+                Ok(event) => return Some(event),
+                Err(broadcast::error::RecvError::Lagged(_)) => {}
+                Err(broadcast::error::RecvError::Closed) => return None,
+            }
+        }
+    }
+
+    /// The next event if one is waiting (never waits); `None` otherwise.
+    pub fn try_recv(&mut self) -> Option<SessionEvent> {
+        loop {
+            match self.events.try_recv() {
+                Ok(event) => return Some(event),
+                Err(broadcast::error::TryRecvError::Lagged(_)) => {}
+                Err(_) => return None,
+            }
+        }
+    }
+
     /// Whether this subscriber answers hidden input.
     pub fn answers_secrets(&self) -> bool {
         self.answering.is_some()
@@ -122,8 +145,9 @@ mod tests {
         assert!(answering.answers_secrets() && !watching.answers_secrets());
         assert!(hub.secrets_answerable());
         hub.send(request("1"));
-        assert_eq!(watching.events.recv().await.unwrap(), request("1"));
-        assert_eq!(answering.events.recv().await.unwrap(), request("1"));
+        assert_eq!(watching.recv().await, Some(request("1")));
+        assert_eq!(answering.try_recv(), Some(request("1")));
+        assert_eq!(answering.try_recv(), None);
         let mut count = hub.answerers();
         drop(answering);
         assert!(!hub.secrets_answerable());

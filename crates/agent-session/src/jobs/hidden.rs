@@ -65,7 +65,7 @@ pub(crate) fn watch_hidden_input(job: &Arc<Job>, hub: EventHub, secrets: Option<
                     && job.state().0 == JobState::WaitingForInput;
                 if asking && !asked {
                     let command = controller
-                        .foreground_command_line()
+                        .asking_command_line()
                         .unwrap_or_else(|| job.command.clone());
                     let redact = |text: String| match &secrets {
                         Some(secrets) => secrets.current().redact(&text).into_owned(),

@@ -4,6 +4,7 @@
 mod approvals;
 mod calls;
 mod input;
+pub(crate) mod secrets;
 #[cfg(test)]
 mod tests;
 
@@ -135,6 +136,8 @@ pub(crate) struct App<R> {
     pub clear_screen: bool,
     /// Approval requests not resolved yet and their entries, oldest first.
     pub approvals: Vec<(ApprovalKey, usize)>,
+    /// Jobs' questions for hidden input, oldest first: the oldest is on the masked line.
+    pub secrets: Vec<secrets::SecretPrompt>,
 }
 
 impl<R: Renderer> App<R> {
@@ -171,6 +174,7 @@ impl<R: Renderer> App<R> {
             page_rows: size.1.saturating_sub(3),
             clear_screen: false,
             approvals: Vec::new(),
+            secrets: Vec::new(),
         };
         app.resized(size.0, size.1);
         for note in config.notes {
@@ -228,6 +232,7 @@ impl<R: Renderer> App<R> {
             running += count_running(&session.jobs_summary());
         }
         let mut changed = running != self.jobs_running;
+        changed |= self.drop_ended_secret_prompts();
         self.jobs_running = running;
         if !self.quit_asked || running == 0 {
             self.quit_asked = false;

@@ -16,6 +16,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use crate::app::App;
+use crate::app::secrets::{MASK, SecretPrompt};
 use crate::transcript::{Draw, ExpandSource};
 
 /// The prompt before the input line.
@@ -188,8 +189,12 @@ impl<R: Renderer> App<R> {
         }
     }
 
-    /// The input line, wrapped, with the cursor's (row, col).
+    /// The input line, wrapped, with the cursor's (row, col); while a job asks for hidden
+    /// input, the masked line instead.
     fn input_rows(&self, width: u16) -> (Vec<Line<'static>>, Option<(u16, u16)>) {
+        if let Some(prompt) = self.secret_prompt() {
+            return secret_rows(prompt, width);
+        }
         let text = self.line.text();
         let cursor_at = self.line.cursor();
         let mut rows: Vec<Line<'static>> = Vec::new();
@@ -292,6 +297,33 @@ impl<R: Renderer> App<R> {
             Style::new().fg(Color::DarkGray),
         )
     }
+}
+
+/// The masked line: which job asks and what it runs (wrapped, at most three rows), then its
+/// prompt and one mask character per typed one, the cursor after them.
+fn secret_rows(prompt: &SecretPrompt, width: u16) -> (Vec<Line<'static>>, Option<(u16, u16)>) {
+    let header_style = Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD);
+    let mut rows: Vec<Line<'static>> = wrap(&single_line(&prompt.header()), width)
+        .into_iter()
+        .take(3)
+        .map(|row| Line::styled(row.to_owned(), header_style))
+        .collect();
+    let asked = single_line(&prompt.request.prompt);
+    let asked = if asked.is_empty() {
+        "hidden input:".to_owned()
+    } else {
+        asked
+    };
+    let masked: String = std::iter::repeat_n(MASK, prompt.typed_chars()).collect();
+    let shown = format!("{asked} {masked}");
+    let mut widths = Vec::new();
+    let first_row = rows.len();
+    for row in wrap(&shown, width) {
+        widths.push(str_width(row));
+        rows.push(Line::raw(row.to_owned()));
+    }
+    let cursor = cursor_in_rows(&widths, str_width(&shown), width, first_row, &mut rows);
+    (rows, Some(cursor))
 }
 
 /// Where column `col` of a logical line wrapped into rows of `widths` lands: (row, col). At

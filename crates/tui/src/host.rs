@@ -57,6 +57,20 @@ pub(crate) enum AppEvent {
     Hosted(Box<HostedStart>),
     /// A call's command needs the person's yes.
     ApprovalAsked(Box<ApprovalAsk>),
+    /// A job of a session shown here asks for hidden input.
+    SecretAsked {
+        /// Whose session: a `--listen` connection's number, `None` for the mode's own.
+        connection: Option<u64>,
+        /// The job, its prompt, the asking program.
+        request: agentsh_protocol::InputRequest,
+    },
+    /// The person's hidden input went to job `job` (or why not).
+    SecretSent {
+        /// The job.
+        job: String,
+        /// `Err`: the session's reason.
+        sent: Result<(), String>,
+    },
     /// An approval request ended (answered here or elsewhere, timed out, or its call aborted).
     ApprovalResolved {
         /// Which request.

@@ -291,6 +291,20 @@ impl SessionView {
             .map_err(|err| err.to_string())
     }
 
+    /// A subscription to the session's events, as one who answers hidden input.
+    pub(crate) fn subscribe_answering(&self) -> agentsh_seam::Subscription {
+        self.inner.handle.subscribe(true)
+    }
+
+    /// Sends `text`, typed by the person, to job `job`'s hidden prompt.
+    pub(crate) async fn secret_input(&self, job: String, text: String) -> Result<(), String> {
+        self.inner
+            .handle
+            .secret_input(job, text)
+            .await
+            .map_err(|err| err.to_string())
+    }
+
     /// The context messages bang commands recorded.
     pub(crate) fn context_messages(&self) -> Vec<String> {
         self.inner.handle.context_messages()

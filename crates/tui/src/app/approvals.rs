@@ -22,11 +22,11 @@ impl<R: Renderer> App<R> {
         self.expanded = None;
     }
 
-    /// The PTY overlay on screen: the newest program's, unless an approval request waits. A
-    /// question must be seen and answered, so it takes the screen and the keys from a program
-    /// (which gets them back once the request is resolved).
+    /// The PTY overlay on screen: the newest program's, unless an approval request or a job's
+    /// question for hidden input waits. A question must be seen and answered, so it takes the
+    /// screen and the keys from a program (which gets them back once it is answered).
     pub(crate) fn shown_overlay(&self) -> Option<&Overlay> {
-        if self.approvals.is_empty() {
+        if self.approvals.is_empty() && self.secrets.is_empty() {
             self.overlays.last()
         } else {
             None

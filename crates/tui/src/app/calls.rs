@@ -133,11 +133,16 @@ impl<R: Renderer> App<R> {
     fn hosted(&mut self, start: HostedStart) {
         let origin = Origin::Connection(start.connection);
         let settings = self.session.settings().clone();
+        let fresh = !self.connections.contains_key(&start.connection);
         let session = self
             .connections
             .entry(start.connection)
             .or_insert_with(|| SessionView::new(start.session, settings));
         let place = (session.cwd(), session.settings().output_max_bytes);
+        if fresh {
+            let view = session.clone();
+            self.answer_secrets_of(&view, Some(start.connection));
+        }
         match start.kind {
             HostedKind::Tool { name, arguments } => {
                 self.add_tool_entry(start.key, origin, place, &name, &arguments, start.cancel);
@@ -221,6 +226,11 @@ impl<R: Renderer> App<R> {
             } => self.window_read(&id, first_line, read),
             AppEvent::Hosted(start) => self.hosted(*start),
             AppEvent::ApprovalAsked(ask) => self.approval_asked(*ask),
+            AppEvent::SecretAsked {
+                connection,
+                request,
+            } => self.secret_asked(connection, request),
+            AppEvent::SecretSent { job, sent } => self.secret_sent(&job, sent),
             AppEvent::ApprovalResolved { key, resolution } => {
                 self.approval_resolved(&key, resolution);
             }

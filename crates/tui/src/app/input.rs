@@ -55,7 +55,9 @@ impl<R: Renderer> App<R> {
                     overlay.controller.write_input(text.as_bytes());
                     return false;
                 }
-                self.line.insert(&text);
+                if !self.secret_paste(&text) {
+                    self.line.insert(&text);
+                }
                 true
             }
             Event::Resize(cols, rows) => {
@@ -69,6 +71,11 @@ impl<R: Renderer> App<R> {
     fn key(&mut self, key: KeyEvent) {
         // While a request waits, its keys answer it (Esc denies it, rather than cancelling).
         if self.approval_key(&key) {
+            self.quit_asked = false;
+            return;
+        }
+        // While a job asks for hidden input, typing goes to the masked line.
+        if self.secret_key(&key) {
             self.quit_asked = false;
             return;
         }

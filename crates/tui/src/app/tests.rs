@@ -473,3 +473,40 @@ fn the_approver_has_no_answer_when_the_loop_is_gone() {
     };
     assert_eq!(answered(approver.ask(&request)), None);
 }
+
+#[test]
+fn a_jobs_hidden_prompt_is_answered_on_a_masked_line_that_keeps_nothing() {
+    let mut fx = fixture(110, 14);
+    let history_before = fx.app.history.entries().len();
+    fx.app.handle(AppEvent::SecretAsked {
+        connection: None,
+        request: agentsh_protocol::InputRequest {
+            job_id: "3".into(),
+            prompt: "Enter old passphrase:".into(),
+            command: "ssh-keygen -p -f key".into(),
+        },
+    });
+    for c in "hunter22".chars() {
+        fx.typed(c);
+    }
+    fx.key(KeyCode::Backspace, KeyModifiers::NONE);
+    let screen = fx.screen().join("\n");
+    assert!(
+        screen.contains("job 3 asks for hidden input (started by the model): ssh-keygen -p -f key"),
+        "{screen}"
+    );
+    assert!(screen.contains("Enter old passphrase: •••••••"), "{screen}");
+    assert!(!screen.contains("••••••••"), "Backspace took one: {screen}");
+    assert!(!screen.contains("hunter"), "{screen}");
+    // Esc leaves the job waiting; the line is the ordinary one again, and nothing was kept.
+    fx.key(KeyCode::Esc, KeyModifiers::NONE);
+    let screen = fx.screen().join("\n");
+    assert!(
+        screen.contains("job 3 was not answered: it still waits for its hidden input"),
+        "{screen}"
+    );
+    assert!(fx.app.secrets.is_empty());
+    assert!(fx.app.line.is_empty(), "nothing went to the input line");
+    assert_eq!(fx.app.history.entries().len(), history_before);
+    assert!(!screen.contains("hunter"), "{screen}");
+}

@@ -15,6 +15,7 @@ mod input;
 mod lifetime;
 mod listen;
 mod pty;
+mod secrets;
 mod session;
 
 use std::path::PathBuf;

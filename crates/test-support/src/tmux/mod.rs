@@ -222,6 +222,29 @@ impl TmuxPane {
             .unwrap_or_else(|err| panic!("{err}"))
     }
 
+    /// The pane's scrollback and its visible screen (`capture-pane -S -`), one `String` a row:
+    /// everything the pane still holds, also what scrolled off the top and what the
+    /// alternate screen covers.
+    ///
+    /// # Panics
+    ///
+    /// When tmux fails (the server gone).
+    pub fn capture_history(&self) -> Vec<String> {
+        if self.server_killed {
+            panic!("the tmux server was killed");
+        }
+        let mut rows = Vec::new();
+        // The normal screen and its history, then the alternate screen when one is shown.
+        for extra in [&["-a"][..], &[]] {
+            let mut args = vec!["capture-pane", "-p", "-S", "-", "-t", &self.pane_id];
+            args.extend_from_slice(extra);
+            if let Ok(out) = self.tmux_args(&args) {
+                rows.extend(out.lines().map(str::to_owned));
+            }
+        }
+        rows
+    }
+
     /// The visible screen with its colours and attributes as SGR escape sequences
     /// (`capture-pane -e`), one `String` a row.
     ///

@@ -7,6 +7,7 @@ mod faults;
 mod interactive;
 mod mcp;
 mod network;
+mod secrets;
 mod setup;
 
 use serde_json::json;

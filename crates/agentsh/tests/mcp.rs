@@ -162,6 +162,11 @@ fn python_sdk_progress_brings_output_before_the_result() {
 }
 
 #[test]
+fn python_sdk_a_password_prompt_sends_the_user_to_a_terminal() {
+    scenario("live.py", "hidden_prompt");
+}
+
+#[test]
 fn python_sdk_call_past_yield_after_becomes_a_job_that_job_output_finishes() {
     let env = TestEnv::with_config("[mcp]\nyield_after = 2\n");
     scenario_with(&env, "live.py", "yield_to_job", &[]);

@@ -106,4 +106,28 @@ async def yield_to_job():
         check(listing.startswith("job 1 · exited"), "job_list", listing)
 
 
-run({"cancel": cancel, "progress": progress, "yield_to_job": yield_to_job})
+async def hidden_prompt():
+    # MCP has no way for a person to answer a password prompt (its specification forbids
+    # asking for secrets by elicitation): the model is told to send the user to a terminal.
+    async with connect() as client:
+        result = await client.call(
+            "bash",
+            {"command": "read -s -p 'Password: ' pw; echo \"got ${#pw}\"", "run_in_background": True, "pty": True},
+        )
+        check_eq(result.isError, False, "isError of the starting call")
+        line = (
+            "[job 1 is asking for hidden input (a password or passphrase): ask the user to answer "
+            "it in a terminal; do not ask for it in the chat]"
+        )
+        for _ in range(40):
+            output = await client.call("job_output", {"jobId": "1", "wait": 0.25})
+            job = check_structured(output).get("job") or {}
+            if job.get("state") == "waiting_for_input":
+                break
+        text = text_of(output)
+        check_eq(job.get("hidden"), True, "structuredContent.job.hidden")
+        check(text.endswith("[job 1: waiting for input]\n\n" + line), "the closing line", text)
+        await client.call("job_kill", {"jobId": "1"})
+
+
+run({"cancel": cancel, "progress": progress, "yield_to_job": yield_to_job, "hidden_prompt": hidden_prompt})

@@ -19,7 +19,8 @@ fn a_far_sides_password_prompt_is_answered_by_the_local_client() {
         rpc.send_json(&json!({"id": "h", "type": "hello", "capabilities": {"secretInput": true}}));
         assert_eq!(rpc.response("h")["success"], true, "{}", far.name());
 
-        let command = "read -s -p 'Password: ' pw; echo; echo \"got ${#pw}\"; echo \"it was $pw\"; sleep 60";
+        let command =
+            "read -s -p 'Password: ' pw; echo; echo \"got ${#pw}\"; echo \"it was $pw\"; sleep 60";
         rpc.send_json(&json!({
             "id": "start", "type": "tool_call", "toolCallId": "start", "name": "bash",
             "arguments": {"command": command, "run_in_background": true, "pty": true},

@@ -291,7 +291,7 @@ impl Redactor {
 
     /// `text` with every secret in it redacted (for whole texts: a screen, a command line).
     pub fn redact<'t>(&self, text: &'t str) -> Cow<'t, str> {
-        if self.next_match(text, 0).is_none() {
+        if !self.may_match(text.as_bytes()) || self.next_match(text, 0).is_none() {
             return Cow::Borrowed(text);
         }
         let mut out = Vec::with_capacity(text.len());
@@ -388,13 +388,40 @@ impl Redactor {
         best
     }
 
+    /// Whether `text` holds a value or a pattern's start text (always, with a pattern that has
+    /// no start text): where it does not, nothing in it matches and no block starts in it.
+    fn may_match(&self, text: &[u8]) -> bool {
+        !self.unanchored.is_empty()
+            || self
+                .values
+                .as_ref()
+                .is_some_and(|values| values.is_match(text))
+            || self
+                .starts
+                .as_ref()
+                .is_some_and(|starts| starts.is_match(text))
+    }
+
+    /// Where the part of `text` that more text could still change begins, for matches within
+    /// a line: nothing after a newline, else the longest match less one byte.
+    fn hold_in_line(&self, text: &[u8]) -> usize {
+        if !self.values_span_lines && text.last() == Some(&b'\n') {
+            return text.len();
+        }
+        let mut hold = text
+            .len()
+            .saturating_sub(self.longest_in_line.saturating_sub(1));
+        // Back to a character's start (not a UTF-8 continuation byte).
+        while hold > 0 && hold < text.len() && (text[hold] & 0xC0) == 0x80 {
+            hold -= 1;
+        }
+        hold
+    }
+
     /// Where the part of `text` that more text could still change begins: a match may start
     /// there and not be complete yet.
     fn hold_from(&self, text: &str) -> usize {
-        let mut hold = text.len();
-        if self.values_span_lines || !text.ends_with('\n') {
-            hold = hold.saturating_sub(self.longest_in_line.saturating_sub(1));
-        }
+        let mut hold = self.hold_in_line(text.as_bytes());
         for pattern in self.patterns.iter().filter(|pattern| pattern.block) {
             // A forward search first (the fast one): most texts hold no block at all.
             let bytes = text.as_bytes();
@@ -505,6 +532,16 @@ impl RedactStream {
                 out(piece);
                 return;
             }
+            // Most pieces hold nothing that could start a match: handed on after the two
+            // searches, without even reading them as text (the sanitiser's are whole
+            // characters, and the place held is a character's start).
+            if !self.redactor.may_match(piece) {
+                let hold = self.redactor.hold_in_line(piece);
+                out(&piece[..hold]);
+                self.pending
+                    .push_str(std::str::from_utf8(&piece[hold..]).unwrap_or_default());
+                return;
+            }
             let text = std::str::from_utf8(piece).unwrap_or_default();
             let kept = self.scan(text, false, out);
             self.pending.push_str(&text[kept..]);
@@ -525,12 +562,24 @@ impl RedactStream {
 
     /// Redacts `text` up to where it must hold (all of it when `last`); returns that place.
     fn scan(&self, text: &str, last: bool, out: &mut dyn FnMut(&[u8])) -> usize {
+        let redactor = &self.redactor;
+        // Nothing that could start a match: no block to hold either (its start text is one of
+        // the starts).
+        if !redactor.may_match(text.as_bytes()) {
+            let hold = if last {
+                text.len()
+            } else {
+                redactor.hold_in_line(text.as_bytes())
+            };
+            out(&text.as_bytes()[..hold]);
+            return hold;
+        }
         let hold = if last {
             text.len()
         } else {
-            self.redactor.hold_from(text)
+            redactor.hold_from(text)
         };
-        self.redactor.redact_into(text, hold, out)
+        redactor.redact_into(text, hold, out)
     }
 }
 

@@ -304,7 +304,6 @@ impl<R: Renderer> App<R> {
 fn secret_rows(prompt: &SecretPrompt, width: u16) -> (Vec<Line<'static>>, Option<(u16, u16)>) {
     let header_style = Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD);
     let mut rows: Vec<Line<'static>> = wrap(&single_line(&prompt.header()), width)
-        .into_iter()
         .take(3)
         .map(|row| Line::styled(row.to_owned(), header_style))
         .collect();

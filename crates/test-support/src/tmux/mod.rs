@@ -230,9 +230,7 @@ impl TmuxPane {
     ///
     /// When tmux fails (the server gone).
     pub fn capture_history(&self) -> Vec<String> {
-        if self.server_killed {
-            panic!("the tmux server was killed");
-        }
+        assert!(!self.server_killed, "the tmux server was killed");
         let mut rows = Vec::new();
         // The normal screen and its history, then the alternate screen when one is shown.
         for extra in [&["-a"][..], &[]] {

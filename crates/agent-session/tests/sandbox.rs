@@ -471,7 +471,7 @@ async fn end_of(session: &AgentSession, id: &str, started: ToolResult) -> ToolRe
 }
 
 /// A sandboxed background job that failed with a denial gets the sandbox line in
-/// the result that reports its end, after the state line (the job's outcome line) — also when
+/// the result that reports its end, before the state line (the closing lines' order) — also when
 /// the denial was shown by an earlier result — and on `job_kill`; never while it runs, for a
 /// job that succeeded, or for one whose output shows no denial.
 #[tokio::test(flavor = "multi_thread")]
@@ -514,7 +514,7 @@ async fn a_failed_job_with_a_denial_names_the_sandbox() {
     let one = end_of(&session, "1", one).await;
     assert!(
         one.text().ends_with(&format!(
-            "Permission denied\n\n[job 1: exited with code 1]\n\n{line}"
+            "Permission denied\n\n{line}\n\n[job 1: exited with code 1]"
         )),
         "{}",
         one.text()
@@ -529,7 +529,7 @@ async fn a_failed_job_with_a_denial_names_the_sandbox() {
     let ended = job_tool(&session, "job_output", json!({"jobId": "2", "wait": 30})).await;
     assert_eq!(
         ended.text(),
-        format!("(no new output)\n\n[job 2: exited with code 4]\n\n{line}")
+        format!("(no new output)\n\n{line}\n\n[job 2: exited with code 4]")
     );
 
     // Job 3 is killed after its denial: `job_kill`'s answer has the line.
@@ -540,7 +540,7 @@ async fn a_failed_job_with_a_denial_names_the_sandbox() {
     assert!(
         killed
             .text()
-            .ends_with(&format!("[job 3: killed]\n\n{line}")),
+            .ends_with(&format!("{line}\n\n[job 3: killed]")),
         "{}",
         killed.text()
     );

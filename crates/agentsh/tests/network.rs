@@ -60,10 +60,15 @@ fn output(data: &Value) -> &str {
     data["output"].as_str().expect("the result's output")
 }
 
-/// The sandbox line naming `blocked` (in that order), at the end of `text`.
+/// The sandbox line naming `blocked` (in that order), at the end of `text` (before a job's
+/// state line, which closes a job's result).
 #[track_caller]
 fn assert_blocked(env: &TestEnv, text: &str, list: &str, blocked: &[String]) {
-    let last = text.lines().last().unwrap_or_default();
+    let mut lines = text.lines().rev().filter(|line| !line.is_empty());
+    let mut last = lines.next().unwrap_or_default();
+    if last.starts_with("[job ") {
+        last = lines.next().unwrap_or_default();
+    }
     let work = env.work_dir().canonicalize().expect("work dir");
     assert!(
         last.starts_with(&format!(

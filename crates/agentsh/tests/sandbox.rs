@@ -205,7 +205,10 @@ fn rpc_results_of_a_denied_command_name_the_sandbox() {
         })
         .find(|text| text.contains("[job 1: exited"))
         .expect("the job ended");
-    assert_ends_with_sandbox_line(&ended, "[job 1: exited with code 1]", &env.work_dir());
+    // A job's state line closes its result, after the sandbox line.
+    let (with_line, state) = ended.rsplit_once("\n\n").expect("sections");
+    assert_eq!(state, "[job 1: exited with code 1]", "{ended}");
+    assert_ends_with_sandbox_line(with_line, "", &env.work_dir());
     let (status, _) = rpc.close(LIVENESS);
     assert!(status.success(), "{status:?}");
     assert!(

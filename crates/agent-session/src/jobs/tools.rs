@@ -389,15 +389,15 @@ fn answer_about(
         }
         // A tool's answer, or a job that ended within its first second: how it is.
         Reader::Start { .. } | Reader::Tool { .. } => {
-            text.push_str(&job_state_line(&job.id, state, exit_code));
-            // The state line is this result's outcome line: after it, a sandboxed job that
-            // failed with a denial anywhere in its output gets the sandbox line.
+            // A sandboxed job that failed with a denial anywhere in its output gets the
+            // sandbox line, the first of the closing lines; the state line follows it.
             let failed = ended && exit_code != Some(0);
             let blocked = job.blocked_hosts();
             if let Some(line) = lock(&job.output).log.denial_line(failed, &blocked) {
-                text.push_str("\n\n");
                 text.push_str(&line);
+                text.push_str("\n\n");
             }
+            text.push_str(&job_state_line(&job.id, state, exit_code));
         }
     }
     // A password prompt: the model is told it is not its to answer, and where the person

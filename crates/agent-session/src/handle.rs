@@ -163,7 +163,7 @@ impl SessionHandle for LocalSession {
                         }
                     })
                     .await;
-                return Ok(outcome);
+                return Ok(session.with_job_notices(outcome));
             }
             let call = JobToolCall {
                 id: id.to_owned(),
@@ -184,6 +184,7 @@ impl SessionHandle for LocalSession {
                 }
             };
             answered
+                .map(|outcome| session.with_job_notices(outcome))
                 .ok_or_else(|| HandleError::Failed(crate::unknown_tool(name).unwrap_or_default()))
         })
     }

@@ -29,6 +29,7 @@ use crate::audit::{AuditDecision, AuditEnd, AuditLog, AuditSource};
 use crate::cwd::check_cwd;
 use crate::error::SessionError;
 use crate::jobs::Jobs;
+use crate::jobs::ends::JobReports;
 use crate::policy::{Gate, Verdict};
 use crate::result::bang_context_text;
 use crate::sandbox::SessionSandbox;
@@ -139,6 +140,8 @@ struct Inner {
     mode: String,
     /// The session's events and their subscribers.
     events: EventHub,
+    /// Where its jobs report their ends.
+    reports: JobReports,
 }
 
 #[derive(Default)]
@@ -328,6 +331,7 @@ impl AgentSession {
                 secrets,
                 audit,
                 mode: mode.unwrap_or_else(|| "library".to_owned()),
+                reports: JobReports::new(events.clone()),
                 events,
             }),
         };
@@ -570,6 +574,21 @@ impl AgentSession {
     /// input.
     pub fn events(&self) -> &EventHub {
         &self.inner.events
+    }
+
+    /// Where the session's jobs report their ends.
+    pub(crate) fn job_reports(&self) -> &JobReports {
+        &self.inner.reports
+    }
+
+    /// `outcome` closed with the notices waiting for the session's next tool result (jobs
+    /// that ended or have been busy without output), each after a blank line.
+    pub fn with_job_notices(&self, outcome: crate::ToolOutcome) -> crate::ToolOutcome {
+        let notices = self.inner.reports.take();
+        if notices.is_empty() {
+            return outcome;
+        }
+        crate::jobs::tools::with_last_line(outcome, &notices.join("\n\n"))
     }
 
     /// `text` with the session's secrets redacted.

@@ -448,7 +448,12 @@ async fn the_pty_path_runs_confined_and_names_the_sandbox() {
         texts.contains("Permission denied") && texts.contains("[job 1: exited with code 3]"),
         "{texts}"
     );
-    assert!(ended.text().ends_with(&format!("\n\n{line}")), "{texts}");
+    assert!(
+        ended
+            .text()
+            .ends_with(&format!("\n\n{line}\n\n[job 1: exited with code 3]")),
+        "{texts}"
+    );
     assert!(!outside.join("ptyjob").exists(), "a PTY job wrote outside");
     session.shutdown().await;
 }

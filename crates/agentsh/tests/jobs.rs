@@ -7,6 +7,7 @@
 //! `jobs/bounds.rs` the limits and `jobs/lifetime.rs` what ends jobs.
 
 mod bounds;
+mod ends;
 mod hidden;
 mod lifetime;
 mod pty;

@@ -77,6 +77,10 @@ pub fn serve_stdio<S: Stop>(
             }
         };
         let cancel = service.cancellation_token();
+        let job_ends = tokio::spawn(server::report_job_ends(
+            std::sync::Arc::clone(&ending),
+            service.peer().clone(),
+        ));
         let signalled = tokio::select! {
             _ = service.waiting() => None,
             reason = stop.requested() => {
@@ -84,6 +88,7 @@ pub fn serve_stdio<S: Stop>(
                 Some(reason)
             }
         };
+        job_ends.abort();
         ending.shutdown().await;
         // The transport is gone with the service: the writer flushes what is queued and ends.
         let _ = tokio::time::timeout(WRITER_GRACE, writer).await;

@@ -45,6 +45,45 @@ fn instructions(options: &McpOptions) -> String {
     )
 }
 
+/// Tells the client about every job of `session` that ends, as an `info` logging notification
+/// whose data is the job's `job_end` event (and its line, `message`). Runs until the session
+/// or the client is gone.
+#[allow(deprecated)]
+pub(crate) async fn report_job_ends(session: Handle, peer: Peer<RoleServer>) {
+    let mut subscription = session.subscribe(false);
+    while let Some(event) = subscription.recv().await {
+        let agentsh_seam::SessionEvent::JobEnd(end) = event else {
+            continue;
+        };
+        let command = session
+            .status(agentsh_seam::Reach::IfConnected)
+            .await
+            .ok()
+            .and_then(|status| {
+                status
+                    .jobs
+                    .into_iter()
+                    .find(|job| job.id == end.job_id)
+                    .map(|job| job.command)
+            });
+        let mut data = serde_json::to_value(agentsh_protocol::wire::Message::job_end(&end))
+            .unwrap_or_else(|_| json!({}));
+        data["message"] = json!(end.line(command.as_deref()));
+        let sent = peer
+            .notify_logging_message(
+                rmcp::model::LoggingMessageNotificationParam::new(
+                    rmcp::model::LoggingLevel::Info,
+                    data,
+                )
+                .with_logger("agentsh"),
+            )
+            .await;
+        if sent.is_err() {
+            return;
+        }
+    }
+}
+
 /// One connection's server: its session and its options.
 #[derive(Clone)]
 pub(crate) struct McpServer {

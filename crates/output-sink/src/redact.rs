@@ -537,7 +537,9 @@ impl RedactStream {
             // characters, and the place held is a character's start).
             if !self.redactor.may_match(piece) {
                 let hold = self.redactor.hold_in_line(piece);
-                out(&piece[..hold]);
+                if hold > 0 {
+                    out(&piece[..hold]);
+                }
                 self.pending
                     .push_str(std::str::from_utf8(&piece[hold..]).unwrap_or_default());
                 return;
@@ -571,7 +573,9 @@ impl RedactStream {
             } else {
                 redactor.hold_in_line(text.as_bytes())
             };
-            out(&text.as_bytes()[..hold]);
+            if hold > 0 {
+                out(&text.as_bytes()[..hold]);
+            }
             return hold;
         }
         let hold = if last {

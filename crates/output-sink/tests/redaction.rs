@@ -162,3 +162,17 @@ fn a_value_added_while_the_stream_runs_is_redacted_from_then_on() {
     assert!(format!("{secrets:?}").contains("input"));
     assert!(!format!("{secrets:?}").contains("passw0rd"));
 }
+
+#[test]
+fn no_empty_piece_is_handed_on() {
+    let redactor = redactor();
+    let mut sink = OutputSink::new(SinkOptions {
+        secrets: Some(Arc::clone(&redactor)),
+        ..SinkOptions::default()
+    });
+    let mut pieces = Vec::new();
+    sink.push_with(b"bang\n", &mut |text| pieces.push(text.to_owned()));
+    sink.push_with(b"", &mut |text| pieces.push(text.to_owned()));
+    sink.dump_with(&mut |text| pieces.push(text.to_owned()));
+    assert_eq!(pieces, ["bang\n"]);
+}

@@ -78,6 +78,81 @@ pub struct InputRequest {
     pub command: String,
 }
 
+/// A background job ended (exited or killed): what its `job_end` event says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobEnd {
+    /// The job.
+    pub job_id: String,
+    /// `exited` or `killed`.
+    pub state: JobState,
+    /// Its command's exit status, when it exited.
+    pub exit_code: Option<i32>,
+    /// How long it ran.
+    pub run_time: Duration,
+}
+
+impl JobEnd {
+    /// How it ended, as notices say it: `exited with code C after <run time>` or `was killed
+    /// after <run time>`.
+    fn how(&self) -> String {
+        let after = run_time_text(self.run_time);
+        match (self.state, self.exit_code) {
+            (JobState::Killed, _) => format!("was killed after {after}"),
+            (_, Some(code)) => format!("exited with code {code} after {after}"),
+            (_, None) => format!("exited after {after}"),
+        }
+    }
+
+    /// The notice a later tool result closes with:
+    /// `[job N (<command>) exited with code C after <run time>; job_output N shows its last output]`.
+    pub fn notice(&self, command: &str) -> String {
+        let id = &self.job_id;
+        format!(
+            "[job {id} ({}) {}; job_output {id} shows its last output]",
+            notice_command(command),
+            self.how()
+        )
+    }
+
+    /// The line a UI shows: `job N (<command>) exited with code C after <run time>`, without
+    /// the command when it is not known.
+    pub fn line(&self, command: Option<&str>) -> String {
+        match command {
+            Some(command) => format!(
+                "job {} ({}) {}",
+                self.job_id,
+                notice_command(command),
+                self.how()
+            ),
+            None => format!("job {} {}", self.job_id, self.how()),
+        }
+    }
+}
+
+/// The notice for a job that has used a full core for `minutes` without output:
+/// `[job N (<command>) has used a full core for <M> min without output]`.
+pub fn job_busy_notice(id: &str, command: &str, minutes: u64) -> String {
+    format!(
+        "[job {id} ({}) has used a full core for {minutes} min without output]",
+        notice_command(command)
+    )
+}
+
+/// A job's command as notices name it: its first 60 characters (Unicode scalar values),
+/// newlines as spaces, `…` when cut.
+pub fn notice_command(command: &str) -> String {
+    const SHOWN: usize = 60;
+    let mut shown: String = command
+        .chars()
+        .take(SHOWN)
+        .map(|c| if matches!(c, '\n' | '\r') { ' ' } else { c })
+        .collect();
+    if command.chars().nth(SHOWN).is_some() {
+        shown.push('…');
+    }
+    shown
+}
+
 /// The last line of a `job_input` result whose text went to a hidden prompt (a password or
 /// passphrase): the model is reminded that it answered one.
 pub fn hidden_input_sent_line(id: &str) -> String {
@@ -251,6 +326,40 @@ pub fn run_time_text(run: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn job_end_notices_name_the_command_cut_at_60_characters() {
+        let end = JobEnd {
+            job_id: "4".into(),
+            state: JobState::Exited,
+            exit_code: Some(3),
+            run_time: Duration::from_secs(2),
+        };
+        assert_eq!(
+            end.notice("sleep 2; exit 3"),
+            "[job 4 (sleep 2; exit 3) exited with code 3 after 2s; job_output 4 shows its last output]"
+        );
+        let killed = JobEnd {
+            state: JobState::Killed,
+            exit_code: None,
+            run_time: Duration::from_secs(75),
+            ..end
+        };
+        let long = format!("echo a\n{}", "é".repeat(70));
+        let shown = format!("echo a {}…", "é".repeat(53));
+        assert_eq!(
+            killed.notice(&long),
+            format!(
+                "[job 4 ({shown}) was killed after 1m 15s; job_output 4 shows its last output]"
+            )
+        );
+        assert_eq!(killed.line(None), "job 4 was killed after 1m 15s");
+        assert_eq!(notice_command(&"x".repeat(60)), "x".repeat(60));
+        assert_eq!(
+            job_busy_notice("2", "yes > /dev/null", 10),
+            "[job 2 (yes > /dev/null) has used a full core for 10 min without output]"
+        );
+    }
 
     #[test]
     fn texts_are_the_specs() {

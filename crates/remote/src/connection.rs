@@ -8,7 +8,9 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use agentsh_protocol::wire::{Command, Message, Request};
-use agentsh_seam::{AsyncLineReader, EventHub, InputLine, InputRequest, SessionEvent, lock};
+use agentsh_seam::{
+    AsyncLineReader, EventHub, InputLine, InputRequest, JobEnd, SessionEvent, lock,
+};
 use serde_json::Value;
 use serde_json::value::RawValue;
 use tokio::io::{AsyncBufRead, AsyncReadExt, AsyncWriteExt, BufReader};
@@ -157,6 +159,17 @@ impl Shared {
                 job_id,
                 prompt,
                 command,
+            })),
+            Message::JobEnd {
+                job_id,
+                state,
+                exit_code,
+                run_time_ms,
+            } => self.events.send(SessionEvent::JobEnd(JobEnd {
+                job_id,
+                state,
+                exit_code,
+                run_time: Duration::from_millis(run_time_ms),
             })),
             event => {
                 // A tool call's events name it by `toolCallId`; a streamed `bash` request's

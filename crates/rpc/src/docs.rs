@@ -259,12 +259,13 @@ fn every_response_and_event_example_is_a_message_of_the_wire() {
             Message::ApprovalRequest { .. } => "approval_request",
             Message::ApprovalResolved { .. } => "approval_resolved",
             Message::InputRequest { .. } => "input_request",
+            Message::JobEnd { .. } => "job_end",
         };
         events.insert(kind);
     }
     assert_eq!(
         events.len(),
-        8,
+        9,
         "every kind of event has an example: {events:?}"
     );
 }

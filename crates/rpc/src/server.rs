@@ -85,9 +85,10 @@ pub struct Server {
     /// `bash` requests are judged by the approval policy (a socket, which any process of the
     /// user can reach); on stdio they are the host's own user's and are not.
     judge_bash: bool,
-    /// Sends the session's `input_request` events, while the client said
-    /// `capabilities.secretInput` (its subscription counts the client as one who answers).
-    input_requests: Option<task::JoinHandle<()>>,
+    /// Sends the session's events (`job_end`, and `input_request` while the client said
+    /// `capabilities.secretInput`: its subscription counts the client as one who answers).
+    events: Option<task::JoinHandle<()>>,
+    answers_secrets: bool,
 }
 
 impl Server {
@@ -105,7 +106,8 @@ impl Server {
             lease: None,
             approvals,
             judge_bash: false,
-            input_requests: None,
+            events: None,
+            answers_secrets: false,
         }
     }
 
@@ -135,6 +137,7 @@ impl Server {
         mut stop: S,
     ) -> Option<S::Reason> {
         send_warnings(&self.session, &self.output);
+        self.subscribe_events(false);
         // Without a lease the deadline is never armed.
         let expiry = tokio::time::sleep(self.lease.unwrap_or(Duration::MAX));
         tokio::pin!(expiry);
@@ -154,7 +157,7 @@ impl Server {
                         }))) => {
                             if let Some(capabilities) = capabilities {
                                 self.approvals.set_enabled(capabilities.approvals);
-                                self.answer_secrets(capabilities.secret_input);
+                                self.subscribe_events(capabilities.secret_input);
                             }
                             self.hello(id, protocol, settings).await;
                             // The hello's own work does not count against the lease.
@@ -292,26 +295,32 @@ impl Server {
         }
     }
 
-    /// Starts (or stops) sending the session's `input_request` events, as the client's
-    /// `capabilities.secretInput` says.
-    fn answer_secrets(&mut self, answers: bool) {
-        if let Some(task) = self.input_requests.take() {
-            task.abort();
-        }
-        if !answers {
+    /// Sends the session's events to the client: every `job_end`, and `input_request` only
+    /// while `answers` (the client said `capabilities.secretInput`, so it counts as one who
+    /// answers hidden input). Subscribes anew only when `answers` changed.
+    fn subscribe_events(&mut self, answers: bool) {
+        if self.events.is_some() && self.answers_secrets == answers {
             return;
         }
-        let mut subscription = self.session.subscribe(true);
+        if let Some(task) = self.events.take() {
+            task.abort();
+        }
+        self.answers_secrets = answers;
+        let mut subscription = self.session.subscribe(answers);
         let output = self.output.clone();
-        self.input_requests = Some(tokio::spawn(async move {
+        self.events = Some(tokio::spawn(async move {
             while let Some(event) = subscription.recv().await {
-                if let SessionEvent::InputRequest(request) = event {
-                    output.send(&Message::InputRequest {
-                        job_id: request.job_id,
-                        prompt: request.prompt,
-                        command: request.command,
-                        hidden: true,
-                    });
+                match event {
+                    SessionEvent::InputRequest(request) if subscription.answers_secrets() => {
+                        output.send(&Message::InputRequest {
+                            job_id: request.job_id,
+                            prompt: request.prompt,
+                            command: request.command,
+                            hidden: true,
+                        });
+                    }
+                    SessionEvent::JobEnd(end) => output.send(&Message::job_end(&end)),
+                    _ => {}
                 }
             }
         }));
@@ -642,7 +651,9 @@ impl Server {
     /// are answering cuts that wait short (not the session's shutdown); its reason is returned.
     async fn shutdown<S: Stop>(mut self, stop: &mut S) -> Option<S::Reason> {
         self.approvals.close();
-        self.answer_secrets(false);
+        if let Some(task) = self.events.take() {
+            task.abort();
+        }
         for token in lock(&self.tool_calls).values() {
             token.cancel();
         }

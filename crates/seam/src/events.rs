@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use agentsh_protocol::InputRequest;
+use agentsh_protocol::{InputRequest, JobEnd};
 use tokio::sync::{broadcast, watch};
 
 /// How many events a subscriber that does not read may fall behind before it misses some.
@@ -18,6 +18,8 @@ pub enum SessionEvent {
     /// answers it with [`SessionHandle::secret_input`](crate::SessionHandle::secret_input).
     /// Sent once per prompt.
     InputRequest(InputRequest),
+    /// A background job ended (exited, or was killed): sent at once, for every job.
+    JobEnd(JobEnd),
 }
 
 /// A surface's subscription to a session's events. While one that

@@ -15,7 +15,7 @@ pub use agentsh_protocol::{
     Answerer, ApprovalAnswer, ApprovalDecision, ApprovalRequest, ApprovalResolution, AskedSegment,
 };
 pub use agentsh_protocol::{
-    BangOptions, InputRequest, JobView, SessionStatus, ToolOutcome, ToolResult,
+    BangOptions, InputRequest, JobEnd, JobView, SessionStatus, ToolOutcome, ToolResult,
 };
 pub use approval::{Approver, FirstAnswer};
 pub use events::{EventHub, SessionEvent, Subscription};

@@ -64,6 +64,13 @@ pub(crate) enum AppEvent {
         /// The job, its prompt, the asking program.
         request: agentsh_protocol::InputRequest,
     },
+    /// A job of a session shown here ended.
+    JobEnded {
+        /// Whose session: a `--listen` connection's number, `None` for the mode's own.
+        connection: Option<u64>,
+        /// Which job, how, after how long.
+        end: agentsh_protocol::JobEnd,
+    },
     /// The person's hidden input went to job `job` (or why not).
     SecretSent {
         /// The job.

@@ -204,8 +204,8 @@ async fn run_async<R: Renderer>(renderer: R, options: TuiOptions) -> Result<Quit
             pty_size,
             (size.width, size.height),
         );
-        // The person answers the jobs' password prompts here.
-        app.answer_secrets_of(&session, None);
+        // The person answers the jobs' password prompts here, and hears of their ends.
+        app.follow_events(&session, None);
         let quit = app::run_loop(&mut app, &mut terminal, &mut events).await?;
         // Every call still running is cancelled before the session ends them all.
         app.cancel_all();

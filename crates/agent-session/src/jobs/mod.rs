@@ -9,6 +9,7 @@
 //! log's tail plus the sink's spill batch, whatever the job prints.
 
 mod args;
+pub(crate) mod ends;
 pub(crate) mod hidden;
 mod log;
 mod spill;
@@ -78,6 +79,11 @@ pub(crate) struct Job {
     /// Turns `true` once the ended job's sink is flushed into its log (its last unfinished
     /// line, the log file's last batch).
     flushed: watch::Receiver<bool>,
+    /// A result has shown the model that the job ended (its starting result, a `job_output`):
+    /// its end notice is not needed.
+    pub(crate) end_shown: AtomicBool,
+    /// The model killed it (`job_kill`): no end notice.
+    pub(crate) killed_by_model: AtomicBool,
 }
 
 impl Job {
@@ -368,17 +374,31 @@ impl NewJob {
             ended_at: Mutex::new(None),
             pty_blocked,
             flushed: flushed_rx,
+            end_shown: AtomicBool::new(false),
+            killed_by_model: AtomicBool::new(false),
         });
+        let reports = meta.reports;
         // Watches the job's progress: wakes its waiters, and once it ended, finishes its sink
         // (the last line, the log file) and notes when.
         let watched = Arc::downgrade(&job);
         let mut progress = job.progress.clone();
         let changes = self.changes_tx;
         tokio::spawn(async move {
+            let mut reported = false;
             loop {
-                let ended = matches!(*progress.borrow_and_update(), JobProgress::Ended(_));
+                let now = *progress.borrow_and_update();
                 changes.send_modify(|n| *n = n.wrapping_add(1));
-                if ended || progress.changed().await.is_err() {
+                // The command returned, processes it left may go on: its end is reported now.
+                if let JobProgress::Returned(exit) = now
+                    && !reported
+                    && let Some(job) = watched.upgrade()
+                {
+                    reported = true;
+                    let (state, exit_code) = exit_state(exit);
+                    let run_time = job.started.elapsed();
+                    reports.ended(&job, ends::job_end(&job, state, exit_code, run_time));
+                }
+                if matches!(now, JobProgress::Ended(_)) || progress.changed().await.is_err() {
                     break;
                 }
             }
@@ -390,6 +410,13 @@ impl NewJob {
                 drop(output);
                 let _ = flushed.send(true);
                 changes.send_modify(|n| *n = n.wrapping_add(1));
+                // Ended without returning first (killed, a terminal's program): reported once
+                // its last output is in its log.
+                if !reported && let Some(exit) = job.progress.borrow().exit() {
+                    let (state, exit_code) = exit_state(exit);
+                    let run_time = job.run_time();
+                    reports.ended(&job, ends::job_end(&job, state, exit_code, run_time));
+                }
             }
         });
         job
@@ -435,6 +462,8 @@ pub(crate) struct JobMeta {
     pub(crate) cwd: PathBuf,
     pub(crate) timeout: Timeout,
     pub(crate) pty: bool,
+    /// Where the job reports its end.
+    pub(crate) reports: ends::JobReports,
 }
 
 /// A session's jobs: ids from 1, the running ones bounded, the finished ones kept (the last

@@ -109,6 +109,7 @@ impl JobCall<'_> {
             cwd: self.cwd.to_path_buf(),
             timeout: self.shown_timeout,
             pty,
+            reports: self.session.job_reports().clone(),
         }
     }
 
@@ -379,6 +380,11 @@ fn answer_about(
     };
     text.push_str("\n\n");
     let ended = state.is_over();
+    if ended {
+        // The model sees the end here: no notice about it later.
+        job.end_shown
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+    }
     match reader {
         Reader::Start { yielded } if !ended => {
             text.push_str(&job_started_line(&job.id));
@@ -607,6 +613,9 @@ impl AgentSession {
 
     async fn job_kill(&self, args: &JobKillArgs) -> Result<ToolOutcome, String> {
         let job = self.find_job(&args.job_id)?;
+        // The model ends it itself: no notice about its end.
+        job.killed_by_model
+            .store(true, std::sync::atomic::Ordering::SeqCst);
         job.kill();
         let _ = tokio::time::timeout(KILL_WAIT, job.ended()).await;
         Ok(self.job_answer(&job, Limits::default(), true))
@@ -666,7 +675,7 @@ fn screen_text(job: &Job, terminal: &agentsh_pty_runtime::PtyController) -> Stri
 }
 
 /// `outcome` with `line` after its text, after a blank line.
-fn with_last_line(mut outcome: ToolOutcome, line: &str) -> ToolOutcome {
+pub(crate) fn with_last_line(mut outcome: ToolOutcome, line: &str) -> ToolOutcome {
     let (ToolOutcome::Finished(result) | ToolOutcome::Aborted(result)) = &mut outcome;
     if let Some(agentsh_protocol::ToolContent::Text { text }) = result.content.first_mut() {
         text.push_str("\n\n");

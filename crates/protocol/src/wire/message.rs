@@ -112,9 +112,30 @@ pub enum Message {
         /// Always `true`: the input is not echoed.
         hidden: bool,
     },
+    /// A background job ended (exited or was killed): sent to every client at once.
+    JobEnd {
+        /// The job.
+        job_id: String,
+        /// `exited` or `killed`.
+        state: crate::JobState,
+        /// Its command's exit status (`null` when it was killed).
+        exit_code: Option<i32>,
+        /// How long it ran, in milliseconds.
+        run_time_ms: u64,
+    },
 }
 
 impl Message {
+    /// The `job_end` event of `end`.
+    pub fn job_end(end: &crate::JobEnd) -> Self {
+        Self::JobEnd {
+            job_id: end.job_id.clone(),
+            state: end.state,
+            exit_code: end.exit_code,
+            run_time_ms: u64::try_from(end.run_time.as_millis()).unwrap_or(u64::MAX),
+        }
+    }
+
     /// A successful response.
     pub fn success(id: Option<Value>, command: &str, data: Option<Box<RawValue>>) -> Self {
         Self::Response {
@@ -156,7 +177,10 @@ impl Message {
             | Self::ApprovalRequest { tool_call_id, .. }
             | Self::ApprovalResolved { tool_call_id, .. } => Some(tool_call_id),
             Self::BashOutput { stream_id, .. } => Some(stream_id),
-            Self::Response { .. } | Self::Warning { .. } | Self::InputRequest { .. } => None,
+            Self::Response { .. }
+            | Self::Warning { .. }
+            | Self::InputRequest { .. }
+            | Self::JobEnd { .. } => None,
         }
     }
 }
@@ -222,6 +246,8 @@ pub enum LineType {
     ApprovalResolved,
     /// `input_request`.
     InputRequest,
+    /// `job_end`.
+    JobEnd,
 }
 
 /// A server's line as read: its `type` and every field some line has, each as it came (a
@@ -253,6 +279,9 @@ pub struct ServerLine {
     job_id: Option<String>,
     prompt: Option<String>,
     hidden: Option<bool>,
+    state: Option<crate::JobState>,
+    exit_code: Option<i32>,
+    run_time_ms: Option<u64>,
 }
 
 /// A server's line that lacks a field its type must have.
@@ -326,6 +355,12 @@ impl TryFrom<ServerLine> for Message {
                 prompt: line.prompt.unwrap_or_default(),
                 command: line.command.ok_or_else(|| need("command"))?,
                 hidden: line.hidden.unwrap_or(true),
+            },
+            LineType::JobEnd => Self::JobEnd {
+                job_id: line.job_id.ok_or_else(|| need("jobId"))?,
+                state: line.state.ok_or_else(|| need("state"))?,
+                exit_code: line.exit_code,
+                run_time_ms: line.run_time_ms.ok_or_else(|| need("runTimeMs"))?,
             },
         })
     }

@@ -141,7 +141,7 @@ impl<R: Renderer> App<R> {
         let place = (session.cwd(), session.settings().output_max_bytes);
         if fresh {
             let view = session.clone();
-            self.answer_secrets_of(&view, Some(start.connection));
+            self.follow_events(&view, Some(start.connection));
         }
         match start.kind {
             HostedKind::Tool { name, arguments } => {
@@ -231,6 +231,7 @@ impl<R: Renderer> App<R> {
                 request,
             } => self.secret_asked(connection, request),
             AppEvent::SecretSent { job, sent } => self.secret_sent(&job, sent),
+            AppEvent::JobEnded { connection, end } => self.job_ended(connection, &end),
             AppEvent::ApprovalResolved { key, resolution } => {
                 self.approval_resolved(&key, resolution);
             }

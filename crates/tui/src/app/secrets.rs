@@ -58,25 +58,50 @@ fn forget(secret: String) {
 }
 
 impl<R: Renderer> App<R> {
-    /// Subscribes to `view`'s events as one who answers hidden input: each request reaches
-    /// the loop as [`AppEvent::SecretAsked`]. Ends with the session or the loop.
-    pub(crate) fn answer_secrets_of(&self, view: &SessionView, connection: Option<u64>) {
+    /// Follows `view`'s events, as one who answers hidden input: each request reaches the
+    /// loop as [`AppEvent::SecretAsked`], each job's end as [`AppEvent::JobEnded`]. Ends with
+    /// the session or the loop.
+    pub(crate) fn follow_events(&self, view: &SessionView, connection: Option<u64>) {
         let mut subscription = view.subscribe_answering();
         let events = self.events.clone();
         tokio::spawn(async move {
             while let Some(event) = subscription.recv().await {
-                if let agentsh_seam::SessionEvent::InputRequest(request) = event
-                    && events
-                        .send(AppEvent::SecretAsked {
-                            connection,
-                            request,
-                        })
-                        .is_err()
-                {
+                let event = match event {
+                    agentsh_seam::SessionEvent::InputRequest(request) => AppEvent::SecretAsked {
+                        connection,
+                        request,
+                    },
+                    agentsh_seam::SessionEvent::JobEnd(end) => {
+                        AppEvent::JobEnded { connection, end }
+                    }
+                    _ => continue,
+                };
+                if events.send(event).is_err() {
                     return;
                 }
             }
         });
+    }
+
+    /// A job ended: a line in the transcript, naming its command when the session's list has
+    /// it.
+    pub(crate) fn job_ended(&mut self, connection: Option<u64>, end: &agentsh_protocol::JobEnd) {
+        let view = match connection {
+            None => Some(&self.session),
+            Some(n) => self.connections.get(&n),
+        };
+        let command = view.and_then(|view| {
+            view.jobs_summary()
+                .into_iter()
+                .find(|job| job.id == end.job_id)
+                .map(|job| job.command)
+        });
+        let line = end.line(command.as_deref());
+        let line = match connection {
+            None => line,
+            Some(n) => format!("[{n}] {line}"),
+        };
+        self.note(NoteKind::Info, line);
     }
 
     /// A job asks for hidden input: the masked line (a new prompt of the same job replaces its

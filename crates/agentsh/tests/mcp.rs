@@ -162,6 +162,11 @@ fn python_sdk_progress_brings_output_before_the_result() {
 }
 
 #[test]
+fn python_sdk_a_jobs_end_arrives_as_a_logging_notification_and_a_notice() {
+    scenario("live.py", "job_end");
+}
+
+#[test]
 fn python_sdk_a_password_prompt_sends_the_user_to_a_terminal() {
     scenario("live.py", "hidden_prompt");
 }

@@ -2,6 +2,7 @@
 //! and by a `!` command is redacted on the pane; a job's password prompt is answered by the
 //! person on the masked line, and the typed text is in none of the pane (with its
 //! scrollback), the history file, `/context`, the artifacts, the job's log or the audit log.
+//! A job's end is a transcript line as it happens.
 
 use serde_json::json;
 
@@ -93,4 +94,13 @@ fn interactive_secrets_are_redacted_and_a_typed_password_is_kept_nowhere() {
     assert!(!history.contains(TYPED), "{history}");
     assert_in_no_file(tui.env.root(), TYPED);
     assert_in_no_file(tui.env.root(), TOKEN);
+}
+
+#[test]
+fn interactive_a_jobs_end_is_a_transcript_line_at_once() {
+    let Some(tui) = Tui::start("interactive_job_end", "") else {
+        return;
+    };
+    tui.submit(&json!({"command": "sleep 1; exit 3", "run_in_background": true}).to_string());
+    tui.wait_text("job 1 (sleep 1; exit 3) exited with code 3 after 1s");
 }

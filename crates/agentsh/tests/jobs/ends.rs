@@ -130,14 +130,14 @@ fn a_job_the_model_killed_or_whose_end_it_saw_gets_no_notice() {
 fn a_long_command_is_cut_at_60_characters_in_the_notice() {
     let env = TestEnv::new();
     let mut session = Session::start(&env);
-    let command = format!("sleep 1.5\necho {}", "x".repeat(80));
+    let command = format!("sleep 2\necho {}", "x".repeat(80));
     let (id, _) = session.background(&command, json!({}));
     job_end(&session, &id);
     let (_, result) = call_seeing_events(&mut session, "true");
     let shown: String = command.replace('\n', " ").chars().take(60).collect();
     assert!(
         text(&result).ends_with(&format!(
-            "[job {id} ({shown}…) exited with code 0 after 1s; job_output {id} shows its last output]"
+            "[job {id} ({shown}…) exited with code 0 after 2s; job_output {id} shows its last output]"
         )),
         "{result}"
     );

@@ -1,5 +1,5 @@
-"""MCP scenarios of calls that take a while: cancellation, progress, yield to a job (SPEC §14,
-jobs §13)."""
+"""MCP scenarios of calls that take a while: cancellation, progress, yield to a job, a job's
+end reported back, a password prompt."""
 
 import anyio
 
@@ -10,6 +10,7 @@ from common import (
     check_eq,
     check_structured,
     connect,
+    dump,
     marked_sleep,
     run,
     text_of,
@@ -130,4 +131,41 @@ async def hidden_prompt():
         await client.call("job_kill", {"jobId": "1"})
 
 
-run({"cancel": cancel, "progress": progress, "yield_to_job": yield_to_job, "hidden_prompt": hidden_prompt})
+async def job_end():
+    # A job's end reaches the client at once as an `info` logging notification, and the next
+    # result closes with its notice.
+    async with connect() as client:
+        started = await client.call("bash", {"command": "sleep 2; exit 3", "run_in_background": True})
+        check_eq(started.isError, False, "isError of the starting call")
+        ended = []
+        for _ in range(100):
+            ended = [log for log in client.logs if isinstance(log.data, dict) and log.data.get("type") == "job_end"]
+            if ended:
+                break
+            await anyio.sleep(0.1)
+        check_eq(len(ended), 1, f"job_end notifications (all: {[dump(l) for l in client.logs]})")
+        log = ended[0]
+        check_eq(log.level, "info", "the notification's level")
+        data = log.data
+        check_eq((data.get("jobId"), data.get("state"), data.get("exitCode")), ("1", "exited", 3), "the event")
+        check(1900 <= data.get("runTimeMs", 0) < 10000, "runTimeMs", dump(log))
+        check_eq(data.get("message"), "job 1 (sleep 2; exit 3) exited with code 3 after 2s", "the line")
+        text = text_of(await client.bash("true"))
+        check(
+            text.endswith(
+                "[job 1 (sleep 2; exit 3) exited with code 3 after 2s; job_output 1 shows its last output]"
+            ),
+            "the notice closes the next result",
+            text,
+        )
+
+
+run(
+    {
+        "cancel": cancel,
+        "progress": progress,
+        "yield_to_job": yield_to_job,
+        "hidden_prompt": hidden_prompt,
+        "job_end": job_end,
+    }
+)

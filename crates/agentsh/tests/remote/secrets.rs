@@ -1,6 +1,7 @@
 //! Hidden input through `--remote`: the local client says `capabilities.secretInput`, a far
 //! side's PTY job asks for a password, its `input_request` reaches the local client, and the
 //! client's `secret_input` reaches the job; what the program prints back is redacted there.
+//! A far side's job end reaches the local client as it happens, and its next result.
 
 use serde_json::{Value, json};
 
@@ -59,6 +60,35 @@ fn a_far_sides_password_prompt_is_answered_by_the_local_client() {
         assert!(text.contains("it was [REDACTED:input]"), "{text}");
         assert!(!text.contains(TYPED), "{text}");
         tool_call(&mut rpc, "kill", "job_kill", &json!({"jobId": "1"}));
+        rpc.close(LIVENESS);
+    });
+}
+
+#[test]
+fn a_far_sides_job_end_reaches_the_local_client_and_its_next_result() {
+    on_every_far_side("job_end_through_remote", |far| {
+        let env = far.env("");
+        let mut rpc = far.rpc(&env);
+        let (_, started) = tool_call(
+            &mut rpc,
+            "start",
+            "bash",
+            &json!({"command": "sleep 2; exit 3", "run_in_background": true}),
+        );
+        assert!(body(&started).contains("[Running in the background as job 1."), "{started}");
+        let lines = rpc.until(LIVENESS * 2, |line| line["type"] == "job_end");
+        let event = lines.last().expect("the event");
+        assert_eq!(event["jobId"], "1", "{} {event}", far.name());
+        assert_eq!(event["state"], "exited", "{event}");
+        assert_eq!(event["exitCode"], 3, "{event}");
+        let (_, next) = tool_call(&mut rpc, "next", "bash", &json!({"command": "true"}));
+        assert!(
+            body(&next).ends_with(
+                "[job 1 (sleep 2; exit 3) exited with code 3 after 2s; job_output 1 shows its last output]"
+            ),
+            "{} {next}",
+            far.name()
+        );
         rpc.close(LIVENESS);
     });
 }

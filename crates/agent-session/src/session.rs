@@ -126,7 +126,7 @@ struct Inner {
     bang: Mutex<Option<CancellationToken>>,
     context: Mutex<Vec<String>>,
     warnings: Mutex<Warnings>,
-    jobs: Jobs,
+    jobs: Arc<Jobs>,
     /// The artifacts this session reserved, oldest first.
     artifact_ids: Mutex<Vec<String>>,
     /// The approval policy and what it remembers.
@@ -325,7 +325,7 @@ impl AgentSession {
                 bang: Mutex::new(None),
                 context: Mutex::new(Vec::new()),
                 warnings: Mutex::new(Warnings::default()),
-                jobs: Jobs::default(),
+                jobs: Arc::default(),
                 artifact_ids: Mutex::new(Vec::new()),
                 gate: Gate::new(policy),
                 secrets,
@@ -579,6 +579,15 @@ impl AgentSession {
     /// Where the session's jobs report their ends.
     pub(crate) fn job_reports(&self) -> &JobReports {
         &self.inner.reports
+    }
+
+    /// Starts reading what the session's running jobs use, unless that runs already (a job
+    /// just started).
+    pub(crate) fn sample_jobs(&self) {
+        self.inner
+            .jobs
+            .sampler
+            .ensure(Arc::downgrade(&self.inner.jobs), self.inner.reports.clone());
     }
 
     /// `outcome` closed with the notices waiting for the session's next tool result (jobs

@@ -11,6 +11,7 @@ mod ends;
 mod hidden;
 mod lifetime;
 mod pty;
+mod usage;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -38,7 +39,7 @@ pub const NEW_SHELL_LINE: &str =
 /// An `agentsh rpc` session driven with `tool_call` requests, one at a time.
 pub struct Session {
     pub rpc: Rpc,
-    calls: u64,
+    pub calls: u64,
 }
 
 impl Session {

@@ -13,6 +13,7 @@ pub mod snapshot;
 mod supervisor;
 mod syscall;
 mod tree;
+mod usage;
 
 pub use containment::{Containment, NO_CGROUP_VAR, containment};
 pub use id::random_hex;
@@ -24,3 +25,4 @@ pub use tree::{
     command_processes, descendants, fd_target, process_info, signal_dispositions,
     waits_for_a_child,
 };
+pub use usage::{TreeUsage, parent_pid, ticks_per_second, tree_usages};

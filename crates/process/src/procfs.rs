@@ -84,6 +84,21 @@ impl<'a> Stat<'a> {
         self.number(19)
     }
 
+    /// CPU time used, in clock ticks: its own (user and system) and that of its children it
+    /// waited for.
+    pub(crate) fn cpu_ticks(&self) -> Option<u64> {
+        let mut total = 0u64;
+        for index in 11..=14 {
+            total = total.saturating_add(self.number(index)?);
+        }
+        Some(total)
+    }
+
+    /// Resident set size, in pages.
+    pub(crate) fn rss_pages(&self) -> Option<u64> {
+        self.number(21)
+    }
+
     /// State and parent, the two fields the post-fork sweep needs.
     pub(crate) fn state_and_parent(&self) -> Option<(u8, u64)> {
         Some((self.state()?, self.ppid()?))

@@ -248,6 +248,21 @@ pub struct JobSummary {
     pub run_time: Duration,
     /// Bytes of output it has printed so far.
     pub output_bytes: u64,
+    /// What its process tree uses, where the job runs (not sent over the wire).
+    #[cfg_attr(feature = "serde", serde(skip))]
+    pub usage: Option<JobUsage>,
+}
+
+/// What a job's process tree uses, as `job_list` shows it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct JobUsage {
+    /// CPU over the last 10 s, in percent of one core (more than 100 with several cores).
+    pub cpu_percent: u32,
+    /// Resident memory of the whole tree, in bytes.
+    pub rss_bytes: u64,
+    /// Whole minutes it has used more than 90% of a core with no output, once that passed
+    /// the mark's threshold (10 minutes).
+    pub busy_minutes: Option<u64>,
 }
 
 /// A [`Duration`] as seconds (a JSON number); a negative or non-finite one reads as zero.
@@ -273,20 +288,35 @@ mod seconds {
 }
 
 impl JobSummary {
-    /// `job_list`'s line: `job N · <state> · <run time> · <output size> · $ <command>`,
-    /// the state written `exited with code C` once the command returned.
+    /// `job_list`'s line: `job N · <state> · <run time> · cpu <P>% · <RSS> · <output size> ·
+    /// $ <command>`, the state written `exited with code C` once the command returned, and
+    /// `· busy without output for <M> min` before the command once it has been; without
+    /// [`usage`](Self::usage), no cpu and RSS fields.
     pub fn list_line(&self) -> String {
         let state = match (self.state, self.exit_code) {
             (JobState::Exited, Some(code)) => format!("exited with code {code}"),
             (state, _) => state.to_string(),
         };
-        format!(
-            "job {} · {state} · {} · {} · $ {}",
+        use std::fmt::Write as _;
+        let mut line = format!(
+            "job {} · {state} · {}",
             self.id,
-            run_time_text(self.run_time),
-            format_size(self.output_bytes),
-            self.command
-        )
+            run_time_text(self.run_time)
+        );
+        if let Some(usage) = &self.usage {
+            let _ = write!(
+                line,
+                " · cpu {}% · {}",
+                usage.cpu_percent,
+                format_size(usage.rss_bytes)
+            );
+        }
+        let _ = write!(line, " · {}", format_size(self.output_bytes));
+        if let Some(minutes) = self.usage.and_then(|usage| usage.busy_minutes) {
+            let _ = write!(line, " · busy without output for {minutes} min");
+        }
+        let _ = write!(line, " · $ {}", self.command);
+        line
     }
 }
 
@@ -409,11 +439,22 @@ mod tests {
             command: "make".into(),
             run_time: Duration::from_secs(184),
             output_bytes: 2048,
+            usage: None,
         };
         assert_eq!(
             job.list_line(),
             "job 2 · exited with code 1 · 3m 04s · 2.0KB · $ make"
         );
+        job.usage = Some(JobUsage {
+            cpu_percent: 197,
+            rss_bytes: 210 << 20,
+            busy_minutes: Some(12),
+        });
+        assert_eq!(
+            job.list_line(),
+            "job 2 · exited with code 1 · 3m 04s · cpu 197% · 210.0MB · 2.0KB · busy without output for 12 min · $ make"
+        );
+        job.usage = None;
         job.state = JobState::WaitingForInput;
         job.run_time = Duration::from_millis(12_900);
         assert_eq!(

@@ -81,6 +81,8 @@ pub struct JobRun {
     kill: CancellationToken,
     progress: watch::Receiver<JobProgress>,
     blocked: Blocked,
+    /// The job's supervisor: every process of the job descends from it.
+    root: Option<u32>,
 }
 
 /// What a sandbox's network allowlist refused for a job's connections, as its task last saw
@@ -107,6 +109,12 @@ impl JobRun {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
+    }
+
+    /// The pid every process of the job descends from (its shell's supervisor, a subreaper:
+    /// also what called `setsid` or double-forked), while the job runs.
+    pub fn root_pid(&self) -> Option<u32> {
+        self.root
     }
 
     /// A receiver that sees every change of [`JobRun::progress`].
@@ -181,6 +189,7 @@ impl ShellExecutor {
         )
         .await?;
         shell.for_job();
+        let root = shell.supervisor_pid();
         let (progress_tx, progress) = watch::channel(JobProgress::Running);
         let kill = request.cancel.clone();
         let blocked = Blocked::default();
@@ -196,6 +205,7 @@ impl ShellExecutor {
             kill,
             progress,
             blocked,
+            root,
         })
     }
 
@@ -247,6 +257,7 @@ impl ShellExecutor {
             let blocked = Blocked::default();
             let task_blocked = Arc::clone(&blocked);
             let mark = shell.network_mark();
+            let root = shell.supervisor_pid();
             tokio::spawn(async move {
                 let mut output = ChunkOutput(output);
                 let outcome = run_command(&mut shell, &task_request, &mut output).await;
@@ -298,6 +309,7 @@ impl ShellExecutor {
                     kill: request.cancel.clone(),
                     progress,
                     blocked,
+                    root,
                 }));
             };
             let exit = JobExit::from_outcome(&outcome);

@@ -234,7 +234,6 @@ impl ShellProcess {
     }
 
     /// The supervisor's pid.
-    #[cfg(test)]
     pub(crate) fn supervisor_pid(&self) -> Option<u32> {
         self.supervisor.as_ref().map(Supervisor::pid)
     }

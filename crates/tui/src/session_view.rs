@@ -57,7 +57,7 @@ struct Inner {
 /// A look at a job.
 pub(crate) enum Look {
     /// Read now; `None`: no job has the id.
-    Now(Option<JobView>),
+    Now(Option<Box<JobView>>),
     /// Asked for; the answer comes as an event.
     Later,
 }
@@ -221,7 +221,7 @@ impl SessionView {
                 .await
         });
         match ready_now(look) {
-            Ok(look) => Look::Now(look.ok()),
+            Ok(look) => Look::Now(look.ok().map(Box::new)),
             Err(pending) => {
                 let (events, id) = (events.clone(), id.to_owned());
                 tokio::spawn(async move {

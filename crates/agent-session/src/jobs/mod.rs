@@ -14,6 +14,7 @@ pub(crate) mod hidden;
 mod log;
 mod spill;
 pub(crate) mod tools;
+pub(crate) mod usage;
 mod view;
 
 use std::collections::BTreeMap;
@@ -84,6 +85,8 @@ pub(crate) struct Job {
     pub(crate) end_shown: AtomicBool,
     /// The model killed it (`job_kill`): no end notice.
     pub(crate) killed_by_model: AtomicBool,
+    /// What its tree uses, as the session's sampler last read it.
+    pub(crate) usage: Mutex<usage::Usage>,
 }
 
 impl Job {
@@ -182,6 +185,7 @@ impl Job {
             command: self.command.clone(),
             run_time: self.run_time(),
             output_bytes: lock(&self.output).log.total_bytes(),
+            usage: Some(lock(&self.usage).view(self.is_live() && !state.is_over())),
         }
     }
 
@@ -364,7 +368,7 @@ impl NewJob {
             cwd: meta.cwd,
             timeout: meta.timeout,
             pty: meta.pty,
-            started: Instant::now(),
+            started: meta.started,
             output: self.output,
             changes: self.changes,
             progress,
@@ -376,6 +380,7 @@ impl NewJob {
             flushed: flushed_rx,
             end_shown: AtomicBool::new(false),
             killed_by_model: AtomicBool::new(false),
+            usage: Mutex::default(),
         });
         let reports = meta.reports;
         // Watches the job's progress: wakes its waiters, and once it ended, finishes its sink
@@ -462,6 +467,8 @@ pub(crate) struct JobMeta {
     pub(crate) cwd: PathBuf,
     pub(crate) timeout: Timeout,
     pub(crate) pty: bool,
+    /// When its command started.
+    pub(crate) started: Instant,
     /// Where the job reports its end.
     pub(crate) reports: ends::JobReports,
 }
@@ -471,6 +478,8 @@ pub(crate) struct JobMeta {
 #[derive(Default)]
 pub(crate) struct Jobs {
     table: Mutex<Table>,
+    /// Reads what the running jobs use, while any runs.
+    pub(crate) sampler: usage::Sampler,
 }
 
 #[derive(Default)]

@@ -102,9 +102,11 @@ impl JobCall<'_> {
         )
     }
 
-    fn meta(&self, id: String, pty: bool) -> JobMeta {
+    /// What job `id` is; its command started at `started`.
+    fn meta(&self, id: String, pty: bool, started: Instant) -> JobMeta {
         JobMeta {
             id,
+            started: started.into_std(),
             command: self.command.to_owned(),
             cwd: self.cwd.to_path_buf(),
             timeout: self.shown_timeout,
@@ -126,12 +128,15 @@ impl JobCall<'_> {
         };
         let new = self.new_job();
         let run_time = self.timeout.map_or(NO_TIMEOUT, Timeout::duration);
+        // Run times count from here: the command starts next.
+        let started = Instant::now();
         let job = if pty {
             let mut command = session.pty_command(self.command, self.cwd, self.shown_timeout);
             command.timeout = run_time;
             command.answers_prompts = true;
             let running = PtyRun::start_with_text(command, new.take_sink(), new.texts());
-            let job = slot.fill(|id| new.on_pty(self.meta(id, true), running));
+            let job = slot.fill(|id| new.on_pty(self.meta(id, true, started), running));
+            session.sample_jobs();
             super::hidden::watch_hidden_input(&job, session.events().clone(), session.secrets());
             job
         } else {
@@ -144,7 +149,11 @@ impl JobCall<'_> {
             );
             request.timeout = run_time;
             match session.executor().start_job(request, new.chunks()).await {
-                Ok(run) => slot.fill(|id| new.piped(self.meta(id, false), run)),
+                Ok(run) => {
+                    let job = slot.fill(|id| new.piped(self.meta(id, false, started), run));
+                    session.sample_jobs();
+                    job
+                }
                 Err(err) => {
                     return tool_error(
                         format!("cannot run the command: {err}"),
@@ -184,6 +193,7 @@ impl JobCall<'_> {
         } else {
             NO_TIMEOUT
         };
+        let started = Instant::now();
         let run = session
             .executor()
             .execute_or_yield(request, new.chunks(), yield_after);
@@ -223,7 +233,8 @@ impl JobCall<'_> {
                         self.shown_timeout,
                     );
                 };
-                let job = slot.fill(|id| new.piped(self.meta(id, false), run));
+                let job = slot.fill(|id| new.piped(self.meta(id, false, started), run));
+                self.session.sample_jobs();
                 self.answer(&job, true)
             }
             Ok(Yielded::Finished(exit, blocked_hosts)) => {

@@ -75,7 +75,10 @@ fn a_far_sides_job_end_reaches_the_local_client_and_its_next_result() {
             "bash",
             &json!({"command": "sleep 2; exit 3", "run_in_background": true}),
         );
-        assert!(body(&started).contains("[Running in the background as job 1."), "{started}");
+        assert!(
+            body(&started).contains("[Running in the background as job 1."),
+            "{started}"
+        );
         let lines = rpc.until(LIVENESS * 2, |line| line["type"] == "job_end");
         let event = lines.last().expect("the event");
         assert_eq!(event["jobId"], "1", "{} {event}", far.name());

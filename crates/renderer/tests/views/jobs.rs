@@ -16,6 +16,7 @@ fn job(id: &str, state: JobState, exit_code: Option<i32>, command: &str) -> JobS
         command: command.into(),
         run_time: Duration::from_secs(184),
         output_bytes: 4096,
+        usage: None,
     }
 }
 

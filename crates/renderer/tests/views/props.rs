@@ -147,6 +147,7 @@ proptest! {
             let job = JobSummary {
                 id: "1".into(), state, exit_code: Some(7), pty: true, command: command.clone(),
                 run_time: std::time::Duration::from_secs(tick % 100_000), output_bytes: tick,
+                usage: None,
             };
             let line = renderer.job_line(&job, width);
             prop_assert!(agentsh_renderer::str_width(&line.to_string()) <= usize::from(width.max(1)));

@@ -501,7 +501,7 @@ pub(crate) fn refresh_job(
         return false;
     }
     match job.session.job_look(&job.id, entry, events) {
-        Look::Now(look) => show_look(job, look),
+        Look::Now(look) => show_look(job, look.map(|look| *look)),
         Look::Later => {
             job.waiting = true;
             false

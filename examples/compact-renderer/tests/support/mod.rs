@@ -109,5 +109,6 @@ pub fn job(id: &str, state: JobState, exit_code: Option<i32>, command: &str) -> 
         command: command.into(),
         run_time: Duration::from_secs(75),
         output_bytes: 1024,
+        usage: None,
     }
 }

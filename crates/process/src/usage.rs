@@ -1,0 +1,125 @@
+//! What process trees use: CPU time and resident memory, summed over each tree, from one
+//! pass over `/proc`.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use crate::procfs;
+
+/// What one process tree uses now.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TreeUsage {
+    /// CPU time in clock ticks ([`ticks_per_second`]) of its processes (user and system),
+    /// with that of the children they waited for: it grows as the tree computes.
+    pub cpu_ticks: u64,
+    /// Resident memory of its processes, in bytes.
+    pub rss_bytes: u64,
+    /// How many processes it has.
+    pub processes: usize,
+}
+
+/// Clock ticks per second of `/proc`'s CPU times (`sysconf(_SC_CLK_TCK)`, usually 100).
+pub fn ticks_per_second() -> u64 {
+    static TICKS: OnceLock<u64> = OnceLock::new();
+    *TICKS.get_or_init(|| {
+        // SAFETY: sysconf has no memory effects.
+        let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+        u64::try_from(ticks).ok().filter(|&t| t > 0).unwrap_or(100)
+    })
+}
+
+fn page_size() -> u64 {
+    static PAGE: OnceLock<u64> = OnceLock::new();
+    *PAGE.get_or_init(|| {
+        // SAFETY: sysconf has no memory effects.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        u64::try_from(page).ok().filter(|&p| p > 0).unwrap_or(4096)
+    })
+}
+
+/// What each tree rooted at one of `roots` uses (the root and all its descendants), in the
+/// order of `roots`; `None` for a root that is gone. One `stat` read per process on the
+/// system, whatever the number of roots; an empty `roots` reads nothing.
+pub fn tree_usages(roots: &[u32]) -> Vec<Option<TreeUsage>> {
+    if roots.is_empty() {
+        return Vec::new();
+    }
+    // pid → (parent, cpu ticks, rss pages)
+    let mut table: HashMap<u64, (u64, u64, u64)> = HashMap::new();
+    let mut buf = [0u8; procfs::STAT_BUFFER];
+    procfs::for_each_pid(|pid| {
+        if let Some(stat) = procfs::read_stat(pid, &mut buf)
+            && let (Some(ppid), Some(cpu), Some(rss)) =
+                (stat.ppid(), stat.cpu_ticks(), stat.rss_pages())
+        {
+            table.insert(pid, (ppid, cpu, rss));
+        }
+    });
+    let mut children: HashMap<u64, Vec<u64>> = HashMap::new();
+    for (&pid, &(ppid, _, _)) in &table {
+        children.entry(ppid).or_default().push(pid);
+    }
+    let page = page_size();
+    roots
+        .iter()
+        .map(|&root| {
+            let root = u64::from(root);
+            table.get(&root)?;
+            let mut usage = TreeUsage::default();
+            let mut stack = vec![root];
+            while let Some(pid) = stack.pop() {
+                let Some(&(_, cpu, rss)) = table.get(&pid) else {
+                    continue;
+                };
+                usage.cpu_ticks = usage.cpu_ticks.saturating_add(cpu);
+                usage.rss_bytes = usage.rss_bytes.saturating_add(rss.saturating_mul(page));
+                usage.processes += 1;
+                if let Some(kids) = children.get(&pid) {
+                    stack.extend(kids.iter().copied().filter(|&kid| kid != pid));
+                }
+            }
+            Some(usage)
+        })
+        .collect()
+}
+
+/// The parent of process `pid`, as `/proc` tells.
+pub fn parent_pid(pid: u32) -> Option<u32> {
+    let mut buf = [0u8; procfs::STAT_BUFFER];
+    let stat = procfs::read_stat(u64::from(pid), &mut buf)?;
+    u32::try_from(stat.ppid()?).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_busy_child_and_its_memory_count_for_its_tree() {
+        // A child that spins for a while and holds 64 MiB, under this test's own process.
+        let mut child = std::process::Command::new("python3")
+            .args([
+                "-c",
+                "b = bytearray(64 << 20)\nfor i in range(0, len(b), 4096): b[i] = 1\nimport time\nt = time.time()\nwhile time.time() - t < 0.6: pass\nprint('done', flush=True)\ninput()",
+            ])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("python3");
+        let mut line = String::new();
+        let mut out = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+        std::io::BufRead::read_line(&mut out, &mut line).expect("read");
+        assert_eq!(line, "done\n");
+        let me = std::process::id();
+        let usages = tree_usages(&[me, u32::MAX]);
+        let mine = usages[0].expect("this process");
+        assert!(usages[1].is_none(), "no such process");
+        assert!(mine.processes >= 2, "{mine:?}");
+        assert!(mine.rss_bytes >= 64 << 20, "{mine:?}");
+        assert!(mine.cpu_ticks >= ticks_per_second() / 2, "{mine:?}");
+        assert_eq!(parent_pid(child.id()), Some(me));
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(tree_usages(&[]).is_empty());
+    }
+}

@@ -21,12 +21,13 @@ const BIG_JOB_LIVENESS: Duration = Duration::from_secs(300);
 /// Agentsh's peak RSS with one job printing 1 GiB.
 const PEAK_RSS_MIB: u64 = 20;
 
-/// The fields of a `job_list` line `job N · <state> · <run time> · <output size> · $ <command>`.
-fn list_fields(line: &str) -> [&str; 5] {
-    let fields: Vec<&str> = line.splitn(5, " · ").collect();
+/// The fields of a `job_list` line
+/// `job N · <state> · <run time> · cpu <P>% · <RSS> · <output size> · $ <command>`.
+fn list_fields(line: &str) -> [&str; 7] {
+    let fields: Vec<&str> = line.splitn(7, " · ").collect();
     fields
         .try_into()
-        .unwrap_or_else(|_| panic!("five fields separated by ` · `: {line:?}"))
+        .unwrap_or_else(|_| panic!("seven fields separated by ` · `: {line:?}"))
 }
 
 /// The `job_list` line of job `id`.
@@ -210,11 +211,12 @@ fn the_seventeenth_running_job_is_refused_and_a_foreground_call_still_runs() {
     let lines: Vec<&str> = text(&list).lines().collect();
     assert_eq!(lines.len(), 16, "one line per job: {list}");
     for (n, line) in lines.iter().enumerate() {
-        let [job, state, runtime, size, shown] = list_fields(line);
+        let [job, state, runtime, cpu, rss, size, shown] = list_fields(line);
         assert_eq!(job, format!("job {}", n + 1), "{line}");
         assert_eq!(state, "running", "{line}");
         assert!(!runtime.is_empty(), "{line}");
-        assert!(size.ends_with('B'), "an output size: {line}");
+        assert!(cpu.starts_with("cpu ") && cpu.ends_with('%'), "{line}");
+        assert!(rss.ends_with('B') && size.ends_with('B'), "sizes: {line}");
         assert_eq!(shown, format!("$ {command}"), "{line}");
     }
 

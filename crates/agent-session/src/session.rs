@@ -1,5 +1,7 @@
 //! `AgentSession`: one agent session's shells, artifacts, settings, warnings and context.
 
+mod reports;
+
 use std::collections::{BTreeMap, HashSet};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -12,7 +14,7 @@ use agentsh_artifact_store::{
 };
 use agentsh_bash_interceptor::Interceptor;
 use agentsh_bash_policy::{Policy, TierSource};
-use agentsh_output_sink::{OutputSink, Redactor, Secrets, SinkOptions, Spill, SpillSource};
+use agentsh_output_sink::{OutputSink, Secrets, SinkOptions, Spill, SpillSource};
 use agentsh_process::env::{TerminalKind, hardened_env};
 use agentsh_process::sandbox::{Kernel as SandboxKernel, SandboxPolicy};
 use agentsh_process::shell::{ShellSpec, discover_shell, shell_prefix};
@@ -189,22 +191,6 @@ fn global_executor() -> Arc<ShellExecutor> {
 static CONTAINMENT_WARNED: std::sync::atomic::AtomicBool =
     std::sync::atomic::AtomicBool::new(false);
 
-/// The secrets of a session: the values of agentsh's environment variables and `bash.env`
-/// entries whose names `[secrets] env` matches, and the token patterns; `None` when redaction
-/// is off. Kept also when there is nothing to redact yet: a password a person types is added.
-fn session_secrets(settings: &Settings) -> Option<Arc<Secrets>> {
-    let secrets = &settings.secrets;
-    if !secrets.enabled {
-        return None;
-    }
-    let values = std::env::vars_os()
-        .filter_map(|(name, value)| Some((name.into_string().ok()?, value.into_string().ok()?)))
-        .chain(settings.bash.env.clone())
-        .filter(|(name, _)| secrets.is_secret_name(name));
-    let redactor = Redactor::new(values, secrets.compiled_patterns());
-    Some(Arc::new(Secrets::new(redactor)))
-}
-
 /// A session id unique within this machine and unguessable by a command (64 random bits).
 fn fresh_session_id() -> String {
     agentsh_process::random_hex(8)
@@ -305,7 +291,7 @@ impl AgentSession {
             warnings.push(warning);
         }
 
-        let secrets = session_secrets(&settings);
+        let secrets = settings.secrets.session_secrets(&settings.bash.env);
         let executor = executor.unwrap_or_else(global_executor);
         let session = Self {
             inner: Arc::new(Inner {
@@ -562,50 +548,6 @@ impl AgentSession {
             spill,
             secrets: self.secrets(),
         })
-    }
-
-    /// The session's secrets, to redact from every output (`None` with `[secrets] enabled =
-    /// false`).
-    pub(crate) fn secrets(&self) -> Option<Arc<Secrets>> {
-        self.inner.secrets.clone()
-    }
-
-    /// The session's events: subscribe to them, or ask whether some subscriber answers hidden
-    /// input.
-    pub fn events(&self) -> &EventHub {
-        &self.inner.events
-    }
-
-    /// Where the session's jobs report their ends.
-    pub(crate) fn job_reports(&self) -> &JobReports {
-        &self.inner.reports
-    }
-
-    /// Starts reading what the session's running jobs use, unless that runs already (a job
-    /// just started).
-    pub(crate) fn sample_jobs(&self) {
-        self.inner
-            .jobs
-            .sampler
-            .ensure(Arc::downgrade(&self.inner.jobs), self.inner.reports.clone());
-    }
-
-    /// `outcome` closed with the notices waiting for the session's next tool result (jobs
-    /// that ended or have been busy without output), each after a blank line.
-    pub fn with_job_notices(&self, outcome: crate::ToolOutcome) -> crate::ToolOutcome {
-        let notices = self.inner.reports.take();
-        if notices.is_empty() {
-            return outcome;
-        }
-        crate::jobs::tools::with_last_line(outcome, &notices.join("\n\n"))
-    }
-
-    /// `text` with the session's secrets redacted.
-    pub(crate) fn redact<'t>(&self, text: &'t str) -> std::borrow::Cow<'t, str> {
-        match &self.inner.secrets {
-            Some(secrets) => secrets.current().redact(text),
-            None => std::borrow::Cow::Borrowed(text),
-        }
     }
 
     /// Allocates an artifact, best effort: a failure is a warning (reported with the call's

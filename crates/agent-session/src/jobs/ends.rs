@@ -6,7 +6,7 @@
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, Weak};
 
-use agentsh_protocol::{JobEnd, JobState};
+use agentsh_protocol::{JobEnd, JobState, ToolOutcome};
 use agentsh_seam::{EventHub, SessionEvent};
 
 use super::{Job, lock};
@@ -90,4 +90,14 @@ pub(crate) fn job_end(
         exit_code,
         run_time,
     }
+}
+
+/// `outcome` with `line` after its text, after a blank line.
+pub(crate) fn with_last_line(mut outcome: ToolOutcome, line: &str) -> ToolOutcome {
+    let (ToolOutcome::Finished(result) | ToolOutcome::Aborted(result)) = &mut outcome;
+    if let Some(agentsh_protocol::ToolContent::Text { text }) = result.content.first_mut() {
+        text.push_str("\n\n");
+        text.push_str(line);
+    }
+    outcome
 }

@@ -20,6 +20,7 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use super::args::OutputArgs;
+use super::ends::with_last_line;
 use super::{Job, JobMeta, LogSource, NewJob, lock};
 use crate::Timeout;
 use crate::ToolOutcome;
@@ -683,14 +684,4 @@ fn screen_text(job: &Job, terminal: &agentsh_pty_runtime::PtyController) -> Stri
         col + 1,
         rows.join("\n")
     )
-}
-
-/// `outcome` with `line` after its text, after a blank line.
-pub(crate) fn with_last_line(mut outcome: ToolOutcome, line: &str) -> ToolOutcome {
-    let (ToolOutcome::Finished(result) | ToolOutcome::Aborted(result)) = &mut outcome;
-    if let Some(agentsh_protocol::ToolContent::Text { text }) = result.content.first_mut() {
-        text.push_str("\n\n");
-        text.push_str(line);
-    }
-    outcome
 }

@@ -1,6 +1,8 @@
 //! `[secrets]`: what is redacted from every output the model or a client reads.
 
-use agentsh_output_sink::SecretPattern;
+use std::sync::Arc;
+
+use agentsh_output_sink::{Redactor, SecretPattern, Secrets};
 use serde::Deserialize;
 
 use super::key_path::{Invalid, invalid};
@@ -62,6 +64,30 @@ pub struct PatternSetting {
 }
 
 impl SecretsSettings {
+    /// A session's secrets: the values of agentsh's environment variables and of `bash_env`
+    /// entries whose names `env` matches, and the patterns; `None` when redaction is off. Made
+    /// also when there is nothing to redact yet: a password a person types is added later.
+    pub fn session_secrets<'a>(
+        &self,
+        bash_env: impl IntoIterator<Item = (&'a String, &'a String)>,
+    ) -> Option<Arc<Secrets>> {
+        if !self.enabled {
+            return None;
+        }
+        let values = std::env::vars_os()
+            .filter_map(|(name, value)| Some((name.into_string().ok()?, value.into_string().ok()?)))
+            .chain(
+                bash_env
+                    .into_iter()
+                    .map(|(name, value)| (name.clone(), value.clone())),
+            )
+            .filter(|(name, _)| self.is_secret_name(name));
+        Some(Arc::new(Secrets::new(Redactor::new(
+            values,
+            self.compiled_patterns(),
+        ))))
+    }
+
     /// The patterns to match: the built-in ones unless turned off, then the user's.
     pub fn compiled_patterns(&self) -> Vec<SecretPattern> {
         let mut patterns = if self.default_patterns {

@@ -6,6 +6,8 @@
 //!   with them, then every crate README's Rust examples built from outside the workspace
 //!   (`readme.rs`). Stops at the first failure.
 //! - `cargo xtask readme`: only the README examples, built from outside the workspace.
+//! - `cargo xtask man [DIR]`: the man pages of `agentsh` (`man.rs`), into `target/man` by
+//!   default.
 //! - `cargo xtask bench [FILTER]`: runs every benchmark of the workspace and prints one table of
 //!   figures and same-run ratios.
 
@@ -19,6 +21,7 @@ use agentsh_bench_support::{REPORT_ENV, Row};
 mod cycles;
 #[cfg(test)]
 mod layering;
+mod man;
 mod manifest;
 #[cfg(test)]
 mod paths;
@@ -28,7 +31,7 @@ mod tidy;
 
 use manifest::Manifest;
 
-const USAGE: &str = "usage: cargo xtask <ci [--long] | bench [FILTER] | readme>";
+const USAGE: &str = "usage: cargo xtask <ci [--long] | bench [FILTER] | readme | man [DIR]>";
 const PROPTEST_CASES: &str = "256";
 const PROPTEST_CASES_LONG: &str = "10000";
 
@@ -41,6 +44,7 @@ fn main() -> ExitCode {
             let root = workspace_root();
             Manifest::load(&root).and_then(|manifest| readme::build_all(&root, &manifest))
         }
+        Some("man") => man::run(&args[1..], &workspace_root()),
         Some("-h" | "--help") => {
             println!("{USAGE}");
             Ok(())

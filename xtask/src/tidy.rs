@@ -6,6 +6,7 @@
 //! - Every crate has a README, except the dev-only ones.
 //! - No Rust source file is over [`MAX_LINES`] lines unless a line `// Kept as one file: <why>`
 //!   near its top says why.
+//! - Release builds are stripped; the `profiling` and bench profiles keep line tables.
 //! - No public doc (rustdoc of a crate's sources, a README, a page of `docs/`, a Cargo
 //!   `description`) cites a document outside the repository ([`cites_outside`]).
 
@@ -233,6 +234,37 @@ mod tests {
         assert!(
             unused.is_empty(),
             "declared in [workspace.dependencies] but used by no member: {unused:?}"
+        );
+    }
+
+    /// What `cargo install` builds is small (no debug info, stripped: about 12 MB where line
+    /// tables made 74 MB), while benches and `--profile profiling` keep line tables and symbols
+    /// for `perf`.
+    #[test]
+    fn release_builds_are_stripped_and_profiling_keeps_line_tables() {
+        let table: toml::Table = read("Cargo.toml").parse().expect("Cargo.toml parses");
+        let profile = |name: &str| table["profile"][name].as_table().expect(name).clone();
+        let release = profile("release");
+        assert_eq!(release.get("strip"), Some(&toml::Value::Boolean(true)));
+        assert_eq!(release.get("debug"), Some(&toml::Value::Boolean(false)));
+        for name in ["profiling", "bench"] {
+            let kept = profile(name);
+            assert_eq!(
+                kept.get("debug").and_then(toml::Value::as_str),
+                Some("line-tables-only"),
+                "{name}"
+            );
+            assert_eq!(
+                kept.get("strip"),
+                Some(&toml::Value::Boolean(false)),
+                "{name}"
+            );
+        }
+        assert_eq!(
+            profile("profiling")
+                .get("inherits")
+                .and_then(toml::Value::as_str),
+            Some("release")
         );
     }
 

@@ -35,7 +35,8 @@ pub use agentsh_bash_policy::{
     Decision as PolicyDecision, Policy, PolicyConfig, RuleConfig, TierKind, TierSource,
 };
 pub use agentsh_process::sandbox::{
-    Kernel as SandboxKernel, SandboxError, SandboxMode, SandboxNetwork, SandboxPolicy,
+    Kernel as SandboxKernel, MIN_LANDLOCK_ABI, SandboxError, SandboxMode, SandboxNetwork,
+    SandboxPolicy,
 };
 pub use agentsh_process::shell::ShellError;
 pub use agentsh_protocol::{
@@ -70,7 +71,7 @@ pub use sandbox::{
     DENIAL_MARKERS, SANDBOX_KERNEL_LIMIT_ENV, sandbox_denial_line, sandbox_line, shows_denial,
 };
 pub use serde_json::{Value, json};
-pub use session::{AgentSession, SessionOptions, SessionPolicy};
+pub use session::{AgentSession, SessionOptions, SessionPolicy, SnapshotOutcome};
 pub use settings::{
     ArtifactSettings, AuditSettings, BashSettings, CONFIG_ENV, ConfigError, ConfigPath,
     DEFAULT_AGENTSH_PATH, DEFAULT_ARTIFACTS_MAX_AGE_DAYS, DEFAULT_ARTIFACTS_MAX_BYTES,
@@ -78,9 +79,9 @@ pub use settings::{
     DEFAULT_MCP_YIELD_AFTER, DEFAULT_OUTPUT_MAX_BYTES, DEFAULT_PATTERN_MAX_BYTES,
     DEFAULT_SECRET_ENV, DEFAULT_SHELL_IDLE_MINUTES, DEFAULT_SSH_COMMAND, DEFAULTS_ORIGIN,
     EXECUTION_SECTIONS, HELLO_SETTINGS_SOURCE, InterceptorSettings, JobSettings,
-    MANAGED_POLICY_ENV, MANAGED_POLICY_PATH, McpSettings, OutputSettings, PROJECT_POLICY_PATH,
-    PatternSetting, RemoteSettings, SandboxSettings, SecretsSettings, Settings, UiSettings,
-    VirtualTerminal, config_path, default_audit_path, managed_policy_tiers, policy_from_tiers,
-    project_policy_tier,
+    MANAGED_POLICY_ENV, MANAGED_POLICY_PATH, McpSettings, NetworkSetting, OutputSettings,
+    PROJECT_POLICY_PATH, PatternSetting, RemoteSettings, SandboxSettings, SecretsSettings,
+    Settings, UiSettings, VirtualTerminal, config_path, default_audit_path, managed_policy_tiers,
+    policy_from_tiers, project_policy_tier,
 };
 pub use tool::{BashTool, ToolContext};

@@ -1,6 +1,9 @@
 //! `AgentSession`: one agent session's shells, artifacts, settings, warnings and context.
 
 mod reports;
+mod snapshot;
+
+pub use snapshot::SnapshotOutcome;
 
 use std::collections::{BTreeMap, HashSet};
 use std::ffi::OsString;
@@ -15,10 +18,9 @@ use agentsh_artifact_store::{
 use agentsh_bash_interceptor::Interceptor;
 use agentsh_bash_policy::{Policy, TierSource};
 use agentsh_output_sink::{OutputSink, Secrets, SinkOptions, Spill, SpillSource};
-use agentsh_process::env::{TerminalKind, hardened_env};
 use agentsh_process::sandbox::{Kernel as SandboxKernel, SandboxPolicy};
 use agentsh_process::shell::{ShellSpec, discover_shell, shell_prefix};
-use agentsh_process::snapshot::{default_cache_dir, snapshot_for_sandboxed};
+use agentsh_process::snapshot::default_cache_dir;
 use agentsh_protocol::{BangOptions, BashResult};
 use agentsh_pty_runtime::PtyCommand;
 use agentsh_shell_executor::{
@@ -122,6 +124,8 @@ struct Inner {
     shell: ShellSpec,
     prefix: Option<String>,
     snapshot: Option<PathBuf>,
+    /// How the snapshot was had.
+    snapshot_outcome: SnapshotOutcome,
     executor: Arc<ShellExecutor>,
     /// Cancelled by `shutdown`: every call's token is a child of it.
     shutdown: CancellationToken,
@@ -256,22 +260,21 @@ impl AgentSession {
         let shell = discover_shell(settings.bash.shell.as_deref(), env_var)?;
         let prefix = shell_prefix(settings.bash.prefix.as_deref(), env_var);
 
-        let snapshot = match (home.as_deref(), cache_dir) {
-            // The snapshot runs the user's rc files in a shell: under the session's sandbox
-            // when it has one (which the kernel can enforce, or the session would not exist).
-            (Some(home), Some(cache)) => {
-                let env = hardened_env(std::env::vars_os(), &settings.bash.env, TerminalKind::Pipe);
-                let policy = sandbox.as_ref().map(SessionSandbox::snapshot_policy);
-                match snapshot_for_sandboxed(&shell, home, &cache, &env, policy.as_ref()) {
-                    Ok(snapshot) => snapshot.map(|s| s.path),
-                    Err(err) => {
-                        warnings.push(err.to_string());
-                        None
-                    }
-                }
-            }
-            _ => None,
-        };
+        // The snapshot runs the user's rc files in a shell: under the session's sandbox when
+        // it has one (which the kernel can enforce, or the session would not exist).
+        let (snapshot, snapshot_outcome) = snapshot::session_snapshot(
+            &shell,
+            home.as_deref(),
+            cache_dir.as_deref(),
+            &settings,
+            sandbox
+                .as_ref()
+                .map(SessionSandbox::snapshot_policy)
+                .as_ref(),
+        );
+        if let SnapshotOutcome::Failed(warning) = &snapshot_outcome {
+            warnings.push(warning.clone());
+        }
 
         let store = open_store(&settings).map_err(|err| {
             let reason = err.to_string();
@@ -306,6 +309,7 @@ impl AgentSession {
                 shell,
                 prefix,
                 snapshot,
+                snapshot_outcome,
                 executor,
                 shutdown: CancellationToken::new(),
                 bang: Mutex::new(None),
@@ -340,6 +344,11 @@ impl AgentSession {
     /// The shell the session's commands run in (`bash.shell`, else the one found).
     pub fn shell_path(&self) -> &Path {
         &self.inner.shell.path
+    }
+
+    /// How the session got its rc snapshot (made, cached, none, or why not).
+    pub fn snapshot_outcome(&self) -> &SnapshotOutcome {
+        &self.inner.snapshot_outcome
     }
 
     /// The settings the session runs with.

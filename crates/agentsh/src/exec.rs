@@ -1,10 +1,12 @@
 //! Print mode: `agentsh exec … -- <command…>`, one `bash` tool call.
 
 use std::io::{self, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use agentsh_agent_session::{
     AgentSession, BASH_TOOL, SessionError, SessionOptions, ToolContext, ToolOutcome, ToolResult,
+    check_cwd,
 };
 use agentsh_seam::{EXIT_INTERRUPTED, HandleError, SessionHandle, Signals, ToolCall};
 use serde_json::{Map, Value};
@@ -31,13 +33,17 @@ pub fn run(args: ExecArgs) -> ExitCode {
         Ok(settings) => settings,
         Err(err) => return usage_error(&err),
     };
-    let cwd = match std::env::current_dir() {
+    let current = match std::env::current_dir() {
         Ok(cwd) => cwd,
         Err(err) => return usage_error(&format_args!("cannot read the current directory: {err}")),
     };
-    let tool_args = tool_arguments(&args);
-    // `--cwd` is the tool's argument: on a far side it is resolved there.
-    let remote = match crate::remote::choose(&args.remote, &settings, None) {
+    // `--cwd` is the session's cwd. One that is no directory stays the call's argument, so
+    // that the model-facing cwd error (exit status 1) reports it.
+    let (cwd, call_cwd) = session_cwd(args.cwd.as_deref(), current);
+    let tool_args = tool_arguments(&args, call_cwd);
+    // On a far side, `--cwd` is that side's session directory, resolved there.
+    let far_cwd = args.cwd.as_deref().map(far_side_cwd);
+    let remote = match crate::remote::choose(&args.remote, &settings, far_cwd.as_deref()) {
         Ok(remote) => remote,
         Err(message) => return usage_error(&message),
     };
@@ -49,6 +55,7 @@ pub fn run(args: ExecArgs) -> ExitCode {
         }
     };
     if let Some(remote) = remote {
+        let tool_args = tool_arguments(&args, None);
         return run_remote(&runtime, remote, &tool_args, &args);
     }
     let outcome = runtime.block_on(async {
@@ -194,16 +201,42 @@ async fn until_signalled<T>(
     }
 }
 
+/// The session's cwd for `--cwd` (resolved as the tool's `cwd` argument is: `~/`, a leading
+/// `@`, relative to `current`), and the call's `cwd` argument: none when it is a directory (the
+/// session starts there), else the flag as given, so that the call fails with the cwd error.
+fn session_cwd(flag: Option<&str>, current: PathBuf) -> (PathBuf, Option<&str>) {
+    let Some(flag) = flag else {
+        return (current, None);
+    };
+    let home = std::env::var_os("HOME")
+        .filter(|home| !home.is_empty())
+        .map(PathBuf::from);
+    match check_cwd(Some(flag), &current, home.as_deref()) {
+        Ok(dir) => (dir, None),
+        Err(_) => (current, Some(flag)),
+    }
+}
+
+/// `--cwd` for a far side's session: its home there is where it starts, so `~/x` is `x` and
+/// `~` is `.`; one leading `@` goes, as for the tool's argument.
+fn far_side_cwd(flag: &str) -> PathBuf {
+    let flag = flag.strip_prefix('@').unwrap_or(flag);
+    match flag {
+        "~" => PathBuf::from("."),
+        _ => PathBuf::from(flag.strip_prefix("~/").unwrap_or(flag)),
+    }
+}
+
 /// The tool's arguments: `{command, timeout?, cwd?, head?, tail?}`; the command's words are
 /// joined with single spaces.
-fn tool_arguments(args: &ExecArgs) -> Value {
+fn tool_arguments(args: &ExecArgs, cwd: Option<&str>) -> Value {
     let mut map = Map::new();
     map.insert("command".into(), Value::from(args.command.join(" ")));
     if let Some(timeout) = args.timeout {
         map.insert("timeout".into(), Value::from(timeout));
     }
-    if let Some(cwd) = &args.cwd {
-        map.insert("cwd".into(), Value::from(cwd.as_str()));
+    if let Some(cwd) = cwd {
+        map.insert("cwd".into(), Value::from(cwd));
     }
     if let Some(head) = args.head {
         map.insert("head".into(), Value::from(head));
@@ -241,35 +274,60 @@ mod tests {
         let cli = Cli::try_parse_from(["agentsh", "exec"].iter().chain(words)).expect("valid");
         match cli.mode {
             Some(Mode::Exec(args)) => args,
-            Some(Mode::Rpc(_) | Mode::Mcp(_) | Mode::Policy(_)) | None => panic!("expected exec"),
+            Some(_) | None => panic!("expected exec"),
         }
     }
 
     #[test]
     fn words_are_joined_with_single_spaces() {
         assert_eq!(
-            tool_arguments(&args(&["--", "ls  -la", "|", "head", "-n", "5"])),
+            tool_arguments(&args(&["--", "ls  -la", "|", "head", "-n", "5"]), None),
             json!({"command": "ls  -la | head -n 5"})
         );
     }
 
     #[test]
     fn every_flag_becomes_an_argument() {
+        let parsed = args(&[
+            "--cwd",
+            "@src",
+            "--timeout",
+            "1.5",
+            "--head",
+            "3",
+            "--tail",
+            "2",
+            "--",
+            "seq",
+            "9",
+        ]);
         assert_eq!(
-            tool_arguments(&args(&[
-                "--cwd",
-                "@src",
-                "--timeout",
-                "1.5",
-                "--head",
-                "3",
-                "--tail",
-                "2",
-                "--",
-                "seq",
-                "9"
-            ])),
+            tool_arguments(&parsed, parsed.cwd.as_deref()),
             json!({"command": "seq 9", "cwd": "@src", "timeout": 1.5, "head": 3, "tail": 2})
         );
+    }
+
+    #[test]
+    fn a_far_sides_cwd_starts_in_its_home() {
+        assert_eq!(far_side_cwd("~/proj"), PathBuf::from("proj"));
+        assert_eq!(far_side_cwd("~"), PathBuf::from("."));
+        assert_eq!(far_side_cwd("@src"), PathBuf::from("src"));
+        assert_eq!(far_side_cwd("/srv/app"), PathBuf::from("/srv/app"));
+    }
+
+    #[test]
+    fn a_directory_is_the_sessions_cwd_and_anything_else_the_calls() {
+        let temp = tempfile::tempdir().expect("temp dir");
+        let current = temp.path().to_path_buf();
+        std::fs::create_dir(current.join("src")).expect("src");
+        assert_eq!(
+            session_cwd(Some("@src"), current.clone()),
+            (current.join("src"), None)
+        );
+        assert_eq!(
+            session_cwd(Some("missing"), current.clone()),
+            (current.clone(), Some("missing"))
+        );
+        assert_eq!(session_cwd(None, current.clone()), (current, None));
     }
 }

@@ -14,14 +14,17 @@
 //!
 //! - `agentsh mcp [--config FILE] [--cwd DIR] [--tools a,b]` (MCP mode, [`mcp`]): the tools
 //!   and the session's artifacts to an MCP client on stdio.
+//! - `agentsh doctor` ([`doctor`]): what this host gives agentsh, checked for real;
+//!   `agentsh completions bash|zsh|fish` ([`completions`]): a completion script.
 //!
 //! Every mode runs its session here, or with `--remote` on a far side ([`remote`]); the
 //! binary makes the session (`serve_session`) and hands it to the surface, which drives it
 //! through `agentsh_seam::SessionHandle` without knowing which it has. Logs go to stderr only,
 //! filtered by `RUST_LOG` (default: warnings); stdout carries results only.
 
-mod cli;
+mod completions;
 mod config;
+mod doctor;
 mod exec;
 mod interactive;
 mod mcp;
@@ -39,7 +42,10 @@ use agentsh_seam::{Handle, Signals};
 use clap::Parser;
 use tracing_subscriber::EnvFilter;
 
-use crate::cli::{Cli, Mode};
+use agentsh_cli::{Cli, Mode};
+
+/// The command line, parsed by `agentsh-cli`.
+pub(crate) use agentsh_cli as cli;
 
 /// Exit status of a usage or configuration error (clap uses it for usage errors too).
 const EXIT_USAGE: u8 = 2;
@@ -52,6 +58,8 @@ fn main() -> ExitCode {
         Some(Mode::Rpc(args)) => rpc::run(&args),
         Some(Mode::Mcp(args)) => mcp::run(&args),
         Some(Mode::Policy(args)) => policy::run(args),
+        Some(Mode::Doctor(args)) => doctor::run(&args),
+        Some(Mode::Completions(args)) => completions::run(args.shell),
         None => interactive::run(cli.interactive),
     }
 }

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use agentsh_agent_session::POLICY_TIERS_KEY;
 use agentsh_agent_session::{Settings, SshTarget};
 
+use crate::cli::RemoteArgs;
 use crate::print_error;
 use agentsh_remote::{
     CommandTransport, DEFAULT_LEASE, FarSide, RemoteConfig, RemoteSession, SshTransport,
@@ -21,20 +22,6 @@ const LEASE_VARIABLE: &str = "AGENTSH_REMOTE_LEASE";
 
 /// Where an installed agentsh goes on an ssh target, and is run from.
 const INSTALL_PATH: &str = "~/.local/bin/agentsh";
-
-/// The remote flags every mode takes.
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct RemoteArgs {
-    /// Run everything on a far side: `ssh://[user@]host[:port]` (through the system `ssh`;
-    /// default: `[remote] target`, or `[remote] command`). Processes, jobs and artifacts live
-    /// there; this agentsh forwards the calls.
-    #[arg(long, value_name = "TARGET")]
-    pub remote: Option<String>,
-    /// With an ssh target: copy this agentsh to `~/.local/bin/agentsh` there when the target
-    /// lacks one, check that it runs (`--version`), and use it.
-    #[arg(long)]
-    pub remote_install: bool,
-}
 
 /// The far side chosen by the flags and the configuration: `Ok(None)` runs locally.
 pub fn choose(

@@ -217,3 +217,62 @@ fn rpc_results_of_a_denied_command_name_the_sandbox() {
         target.display()
     );
 }
+
+/// `exec --cwd DIR` sets the session's cwd, so the sandbox's writable root is DIR: started from
+/// `/` (which is no writable root) and from another directory, DIR is writable and the
+/// directory agentsh started in is not.
+#[test]
+fn exec_cwd_is_the_sandboxs_writable_root() {
+    let env = TestEnv::with_config(WORKSPACE_WRITE);
+    let project = env.root().join("project");
+    std::fs::create_dir(&project).expect("project");
+    let config = env.config_path();
+    let config = config.to_str().expect("utf-8");
+    let project_arg = project.to_str().expect("utf-8");
+    for started_in in [PathBuf::from("/"), env.work_dir()] {
+        let done = finish(
+            env.command(&[
+                "exec",
+                "--config",
+                config,
+                "--cwd",
+                project_arg,
+                "--",
+                "pwd && touch here && echo made-here",
+            ])
+            .current_dir(&started_in)
+            .stdin(Stdio::null()),
+        );
+        assert_eq!(done.code(), 0, "from {}: {done:?}", started_in.display());
+        assert!(
+            done.stdout.starts_with(&format!("{}\n", project.display()))
+                && done.stdout.contains("made-here"),
+            "from {}: {done:?}",
+            started_in.display()
+        );
+        assert!(project.join("here").exists());
+        std::fs::remove_file(project.join("here")).expect("remove");
+
+        // The directory agentsh started in is not writable.
+        let target = started_in.join(format!("agentsh-{}", unique_marker()));
+        let done = finish(
+            env.command(&[
+                "exec",
+                "--config",
+                config,
+                "--cwd",
+                project_arg,
+                "--",
+                &format!("touch {}", target.display()),
+            ])
+            .current_dir(&started_in)
+            .stdin(Stdio::null()),
+        );
+        assert_eq!(done.code(), 1, "from {}: {done:?}", started_in.display());
+        assert!(
+            done.stdout.contains("Permission denied") || done.stdout.contains("Read-only"),
+            "{done:?}"
+        );
+        assert!(!target.exists(), "{} was written", target.display());
+    }
+}

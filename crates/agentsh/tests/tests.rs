@@ -1,6 +1,8 @@
 //! Integration tests of the `agentsh` binary: the real binary over real pipes, real shells.
 
+mod completions;
 mod containment;
+mod doctor;
 mod exec;
 mod faults;
 mod golden;

@@ -1,11 +1,13 @@
-//! The command line (clap derive): `agentsh exec …` and `agentsh rpc …`.
+#![doc = include_str!("../README.md")]
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
-pub use crate::remote::RemoteArgs;
+/// The clap this command line is built with: its `Parser` and `CommandFactory` traits parse
+/// and describe [`Cli`].
+pub use clap;
 
 /// The bash tool runtime of an LLM coding agent.
 ///
@@ -48,8 +50,9 @@ pub struct InteractiveArgs {
     /// The agent's other tools, which blocked commands may suggest (none: nothing is blocked).
     #[arg(long, value_name = "a,b", value_delimiter = ',')]
     pub tools: Vec<String>,
+    /// Where the session runs.
     #[command(flatten)]
-    pub remote: crate::remote::RemoteArgs,
+    pub remote: RemoteArgs,
 }
 
 /// The modes of the binary.
@@ -83,6 +86,48 @@ pub enum Mode {
     /// Exit status: 0 when the policy loads (whatever the decision); 2 when it cannot be used
     /// (the file, key and reason are printed).
     Policy(PolicyArgs),
+    /// What this host gives agentsh: one line each, ✓ or ✗ with the reason (shells, the rc
+    /// snapshot, /proc, PTYs, the sandbox's kernel features and so its modes, tmux and ssh,
+    /// the configuration file, the artifact directory).
+    ///
+    /// Exit status: 0 whatever the host lacks; 2 when the configuration cannot be used.
+    Doctor(DoctorArgs),
+    /// Print a completion script for a shell.
+    ///
+    /// bash: `source <(agentsh completions bash)` (or save it in
+    /// `~/.local/share/bash-completion/completions/agentsh`); zsh: save it as `_agentsh` in a
+    /// directory of `$fpath`; fish: save it in `~/.config/fish/completions/agentsh.fish`.
+    Completions(CompletionsArgs),
+}
+
+/// `agentsh doctor`.
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Configuration file (default: `$AGENTSH_CONFIG`, else `$XDG_CONFIG_HOME/agentsh/config.toml`).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// The session's working directory (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+}
+
+/// `agentsh completions`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete in.
+    #[arg(value_enum)]
+    pub shell: CompletionShell,
+}
+
+/// The shells `agentsh completions` writes for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CompletionShell {
+    /// GNU bash (bash-completion).
+    Bash,
+    /// zsh (compsys).
+    Zsh,
+    /// fish.
+    Fish,
 }
 
 /// `agentsh policy`.
@@ -135,8 +180,10 @@ pub struct McpArgs {
 /// `agentsh exec`.
 #[derive(Debug, Args)]
 pub struct ExecArgs {
-    /// Working directory of the command (the tool's `cwd` argument: `~/` and a leading `@` are
-    /// understood, relative paths are resolved against the current directory).
+    /// The session's working directory (default: the current directory): the command runs
+    /// there, and the sandbox's writable root and the project's `.agentsh/policy.toml` are
+    /// taken from it. `~/` is understood; a relative path is resolved against the current
+    /// directory.
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<String>,
     /// Timeout in seconds (fractions allowed), clamped to [1, 3600]. Default: the config's
@@ -186,6 +233,20 @@ pub struct RpcArgs {
     /// Where the session runs.
     #[command(flatten)]
     pub remote: RemoteArgs,
+}
+
+/// The remote flags every mode takes.
+#[derive(Debug, Clone, Default, Args)]
+pub struct RemoteArgs {
+    /// Run everything on a far side: `ssh://[user@]host[:port]` (through the system `ssh`;
+    /// default: `[remote] target`, or `[remote] command`). Processes, jobs and artifacts live
+    /// there; this agentsh forwards the calls.
+    #[arg(long, value_name = "TARGET")]
+    pub remote: Option<String>,
+    /// With an ssh target: copy this agentsh to `~/.local/bin/agentsh` there when the target
+    /// lacks one, check that it runs (`--version`), and use it.
+    #[arg(long)]
+    pub remote_install: bool,
 }
 
 /// `--lease`: a number of seconds above 0.
@@ -267,7 +328,7 @@ fn parse_timeout(text: &str) -> Result<f64, String> {
         return Err(format!("not a number of seconds: {text:?}"));
     }
     Ok(if seconds.is_infinite() {
-        agentsh_agent_session::Timeout::clamp(seconds).seconds()
+        agentsh_protocol::Timeout::clamp(seconds).seconds()
     } else {
         seconds
     })

@@ -2,7 +2,8 @@
 //! rc file sets up, captured once in a time-boxed child shell and cached on disk, so that every
 //! new command shell can `source` them without running the rc itself.
 //!
-//! [`snapshot_for`] returns the path of a snapshot file for a [`ShellSpec`] (bash: `~/.bashrc`,
+//! [`snapshot_for`] (or [`snapshot_with`], which takes a sandbox and a time box) returns the
+//! path of a snapshot file for a [`ShellSpec`] (bash: `~/.bashrc`,
 //! zsh: `~/.zshrc`; `sh` gets none). The executor sources that file into each new shell. The
 //! file is valid to `source` in a non-interactive shell of the same kind; for bash it ends with
 //! `shopt -s expand_aliases` so that the aliases work there.
@@ -38,8 +39,10 @@
 //!
 //! # Broken and slow rc files
 //!
-//! The child has [`SNAPSHOT_TIMEOUT`] to finish; then it and its whole tree are killed with
-//! SIGKILL, and there is no snapshot ([`SnapshotError::Timeout`]). It runs under a supervisor
+//! The child has its time box ([`SnapshotOptions::timeout`], default
+//! [`DEFAULT_SNAPSHOT_TIMEOUT`], at most [`MAX_SNAPSHOT_TIMEOUT`]) to finish, counted from its
+//! start; then it and its whole tree are killed with SIGKILL, and there is no snapshot
+//! ([`SnapshotError::Timeout`]). It runs under a supervisor
 //! with the same containment as every shell (a cgroup of its own, or agentsh as subreaper;
 //! see [`containment`](crate::containment())), so what it leaves is killed after a normal end
 //! too: an rc that starts `sleep 100 &`, `(setsid sleep 100 &)` or `eval $(ssh-agent)` leaves
@@ -83,8 +86,13 @@ use crate::sandbox::SandboxPolicy;
 use crate::shell::{ShellKind, ShellSpec};
 use script::Generator;
 
-/// How long the child that sources the rc may run before it is killed (2 s).
-pub const SNAPSHOT_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long the child that sources the rc may run before it is killed, unless
+/// [`SnapshotOptions::timeout`] says otherwise (10 s).
+pub const DEFAULT_SNAPSHOT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The longest time box a snapshot is given (60 s); a longer [`SnapshotOptions::timeout`] is
+/// cut to it.
+pub const MAX_SNAPSHOT_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// A usable snapshot file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,9 +107,9 @@ pub struct Snapshot {
 /// options; the message (its `Display`) is the warning to show the user.
 #[derive(Debug, thiserror::Error)]
 pub enum SnapshotError {
-    /// Sourcing the rc took longer than [`SNAPSHOT_TIMEOUT`].
+    /// Sourcing the rc took longer than the time box ([`SnapshotOptions::timeout`]).
     #[error(
-        "no rc snapshot: sourcing {} took longer than {} s, so it was stopped; commands run without its aliases, functions and options (make the rc faster)",
+        "no rc snapshot: sourcing {} took longer than {} s, so it was stopped; commands run without its aliases, functions and options (make the rc faster, or allow more time with `bash.snapshot_timeout`)",
         rc.display(), timeout.as_secs_f64()
     )]
     Timeout {
@@ -202,6 +210,39 @@ where
     Some(base.join("agentsh").join("snapshots"))
 }
 
+/// How a snapshot is made: the sandbox its shell runs under and its time box.
+#[derive(Debug, Clone)]
+pub struct SnapshotOptions {
+    /// The sandbox of the session the snapshot is for: the generating shell runs under it (with
+    /// the cache directory writable too, for its dump), and its snapshot is cached apart from
+    /// unsandboxed ones (the rc may behave differently when it cannot write). `None`: no
+    /// sandbox.
+    pub sandbox: Option<SandboxPolicy>,
+    /// How long the generating shell may run, counted from its start. At most
+    /// [`MAX_SNAPSHOT_TIMEOUT`]; longer is cut to it. Default [`DEFAULT_SNAPSHOT_TIMEOUT`].
+    pub timeout: Duration,
+}
+
+impl Default for SnapshotOptions {
+    fn default() -> Self {
+        Self {
+            sandbox: None,
+            timeout: DEFAULT_SNAPSHOT_TIMEOUT,
+        }
+    }
+}
+
+/// Returns the rc snapshot for `shell`, making it if the cache has none, with the default
+/// [`SnapshotOptions`] (no sandbox, [`DEFAULT_SNAPSHOT_TIMEOUT`]); see [`snapshot_with`].
+pub fn snapshot_for(
+    shell: &ShellSpec,
+    home: &Path,
+    cache_dir: &Path,
+    env: &[(OsString, OsString)],
+) -> Result<Option<Snapshot>, SnapshotError> {
+    snapshot_with(shell, home, cache_dir, env, &SnapshotOptions::default())
+}
+
 /// Returns the rc snapshot for `shell`, making it if the cache has none.
 ///
 /// - `home`: the user's home directory; the rc file is found there and the generating shell
@@ -211,29 +252,18 @@ where
 /// - `env`: the environment the command shells start with (the output of
 ///   [`hardened_env`](crate::env::hardened_env)); the generating shell gets the same, so the
 ///   `PATH` it exports is the one the command shells would have computed.
+/// - `options`: the sandbox and the time box. A sandbox the kernel cannot enforce is
+///   [`SnapshotError::Spawn`] with the `Sandbox unavailable: …` message, and the rc does not
+///   run.
 ///
 /// `Ok(None)` for `sh` or when the rc file does not exist. Blocks for at most about
-/// [`SNAPSHOT_TIMEOUT`] when the snapshot has to be made; a cache hit starts no process.
-pub fn snapshot_for(
+/// `options.timeout` when the snapshot has to be made; a cache hit starts no process.
+pub fn snapshot_with(
     shell: &ShellSpec,
     home: &Path,
     cache_dir: &Path,
     env: &[(OsString, OsString)],
-) -> Result<Option<Snapshot>, SnapshotError> {
-    snapshot_for_sandboxed(shell, home, cache_dir, env, None)
-}
-
-/// [`snapshot_for`] for a sandboxed session: the generating shell runs under
-/// `sandbox` like the session's shells (with `cache_dir` writable too, for its dump), and its
-/// snapshot is cached apart from unsandboxed ones (the rc may behave differently when it
-/// cannot write). A sandbox the kernel cannot enforce is [`SnapshotError::Spawn`] with the
-/// `Sandbox unavailable: …` message, and the rc does not run.
-pub fn snapshot_for_sandboxed(
-    shell: &ShellSpec,
-    home: &Path,
-    cache_dir: &Path,
-    env: &[(OsString, OsString)],
-    sandbox: Option<&SandboxPolicy>,
+    options: &SnapshotOptions,
 ) -> Result<Option<Snapshot>, SnapshotError> {
     let (Some(generator), Some(rc)) = (Generator::for_kind(shell.kind), rc_file(shell.kind, home))
     else {
@@ -242,6 +272,7 @@ pub fn snapshot_for_sandboxed(
     if !rc.is_file() {
         return Ok(None);
     }
+    let timeout = options.timeout.min(MAX_SNAPSHOT_TIMEOUT);
     let path_var = env
         .iter()
         .rev()
@@ -251,7 +282,11 @@ pub fn snapshot_for_sandboxed(
         "{}-{}{}.sh",
         shell.kind.name(),
         cache::cache_key(shell, &cache::key_files(shell.kind, home), path_var),
-        if sandbox.is_some() { "-sandboxed" } else { "" }
+        if options.sandbox.is_some() {
+            "-sandboxed"
+        } else {
+            ""
+        }
     );
     let target = cache_dir.join(name);
 
@@ -263,23 +298,39 @@ pub fn snapshot_for_sandboxed(
         }));
     }
 
-    let content = run::generate(&generator, shell, &rc, home, cache_dir, env, sandbox)?;
+    let content = run::generate(
+        &generator,
+        shell,
+        &rc,
+        home,
+        cache_dir,
+        env,
+        options.sandbox.as_ref(),
+        timeout,
+    )?;
+    write_private(cache_dir, &target, &content)?;
+    Ok(Some(Snapshot {
+        path: target,
+        from_cache: false,
+    }))
+}
+
+/// Writes `content` to `target` in `dir` as a private (0600) file, through a temporary name
+/// and a rename, so no process sees a partial file.
+fn write_private(dir: &Path, target: &Path, content: &[u8]) -> Result<(), SnapshotError> {
     let mut file = tempfile::Builder::new()
         .prefix(".snapshot-")
-        .tempfile_in(cache_dir)
-        .map_err(|error| io_error("create a file in", cache_dir, error))?;
-    file.write_all(&content)
+        .tempfile_in(dir)
+        .map_err(|error| io_error("create a file in", dir, error))?;
+    file.write_all(content)
         .and_then(|()| file.as_file().sync_all())
         .map_err(|error| io_error("write", file.path(), error))?;
     // Temporary files are created 0600 already; say so explicitly, it is the contract.
     fs::set_permissions(file.path(), fs::Permissions::from_mode(0o600))
         .map_err(|error| io_error("set permissions of", file.path(), error))?;
-    file.persist(&target)
-        .map_err(|err| io_error("write", &target, err.error))?;
-    Ok(Some(Snapshot {
-        path: target,
-        from_cache: false,
-    }))
+    file.persist(target)
+        .map_err(|err| io_error("write", target, err.error))?;
+    Ok(())
 }
 
 /// A [`SnapshotError::Io`] for `action` on `path`.

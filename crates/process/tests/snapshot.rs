@@ -18,36 +18,36 @@ use agentsh_test_support::alive_with_arg;
 use crate::env::user_env;
 use crate::shell::lookup;
 
-fn fixture(name: &str) -> PathBuf {
+pub(crate) fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../fixtures/rc")
         .join(name)
 }
 
 /// A temporary home holding a fixture as its rc file, and a cache directory.
-struct Home {
+pub(crate) struct Home {
     dir: tempfile::TempDir,
 }
 
 impl Home {
-    fn new(fixture_name: &str, rc_name: &str) -> Self {
+    pub(crate) fn new(fixture_name: &str, rc_name: &str) -> Self {
         let dir = tempfile::tempdir().expect("temp home");
         fs::copy(fixture(fixture_name), dir.path().join(rc_name)).expect("copy fixture");
         Self { dir }
     }
-    fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         self.dir.path()
     }
-    fn cache(&self) -> PathBuf {
+    pub(crate) fn cache(&self) -> PathBuf {
         self.dir.path().join("cache/agentsh/snapshots")
     }
-    fn sourced_count(&self) -> usize {
+    pub(crate) fn sourced_count(&self) -> usize {
         fs::read_to_string(self.path().join(".sourced-count")).map_or(0, |s| s.lines().count())
     }
-    fn snapshot(&self, shell: &ShellSpec) -> Result<Option<Snapshot>, SnapshotError> {
+    pub(crate) fn snapshot(&self, shell: &ShellSpec) -> Result<Option<Snapshot>, SnapshotError> {
         snapshot_for(shell, self.path(), &self.cache(), &shell_env())
     }
-    fn snapshot_timed(
+    pub(crate) fn snapshot_timed(
         &self,
         shell: &ShellSpec,
         timeout: Duration,
@@ -58,10 +58,20 @@ impl Home {
         };
         snapshot_with(shell, self.path(), &self.cache(), &shell_env(), &options)
     }
-    fn cached_files(&self) -> Vec<PathBuf> {
-        fs::read_dir(self.cache())
+    /// Every file in the cache directory, sorted.
+    pub(crate) fn cached_files(&self) -> Vec<PathBuf> {
+        let mut files: Vec<PathBuf> = fs::read_dir(self.cache())
             .map(|dir| dir.map(|e| e.expect("dir entry").path()).collect())
-            .unwrap_or_default()
+            .unwrap_or_default();
+        files.sort();
+        files
+    }
+    /// The snapshot files (`*.sh`) in the cache directory.
+    pub(crate) fn snapshot_files(&self) -> Vec<PathBuf> {
+        self.cached_files()
+            .into_iter()
+            .filter(|path| path.extension() == Some("sh".as_ref()))
+            .collect()
     }
 }
 
@@ -73,11 +83,11 @@ fn snapshot_with_bashrc(home: &Path, rc: &str) {
         .expect("bash gives a snapshot");
 }
 
-fn shell_env() -> Vec<(OsString, OsString)> {
+pub(crate) fn shell_env() -> Vec<(OsString, OsString)> {
     hardened_env(std::env::vars_os(), &BTreeMap::new(), TerminalKind::Pipe)
 }
 
-fn bash() -> ShellSpec {
+pub(crate) fn bash() -> ShellSpec {
     let env = |name: &str| std::env::var_os(name);
     let spec = discover_shell(Some(Path::new("bash")), env).expect("bash on PATH");
     assert_eq!(spec.kind, ShellKind::Bash);
@@ -425,8 +435,14 @@ fn cache_directory_is_0700_and_snapshot_files_0600() {
     assert_eq!(mode(&home.cache()), 0o700);
     assert_eq!(mode(home.cache().parent().unwrap()), 0o700);
     assert_eq!(mode(&snapshot.path), 0o600);
-    // Only the snapshot is left in the directory: no dump or stderr files.
-    assert_eq!(home.cached_files(), vec![snapshot.path.clone()]);
+    // Only the snapshot and its lock file are left in the directory: no dump or stderr
+    // files.
+    let lock = snapshot.path.with_extension("lock");
+    assert_eq!(
+        home.cached_files(),
+        vec![lock.clone(), snapshot.path.clone()]
+    );
+    assert_eq!(mode(&lock), 0o600);
     let name = snapshot.path.file_name().unwrap().to_str().unwrap();
     assert!(name.starts_with("bash-"), "{name}");
     assert_eq!(Path::new(name).extension(), Some("sh".as_ref()), "{name}");
@@ -472,7 +488,7 @@ fn broken_rc_gives_no_snapshot_and_a_warning_naming_the_error() {
     let message = err.to_string();
     assert!(message.starts_with("no rc snapshot: "), "{message}");
     assert!(message.contains("returned status 2"), "{message}");
-    assert_eq!(home.cached_files(), Vec::<PathBuf>::new());
+    assert_eq!(home.snapshot_files(), Vec::<PathBuf>::new());
 }
 
 #[test]
@@ -487,7 +503,7 @@ fn rc_that_exits_gives_no_snapshot_and_a_warning() {
         err.to_string().contains("does it call exit or exec?"),
         "{err}"
     );
-    assert_eq!(home.cached_files(), Vec::<PathBuf>::new());
+    assert_eq!(home.snapshot_files(), Vec::<PathBuf>::new());
 }
 
 #[test]
@@ -508,7 +524,7 @@ fn slow_rc_is_stopped_at_the_time_box_and_leaves_no_process() {
     assert!(err.to_string().contains("took longer than 1 s"), "{err}");
     assert_eq!(alive_with_arg("30.123"), Vec::<u32>::new());
     assert_eq!(alive_with_arg("30.456"), Vec::<u32>::new());
-    assert_eq!(home.cached_files(), Vec::<PathBuf>::new());
+    assert_eq!(home.snapshot_files(), Vec::<PathBuf>::new());
     eprintln!("slow rc given up after {elapsed:?}");
 }
 

@@ -64,14 +64,24 @@
 //! it). A file is written to a temporary name and renamed, so no process sees a partial
 //! snapshot; a cache hit spawns nothing. Stale snapshots are not removed.
 //!
+//! A snapshot is made at most once at a time on a host: the process that makes it holds an
+//! exclusive `flock` on `<kind>-<hash>.lock` (0600, next to the snapshot) while the shell runs;
+//! the others wait for the lock, then find the snapshot and use it. Sessions started together
+//! thus run the rc once instead of once each, and the time box of the one making it is not
+//! eaten by waiting. The kernel releases the lock when its holder ends, even
+//! by SIGKILL, so the file that stays never blocks; a holder that is stopped is waited for at
+//! most [`MAX_SNAPSHOT_TIMEOUT`] and a grace period, and then the waiter makes the snapshot
+//! itself.
+//!
 //! # Layout
 //!
-//! `cache` (the key and the private directory), `script` (the generating scripts per shell),
-//! `run` (the time-boxed run of the generating shell) and `dump` (parsing its output and
-//! rendering the snapshot file).
+//! `cache` (the key, its files and the private directory), `lock` (one maker at a time),
+//! `script` (the generating scripts per shell), `run` (the time-boxed run of the generating
+//! shell) and `dump` (parsing its output and rendering the snapshot file).
 
 mod cache;
 mod dump;
+mod lock;
 mod run;
 mod script;
 
@@ -93,6 +103,11 @@ pub const DEFAULT_SNAPSHOT_TIMEOUT: Duration = Duration::from_secs(10);
 /// The longest time box a snapshot is given (60 s); a longer [`SnapshotOptions::timeout`] is
 /// cut to it.
 pub const MAX_SNAPSHOT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long a process waits for another one making the same snapshot before it makes it
+/// itself: the longest time box and a grace period for ending the shell and writing the file.
+/// Only a holder that is stopped or hung is waited for this long.
+const LOCK_WAIT: Duration = MAX_SNAPSHOT_TIMEOUT.saturating_add(Duration::from_secs(30));
 
 /// A usable snapshot file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -218,7 +233,8 @@ pub struct SnapshotOptions {
     /// unsandboxed ones (the rc may behave differently when it cannot write). `None`: no
     /// sandbox.
     pub sandbox: Option<SandboxPolicy>,
-    /// How long the generating shell may run, counted from its start. At most
+    /// How long the generating shell may run, counted from its start (not from when this
+    /// process began to wait for another one making the same snapshot). At most
     /// [`MAX_SNAPSHOT_TIMEOUT`]; longer is cut to it. Default [`DEFAULT_SNAPSHOT_TIMEOUT`].
     pub timeout: Duration,
 }
@@ -256,8 +272,10 @@ pub fn snapshot_for(
 ///   [`SnapshotError::Spawn`] with the `Sandbox unavailable: …` message, and the rc does not
 ///   run.
 ///
-/// `Ok(None)` for `sh` or when the rc file does not exist. Blocks for at most about
-/// `options.timeout` when the snapshot has to be made; a cache hit starts no process.
+/// `Ok(None)` for `sh` or when the rc file does not exist. A cache hit starts no process.
+/// Otherwise only one process on the host makes a given snapshot at a time: the others wait
+/// for it (at most [`MAX_SNAPSHOT_TIMEOUT`] and a grace period) and take its result; the one
+/// making it blocks for at most about `options.timeout`.
 pub fn snapshot_with(
     shell: &ShellSpec,
     home: &Path,
@@ -278,24 +296,29 @@ pub fn snapshot_with(
         .rev()
         .find(|(name, _)| name == "PATH")
         .map(|(_, value)| value.as_os_str());
-    let name = format!(
-        "{}-{}{}.sh",
-        shell.kind.name(),
-        cache::cache_key(shell, &cache::key_files(shell.kind, home), path_var),
-        if options.sandbox.is_some() {
-            "-sandboxed"
-        } else {
-            ""
-        }
+    let entry = cache::Entry::new(
+        cache_dir,
+        &format!(
+            "{}-{}{}",
+            shell.kind.name(),
+            cache::cache_key(shell, &cache::key_files(shell.kind, home), path_var),
+            if options.sandbox.is_some() {
+                "-sandboxed"
+            } else {
+                ""
+            }
+        ),
     );
-    let target = cache_dir.join(name);
 
     cache::ensure_private_dir(cache_dir)?;
-    if target.is_file() {
-        return Ok(Some(Snapshot {
-            path: target,
-            from_cache: true,
-        }));
+    if let Some(found) = entry.lookup() {
+        return Ok(Some(found));
+    }
+    // Held to the end of this function: closing the file releases the lock.
+    let _lock = lock::lock(&entry.lock, LOCK_WAIT)?;
+    // Whoever held the lock may have made the snapshot in the meantime.
+    if let Some(found) = entry.lookup() {
+        return Ok(Some(found));
     }
 
     let content = run::generate(
@@ -308,9 +331,9 @@ pub fn snapshot_with(
         options.sandbox.as_ref(),
         timeout,
     )?;
-    write_private(cache_dir, &target, &content)?;
+    write_private(cache_dir, &entry.snapshot, &content)?;
     Ok(Some(Snapshot {
-        path: target,
+        path: entry.snapshot,
         from_cache: false,
     }))
 }

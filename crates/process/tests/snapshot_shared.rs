@@ -1,5 +1,5 @@
 //! The rc snapshot shared between sessions: one maker at a time per cache key (a lock in the
-//! cache directory), and waiting that eats no time box.
+//! cache directory), waiting that eats no time box, and failures remembered per key.
 
 use std::fs;
 use std::io::{BufRead, BufReader};
@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
-use agentsh_process::snapshot::Snapshot;
+use agentsh_process::snapshot::{Snapshot, SnapshotError};
 
 use crate::snapshot::{Home, bash};
 
@@ -127,5 +127,69 @@ fn a_lock_held_by_a_dead_process_does_not_block() {
     let second = home.snapshot(&bash()).unwrap().unwrap();
     assert!(started.elapsed() < LIVENESS, "{:?}", started.elapsed());
     assert!(!second.from_cache);
+    assert_eq!(home.sourced_count(), 2);
+}
+
+#[test]
+fn a_failure_is_remembered_until_the_rc_changes() {
+    let home = home_with_rc("greet() { echo hi; }\nif then fi");
+    let err = home.snapshot(&bash()).unwrap_err();
+    assert!(matches!(err, SnapshotError::Broken { .. }), "{err:?}");
+    let warning = err.to_string();
+    let again = home.snapshot(&bash()).unwrap_err();
+    let SnapshotError::Remembered { rc, warning: kept } = &again else {
+        panic!("expected Remembered, got {again:?}");
+    };
+    assert_eq!(rc, &home.path().join(".bashrc"));
+    assert_eq!(kept, &warning);
+    let message = again.to_string();
+    assert!(message.starts_with(&warning), "{message}");
+    assert!(
+        message.contains("remembered from an earlier try"),
+        "{message}"
+    );
+    assert_eq!(home.sourced_count(), 1, "the rc was sourced again");
+    // A private record next to the lock, and no snapshot.
+    let mode = |p: &PathBuf| {
+        std::os::unix::fs::PermissionsExt::mode(&fs::metadata(p).unwrap().permissions()) & 0o777
+    };
+    let files = home.cached_files();
+    assert_eq!(files.len(), 2, "{files:?}");
+    assert!(files.iter().all(|f| mode(f) == 0o600), "{files:?}");
+    assert_eq!(home.snapshot_files(), Vec::<PathBuf>::new());
+
+    // A fixed rc has another key: it is tried afresh.
+    fs::write(
+        home.path().join(".bashrc"),
+        "echo sourced >> \"$HOME/.sourced-count\"\ngreet() { echo hi; }\n",
+    )
+    .unwrap();
+    let fixed = home.snapshot(&bash()).unwrap().unwrap();
+    assert!(!fixed.from_cache);
+    assert_eq!(home.sourced_count(), 2);
+}
+
+#[test]
+fn a_remembered_time_out_is_tried_again_only_with_a_longer_time_box() {
+    let home = home_with_rc("sleep 2\ngreet() { echo hi; }");
+    let short = Duration::from_secs(1);
+    let err = home.snapshot_timed(&bash(), short).unwrap_err();
+    assert!(matches!(err, SnapshotError::Timeout { .. }), "{err:?}");
+    let started = Instant::now();
+    let err = home.snapshot_timed(&bash(), short).unwrap_err();
+    assert!(matches!(err, SnapshotError::Remembered { .. }), "{err:?}");
+    assert!(err.to_string().contains("took longer than 1 s"), "{err}");
+    assert!(started.elapsed() < LIVENESS);
+    assert_eq!(home.sourced_count(), 1);
+
+    let made = home
+        .snapshot_timed(&bash(), Duration::from_secs(15))
+        .unwrap()
+        .unwrap();
+    assert!(!made.from_cache);
+    assert_eq!(home.sourced_count(), 2);
+    // The snapshot wins over the record from now on, whatever the time box.
+    let hit = home.snapshot_timed(&bash(), short).unwrap().unwrap();
+    assert!(hit.from_cache);
     assert_eq!(home.sourced_count(), 2);
 }

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
+use super::failure::Failure;
 use super::{Snapshot, SnapshotError, io_error};
 use crate::shell::{ShellKind, ShellSpec};
 
@@ -21,6 +22,8 @@ const FORMAT_VERSION: &str = "agentsh-rc-snapshot-1";
 pub(super) struct Entry {
     /// `<name>.sh`: the snapshot.
     pub(super) snapshot: PathBuf,
+    /// `<name>.failed`: the remembered failure.
+    pub(super) failed: PathBuf,
     /// `<name>.lock`: locked while a process makes the snapshot.
     pub(super) lock: PathBuf,
 }
@@ -30,16 +33,33 @@ impl Entry {
     pub(super) fn new(dir: &Path, name: &str) -> Self {
         Self {
             snapshot: dir.join(format!("{name}.sh")),
+            failed: dir.join(format!("{name}.failed")),
             lock: dir.join(format!("{name}.lock")),
         }
     }
 
-    /// The snapshot, when it is already made.
-    pub(super) fn lookup(&self) -> Option<Snapshot> {
-        self.snapshot.is_file().then(|| Snapshot {
-            path: self.snapshot.clone(),
-            from_cache: true,
-        })
+    /// What the cache already knows for a run with the time box `timeout`: the snapshot, or a
+    /// remembered failure of `rc` that applies; `None` when it has to be made.
+    pub(super) fn lookup(
+        &self,
+        rc: &Path,
+        timeout: std::time::Duration,
+    ) -> Option<Result<Option<Snapshot>, SnapshotError>> {
+        if self.snapshot.is_file() {
+            return Some(Ok(Some(Snapshot {
+                path: self.snapshot.clone(),
+                from_cache: true,
+            })));
+        }
+        // A record that cannot be read counts as none: the snapshot is tried again.
+        let failure = fs::read_to_string(&self.failed)
+            .ok()
+            .and_then(|text| Failure::parse(&text))
+            .filter(|failure| failure.applies_to(timeout))?;
+        Some(Err(SnapshotError::Remembered {
+            rc: rc.to_path_buf(),
+            warning: failure.warning,
+        }))
     }
 }
 

@@ -66,21 +66,30 @@
 //!
 //! A snapshot is made at most once at a time on a host: the process that makes it holds an
 //! exclusive `flock` on `<kind>-<hash>.lock` (0600, next to the snapshot) while the shell runs;
-//! the others wait for the lock, then find the snapshot and use it. Sessions started together
-//! thus run the rc once instead of once each, and the time box of the one making it is not
-//! eaten by waiting. The kernel releases the lock when its holder ends, even
+//! the others wait for the lock, then find the snapshot (or the failure) and use it. Sessions
+//! started together thus run the rc once instead of once each, and the time box of the one
+//! making it is not eaten by waiting. The kernel releases the lock when its holder ends, even
 //! by SIGKILL, so the file that stays never blocks; a holder that is stopped is waited for at
 //! most [`MAX_SNAPSHOT_TIMEOUT`] and a grace period, and then the waiter makes the snapshot
 //! itself.
 //!
+//! When the rc itself is why there is no snapshot (a time-out, a syntax error, an `exit`, too
+//! much to carry), the warning is kept in `<kind>-<hash>.failed` (0600) and later sessions give
+//! it at once ([`SnapshotError::Remembered`]) instead of running the rc again. Editing the rc
+//! changes the key, so it is tried afresh; a remembered time-out is also tried again with a
+//! longer time box than the one that ran out. Failures of the host (the shell cannot start,
+//! the cache cannot be written) are not remembered.
+//!
 //! # Layout
 //!
 //! `cache` (the key, its files and the private directory), `lock` (one maker at a time),
-//! `script` (the generating scripts per shell), `run` (the time-boxed run of the generating
-//! shell) and `dump` (parsing its output and rendering the snapshot file).
+//! `failure` (remembered failures), `script` (the generating scripts per shell), `run` (the
+//! time-boxed run of the generating shell) and `dump` (parsing its output and rendering the
+//! snapshot file).
 
 mod cache;
 mod dump;
+mod failure;
 mod lock;
 mod run;
 mod script;
@@ -184,6 +193,16 @@ pub enum SnapshotError {
         /// The limit in bytes.
         max: u64,
     },
+    /// An earlier try to snapshot this rc, as it is now, failed for a reason of the rc's own
+    /// (a time-out, an error, an `exit`, too much to carry). It is tried again when the rc
+    /// changes, or, after a time-out, when a longer time box is given.
+    #[error("{warning} [remembered from an earlier try: tried again when {} changes]", rc.display())]
+    Remembered {
+        /// The rc file.
+        rc: PathBuf,
+        /// The earlier failure's message.
+        warning: String,
+    },
     /// A file system operation on the cache failed.
     #[error("no rc snapshot: cannot {action} {}: {error}", path.display())]
     Io {
@@ -272,10 +291,11 @@ pub fn snapshot_for(
 ///   [`SnapshotError::Spawn`] with the `Sandbox unavailable: …` message, and the rc does not
 ///   run.
 ///
-/// `Ok(None)` for `sh` or when the rc file does not exist. A cache hit starts no process.
-/// Otherwise only one process on the host makes a given snapshot at a time: the others wait
-/// for it (at most [`MAX_SNAPSHOT_TIMEOUT`] and a grace period) and take its result; the one
-/// making it blocks for at most about `options.timeout`.
+/// `Ok(None)` for `sh` or when the rc file does not exist. A cache hit, or a failure
+/// remembered for this rc ([`SnapshotError::Remembered`]), starts no process. Otherwise only
+/// one process on the host makes a given snapshot at a time: the others wait for it (at most
+/// [`MAX_SNAPSHOT_TIMEOUT`] and a grace period) and take its result; the one making it blocks
+/// for at most about `options.timeout`.
 pub fn snapshot_with(
     shell: &ShellSpec,
     home: &Path,
@@ -311,17 +331,17 @@ pub fn snapshot_with(
     );
 
     cache::ensure_private_dir(cache_dir)?;
-    if let Some(found) = entry.lookup() {
-        return Ok(Some(found));
+    if let Some(found) = entry.lookup(&rc, timeout) {
+        return found;
     }
     // Held to the end of this function: closing the file releases the lock.
     let _lock = lock::lock(&entry.lock, LOCK_WAIT)?;
-    // Whoever held the lock may have made the snapshot in the meantime.
-    if let Some(found) = entry.lookup() {
-        return Ok(Some(found));
+    // Whoever held the lock may have made the snapshot (or failed to) in the meantime.
+    if let Some(found) = entry.lookup(&rc, timeout) {
+        return found;
     }
 
-    let content = run::generate(
+    let content = match run::generate(
         &generator,
         shell,
         &rc,
@@ -330,8 +350,19 @@ pub fn snapshot_with(
         env,
         options.sandbox.as_ref(),
         timeout,
-    )?;
+    ) {
+        Ok(content) => content,
+        Err(error) => {
+            if let Some(failure) = failure::Failure::of(&error) {
+                // Best effort: without the record the next session only tries again.
+                let _ = write_private(cache_dir, &entry.failed, failure.render().as_bytes());
+            }
+            return Err(error);
+        }
+    };
     write_private(cache_dir, &entry.snapshot, &content)?;
+    // A record of an earlier time-out with a shorter time box is moot now.
+    let _ = fs::remove_file(&entry.failed);
     Ok(Some(Snapshot {
         path: entry.snapshot,
         from_cache: false,

@@ -263,7 +263,7 @@ impl AgentSession {
                 let env = hardened_env(std::env::vars_os(), &settings.bash.env, TerminalKind::Pipe);
                 let options = SnapshotOptions {
                     sandbox: sandbox.as_ref().map(SessionSandbox::snapshot_policy),
-                    ..SnapshotOptions::default()
+                    timeout: settings.bash.snapshot_timeout,
                 };
                 match snapshot_with(&shell, home, &cache, &env, &options) {
                     Ok(snapshot) => snapshot.map(|s| s.path),

@@ -18,7 +18,7 @@ use agentsh_output_sink::{OutputSink, Secrets, SinkOptions, Spill, SpillSource};
 use agentsh_process::env::{TerminalKind, hardened_env};
 use agentsh_process::sandbox::{Kernel as SandboxKernel, SandboxPolicy};
 use agentsh_process::shell::{ShellSpec, discover_shell, shell_prefix};
-use agentsh_process::snapshot::{default_cache_dir, snapshot_for_sandboxed};
+use agentsh_process::snapshot::{SnapshotOptions, default_cache_dir, snapshot_with};
 use agentsh_protocol::{BangOptions, BashResult};
 use agentsh_pty_runtime::PtyCommand;
 use agentsh_shell_executor::{
@@ -261,8 +261,11 @@ impl AgentSession {
             // when it has one (which the kernel can enforce, or the session would not exist).
             (Some(home), Some(cache)) => {
                 let env = hardened_env(std::env::vars_os(), &settings.bash.env, TerminalKind::Pipe);
-                let policy = sandbox.as_ref().map(SessionSandbox::snapshot_policy);
-                match snapshot_for_sandboxed(&shell, home, &cache, &env, policy.as_ref()) {
+                let options = SnapshotOptions {
+                    sandbox: sandbox.as_ref().map(SessionSandbox::snapshot_policy),
+                    timeout: settings.bash.snapshot_timeout,
+                };
+                match snapshot_with(&shell, home, &cache, &env, &options) {
                     Ok(snapshot) => snapshot.map(|s| s.path),
                     Err(err) => {
                         warnings.push(err.to_string());

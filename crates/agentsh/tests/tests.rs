@@ -13,4 +13,5 @@ mod remote;
 mod rpc;
 mod sandbox;
 mod secrets;
+mod snapshot;
 mod util;

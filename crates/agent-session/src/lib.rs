@@ -77,11 +77,11 @@ pub use settings::{
     DEFAULT_AGENTSH_PATH, DEFAULT_ARTIFACTS_MAX_AGE_DAYS, DEFAULT_ARTIFACTS_MAX_BYTES,
     DEFAULT_JOBS_MAX_LOG_BYTES, DEFAULT_JOBS_MAX_RUNNING, DEFAULT_MAX_SHELLS,
     DEFAULT_MCP_YIELD_AFTER, DEFAULT_OUTPUT_MAX_BYTES, DEFAULT_PATTERN_MAX_BYTES,
-    DEFAULT_SECRET_ENV, DEFAULT_SHELL_IDLE_MINUTES, DEFAULT_SSH_COMMAND, DEFAULTS_ORIGIN,
-    EXECUTION_SECTIONS, HELLO_SETTINGS_SOURCE, InterceptorSettings, JobSettings,
-    MANAGED_POLICY_ENV, MANAGED_POLICY_PATH, McpSettings, NetworkSetting, OutputSettings,
-    PROJECT_POLICY_PATH, PatternSetting, RemoteSettings, SandboxSettings, SecretsSettings,
-    Settings, UiSettings, VirtualTerminal, config_path, default_audit_path, managed_policy_tiers,
-    policy_from_tiers, project_policy_tier,
+    DEFAULT_SECRET_ENV, DEFAULT_SHELL_IDLE_MINUTES, DEFAULT_SNAPSHOT_TIMEOUT, DEFAULT_SSH_COMMAND,
+    DEFAULTS_ORIGIN, EXECUTION_SECTIONS, HELLO_SETTINGS_SOURCE, InterceptorSettings, JobSettings,
+    MANAGED_POLICY_ENV, MANAGED_POLICY_PATH, MAX_SNAPSHOT_TIMEOUT, McpSettings, NetworkSetting,
+    OutputSettings, PROJECT_POLICY_PATH, PatternSetting, RemoteSettings, SandboxSettings,
+    SecretsSettings, Settings, UiSettings, VirtualTerminal, config_path, default_audit_path,
+    managed_policy_tiers, policy_from_tiers, project_policy_tier,
 };
 pub use tool::{BashTool, ToolContext};

@@ -267,10 +267,7 @@ impl AgentSession {
             home.as_deref(),
             cache_dir.as_deref(),
             &settings,
-            sandbox
-                .as_ref()
-                .map(SessionSandbox::snapshot_policy)
-                .as_ref(),
+            sandbox.as_ref().map(SessionSandbox::snapshot_policy),
         );
         if let SnapshotOutcome::Failed(warning) = &snapshot_outcome {
             warnings.push(warning.clone());

@@ -49,6 +49,7 @@ pub use types::{
     ArtifactSettings, AuditSettings, BashSettings, DEFAULT_ARTIFACTS_MAX_AGE_DAYS,
     DEFAULT_ARTIFACTS_MAX_BYTES, DEFAULT_JOBS_MAX_LOG_BYTES, DEFAULT_JOBS_MAX_RUNNING,
     DEFAULT_MAX_SHELLS, DEFAULT_MCP_YIELD_AFTER, DEFAULT_OUTPUT_MAX_BYTES,
-    DEFAULT_SHELL_IDLE_MINUTES, EXECUTION_SECTIONS, InterceptorSettings, JobSettings, McpSettings,
-    OutputSettings, SandboxSettings, Settings, UiSettings, VirtualTerminal, default_audit_path,
+    DEFAULT_SHELL_IDLE_MINUTES, DEFAULT_SNAPSHOT_TIMEOUT, EXECUTION_SECTIONS, InterceptorSettings,
+    JobSettings, MAX_SNAPSHOT_TIMEOUT, McpSettings, OutputSettings, SandboxSettings, Settings,
+    UiSettings, VirtualTerminal, default_audit_path,
 };

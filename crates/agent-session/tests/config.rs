@@ -31,6 +31,7 @@ fn full_config_sets_every_key() {
     assert_eq!(bash.default_timeout, Timeout::clamp(90.5));
     assert_eq!(bash.max_shells, 4);
     assert_eq!(bash.shell_idle_minutes, 10);
+    assert_eq!(bash.snapshot_timeout, std::time::Duration::from_secs(30));
     assert_eq!(
         bash.env,
         BTreeMap::from([
@@ -69,7 +70,7 @@ fn each_broken_fixture_names_file_key_and_reason() {
     let cases: &[(&str, &str)] = &[
         (
             "unknown-key.toml",
-            "bash.max_shell: unknown field `max_shell`, expected one of `virtual_terminal`, `shell`, `prefix`, `default_timeout`, `max_shells`, `shell_idle_minutes`, `yield_after`, `env`",
+            "bash.max_shell: unknown field `max_shell`, expected one of `virtual_terminal`, `shell`, `prefix`, `default_timeout`, `max_shells`, `shell_idle_minutes`, `yield_after`, `snapshot_timeout`, `env`",
         ),
         (
             "unknown-rule-key.toml",

@@ -15,4 +15,5 @@ mod remote;
 mod rpc;
 mod sandbox;
 mod secrets;
+mod snapshot;
 mod util;

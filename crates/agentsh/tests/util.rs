@@ -417,3 +417,40 @@ fn first_difference(expected: &Value, actual: &Value, path: &str) -> Option<Stri
         _ => Some(format!("{path}: expected {expected}, got {actual}")),
     }
 }
+
+/// Every file under `dir`, read (unreadable ones skipped): (path, bytes).
+pub fn files_under(dir: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(files_under(&path));
+        } else if let Ok(bytes) = std::fs::read(&path) {
+            found.push((path, bytes));
+        }
+    }
+    found
+}
+
+/// No file under `dir` holds `secret`.
+#[track_caller]
+pub fn assert_in_no_file(dir: &std::path::Path, secret: &str) {
+    let files = files_under(dir);
+    assert!(
+        !files.is_empty(),
+        "files to look at under {}",
+        dir.display()
+    );
+    for (path, bytes) in files {
+        assert!(
+            !bytes
+                .windows(secret.len())
+                .any(|window| window == secret.as_bytes()),
+            "{} holds the secret",
+            path.display()
+        );
+    }
+}

@@ -96,11 +96,12 @@ mod tests {
 
     #[test]
     fn a_busy_child_and_its_memory_count_for_its_tree() {
-        // A child that spins for a while and holds 64 MiB, under this test's own process.
+        // A child that holds 64 MiB and spins until it has used 0.6 s of CPU (not of wall
+        // time: on a loaded machine that could be far less CPU), under this test's process.
         let mut child = std::process::Command::new("python3")
             .args([
                 "-c",
-                "b = bytearray(64 << 20)\nfor i in range(0, len(b), 4096): b[i] = 1\nimport time\nt = time.time()\nwhile time.time() - t < 0.6: pass\nprint('done', flush=True)\ninput()",
+                "b = bytearray(64 << 20)\nfor i in range(0, len(b), 4096): b[i] = 1\nimport time\nwhile time.process_time() < 0.6: pass\nprint('done', flush=True)\ninput()",
             ])
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())

@@ -610,7 +610,7 @@ fn a_missing_writable_root_is_unavailable_not_ignored() {
 fn the_rc_snapshot_runs_sandboxed_and_is_cached_apart() {
     use agentsh_process::env::{TerminalKind, hardened_env};
     use agentsh_process::shell::discover_shell;
-    use agentsh_process::snapshot::snapshot_for_sandboxed;
+    use agentsh_process::snapshot::{SnapshotOptions, snapshot_with};
     if !sandbox_available() {
         return;
     }
@@ -630,7 +630,11 @@ fn the_rc_snapshot_runs_sandboxed_and_is_cached_apart() {
     );
     env.push(("OUT_DIR".into(), dirs.outside.clone().into()));
     let policy = policy(SandboxMode::WorkspaceWrite, &dirs, false);
-    let snapshot = snapshot_for_sandboxed(&shell, &dirs.home, &cache, &env, Some(&policy))
+    let options = SnapshotOptions {
+        sandbox: Some(policy),
+        ..SnapshotOptions::default()
+    };
+    let snapshot = snapshot_with(&shell, &dirs.home, &cache, &env, &options)
         .expect("a snapshot")
         .expect("bash has one");
     let name = snapshot.path.file_name().expect("name").to_string_lossy();

@@ -11,46 +11,67 @@ use std::time::{Duration, Instant};
 use agentsh_process::env::{TerminalKind, hardened_env};
 use agentsh_process::shell::{ShellKind, ShellSpec, discover_shell};
 use agentsh_process::snapshot::{
-    SNAPSHOT_TIMEOUT, Snapshot, SnapshotError, default_cache_dir, snapshot_for,
+    Snapshot, SnapshotError, SnapshotOptions, default_cache_dir, snapshot_for, snapshot_with,
 };
 use agentsh_test_support::alive_with_arg;
 
 use crate::env::user_env;
 use crate::shell::lookup;
 
-fn fixture(name: &str) -> PathBuf {
+pub(crate) fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../fixtures/rc")
         .join(name)
 }
 
 /// A temporary home holding a fixture as its rc file, and a cache directory.
-struct Home {
+pub(crate) struct Home {
     dir: tempfile::TempDir,
 }
 
 impl Home {
-    fn new(fixture_name: &str, rc_name: &str) -> Self {
+    pub(crate) fn new(fixture_name: &str, rc_name: &str) -> Self {
         let dir = tempfile::tempdir().expect("temp home");
         fs::copy(fixture(fixture_name), dir.path().join(rc_name)).expect("copy fixture");
         Self { dir }
     }
-    fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         self.dir.path()
     }
-    fn cache(&self) -> PathBuf {
+    pub(crate) fn cache(&self) -> PathBuf {
         self.dir.path().join("cache/agentsh/snapshots")
     }
-    fn sourced_count(&self) -> usize {
+    pub(crate) fn sourced_count(&self) -> usize {
         fs::read_to_string(self.path().join(".sourced-count")).map_or(0, |s| s.lines().count())
     }
-    fn snapshot(&self, shell: &ShellSpec) -> Result<Option<Snapshot>, SnapshotError> {
+    pub(crate) fn snapshot(&self, shell: &ShellSpec) -> Result<Option<Snapshot>, SnapshotError> {
         snapshot_for(shell, self.path(), &self.cache(), &shell_env())
     }
-    fn cached_files(&self) -> Vec<PathBuf> {
-        fs::read_dir(self.cache())
+    pub(crate) fn snapshot_timed(
+        &self,
+        shell: &ShellSpec,
+        timeout: Duration,
+    ) -> Result<Option<Snapshot>, SnapshotError> {
+        let options = SnapshotOptions {
+            timeout,
+            ..SnapshotOptions::default()
+        };
+        snapshot_with(shell, self.path(), &self.cache(), &shell_env(), &options)
+    }
+    /// Every file in the cache directory, sorted.
+    pub(crate) fn cached_files(&self) -> Vec<PathBuf> {
+        let mut files: Vec<PathBuf> = fs::read_dir(self.cache())
             .map(|dir| dir.map(|e| e.expect("dir entry").path()).collect())
-            .unwrap_or_default()
+            .unwrap_or_default();
+        files.sort();
+        files
+    }
+    /// The snapshot files (`*.sh`) in the cache directory.
+    pub(crate) fn snapshot_files(&self) -> Vec<PathBuf> {
+        self.cached_files()
+            .into_iter()
+            .filter(|path| path.extension() == Some("sh".as_ref()))
+            .collect()
     }
 }
 
@@ -62,11 +83,11 @@ fn snapshot_with_bashrc(home: &Path, rc: &str) {
         .expect("bash gives a snapshot");
 }
 
-fn shell_env() -> Vec<(OsString, OsString)> {
+pub(crate) fn shell_env() -> Vec<(OsString, OsString)> {
     hardened_env(std::env::vars_os(), &BTreeMap::new(), TerminalKind::Pipe)
 }
 
-fn bash() -> ShellSpec {
+pub(crate) fn bash() -> ShellSpec {
     let env = |name: &str| std::env::var_os(name);
     let spec = discover_shell(Some(Path::new("bash")), env).expect("bash on PATH");
     assert_eq!(spec.kind, ShellKind::Bash);
@@ -414,8 +435,14 @@ fn cache_directory_is_0700_and_snapshot_files_0600() {
     assert_eq!(mode(&home.cache()), 0o700);
     assert_eq!(mode(home.cache().parent().unwrap()), 0o700);
     assert_eq!(mode(&snapshot.path), 0o600);
-    // Only the snapshot is left in the directory: no dump or stderr files.
-    assert_eq!(home.cached_files(), vec![snapshot.path.clone()]);
+    // Only the snapshot and its lock file are left in the directory: no dump or stderr
+    // files.
+    let lock = snapshot.path.with_extension("lock");
+    assert_eq!(
+        home.cached_files(),
+        vec![lock.clone(), snapshot.path.clone()]
+    );
+    assert_eq!(mode(&lock), 0o600);
     let name = snapshot.path.file_name().unwrap().to_str().unwrap();
     assert!(name.starts_with("bash-"), "{name}");
     assert_eq!(Path::new(name).extension(), Some("sh".as_ref()), "{name}");
@@ -461,7 +488,7 @@ fn broken_rc_gives_no_snapshot_and_a_warning_naming_the_error() {
     let message = err.to_string();
     assert!(message.starts_with("no rc snapshot: "), "{message}");
     assert!(message.contains("returned status 2"), "{message}");
-    assert_eq!(home.cached_files(), Vec::<PathBuf>::new());
+    assert_eq!(home.snapshot_files(), Vec::<PathBuf>::new());
 }
 
 #[test]
@@ -476,27 +503,28 @@ fn rc_that_exits_gives_no_snapshot_and_a_warning() {
         err.to_string().contains("does it call exit or exec?"),
         "{err}"
     );
-    assert_eq!(home.cached_files(), Vec::<PathBuf>::new());
+    assert_eq!(home.snapshot_files(), Vec::<PathBuf>::new());
 }
 
 #[test]
 fn slow_rc_is_stopped_at_the_time_box_and_leaves_no_process() {
     let home = Home::new("bashrc-slow", ".bashrc");
+    let timeout = Duration::from_secs(1);
     let started = Instant::now();
-    let err = home.snapshot(&bash()).unwrap_err();
+    let err = home.snapshot_timed(&bash(), timeout).unwrap_err();
     let elapsed = started.elapsed();
     assert!(matches!(err, SnapshotError::Timeout { .. }), "{err:?}");
-    assert!(elapsed >= SNAPSHOT_TIMEOUT, "gave up early: {elapsed:?}");
+    assert!(elapsed >= timeout, "gave up early: {elapsed:?}");
     // A liveness bound, generous for a loaded CI machine: the time box itself is checked by
     // the lower bound and the Timeout error.
     assert!(
-        elapsed < SNAPSHOT_TIMEOUT + Duration::from_secs(3),
+        elapsed < timeout + Duration::from_secs(5),
         "took {elapsed:?}"
     );
-    assert!(err.to_string().contains("took longer than 2 s"), "{err}");
+    assert!(err.to_string().contains("took longer than 1 s"), "{err}");
     assert_eq!(alive_with_arg("30.123"), Vec::<u32>::new());
     assert_eq!(alive_with_arg("30.456"), Vec::<u32>::new());
-    assert_eq!(home.cached_files(), Vec::<PathBuf>::new());
+    assert_eq!(home.snapshot_files(), Vec::<PathBuf>::new());
     eprintln!("slow rc given up after {elapsed:?}");
 }
 

@@ -5,4 +5,5 @@ mod env;
 mod sandbox;
 mod shell;
 mod snapshot;
+mod snapshot_shared;
 mod supervisor;

@@ -26,6 +26,21 @@ const BUSY_AFTER: Duration = Duration::from_secs(600);
 /// Shortens [`BUSY_AFTER`] for tests: seconds.
 pub(crate) const BUSY_AFTER_ENV: &str = "AGENTSH_TEST_BUSY_AFTER_S";
 
+/// Lowers [`BUSY_SHARE`] for tests (a share of one core): how much CPU a test's spinning
+/// job gets depends on the machine's load, which no test controls.
+const BUSY_SHARE_ENV: &str = "AGENTSH_TEST_BUSY_SHARE";
+
+fn busy_share() -> f64 {
+    static SHARE: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
+    *SHARE.get_or_init(|| {
+        std::env::var(BUSY_SHARE_ENV)
+            .ok()
+            .and_then(|share| share.parse::<f64>().ok())
+            .filter(|share| share.is_finite() && *share >= 0.0)
+            .map_or(BUSY_SHARE, |share| share.min(BUSY_SHARE))
+    })
+}
+
 fn busy_after() -> Duration {
     std::env::var(BUSY_AFTER_ENV)
         .ok()
@@ -76,8 +91,8 @@ impl Usage {
         }
         self.rss_bytes = rss_bytes;
         match (share, self.busy_since) {
-            (Some(share), Some((_, output))) if share > BUSY_SHARE && output == output_bytes => {}
-            (Some(share), _) if share > BUSY_SHARE => {
+            (Some(share), Some((_, output))) if share > busy_share() && output == output_bytes => {}
+            (Some(share), _) if share > busy_share() => {
                 self.busy_since = Some((last.unwrap_or(now), output_bytes));
             }
             _ => self.busy_since = None,

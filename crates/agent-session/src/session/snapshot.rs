@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use agentsh_process::env::{TerminalKind, hardened_env};
 use agentsh_process::sandbox::SandboxPolicy;
 use agentsh_process::shell::ShellSpec;
-use agentsh_process::snapshot::{rc_file, snapshot_for_sandboxed};
+use agentsh_process::snapshot::{SnapshotOptions, rc_file, snapshot_with};
 
 use crate::settings::Settings;
 
@@ -41,15 +41,19 @@ pub(super) fn session_snapshot(
     home: Option<&Path>,
     cache_dir: Option<&Path>,
     settings: &Settings,
-    sandbox: Option<&SandboxPolicy>,
+    sandbox: Option<SandboxPolicy>,
 ) -> (Option<PathBuf>, SnapshotOutcome) {
     let (Some(home), Some(cache)) = (home, cache_dir) else {
         return (None, SnapshotOutcome::NoRc);
     };
     let env: Vec<(OsString, OsString)> =
         hardened_env(std::env::vars_os(), &settings.bash.env, TerminalKind::Pipe);
+    let options = SnapshotOptions {
+        sandbox,
+        timeout: settings.bash.snapshot_timeout,
+    };
     let started = Instant::now();
-    match snapshot_for_sandboxed(shell, home, cache, &env, sandbox) {
+    match snapshot_with(shell, home, cache, &env, &options) {
         Ok(None) => (None, SnapshotOutcome::NoRc),
         Ok(Some(snapshot)) => {
             let rc = rc_file(shell.kind, home).unwrap_or_default();

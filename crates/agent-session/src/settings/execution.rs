@@ -243,7 +243,7 @@ target = "ssh://box"
             ),
             (
                 json!({"bash": {"max_shell": 1}}),
-                "bash.max_shell: unknown field `max_shell`, expected one of `virtual_terminal`, `shell`, `prefix`, `default_timeout`, `max_shells`, `shell_idle_minutes`, `yield_after`, `env`",
+                "bash.max_shell: unknown field `max_shell`, expected one of `virtual_terminal`, `shell`, `prefix`, `default_timeout`, `max_shells`, `shell_idle_minutes`, `yield_after`, `snapshot_timeout`, `env`",
             ),
             (
                 json!({"bash": {"env": {"A": 1}}}),

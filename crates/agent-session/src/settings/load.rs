@@ -5,6 +5,7 @@ use std::ffi::OsString;
 use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use agentsh_bash_interceptor::Rule;
 use agentsh_bash_policy::PolicyConfig;
@@ -23,7 +24,8 @@ use super::types::{
     ArtifactSettings, AuditSettings, BashSettings, DEFAULT_ARTIFACTS_MAX_AGE_DAYS,
     DEFAULT_ARTIFACTS_MAX_BYTES, DEFAULT_JOBS_MAX_LOG_BYTES, DEFAULT_JOBS_MAX_RUNNING,
     DEFAULT_MCP_YIELD_AFTER, DEFAULT_OUTPUT_MAX_BYTES, InterceptorSettings, JobSettings,
-    McpSettings, OutputSettings, SandboxSettings, Settings, UiSettings, VirtualTerminal, Written,
+    MAX_SNAPSHOT_TIMEOUT, McpSettings, OutputSettings, SandboxSettings, Settings, UiSettings,
+    VirtualTerminal, Written,
 };
 use crate::Timeout;
 
@@ -181,6 +183,7 @@ struct RawBash {
     max_shells: Option<Integer>,
     shell_idle_minutes: Option<Integer>,
     yield_after: Option<Number>,
+    snapshot_timeout: Option<Number>,
     env: BTreeMap<String, String>,
 }
 
@@ -579,6 +582,10 @@ impl RawBash {
                 None => None,
                 Some(value) => yield_seconds("bash.yield_after", value)?,
             },
+            snapshot_timeout: match self.snapshot_timeout {
+                None => defaults.snapshot_timeout,
+                Some(value) => snapshot_seconds(value)?,
+            },
             env: self.env,
         })
     }
@@ -601,6 +608,19 @@ impl RawArtifacts {
                 None => DEFAULT_ARTIFACTS_MAX_AGE_DAYS,
             },
         })
+    }
+}
+
+/// `bash.snapshot_timeout`: seconds, from 1 to [`MAX_SNAPSHOT_TIMEOUT`].
+fn snapshot_seconds(Number(seconds): Number) -> Result<Duration, Invalid> {
+    let max = MAX_SNAPSHOT_TIMEOUT.as_secs_f64();
+    if (1.0..=max).contains(&seconds) {
+        Ok(Duration::from_secs_f64(seconds))
+    } else {
+        Err(invalid(
+            "bash.snapshot_timeout",
+            format!("must be a number of seconds from 1 to {max}, got {seconds}"),
+        ))
     }
 }
 

@@ -31,6 +31,10 @@ fn empty_file_means_defaults() {
     assert_eq!(settings.bash.max_shells, 16);
     assert_eq!(settings.bash.shell_idle_minutes, 30);
     assert_eq!(
+        settings.bash.snapshot_timeout,
+        std::time::Duration::from_secs(10)
+    );
+    assert_eq!(
         settings.bash.shell_idle_timeout(),
         std::time::Duration::from_secs(1800)
     );
@@ -56,6 +60,10 @@ fn values_are_read() {
     .unwrap();
     assert_eq!(settings.bash.default_timeout, Timeout::clamp(2.0));
     assert_eq!(settings.bash.prefix.as_deref(), Some(""));
+    for (written, millis) in [("1", 1000), ("2.5", 2500), ("60", 60_000)] {
+        let settings = parse(&format!("[bash]\nsnapshot_timeout = {written}\n")).unwrap();
+        assert_eq!(settings.bash.snapshot_timeout.as_millis(), millis);
+    }
     assert_eq!(
         settings.artifacts.dir.as_deref(),
         Some(Path::new("/home/ann/arts"))
@@ -224,6 +232,18 @@ fn bad_values_name_key_and_reason() {
             "bash.shell_idle_minutes: must be at least 1, got 0",
         ),
         (
+            "[bash]\nsnapshot_timeout = 0.5",
+            "bash.snapshot_timeout: must be a number of seconds from 1 to 60, got 0.5",
+        ),
+        (
+            "[bash]\nsnapshot_timeout = 61",
+            "bash.snapshot_timeout: must be a number of seconds from 1 to 60, got 61",
+        ),
+        (
+            "[bash]\nsnapshot_timeout = nan",
+            "bash.snapshot_timeout: must be a number of seconds from 1 to 60, got NaN",
+        ),
+        (
             "[bash]\ndefault_timeout = -3",
             "bash.default_timeout: must be a number of seconds from 1 to 3600, got -3",
         ),
@@ -387,7 +407,7 @@ fn unknown_keys_name_the_key() {
     let cases: &[(&str, &str)] = &[
         (
             "[bash]\nmax_shell = 1",
-            "bash.max_shell: unknown field `max_shell`, expected one of `virtual_terminal`, `shell`, `prefix`, `default_timeout`, `max_shells`, `shell_idle_minutes`, `yield_after`, `env`",
+            "bash.max_shell: unknown field `max_shell`, expected one of `virtual_terminal`, `shell`, `prefix`, `default_timeout`, `max_shells`, `shell_idle_minutes`, `yield_after`, `snapshot_timeout`, `env`",
         ),
         (
             "[outptu]\nmax_bytes = 1",

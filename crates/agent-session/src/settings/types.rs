@@ -20,6 +20,12 @@ use crate::Timeout;
 pub const DEFAULT_MAX_SHELLS: usize = agentsh_shell_executor::DEFAULT_MAX_SHELLS;
 /// Default of `bash.shell_idle_minutes`: idle shells are closed after this many minutes.
 pub const DEFAULT_SHELL_IDLE_MINUTES: u64 = agentsh_shell_executor::DEFAULT_IDLE_MINUTES;
+/// Default of `bash.snapshot_timeout`: the rc snapshot's shell may run this long.
+pub const DEFAULT_SNAPSHOT_TIMEOUT: std::time::Duration =
+    agentsh_process::snapshot::DEFAULT_SNAPSHOT_TIMEOUT;
+/// The largest `bash.snapshot_timeout`.
+pub const MAX_SNAPSHOT_TIMEOUT: std::time::Duration =
+    agentsh_process::snapshot::MAX_SNAPSHOT_TIMEOUT;
 /// Default of `artifacts.max_bytes`: 1 GiB in total.
 pub const DEFAULT_ARTIFACTS_MAX_BYTES: u64 = agentsh_artifact_store::DEFAULT_RETENTION_MAX_BYTES;
 /// Default of `artifacts.max_age_days`.
@@ -185,6 +191,9 @@ pub struct BashSettings {
     /// `yield_after`: seconds after which a tool call still running returns with the output so
     /// far and goes on as a background job. Default: never.
     pub yield_after: Option<f64>,
+    /// `snapshot_timeout`: how long the shell that makes the rc snapshot may source the rc,
+    /// from 1 s to 60 s. Default 10 s.
+    pub snapshot_timeout: std::time::Duration,
 }
 
 impl Default for BashSettings {
@@ -198,6 +207,7 @@ impl Default for BashSettings {
             shell_idle_minutes: DEFAULT_SHELL_IDLE_MINUTES,
             env: BTreeMap::new(),
             yield_after: None,
+            snapshot_timeout: DEFAULT_SNAPSHOT_TIMEOUT,
         }
     }
 }

@@ -7,7 +7,7 @@
 use serde_json::json;
 
 use super::{Tui, history_file};
-use crate::util::TestEnv;
+use crate::util::{TestEnv, assert_in_no_file};
 
 /// The token agentsh's environment holds (its name matches the default `*TOKEN*`).
 const TOKEN: &str = "s3cr3t-0123456789-abcdef";
@@ -24,31 +24,6 @@ fn assert_not_on_pane(tui: &Tui, secret: &str) {
         "{secret} on the pane:\n{}",
         rows.join("\n")
     );
-}
-
-/// No file under `dir` holds `secret`.
-#[track_caller]
-fn assert_in_no_file(dir: &std::path::Path, secret: &str) {
-    let mut stack = vec![dir.to_path_buf()];
-    let mut files = 0;
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if let Ok(bytes) = std::fs::read(&path) {
-                files += 1;
-                assert!(
-                    !bytes
-                        .windows(secret.len())
-                        .any(|window| window == secret.as_bytes()),
-                    "{} holds {secret}",
-                    path.display()
-                );
-            }
-        }
-    }
-    assert!(files > 0, "files to look at under {}", dir.display());
 }
 
 #[test]

@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use super::{Session, job, text};
-use crate::util::{LIVENESS, TestEnv};
+use crate::util::{LIVENESS, TestEnv, assert_in_no_file};
 
 /// The closing line for a session no surface can take hidden input in (RPC without it).
 fn hidden_line(id: &str) -> String {
@@ -148,43 +148,6 @@ fn secret_input(session: &mut Session, request: &str, id: &str, text: &str) -> V
         .rpc
         .send_json(&json!({"id": request, "type": "secret_input", "jobId": id, "text": text}));
     session.rpc.response(request)
-}
-
-/// Every file under `dir`, read (unreadable ones skipped): (path, bytes).
-fn files_under(dir: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
-    let mut found = Vec::new();
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return found;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            found.extend(files_under(&path));
-        } else if let Ok(bytes) = std::fs::read(&path) {
-            found.push((path, bytes));
-        }
-    }
-    found
-}
-
-/// No file under `dir` holds `secret`.
-#[track_caller]
-fn assert_in_no_file(dir: &std::path::Path, secret: &str) {
-    let files = files_under(dir);
-    assert!(
-        !files.is_empty(),
-        "files to look at under {}",
-        dir.display()
-    );
-    for (path, bytes) in files {
-        assert!(
-            !bytes
-                .windows(secret.len())
-                .any(|window| window == secret.as_bytes()),
-            "{} holds the secret",
-            path.display()
-        );
-    }
 }
 
 #[test]

@@ -1,4 +1,5 @@
-//! The cache key of a snapshot and the private directory snapshots are kept in.
+//! The cache key of a snapshot, the files kept under it and the private directory they live
+//! in.
 
 use std::ffi::OsStr;
 use std::fmt::Write as _;
@@ -9,12 +10,58 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use super::{SnapshotError, io_error};
+use super::failure::Failure;
+use super::{Snapshot, SnapshotError, io_error};
 use crate::shell::{ShellKind, ShellSpec};
 
 /// Version of the snapshot format and script, part of the cache key: a change to what a
 /// snapshot contains bumps it, so old cached files are not reused.
 const FORMAT_VERSION: &str = "agentsh-rc-snapshot-1";
+
+/// The files of one cache key `<name>` (`<kind>-<hash>[-sandboxed]`) in the cache directory.
+pub(super) struct Entry {
+    /// `<name>.sh`: the snapshot.
+    pub(super) snapshot: PathBuf,
+    /// `<name>.failed`: the remembered failure.
+    pub(super) failed: PathBuf,
+    /// `<name>.lock`: locked while a process makes the snapshot.
+    pub(super) lock: PathBuf,
+}
+
+impl Entry {
+    /// The files of `name` in `dir`.
+    pub(super) fn new(dir: &Path, name: &str) -> Self {
+        Self {
+            snapshot: dir.join(format!("{name}.sh")),
+            failed: dir.join(format!("{name}.failed")),
+            lock: dir.join(format!("{name}.lock")),
+        }
+    }
+
+    /// What the cache already knows for a run with the time box `timeout`: the snapshot, or a
+    /// remembered failure of `rc` that applies; `None` when it has to be made.
+    pub(super) fn lookup(
+        &self,
+        rc: &Path,
+        timeout: std::time::Duration,
+    ) -> Option<Result<Option<Snapshot>, SnapshotError>> {
+        if self.snapshot.is_file() {
+            return Some(Ok(Some(Snapshot {
+                path: self.snapshot.clone(),
+                from_cache: true,
+            })));
+        }
+        // A record that cannot be read counts as none: the snapshot is tried again.
+        let failure = fs::read_to_string(&self.failed)
+            .ok()
+            .and_then(|text| Failure::parse(&text))
+            .filter(|failure| failure.applies_to(timeout))?;
+        Some(Err(SnapshotError::Remembered {
+            rc: rc.to_path_buf(),
+            warning: failure.warning,
+        }))
+    }
+}
 
 /// The files whose size and mtime key the cache: the rc file and, for bash, `~/.bash_aliases`.
 pub(super) fn key_files(kind: ShellKind, home: &Path) -> Vec<PathBuf> {

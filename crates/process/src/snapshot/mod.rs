@@ -2,7 +2,8 @@
 //! rc file sets up, captured once in a time-boxed child shell and cached on disk, so that every
 //! new command shell can `source` them without running the rc itself.
 //!
-//! [`snapshot_for`] returns the path of a snapshot file for a [`ShellSpec`] (bash: `~/.bashrc`,
+//! [`snapshot_for`] (or [`snapshot_with`], which takes a sandbox and a time box) returns the
+//! path of a snapshot file for a [`ShellSpec`] (bash: `~/.bashrc`,
 //! zsh: `~/.zshrc`; `sh` gets none). The executor sources that file into each new shell. The
 //! file is valid to `source` in a non-interactive shell of the same kind; for bash it ends with
 //! `shopt -s expand_aliases` so that the aliases work there.
@@ -38,8 +39,10 @@
 //!
 //! # Broken and slow rc files
 //!
-//! The child has [`SNAPSHOT_TIMEOUT`] to finish; then it and its whole tree are killed with
-//! SIGKILL, and there is no snapshot ([`SnapshotError::Timeout`]). It runs under a supervisor
+//! The child has its time box ([`SnapshotOptions::timeout`], default
+//! [`DEFAULT_SNAPSHOT_TIMEOUT`], at most [`MAX_SNAPSHOT_TIMEOUT`]) to finish, counted from its
+//! start; then it and its whole tree are killed with SIGKILL, and there is no snapshot
+//! ([`SnapshotError::Timeout`]). It runs under a supervisor
 //! with the same containment as every shell (a cgroup of its own, or agentsh as subreaper;
 //! see [`containment`](crate::containment())), so what it leaves is killed after a normal end
 //! too: an rc that starts `sleep 100 &`, `(setsid sleep 100 &)` or `eval $(ssh-agent)` leaves
@@ -61,14 +64,33 @@
 //! it). A file is written to a temporary name and renamed, so no process sees a partial
 //! snapshot; a cache hit spawns nothing. Stale snapshots are not removed.
 //!
+//! A snapshot is made at most once at a time on a host: the process that makes it holds an
+//! exclusive `flock` on `<kind>-<hash>.lock` (0600, next to the snapshot) while the shell runs;
+//! the others wait for the lock, then find the snapshot (or the failure) and use it. Sessions
+//! started together thus run the rc once instead of once each, and the time box of the one
+//! making it is not eaten by waiting. The kernel releases the lock when its holder ends, even
+//! by SIGKILL, so the file that stays never blocks; a holder that is stopped is waited for at
+//! most [`MAX_SNAPSHOT_TIMEOUT`] and a grace period, and then the waiter makes the snapshot
+//! itself.
+//!
+//! When the rc itself is why there is no snapshot (a time-out, a syntax error, an `exit`, too
+//! much to carry), the warning is kept in `<kind>-<hash>.failed` (0600) and later sessions give
+//! it at once ([`SnapshotError::Remembered`]) instead of running the rc again. Editing the rc
+//! changes the key, so it is tried afresh; a remembered time-out is also tried again with a
+//! longer time box than the one that ran out. Failures of the host (the shell cannot start,
+//! the cache cannot be written) are not remembered.
+//!
 //! # Layout
 //!
-//! `cache` (the key and the private directory), `script` (the generating scripts per shell),
-//! `run` (the time-boxed run of the generating shell) and `dump` (parsing its output and
-//! rendering the snapshot file).
+//! `cache` (the key, its files and the private directory), `lock` (one maker at a time),
+//! `failure` (remembered failures), `script` (the generating scripts per shell), `run` (the
+//! time-boxed run of the generating shell) and `dump` (parsing its output and rendering the
+//! snapshot file).
 
 mod cache;
 mod dump;
+mod failure;
+mod lock;
 mod run;
 mod script;
 
@@ -83,8 +105,18 @@ use crate::sandbox::SandboxPolicy;
 use crate::shell::{ShellKind, ShellSpec};
 use script::Generator;
 
-/// How long the child that sources the rc may run before it is killed (2 s).
-pub const SNAPSHOT_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long the child that sources the rc may run before it is killed, unless
+/// [`SnapshotOptions::timeout`] says otherwise (10 s).
+pub const DEFAULT_SNAPSHOT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The longest time box a snapshot is given (60 s); a longer [`SnapshotOptions::timeout`] is
+/// cut to it.
+pub const MAX_SNAPSHOT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long a process waits for another one making the same snapshot before it makes it
+/// itself: the longest time box and a grace period for ending the shell and writing the file.
+/// Only a holder that is stopped or hung is waited for this long.
+const LOCK_WAIT: Duration = MAX_SNAPSHOT_TIMEOUT.saturating_add(Duration::from_secs(30));
 
 /// A usable snapshot file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,9 +131,9 @@ pub struct Snapshot {
 /// options; the message (its `Display`) is the warning to show the user.
 #[derive(Debug, thiserror::Error)]
 pub enum SnapshotError {
-    /// Sourcing the rc took longer than [`SNAPSHOT_TIMEOUT`].
+    /// Sourcing the rc took longer than the time box ([`SnapshotOptions::timeout`]).
     #[error(
-        "no rc snapshot: sourcing {} took longer than {} s, so it was stopped; commands run without its aliases, functions and options (make the rc faster)",
+        "no rc snapshot: sourcing {} took longer than {} s, so it was stopped; commands run without its aliases, functions and options (make the rc faster, or allow more time with `bash.snapshot_timeout`)",
         rc.display(), timeout.as_secs_f64()
     )]
     Timeout {
@@ -161,6 +193,16 @@ pub enum SnapshotError {
         /// The limit in bytes.
         max: u64,
     },
+    /// An earlier try to snapshot this rc, as it is now, failed for a reason of the rc's own
+    /// (a time-out, an error, an `exit`, too much to carry). It is tried again when the rc
+    /// changes, or, after a time-out, when a longer time box is given.
+    #[error("{warning} [remembered from an earlier try: tried again when {} changes]", rc.display())]
+    Remembered {
+        /// The rc file.
+        rc: PathBuf,
+        /// The earlier failure's message.
+        warning: String,
+    },
     /// A file system operation on the cache failed.
     #[error("no rc snapshot: cannot {action} {}: {error}", path.display())]
     Io {
@@ -202,6 +244,40 @@ where
     Some(base.join("agentsh").join("snapshots"))
 }
 
+/// How a snapshot is made: the sandbox its shell runs under and its time box.
+#[derive(Debug, Clone)]
+pub struct SnapshotOptions {
+    /// The sandbox of the session the snapshot is for: the generating shell runs under it (with
+    /// the cache directory writable too, for its dump), and its snapshot is cached apart from
+    /// unsandboxed ones (the rc may behave differently when it cannot write). `None`: no
+    /// sandbox.
+    pub sandbox: Option<SandboxPolicy>,
+    /// How long the generating shell may run, counted from its start (not from when this
+    /// process began to wait for another one making the same snapshot). At most
+    /// [`MAX_SNAPSHOT_TIMEOUT`]; longer is cut to it. Default [`DEFAULT_SNAPSHOT_TIMEOUT`].
+    pub timeout: Duration,
+}
+
+impl Default for SnapshotOptions {
+    fn default() -> Self {
+        Self {
+            sandbox: None,
+            timeout: DEFAULT_SNAPSHOT_TIMEOUT,
+        }
+    }
+}
+
+/// Returns the rc snapshot for `shell`, making it if the cache has none, with the default
+/// [`SnapshotOptions`] (no sandbox, [`DEFAULT_SNAPSHOT_TIMEOUT`]); see [`snapshot_with`].
+pub fn snapshot_for(
+    shell: &ShellSpec,
+    home: &Path,
+    cache_dir: &Path,
+    env: &[(OsString, OsString)],
+) -> Result<Option<Snapshot>, SnapshotError> {
+    snapshot_with(shell, home, cache_dir, env, &SnapshotOptions::default())
+}
+
 /// Returns the rc snapshot for `shell`, making it if the cache has none.
 ///
 /// - `home`: the user's home directory; the rc file is found there and the generating shell
@@ -211,29 +287,21 @@ where
 /// - `env`: the environment the command shells start with (the output of
 ///   [`hardened_env`](crate::env::hardened_env)); the generating shell gets the same, so the
 ///   `PATH` it exports is the one the command shells would have computed.
+/// - `options`: the sandbox and the time box. A sandbox the kernel cannot enforce is
+///   [`SnapshotError::Spawn`] with the `Sandbox unavailable: …` message, and the rc does not
+///   run.
 ///
-/// `Ok(None)` for `sh` or when the rc file does not exist. Blocks for at most about
-/// [`SNAPSHOT_TIMEOUT`] when the snapshot has to be made; a cache hit starts no process.
-pub fn snapshot_for(
+/// `Ok(None)` for `sh` or when the rc file does not exist. A cache hit, or a failure
+/// remembered for this rc ([`SnapshotError::Remembered`]), starts no process. Otherwise only
+/// one process on the host makes a given snapshot at a time: the others wait for it (at most
+/// [`MAX_SNAPSHOT_TIMEOUT`] and a grace period) and take its result; the one making it blocks
+/// for at most about `options.timeout`.
+pub fn snapshot_with(
     shell: &ShellSpec,
     home: &Path,
     cache_dir: &Path,
     env: &[(OsString, OsString)],
-) -> Result<Option<Snapshot>, SnapshotError> {
-    snapshot_for_sandboxed(shell, home, cache_dir, env, None)
-}
-
-/// [`snapshot_for`] for a sandboxed session: the generating shell runs under
-/// `sandbox` like the session's shells (with `cache_dir` writable too, for its dump), and its
-/// snapshot is cached apart from unsandboxed ones (the rc may behave differently when it
-/// cannot write). A sandbox the kernel cannot enforce is [`SnapshotError::Spawn`] with the
-/// `Sandbox unavailable: …` message, and the rc does not run.
-pub fn snapshot_for_sandboxed(
-    shell: &ShellSpec,
-    home: &Path,
-    cache_dir: &Path,
-    env: &[(OsString, OsString)],
-    sandbox: Option<&SandboxPolicy>,
+    options: &SnapshotOptions,
 ) -> Result<Option<Snapshot>, SnapshotError> {
     let (Some(generator), Some(rc)) = (Generator::for_kind(shell.kind), rc_file(shell.kind, home))
     else {
@@ -242,44 +310,81 @@ pub fn snapshot_for_sandboxed(
     if !rc.is_file() {
         return Ok(None);
     }
+    let timeout = options.timeout.min(MAX_SNAPSHOT_TIMEOUT);
     let path_var = env
         .iter()
         .rev()
         .find(|(name, _)| name == "PATH")
         .map(|(_, value)| value.as_os_str());
-    let name = format!(
-        "{}-{}{}.sh",
-        shell.kind.name(),
-        cache::cache_key(shell, &cache::key_files(shell.kind, home), path_var),
-        if sandbox.is_some() { "-sandboxed" } else { "" }
+    let entry = cache::Entry::new(
+        cache_dir,
+        &format!(
+            "{}-{}{}",
+            shell.kind.name(),
+            cache::cache_key(shell, &cache::key_files(shell.kind, home), path_var),
+            if options.sandbox.is_some() {
+                "-sandboxed"
+            } else {
+                ""
+            }
+        ),
     );
-    let target = cache_dir.join(name);
 
     cache::ensure_private_dir(cache_dir)?;
-    if target.is_file() {
-        return Ok(Some(Snapshot {
-            path: target,
-            from_cache: true,
-        }));
+    if let Some(found) = entry.lookup(&rc, timeout) {
+        return found;
+    }
+    // Held to the end of this function: closing the file releases the lock.
+    let _lock = lock::lock(&entry.lock, LOCK_WAIT)?;
+    // Whoever held the lock may have made the snapshot (or failed to) in the meantime.
+    if let Some(found) = entry.lookup(&rc, timeout) {
+        return found;
     }
 
-    let content = run::generate(&generator, shell, &rc, home, cache_dir, env, sandbox)?;
+    let content = match run::generate(
+        &generator,
+        shell,
+        &rc,
+        home,
+        cache_dir,
+        env,
+        options.sandbox.as_ref(),
+        timeout,
+    ) {
+        Ok(content) => content,
+        Err(error) => {
+            if let Some(failure) = failure::Failure::of(&error) {
+                // Best effort: without the record the next session only tries again.
+                let _ = write_private(cache_dir, &entry.failed, failure.render().as_bytes());
+            }
+            return Err(error);
+        }
+    };
+    write_private(cache_dir, &entry.snapshot, &content)?;
+    // A record of an earlier time-out with a shorter time box is moot now.
+    let _ = fs::remove_file(&entry.failed);
+    Ok(Some(Snapshot {
+        path: entry.snapshot,
+        from_cache: false,
+    }))
+}
+
+/// Writes `content` to `target` in `dir` as a private (0600) file, through a temporary name
+/// and a rename, so no process sees a partial file.
+fn write_private(dir: &Path, target: &Path, content: &[u8]) -> Result<(), SnapshotError> {
     let mut file = tempfile::Builder::new()
         .prefix(".snapshot-")
-        .tempfile_in(cache_dir)
-        .map_err(|error| io_error("create a file in", cache_dir, error))?;
-    file.write_all(&content)
+        .tempfile_in(dir)
+        .map_err(|error| io_error("create a file in", dir, error))?;
+    file.write_all(content)
         .and_then(|()| file.as_file().sync_all())
         .map_err(|error| io_error("write", file.path(), error))?;
     // Temporary files are created 0600 already; say so explicitly, it is the contract.
     fs::set_permissions(file.path(), fs::Permissions::from_mode(0o600))
         .map_err(|error| io_error("set permissions of", file.path(), error))?;
-    file.persist(&target)
-        .map_err(|err| io_error("write", &target, err.error))?;
-    Ok(Some(Snapshot {
-        path: target,
-        from_cache: false,
-    }))
+    file.persist(target)
+        .map_err(|err| io_error("write", target, err.error))?;
+    Ok(())
 }
 
 /// A [`SnapshotError::Io`] for `action` on `path`.

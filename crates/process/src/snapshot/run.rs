@@ -1,16 +1,17 @@
 //! The time-boxed run of the generating shell: started under a supervisor like every shell
 //! (a session of its own without a controlling terminal, the same containment: a cgroup of its
-//! own, or agentsh as subreaper), given [`SNAPSHOT_TIMEOUT`], and then ended with its whole
+//! own, or agentsh as subreaper), given its time box, and then ended with its whole
 //! tree — whatever the rc started, also with `setsid` or a double fork (`eval $(ssh-agent)`).
 
 use std::ffi::OsString;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
+use std::time::Duration;
 
 use super::dump::{Dump, render};
 use super::script::{GENERATOR_NAME, Generator};
-use super::{SNAPSHOT_TIMEOUT, SnapshotError, io_error};
+use super::{SnapshotError, io_error};
 use crate::sandbox::SandboxPolicy;
 use crate::shell::ShellSpec;
 use crate::supervisor::BlockingSupervisor;
@@ -22,7 +23,12 @@ const MAX_DUMP_BYTES: u64 = 32 * 1024 * 1024;
 /// How much of the child's stderr is kept for a warning.
 const MAX_STDERR_BYTES: u64 = 64 * 1024;
 
-/// Runs the generating shell and turns its dump into snapshot text.
+/// Runs the generating shell, for at most `timeout` from its start, and turns its dump into
+/// snapshot text.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the private seam between snapshot_with and the run; a struct would only rename them"
+)]
 pub(super) fn generate(
     generator: &Generator,
     shell: &ShellSpec,
@@ -31,6 +37,7 @@ pub(super) fn generate(
     cache_dir: &Path,
     env: &[(OsString, OsString)],
     sandbox: Option<&SandboxPolicy>,
+    timeout: Duration,
 ) -> Result<Vec<u8>, SnapshotError> {
     let dump_file = tempfile::Builder::new()
         .prefix(".dump-")
@@ -71,7 +78,7 @@ pub(super) fn generate(
             other => std::io::Error::other(other.to_string()),
         },
     })?;
-    let status = child.wait_child(SNAPSHOT_TIMEOUT);
+    let status = child.wait_child(timeout);
     // Whatever is left of its tree (the shell itself on time-out) ends before going on.
     child.shutdown();
 
@@ -80,7 +87,7 @@ pub(super) fn generate(
     let Some(status) = status else {
         return Err(SnapshotError::Timeout {
             rc: rc.to_path_buf(),
-            timeout: SNAPSHOT_TIMEOUT,
+            timeout,
         });
     };
 

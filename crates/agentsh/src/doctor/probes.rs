@@ -90,7 +90,10 @@ pub(super) async fn session(settings: &Settings, cwd: &Path) -> Vec<Check> {
         Ok(session) => session,
         Err(err) => return vec![Check::fail("session", format!("cannot start one: {err}"))],
     };
-    let mut checks = vec![snapshot_check(session.snapshot_outcome())];
+    let mut checks = vec![snapshot_check(
+        session.snapshot_outcome(),
+        session.settings().bash.snapshot_timeout,
+    )];
     let options = BangOptions {
         timeout: Some(TRIAL_TIMEOUT_S),
         exclude_from_context: true,
@@ -133,15 +136,17 @@ pub(super) async fn session(settings: &Settings, cwd: &Path) -> Vec<Check> {
     checks
 }
 
-fn snapshot_check(outcome: &SnapshotOutcome) -> Check {
+fn snapshot_check(outcome: &SnapshotOutcome, time_box: Duration) -> Check {
     const WHAT: &str = "rc snapshot";
     match outcome {
         SnapshotOutcome::Made { rc, took } => Check::pass(
             WHAT,
             format!(
-                "{} sourced in {:.2} s and cached for later sessions",
+                "{} sourced in {:.2} s (time box {} s, bash.snapshot_timeout) and cached for \
+                 later sessions",
                 rc.display(),
-                took.as_secs_f64()
+                took.as_secs_f64(),
+                time_box.as_secs_f64()
             ),
         ),
         SnapshotOutcome::Cached { rc } => Check::pass(

@@ -11,10 +11,10 @@
 use agentsh_protocol::json_kind;
 use agentsh_protocol::wire::{Command, PARSE_COMMAND, Request, RequestType};
 use agentsh_seam::InputLine;
+use agentsh_seam::lenient::{self, Extent};
 use serde_json::Value;
 
 use crate::error::{ParseError, RpcError};
-use crate::lenient::{self, Extent};
 
 /// A line that is not a valid request: answered with `success: false`.
 #[derive(Debug)]

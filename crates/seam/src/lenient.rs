@@ -1,4 +1,5 @@
-//! What JSON allows but `serde_json` refuses, and the `id` of a line that is not JSON.
+//! What JSON allows but `serde_json` refuses, and the `id` of a line that is not JSON: the
+//! lenient reading of request lines, for every server that reads them.
 //!
 //! Two things a client may well send are valid JSON text that `serde_json` rejects:
 //!

@@ -2,11 +2,13 @@
 //! SDK (scenarios in `tests/mcp/*.py`, one test each), the official TypeScript SDK
 //! (`tests/mcp/client.mjs`), and a raw JSON-RPC driver for what an SDK never sends
 //! (`tests/mcp/raw.rs`). Approval requests answered through elicitation: `tests/mcp/approvals.rs`.
+//! Lines fuzzing found read wrong, each answered exactly: `tests/mcp/lines.rs`.
 //!
 //! The SDKs are installed, pinned, by `scripts/install-test-deps` into `<target>/test-deps`.
 //! Where they are missing, a test skips with a message, unless `CI` is set: then it fails.
 
 mod approvals;
+mod lines;
 mod raw;
 
 use std::path::{Path, PathBuf};

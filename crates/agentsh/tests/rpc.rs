@@ -1,4 +1,6 @@
-//! `agentsh rpc` over real pipes.
+//! `agentsh rpc` over real pipes. Lines fuzzing found read wrong: `tests/rpc/lines.rs`.
+
+mod lines;
 
 use std::io::Write;
 use std::time::{Duration, Instant};

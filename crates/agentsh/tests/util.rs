@@ -214,14 +214,13 @@ pub fn assert_no_survivor(marker: &str) {
     agentsh_test_support::assert_no_survivor(marker, Duration::from_secs(3));
 }
 
-/// One line the server wrote: JSON, or the text when it was not JSON (a failure in itself).
-pub type Line = Result<Value, String>;
-
 /// An `agentsh rpc` process with its stdin and a thread reading its stdout line by line.
 pub struct Rpc {
     child: Child,
     stdin: Option<ChildStdin>,
-    lines: mpsc::Receiver<Line>,
+    /// The lines the server wrote, as written (read as JSON by the reader: a line that is not
+    /// JSON is a failure in itself).
+    lines: mpsc::Receiver<String>,
 }
 
 impl Rpc {
@@ -245,8 +244,7 @@ impl Rpc {
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines() {
                 let Ok(line) = line else { break };
-                let parsed = serde_json::from_str(&line).map_err(|_| line);
-                if tx.send(parsed).is_err() {
+                if tx.send(line).is_err() {
                     break;
                 }
             }
@@ -298,11 +296,22 @@ impl Rpc {
 
     /// The next line, within `limit`; `context` says what was awaited when it does not come.
     pub fn next_or(&self, limit: Duration, context: &str) -> Value {
-        match self.lines.recv_timeout(limit) {
-            Ok(Ok(value)) => value,
-            Ok(Err(text)) => panic!("{context}: agentsh wrote a line that is not JSON: {text:?}"),
-            Err(err) => panic!("{context}: no line from agentsh within {limit:?}: {err}"),
-        }
+        let text = self.next_text_or(limit, context);
+        serde_json::from_str(&text).unwrap_or_else(|_| {
+            panic!("{context}: agentsh wrote a line that is not JSON: {text:?}")
+        })
+    }
+
+    /// The next line as written (without its `\n`), within `limit`: for what a JSON value
+    /// does not keep (how a number is written).
+    pub fn next_text(&self, limit: Duration) -> String {
+        self.next_text_or(limit, "")
+    }
+
+    fn next_text_or(&self, limit: Duration, context: &str) -> String {
+        self.lines
+            .recv_timeout(limit)
+            .unwrap_or_else(|err| panic!("{context}: no line from agentsh within {limit:?}: {err}"))
     }
 
     /// Lines until (and including) the first for which `done` holds, within `limit` overall.
@@ -312,8 +321,8 @@ impl Rpc {
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             let line = match self.lines.recv_timeout(left) {
-                Ok(Ok(value)) => value,
-                Ok(Err(text)) => panic!("agentsh wrote a line that is not JSON: {text:?}"),
+                Ok(text) => serde_json::from_str(&text)
+                    .unwrap_or_else(|_| panic!("agentsh wrote a line that is not JSON: {text:?}")),
                 Err(err) => panic!("waiting within {limit:?}: {err}; seen so far: {seen:#?}"),
             };
             let finished = done(&line);
@@ -355,7 +364,11 @@ impl Rpc {
     /// Waits for the exit status (stdin left as it is) and the lines not read yet.
     pub fn wait(mut self, limit: Duration) -> (ExitStatus, Vec<Value>) {
         let status = wait_timeout(&mut self.child, limit);
-        let rest = self.lines.try_iter().filter_map(Result::ok).collect();
+        let rest = self
+            .lines
+            .try_iter()
+            .filter_map(|text| serde_json::from_str(&text).ok())
+            .collect();
         (status, rest)
     }
 }

@@ -2,6 +2,7 @@
 #![deny(missing_docs)]
 
 mod approvals;
+mod ids;
 mod server;
 mod transport;
 
@@ -46,8 +47,11 @@ pub struct McpOptions {
 /// ends or `stop` asks; then ends what still runs, shuts the session down (every tree ended)
 /// and shuts `runtime` down. Returns the stop's reason, if one came.
 ///
-/// Newline-delimited JSON-RPC: a line that is no message gets a JSON-RPC error (`-32700`, or
-/// `-32600` with its id), never silence; lines are bounded at 32 MiB. A client's cancel of a
+/// Newline-delimited JSON-RPC: a request line that is no message gets a JSON-RPC error
+/// (`-32700`, or `-32600` with its id as written, `null` when it has none), never silence;
+/// lines are bounded at 32 MiB. A request id is answered as the client wrote it (a number
+/// token for token), and one still in use by a running request is refused. Notifications and
+/// responses that come before `initialize` are ignored, as after it. A client's cancel of a
 /// call ends the command's whole process tree.
 pub fn serve_stdio<S: Stop>(
     runtime: Runtime,
@@ -66,8 +70,12 @@ pub fn serve_stdio<S: Stop>(
         // per message.
         let (stdin, stdout) = rmcp::transport::stdio_pipes();
         let (transport, writer) = transport::LineTransport::new(stdin, stdout, ended);
+        let serving = transport.serving();
         let service = match handler.serve(transport).await {
-            Ok(service) => service,
+            Ok(service) => {
+                serving.store(true, std::sync::atomic::Ordering::SeqCst);
+                service
+            }
             Err(err) => {
                 // The client went away (or spoke no MCP) before the handshake ended.
                 tracing::warn!("MCP initialisation failed: {err}");

@@ -7,11 +7,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use agentsh_protocol::wire::{Command, Message, Request};
+use agentsh_protocol::wire::{Command, Message, Request, RequestId};
 use agentsh_seam::{
     AsyncLineReader, EventHub, InputLine, InputRequest, JobEnd, SessionEvent, lock,
 };
-use serde_json::Value;
 use serde_json::value::RawValue;
 use tokio::io::{AsyncBufRead, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::Child;
@@ -137,7 +136,7 @@ impl Shared {
                 error,
                 ..
             } => {
-                let Some(id) = id.as_ref().and_then(Value::as_u64) else {
+                let Some(id) = id.as_ref().and_then(|id| id.value().as_u64()) else {
                     tracing::debug!("a response without an id of ours: {id:?}");
                     return;
                 };
@@ -298,7 +297,7 @@ impl Connection {
             return Err(reason);
         }
         let request = Request {
-            id: id.map(Value::from),
+            id: id.map(RequestId::from),
             command,
         };
         let mut line = request.to_line().into_bytes();

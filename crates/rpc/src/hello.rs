@@ -2,8 +2,7 @@
 //! other side's. The `hello` that brings settings, which makes the session anew, is the
 //! server's (`Server::hello`).
 
-use agentsh_protocol::wire::{HelloData, Message, RequestType};
-use serde_json::Value;
+use agentsh_protocol::wire::{HelloData, Message, RequestId, RequestType};
 
 use crate::PROTOCOL;
 use crate::error::RpcError;
@@ -25,7 +24,7 @@ pub(crate) fn check_protocol(protocol: Option<u64>) -> Result<(), RpcError> {
 
 /// The answer to a `hello` whose settings (if any) were applied: the version and protocol, or
 /// the protocol mismatch.
-pub(crate) fn hello_response(id: Option<Value>, protocol: Option<u64>) -> Message {
+pub(crate) fn hello_response(id: Option<RequestId>, protocol: Option<u64>) -> Message {
     const NAME: &str = RequestType::Hello.name();
     match check_protocol(protocol) {
         Ok(()) => Message::with_data(

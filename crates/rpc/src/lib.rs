@@ -6,12 +6,12 @@
 //!
 //! - a reader (`input`) splits the input into lines of at most 32 MiB (`agentsh_seam`'s
 //!   `LineSplitter`; a longer line is skipped, not buffered) and `request` parses each into a
-//!   wire `Request` or a
-//!   `RequestError` (`lenient` repairs what JSON allows but serde_json refuses and reads the
-//!   `id` of a broken line). On a socket, and on stdin when it is a pipe or a socket (the usual
-//!   case: a client process), the reader is a task on the runtime, woken by `epoll`, so a
-//!   request reaches the dispatcher without a thread hand-off; otherwise (a terminal, a file)
-//!   it is a thread doing blocking reads;
+//!   wire `Request` or a `RequestError` (`agentsh_seam::lenient`, shared with the MCP server,
+//!   repairs what JSON allows but serde_json refuses and reads the `id` of a broken line). On
+//!   a socket, and on stdin when it is a pipe or a socket (the usual case: a client process),
+//!   the reader is a task on the runtime, woken by `epoll`, so a request reaches the
+//!   dispatcher without a thread hand-off; otherwise (a terminal, a file) it is a thread doing
+//!   blocking reads;
 //! - the dispatcher (`server::Server`) answers quick requests (`abort`, `abort_bash`, errors)
 //!   at once and runs `bash`, `tool_call` and `read_artifact` as tasks of their own, telling a
 //!   [`CallHost`] (`host`) about the calls when there is one;
@@ -30,7 +30,6 @@ mod docs;
 mod error;
 mod hello;
 mod input;
-mod lenient;
 mod output;
 mod request;
 mod server;

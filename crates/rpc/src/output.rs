@@ -248,7 +248,7 @@ mod tests {
     #[test]
     fn response_shapes() {
         assert_eq!(
-            json_of(&Message::success(Some(json!("1")), "abort_bash", None)),
+            json_of(&Message::success(Some("1".into()), "abort_bash", None)),
             json!({"id": "1", "type": "response", "command": "abort_bash", "success": true})
         );
         assert_eq!(

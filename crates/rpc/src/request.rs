@@ -1,26 +1,28 @@
 //! Requests: one JSON object per line, read in two passes.
 //!
 //! The first pass is lenient: it parses the line as JSON and takes the `id` and the `type` out
-//! of the object, so that a request rejected later still has its `id` echoed. What JSON allows
-//! but `serde_json` refuses (a lone surrogate escape, a number beyond `f64`) is repaired first
-//! ([`lenient::repair`]); from a line that is still not JSON (or not UTF-8, or too long) the
-//! `id` is read by a tolerant scan of its top level ([`lenient::recover_id`]). The second reads
+//! of the object, so that a request rejected later still has its `id` echoed (a number as it
+//! was written: [`lenient::written_id`]). A byte-order mark at the start of the line is
+//! dropped, and what JSON allows but `serde_json` refuses (a lone surrogate escape, a number
+//! beyond `f64`) is repaired first ([`lenient::repair`]); from a line that is still not JSON
+//! (or not UTF-8, or too long) the `id` is read by a tolerant scan of its top level
+//! ([`lenient::recover_id`]). The second reads
 //! the fields of that type with the wire's own types (`Command::from_fields`), which name the
 //! field a bad value is in.
 
 use agentsh_protocol::json_kind;
-use agentsh_protocol::wire::{Command, PARSE_COMMAND, Request, RequestType};
+use agentsh_protocol::wire::{Command, PARSE_COMMAND, Request, RequestId, RequestType};
 use agentsh_seam::InputLine;
+use agentsh_seam::lenient::{self, Extent};
 use serde_json::Value;
 
 use crate::error::{ParseError, RpcError};
-use crate::lenient::{self, Extent};
 
 /// A line that is not a valid request: answered with `success: false`.
 #[derive(Debug)]
 pub struct RequestError {
     /// The request's `id`, when it could be read.
-    pub id: Option<Value>,
+    pub id: Option<RequestId>,
     /// The request's type, or `parse` when it could not be read.
     pub command: String,
     /// What is wrong.
@@ -28,7 +30,7 @@ pub struct RequestError {
 }
 
 impl RequestError {
-    fn parse(id: Option<Value>, error: ParseError) -> Self {
+    fn parse(id: Option<RequestId>, error: ParseError) -> Self {
         Self {
             id,
             command: PARSE_COMMAND.to_owned(),
@@ -41,15 +43,20 @@ impl RequestError {
 pub fn parse_input_line(line: &InputLine) -> Result<Option<Request>, RequestError> {
     match line {
         InputLine::Oversized { bytes, head } => Err(RequestError::parse(
-            lenient::recover_id(&String::from_utf8_lossy(head), Extent::Prefix),
+            lenient::recover_id(
+                &String::from_utf8_lossy(lenient::strip_bom(head)),
+                Extent::Prefix,
+            ),
             ParseError::TooLong { bytes: *bytes },
         )),
         InputLine::Complete(bytes) => parse_line(bytes),
     }
 }
 
-/// Understands one line (without its `\n`). `Ok(None)` for a blank line.
+/// Understands one line (without its `\n`; a byte-order mark at its start is ignored).
+/// `Ok(None)` for a blank line.
 pub fn parse_line(bytes: &[u8]) -> Result<Option<Request>, RequestError> {
+    let bytes = lenient::strip_bom(bytes);
     let text = std::str::from_utf8(bytes).map_err(|err| {
         RequestError::parse(
             lenient::recover_id(&String::from_utf8_lossy(bytes), Extent::Whole),
@@ -62,6 +69,7 @@ pub fn parse_line(bytes: &[u8]) -> Result<Option<Request>, RequestError> {
         return Ok(None);
     }
     // The lenient pass: any JSON object, from which `id` and `type` are taken.
+    let sent = text;
     let repaired;
     let (text, value) = match serde_json::from_str::<Value>(text) {
         Ok(value) => (text, value),
@@ -83,7 +91,10 @@ pub fn parse_line(bytes: &[u8]) -> Result<Option<Request>, RequestError> {
             ParseError::NotAnObject(json_kind(&value)),
         ));
     };
-    let id = object.remove("id").filter(|id| !id.is_null());
+    let id = object
+        .remove("id")
+        .filter(|id| !id.is_null())
+        .map(|id| lenient::written_id(sent, id));
     let type_name = match object.remove("type") {
         None | Some(Value::Null) => return Err(RequestError::parse(id, ParseError::MissingType)),
         Some(Value::String(name)) => name,

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agentsh_protocol::wire::{
-    ArtifactList, Command, JOB_VIEW_BYTES, JOB_VIEW_MAX_BYTES, Request, RequestType,
+    ArtifactList, Command, JOB_VIEW_BYTES, JOB_VIEW_MAX_BYTES, Request, RequestId, RequestType,
 };
 use agentsh_protocol::{BangOptions, ToolOutcome, unknown_tool};
 use agentsh_seam::{
@@ -77,7 +77,7 @@ pub struct Server {
     tool_calls: ToolCalls,
     tasks: JoinSet<()>,
     /// The request each task answers, to answer it if the task panics.
-    task_requests: HashMap<task::Id, (Option<Value>, &'static str)>,
+    task_requests: HashMap<task::Id, (Option<RequestId>, &'static str)>,
     /// With no input line for this long, serving ends as at end of input.
     lease: Option<Duration>,
     /// The client's answers to approval requests.
@@ -329,7 +329,7 @@ impl Server {
     /// Answers a request whose answer the session gives now when it can (a session here),
     /// else in a task of its own (a far side's round trip), so that a quick answer keeps its
     /// place among the responses.
-    fn answer<T, F>(&mut self, id: Option<Value>, name: &'static str, ask: F)
+    fn answer<T, F>(&mut self, id: Option<RequestId>, name: &'static str, ask: F)
     where
         T: Serialize + Send + 'static,
         F: FnOnce() -> BoxFuture<'static, Result<T, HandleError>> + Send + 'static,
@@ -352,7 +352,12 @@ impl Server {
 
     /// `hello`: the version and protocol; with `settings`, the session made anew with them
     /// first.
-    async fn hello(&mut self, id: Option<Value>, protocol: Option<u64>, settings: Option<Value>) {
+    async fn hello(
+        &mut self,
+        id: Option<RequestId>,
+        protocol: Option<u64>,
+        settings: Option<Value>,
+    ) {
         const NAME: &str = RequestType::Hello.name();
         let Some(settings) = settings else {
             self.output.send(&hello_response(id, protocol));
@@ -381,7 +386,7 @@ impl Server {
         }
     }
 
-    fn list_artifacts(&mut self, id: Option<Value>) {
+    fn list_artifacts(&mut self, id: Option<RequestId>) {
         const NAME: &str = RequestType::ListArtifacts.name();
         let session = Arc::clone(&self.session);
         let output = self.output.clone();
@@ -397,7 +402,7 @@ impl Server {
 
     fn read_artifact(
         &mut self,
-        id: Option<Value>,
+        id: Option<RequestId>,
         artifact_id: String,
         offset: Option<u64>,
         limit: Option<u64>,
@@ -418,7 +423,7 @@ impl Server {
 
     fn bash(
         &mut self,
-        id: Option<Value>,
+        id: Option<RequestId>,
         command: String,
         timeout: Option<f64>,
         stream_id: Option<String>,
@@ -505,7 +510,7 @@ impl Server {
 
     fn tool_call(
         &mut self,
-        id: Option<Value>,
+        id: Option<RequestId>,
         tool_call_id: String,
         tool_name: String,
         arguments: Value,
@@ -625,7 +630,7 @@ impl Server {
 
     fn spawn(
         &mut self,
-        id: Option<Value>,
+        id: Option<RequestId>,
         command: &'static str,
         work: impl Future<Output = ()> + Send + 'static,
     ) {

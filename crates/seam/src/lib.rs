@@ -6,6 +6,7 @@ mod events;
 mod framing;
 mod handle;
 mod host;
+pub mod lenient;
 mod signals;
 
 use std::sync::{Mutex, MutexGuard, PoisonError};

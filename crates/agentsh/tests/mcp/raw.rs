@@ -75,12 +75,12 @@ fn initialize(rpc: &mut Rpc) {
     initialized(rpc);
 }
 
-/// The error responses without an id (to lines whose id could not be read: `"id": null` in
-/// JSON-RPC 2.0, no `id` in MCP 2025-11-25), each checked for the JSON-RPC error shape.
+/// The error responses without an id (to lines whose id could not be read: `"id": null`, as
+/// JSON-RPC 2.0 writes it), each checked for the JSON-RPC error shape.
 fn anonymous_errors(lines: &[Value]) -> Vec<&Value> {
     let errors: Vec<&Value> = lines
         .iter()
-        .filter(|line| line.get("method").is_none() && line.get("id").is_none_or(Value::is_null))
+        .filter(|line| line.get("method").is_none() && line.get("id").is_some_and(Value::is_null))
         .collect();
     for error in &errors {
         assert_eq!(error["jsonrpc"], "2.0", "{error}");

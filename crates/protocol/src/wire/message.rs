@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use super::RequestId;
 use crate::AskedSegment;
 
 /// One line of a server's output.
@@ -22,9 +23,9 @@ use crate::AskedSegment;
 pub enum Message {
     /// The answer to a request: `{"id"?, "type": "response", "command", "success", "data"?, "error"?}`.
     Response {
-        /// The request's `id`, when it could be read.
+        /// The request's `id`, when it could be read (a number as it was written).
         #[serde(skip_serializing_if = "Option::is_none")]
-        id: Option<Value>,
+        id: Option<RequestId>,
         /// The request type, or `parse`.
         command: String,
         /// Whether the request was carried out.
@@ -137,7 +138,7 @@ impl Message {
     }
 
     /// A successful response.
-    pub fn success(id: Option<Value>, command: &str, data: Option<Box<RawValue>>) -> Self {
+    pub fn success(id: Option<RequestId>, command: &str, data: Option<Box<RawValue>>) -> Self {
         Self::Response {
             id,
             command: command.to_owned(),
@@ -148,7 +149,7 @@ impl Message {
     }
 
     /// A failed response whose `error` is `error`.
-    pub fn failure(id: Option<Value>, command: &str, error: impl std::fmt::Display) -> Self {
+    pub fn failure(id: Option<RequestId>, command: &str, error: impl std::fmt::Display) -> Self {
         Self::Response {
             id,
             command: command.to_owned(),
@@ -160,7 +161,7 @@ impl Message {
 
     /// A successful response carrying `data`, serialised now; a failure naming why when it
     /// cannot be.
-    pub fn with_data(id: Option<Value>, command: &str, data: &impl Serialize) -> Self {
+    pub fn with_data(id: Option<RequestId>, command: &str, data: &impl Serialize) -> Self {
         match serde_json::value::to_raw_value(data) {
             Ok(data) => Self::success(id, command, Some(data)),
             Err(err) => Self::failure(id, command, format_args!("internal error: {err}")),
@@ -309,7 +310,7 @@ impl TryFrom<ServerLine> for Message {
         let need = |field: &'static str| MissingField { kind, field };
         Ok(match kind {
             LineType::Response => Self::Response {
-                id: line.id.filter(|id| !id.is_null()),
+                id: line.id.filter(|id| !id.is_null()).map(RequestId::from),
                 command: line.command.ok_or_else(|| need("command"))?,
                 success: line.success.ok_or_else(|| need("success"))?,
                 data: line.data,

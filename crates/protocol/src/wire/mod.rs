@@ -6,10 +6,12 @@
 //! describes the protocol; a test parses its every example with these types.
 
 mod data;
+mod id;
 mod message;
 mod request;
 
 pub use data::{ArtifactData, ArtifactList, BashData, HelloData, ListedArtifact};
+pub use id::RequestId;
 pub use message::{LineType, Message, MissingField, PartialResult, ServerLine, TextBlock};
 pub use request::{Capabilities, Command, FieldError, Request, RequestType, SecretText};
 

@@ -12,6 +12,7 @@ use serde::Serialize;
 use serde::de::{self, Deserialize, DeserializeOwned, Deserializer, IntoDeserializer};
 use serde_json::Value;
 
+use super::RequestId;
 use crate::{ApprovalDecision, json_kind};
 
 /// One request line, understood.
@@ -19,7 +20,7 @@ use crate::{ApprovalDecision, json_kind};
 pub struct Request {
     /// `id`, echoed in the response (any JSON value; `null` counts as absent).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub id: Option<Value>,
+    pub id: Option<RequestId>,
     /// What to do.
     #[serde(flatten)]
     pub command: Command,

@@ -19,7 +19,11 @@ fn check_err(line: &str, id: Option<Value>, command: &str, error: &str) {
     let err = err(line.as_bytes());
     assert_eq!(
         (err.id, err.command, err.error.to_string()),
-        (id, command.to_owned(), error.to_owned()),
+        (
+            id.map(RequestId::from),
+            command.to_owned(),
+            error.to_owned()
+        ),
         "{line}"
     );
 }
@@ -36,7 +40,7 @@ fn each_request_type() {
     assert_eq!(
         ok(r#"{"id":"1","type":"bash","command":"ls","timeout":2.5}"#),
         Request {
-            id: Some(json!("1")),
+            id: Some(json!("1").into()),
             command: Command::Bash {
                 judged: false,
                 approvals: None,
@@ -56,7 +60,7 @@ fn each_request_type() {
             timeout: None
         }
     );
-    assert_eq!(ok(r#"{"id":7,"type":"abort_bash"}"#).id, Some(json!(7)));
+    assert_eq!(ok(r#"{"id":7,"type":"abort_bash"}"#).id, Some(7.into()));
     assert_eq!(
         ok(r#"{"type":"tool_call","toolCallId":"c1","name":"bash","arguments":{"command":"x"},"toolNames":["read"]}"#)
             .command,
@@ -202,7 +206,7 @@ fn the_id_of_a_line_that_is_not_a_request_is_still_echoed() {
     );
     assert_eq!(
         err(b"{\"id\":3,\"type\":\"bash\",\"command\":\"\xff\"}").id,
-        Some(json!(3))
+        Some(3.into())
     );
     let oversized = |head: &[u8]| {
         parse_input_line(&InputLine::Oversized {
@@ -214,7 +218,7 @@ fn the_id_of_a_line_that_is_not_a_request_is_still_echoed() {
     };
     assert_eq!(
         oversized(br#"{"id": "big", "type": "bash""#),
-        Some(json!("big"))
+        Some("big".into())
     );
     // A number that reaches the end of the kept head may go on in the part not kept.
     assert_eq!(oversized(br#"{"id": 12"#), None);
@@ -227,7 +231,7 @@ fn what_json_allows_is_accepted() {
     assert_eq!(
         ok(r#"{"id":"\ud800","type":"bash","command":"echo \udc00 \ud83d\ude00"}"#),
         Request {
-            id: Some(json!("\u{FFFD}")),
+            id: Some("\u{FFFD}".into()),
             command: Command::Bash {
                 judged: false,
                 approvals: None,
@@ -391,4 +395,62 @@ fn null_counts_as_absent_and_every_kind_is_named() {
         "read_artifact",
         "field `limit` must be a whole number of lines (0 or more), got 2.5",
     );
+}
+
+#[test]
+fn a_byte_order_mark_at_the_start_of_a_line_is_ignored() {
+    assert_eq!(
+        parse_line(b"\xEF\xBB\xBF{\"id\":\"bom\",\"type\":\"ping\"}")
+            .expect("valid request")
+            .expect("not blank"),
+        Request {
+            id: Some("bom".into()),
+            command: Command::Ping
+        }
+    );
+    assert!(matches!(parse_line(b"\xEF\xBB\xBF"), Ok(None)));
+    // Anywhere else it is no JSON; the id is still echoed.
+    let inside = err(b"{\"id\":\"in\",\xEF\xBB\xBF\"type\":\"ping\"}");
+    assert_eq!(inside.id, Some("in".into()));
+    assert_eq!(inside.command, PARSE_COMMAND);
+    let twice = err(b"\xEF\xBB\xBF\xEF\xBB\xBF{\"id\":\"two\",\"type\":\"ping\"}");
+    assert_eq!(twice.command, PARSE_COMMAND);
+}
+
+/// How the response to `line` (valid or not) writes its id.
+fn echoed_id(line: &str) -> Option<String> {
+    parse_line(line.as_bytes())
+        .map_or_else(
+            |err| err.id,
+            |request| request.and_then(|request| request.id),
+        )
+        .map(|id| serde_json::to_string(&id).expect("an id serialises"))
+}
+
+#[test]
+fn a_numeric_id_is_echoed_as_it_was_written() {
+    let cases = [
+        (r#"{"id":1e-400,"type":"ping"}"#, "1e-400"),
+        (
+            r#"{"id":18446744073719551617,"type":"ping"}"#,
+            "18446744073719551617",
+        ),
+        (r#"{"id":1e999,"type":"ping"}"#, "1e999"),
+        (r#"{"id":-0,"type":"ping"}"#, "-0"),
+        (r#"{"id":1.0,"type":"ping"}"#, "1.0"),
+        (r#"{"id":7,"type":"ping"}"#, "7"),
+        // Also when the request is refused, and from a line that is no JSON.
+        (r#"{"id":1e-400,"type":"no_such_type"}"#, "1e-400"),
+        (r#"{"id":1e-400,"type":"#, "1e-400"),
+        // A line repaired for a lone surrogate or a huge number elsewhere.
+        (
+            r#"{"id":18446744073719551617,"type":"bash","command":"\ud800","timeout":1e999}"#,
+            "18446744073719551617",
+        ),
+    ];
+    for (line, written) in cases {
+        assert_eq!(echoed_id(line).as_deref(), Some(written), "{line}");
+    }
+    let bom = "\u{FEFF}{\"id\":1e-400,\"type\":\"ping\"}";
+    assert_eq!(echoed_id(bom).as_deref(), Some("1e-400"));
 }

@@ -1,4 +1,5 @@
-//! What JSON allows but `serde_json` refuses, and the `id` of a line that is not JSON.
+//! What JSON allows but `serde_json` refuses, and the `id` of a line as its client wrote it:
+//! the lenient reading of request lines that the RPC and MCP servers share.
 //!
 //! Two things a client may well send are valid JSON text that `serde_json` rejects:
 //!
@@ -8,7 +9,13 @@
 //!   clamps (to its maximum, or its minimum for `-1e999`) like any other huge value.
 //!
 //! Each replacement has the length of what it replaces (a number is padded with spaces), so
-//! the line and column of a later parse error still point into the line as sent.
+//! the line and column of a later parse error still point into the line as sent. A UTF-8
+//! byte-order mark at the start of a line is not JSON either: [`strip_bom`] drops it, as JSON's
+//! RFC 8259 allows a reader to.
+//!
+//! A numeric `id` is echoed as it was written: [`id_token`] finds the `id`'s token in the line,
+//! and [`written_id`] keeps it beside the value `serde_json` read (which may be rounded:
+//! `1e-400`, `18446744073719551617`).
 //!
 //! [`recover_id`] reads the `id` of a request line that is still not JSON, so that its failure
 //! can be answered with the `id` a client waits for. It tokenises the line the way JSON does
@@ -16,9 +23,10 @@
 //! and takes the value of a key `id` of the outermost object only: an `"id"` inside a string
 //! or a nested object is never taken.
 //!
-//! Both work on the bytes between tokens, which are ASCII (`"`, brackets, `:`, `,`,
+//! All of them work on the bytes between tokens, which are ASCII (`"`, brackets, `:`, `,`,
 //! whitespace), so every position they slice at is a character boundary.
 
+use agentsh_protocol::wire::RequestId;
 use serde_json::Value;
 
 /// What replaces a number beyond `f64`: the largest power of ten that `serde_json` reads.
@@ -27,6 +35,8 @@ const HUGE: &str = "1e308";
 const REPLACEMENT_ESCAPE: &str = "\\ufffd";
 /// The length of a `\uXXXX` escape.
 const ESCAPE_LEN: usize = 6;
+/// A UTF-8 byte-order mark (U+FEFF).
+const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// How much of the request line [`recover_id`] sees.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,11 +80,46 @@ pub fn repair(text: &str) -> Option<String> {
     Some(out)
 }
 
+/// `line` without a UTF-8 byte-order mark at its start (any other byte-order mark, and one
+/// further in, is left: it is no JSON).
+pub fn strip_bom(line: &[u8]) -> &[u8] {
+    line.strip_prefix(UTF8_BOM).unwrap_or(line)
+}
+
+/// The token of the `id` of the outermost object of `text` (its first key `id`), as written,
+/// when it is a scalar: a number (`1e-400`), `true`, `false`, `null` (or garbage). `None` for a
+/// string or a nested value, or when there is no such key.
+pub fn id_token(text: &str) -> Option<&str> {
+    match top_level_id(text)? {
+        Token::Scalar { start, end } => Some(&text[start..end]),
+        _ => None,
+    }
+}
+
+/// `value`, the `id` that `serde_json` read from the request line `text`, as a [`RequestId`]
+/// that is written back as `text` has it when it is a number: `1e-400` stays `1e-400`, where
+/// `value` holds `0.0`. (`text` is the line as sent, before a [`repair`].)
+pub fn written_id(text: &str, value: Value) -> RequestId {
+    if value.is_number()
+        && let Some(token) = id_token(text)
+        // Not another `id` key's (the value is the last one's, the token the first one's).
+        && scalar_value(token).as_ref() == Some(&value)
+    {
+        return RequestId::written_as(value, token);
+    }
+    RequestId::from(value)
+}
+
 /// The `id` of the outermost object of a line that may not be JSON: the value of its first key
-/// `id` when that is a whole string, number or boolean. `None` when the line does not start an
-/// object, has no such key at the top level, or its value cannot be read (`null` counts as
-/// absent, as it does for a valid request).
-pub fn recover_id(text: &str, extent: Extent) -> Option<Value> {
+/// `id` when that is a whole string, number or boolean (a number as written). `None` when the
+/// line does not start an object, has no such key at the top level, or its value cannot be
+/// read (`null` counts as absent, as it does for a valid request).
+pub fn recover_id(text: &str, extent: Extent) -> Option<RequestId> {
+    read_value(text, top_level_id(text)?, extent)
+}
+
+/// The token of the value of the first key `id` of the outermost object `text` starts with.
+fn top_level_id(text: &str) -> Option<Token> {
     let mut tokens = Tokens::new(text);
     if tokens.next()? != Token::Open {
         return None;
@@ -99,7 +144,7 @@ pub fn recover_id(text: &str, extent: Extent) -> Option<Value> {
                 if tokens.next() != Some(Token::Colon) {
                     return None;
                 }
-                return read_value(text, tokens.next()?, extent);
+                return tokens.next();
             }
             _ => {}
         }
@@ -109,25 +154,31 @@ pub fn recover_id(text: &str, extent: Extent) -> Option<Value> {
 }
 
 /// The value of the `id` key, from its token.
-fn read_value(text: &str, token: Token, extent: Extent) -> Option<Value> {
+fn read_value(text: &str, token: Token, extent: Extent) -> Option<RequestId> {
     match token {
         Token::String {
             start,
             end,
             closed: true,
-        } => string_value(&text[start..end]).map(Value::String),
+        } => string_value(&text[start..end]).map(RequestId::from),
         // A scalar at the end of a prefix may be the start of a longer one.
         Token::Scalar { end, .. } if extent == Extent::Prefix && end == text.len() => None,
         Token::Scalar { start, end } => {
-            let scalar = &text[start..end];
-            let scalar = clamp_number(scalar).unwrap_or_else(|| scalar.to_owned());
-            match serde_json::from_str::<Value>(&scalar).ok()? {
-                value @ (Value::Number(_) | Value::Bool(_)) => Some(value),
+            let token = &text[start..end];
+            match scalar_value(token)? {
+                value @ Value::Number(_) => Some(RequestId::written_as(value, token)),
+                value @ Value::Bool(_) => Some(RequestId::from(value)),
                 _ => None,
             }
         }
         _ => None,
     }
+}
+
+/// The value of a scalar token (a number beyond `f64` clamped, as [`repair`] does).
+fn scalar_value(token: &str) -> Option<Value> {
+    let clamped = clamp_number(token);
+    serde_json::from_str(clamped.as_deref().unwrap_or(token)).ok()
 }
 
 /// The text of a whole JSON string token (quotes included), lone surrogates made U+FFFD.
@@ -454,18 +505,97 @@ mod tests {
             ("", None),
         ];
         for (text, want) in cases {
-            assert_eq!(&recover_id(text, Extent::Whole), want, "{text}");
+            let id = recover_id(text, Extent::Whole);
+            assert_eq!(id.as_ref().map(RequestId::value), want.as_ref(), "{text}");
         }
     }
 
     #[test]
+    fn a_recovered_number_is_written_as_sent() {
+        for (text, written) in [
+            (r#"{"id": -1e999, "#, "-1e999"),
+            (r#"{"id":1e-400,"type":"#, "1e-400"),
+            (r#"{"id":18446744073719551617 x"#, "18446744073719551617"),
+            (r#"{"id":"\u0061","#, r#""a""#),
+            (r#"{"id":true,"#, "true"),
+        ] {
+            let id = recover_id(text, Extent::Whole).expect("an id");
+            assert_eq!(id.to_json(), written, "{text}");
+        }
+    }
+
+    #[test]
+    fn the_id_token_is_the_top_level_scalar_as_written() {
+        let cases = [
+            (r#"{"id":1e-400,"method":"ping"}"#, Some("1e-400")),
+            (
+                r#"{ "id" : 18446744073719551617 }"#,
+                Some("18446744073719551617"),
+            ),
+            (r#"{"a":{"id":1},"id":-0}"#, Some("-0")),
+            (r#"{"id":true}"#, Some("true")),
+            (r#"{"id":null}"#, Some("null")),
+            (r#"{"id":"1"}"#, None),
+            (r#"{"id":{"a":1}}"#, None),
+            (r#"{"id":[1]}"#, None),
+            (r#"{"params":{"id":1}}"#, None),
+            (r#"[{"id":1}]"#, None),
+        ];
+        for (text, want) in cases {
+            assert_eq!(id_token(text), want, "{text}");
+        }
+    }
+
+    #[test]
+    fn a_numeric_id_keeps_its_token() {
+        let written = |text: &str| {
+            let repaired = repair(text);
+            let json = repaired.as_deref().unwrap_or(text);
+            let value: Value = serde_json::from_str(json).expect("JSON");
+            written_id(text, value["id"].clone()).to_json()
+        };
+        let cases = [
+            (r#"{"id":1e-400}"#, "1e-400"),
+            (r#"{"id":18446744073719551617}"#, "18446744073719551617"),
+            (r#"{"id":1e999}"#, "1e999"),
+            (r#"{"id":-0,"x":1}"#, "-0"),
+            (r#"{"id":1.50}"#, "1.50"),
+            (r#"{"id":7}"#, "7"),
+            (r#"{"id":"\ud800"}"#, "\"\u{FFFD}\""),
+            (r#"{"id":true}"#, "true"),
+            // Two `id` keys: serde_json keeps the last one; the first one's token is not its.
+            (r#"{"id":1.0,"id":2.50}"#, "2.5"),
+        ];
+        for (text, want) in cases {
+            assert_eq!(written(text), want, "{text}");
+        }
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_dropped_at_the_start_only() {
+        assert_eq!(strip_bom(b"\xEF\xBB\xBF{}"), b"{}");
+        assert_eq!(strip_bom(b"{}"), b"{}");
+        assert_eq!(strip_bom(b"\xEF\xBB\xBF\xEF\xBB\xBF{}"), b"\xEF\xBB\xBF{}");
+        assert_eq!(strip_bom(b" \xEF\xBB\xBF{}"), b" \xEF\xBB\xBF{}");
+        assert_eq!(strip_bom(b"\xEF\xBB"), b"\xEF\xBB");
+        assert_eq!(strip_bom(b""), b"");
+    }
+
+    #[test]
     fn a_number_at_the_end_of_a_prefix_may_be_cut() {
-        assert_eq!(recover_id(r#"{"id":12"#, Extent::Whole), Some(json!(12)));
-        assert_eq!(recover_id(r#"{"id":12"#, Extent::Prefix), None);
-        assert_eq!(recover_id(r#"{"id":12 "#, Extent::Prefix), Some(json!(12)));
+        let recovered = |text, extent| recover_id(text, extent).map(|id| id.to_json());
         assert_eq!(
-            recover_id(r#"{"id":"a","command":"xxxx"#, Extent::Prefix),
-            Some(json!("a"))
+            recovered(r#"{"id":12"#, Extent::Whole).as_deref(),
+            Some("12")
+        );
+        assert_eq!(recovered(r#"{"id":12"#, Extent::Prefix), None);
+        assert_eq!(
+            recovered(r#"{"id":12 "#, Extent::Prefix).as_deref(),
+            Some("12")
+        );
+        assert_eq!(
+            recovered(r#"{"id":"a","command":"xxxx"#, Extent::Prefix).as_deref(),
+            Some(r#""a""#)
         );
     }
 }

@@ -126,6 +126,7 @@ impl DenialWatch {
 ///     writable: vec![PathBuf::from("/src/app"), PathBuf::from("/tmp/agentsh-sandbox-x")],
 ///     read_only: Vec::new(),
 ///     network: SandboxNetwork::Off,
+///     temp_dir: None,
 /// };
 /// assert_eq!(
 ///     sandbox_denial_line(&policy),
@@ -149,6 +150,7 @@ pub fn sandbox_denial_line(policy: &SandboxPolicy) -> String {
 ///     writable: vec![PathBuf::from("/tmp/agentsh-sandbox-x")],
 ///     read_only: Vec::new(),
 ///     network: SandboxNetwork::Off,
+///     temp_dir: None,
 /// };
 /// assert_eq!(
 ///     sandbox_line(&policy, &[]),
@@ -331,6 +333,7 @@ impl SessionSandbox {
                 writable: configured.clone(),
                 read_only: Vec::new(),
                 network: isolated.clone(),
+                temp_dir: None,
             },
             session_kernel(kernel_limit)?,
         )?;
@@ -369,6 +372,7 @@ impl SessionSandbox {
                 network: network.as_ref().map_or(isolated, |network| {
                     SandboxNetwork::Allowlist(network.proxy.clone())
                 }),
+                temp_dir: None,
             },
             temp_path,
             temp: Mutex::new(Some(temp)),
@@ -503,6 +507,7 @@ mod tests {
             writable: vec![PathBuf::from("/tmp/t")],
             read_only: Vec::new(),
             network: SandboxNetwork::Off,
+            temp_dir: None,
         };
         let watched = |pieces: &[&str]| {
             let mut watch = DenialWatch::new(policy.clone());

@@ -29,6 +29,8 @@
 //! - `forked`: everything that runs after the fork — the supervisor, the child until its
 //!   `execve`, the kill sweep — under the rule written at its top (only raw system calls on
 //!   data prepared beforehand);
+//! - `remove`: removing directories after the fork (the shell's private directory, and the
+//!   session's temp dir once agentsh is gone), same rule as `forked`;
 //! - `report`: what the forked processes report and how (the report records, the start-up
 //!   [`Stage`](report::Stage)s, the descriptor layout, the raw writes), shared by `forked`,
 //!   `confine` and the reading side.
@@ -44,6 +46,7 @@ mod blocking;
 mod confine;
 mod forked;
 mod plan;
+mod remove;
 mod report;
 mod spawner;
 mod thread;

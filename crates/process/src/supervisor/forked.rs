@@ -227,21 +227,32 @@ pub(super) unsafe fn supervisor_main(view: &ChildView<'_>) -> ! {
                 end = true;
             }
             if end {
+                let ending = remove::Ending::of(SUP_CONTROL);
                 // Everything in the tree's cgroup dies at once, forks included; the sweep
                 // below then only reaps (and finds the rest without cgroups).
                 if let Some(cgroup) = &view.plan.cgroup {
                     write_path(cgroup.kill_path(), b"1");
                 }
-                let mut clean = kill_everything(child);
+                // The directories go before the sweep, which can take seconds on a busy
+                // machine (every round reads all of `/proc`): the shell's once it can write
+                // there no more, the session's temp dir (when agentsh is gone) once nothing
+                // of the tree can run again (its cgroup was killed), and else after the sweep.
+                libc::kill(child, libc::SIGKILL);
                 if let Some(dir) = &view.plan.remove_on_exit {
                     remove::remove_flat_dir(dir);
                 }
+                let orphan_dir = view.plan.orphan_dir.as_ref();
+                if let Some(dir) = orphan_dir.filter(|_| view.plan.cgroup.is_some()) {
+                    remove::remove_owned_if_orphaned(dir, ending);
+                }
+                let mut clean = kill_everything(child);
                 if let Some(cgroup) = &view.plan.cgroup {
                     clean &= libc::rmdir(cgroup.dir_path().as_ptr()) == 0;
                 }
-                // Last, as it may take long: the session's temp dir, when agentsh is gone.
-                if let Some(dir) = &view.plan.orphan_dir {
-                    remove::remove_owned_if_orphaned(dir);
+                // Again (a process that was inside a system call then may have added an
+                // entry); a directory removed already is not found.
+                if let Some(dir) = orphan_dir {
+                    remove::remove_owned_if_orphaned(dir, ending);
                 }
                 // 0 tells agentsh that nothing is left to clean up after us.
                 libc::_exit(i32::from(!clean));

@@ -5,6 +5,7 @@
 
 use std::ffi::{CStr, CString, c_int};
 
+use super::report::ORDERLY_END;
 use crate::owned_dir::OWNED_MARK;
 use crate::procfs;
 
@@ -14,6 +15,9 @@ use crate::procfs;
 const MAX_DEPTH: u32 = 16;
 /// The size of one level's directory buffer (a `getdents64` record is at most ~280 bytes).
 const DIR_BUFFER: usize = 2048;
+/// How many 1 ms naps [`remove_owned_if_orphaned`] waits at most for the lock of a dead
+/// agentsh to be dropped.
+const LOCK_WAIT_ROUNDS: u32 = 2000;
 
 /// An [`OwnedDir`](crate::OwnedDir) of agentsh's that the supervisor removes once agentsh is
 /// gone, prepared before the fork.
@@ -43,10 +47,58 @@ impl OrphanDir {
     }
 }
 
+/// Why the supervisor ends its tree, as far as agentsh's life goes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Ending {
+    /// agentsh asked, and lives on ([`ORDERLY_END`] came before the end of the control pipe).
+    Orderly,
+    /// The control pipe ended without it: agentsh's exit closed it (agentsh died, or exited
+    /// without ending its trees one by one).
+    OwnerExited,
+    /// A signal, with the control pipe still open: agentsh lives.
+    Signalled,
+}
+
+impl Ending {
+    /// Reads what the control pipe `control` holds, without waiting.
+    pub(super) fn of(control: c_int) -> Self {
+        let mut poll = libc::pollfd {
+            fd: control,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let mut byte = 0u8;
+        // SAFETY: `poll` and `byte` are valid for the calls; the read happens only when the
+        // pipe is readable, so it never blocks.
+        unsafe {
+            if libc::poll(&raw mut poll, 1, 0) <= 0 || poll.revents == 0 {
+                return Self::Signalled;
+            }
+            if libc::read(control, (&raw mut byte).cast(), 1) == 1 && byte == ORDERLY_END {
+                Self::Orderly
+            } else {
+                Self::OwnerExited
+            }
+        }
+    }
+}
+
 /// Removes `dir` with everything in it, the mark last, when its lock can be taken: nobody
-/// holds it, so agentsh (which holds it for as long as it runs) is gone. Without the lock,
-/// or when the path no longer names the same directory, nothing is touched.
-pub(super) fn remove_owned_if_orphaned(dir: &OrphanDir) {
+/// holds it, so agentsh (which holds it for as long as it runs) is gone. Nothing is tried
+/// after an [`Ending::Orderly`] end (the directory is the live session's); after
+/// [`Ending::OwnerExited`] the lock is waited for up to [`LOCK_WAIT_ROUNDS`] naps, since a
+/// dying agentsh closes the control pipe and drops the lock at about the same time, in no
+/// set order. Without the lock, or when the path no longer names the same directory, nothing
+/// is touched.
+pub(super) fn remove_owned_if_orphaned(dir: &OrphanDir, ending: Ending) {
+    if ending == Ending::Orderly {
+        return;
+    }
+    let rounds = if ending == Ending::OwnerExited {
+        LOCK_WAIT_ROUNDS
+    } else {
+        1
+    };
     // SAFETY: raw syscalls on a NUL-terminated path and descriptors opened here.
     unsafe {
         let fd = libc::open(
@@ -56,7 +108,21 @@ pub(super) fn remove_owned_if_orphaned(dir: &OrphanDir) {
         if fd < 0 {
             return;
         }
-        if same_inode(fd, dir) && libc::flock(fd, libc::LOCK_EX | libc::LOCK_NB) == 0 {
+        if !same_inode(fd, dir) {
+            libc::close(fd);
+            return;
+        }
+        let mut locked = false;
+        for round in 0..rounds {
+            if round > 0 {
+                nap_ms();
+            }
+            locked = libc::flock(fd, libc::LOCK_EX | libc::LOCK_NB) == 0;
+            if locked {
+                break;
+            }
+        }
+        if locked {
             empty_dir(fd, 0, Some(dir.mark.as_bytes()));
             libc::unlinkat(fd, dir.mark.as_ptr(), 0);
             let mut st: libc::stat = std::mem::zeroed();
@@ -71,6 +137,16 @@ pub(super) fn remove_owned_if_orphaned(dir: &OrphanDir) {
         // Closing it drops the lock.
         libc::close(fd);
     }
+}
+
+/// Sleeps about a millisecond.
+fn nap_ms() {
+    let pause = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 1_000_000,
+    };
+    // SAFETY: `pause` is a valid timespec; no remainder is asked for.
+    unsafe { libc::nanosleep(&raw const pause, std::ptr::null_mut()) };
 }
 
 /// Whether the open directory `fd` is the one `dir` was prepared from.

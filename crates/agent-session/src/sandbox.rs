@@ -7,10 +7,10 @@
 //! job is started with.
 
 use std::collections::BTreeMap;
-use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
-use std::sync::{LazyLock, Mutex};
+use std::sync::{LazyLock, Mutex, Once};
 
+use agentsh_process::OwnedDir;
 use agentsh_process::sandbox::{Kernel, SandboxError, SandboxMode, SandboxNetwork, SandboxPolicy};
 use regex::Regex;
 
@@ -126,6 +126,7 @@ impl DenialWatch {
 ///     writable: vec![PathBuf::from("/src/app"), PathBuf::from("/tmp/agentsh-sandbox-x")],
 ///     read_only: Vec::new(),
 ///     network: SandboxNetwork::Off,
+///     temp_dir: None,
 /// };
 /// assert_eq!(
 ///     sandbox_denial_line(&policy),
@@ -149,6 +150,7 @@ pub fn sandbox_denial_line(policy: &SandboxPolicy) -> String {
 ///     writable: vec![PathBuf::from("/tmp/agentsh-sandbox-x")],
 ///     read_only: Vec::new(),
 ///     network: SandboxNetwork::Off,
+///     temp_dir: None,
 /// };
 /// assert_eq!(
 ///     sandbox_line(&policy, &[]),
@@ -282,13 +284,36 @@ pub(crate) fn can_enforce(policy: &SandboxPolicy, kernel: Kernel) -> Result<(), 
     agentsh_process::sandbox::check_with(policy, kernel)
 }
 
+/// The start of the name of a session's private temp dir in the temporary directory (six
+/// random letters and digits follow).
+const TEMP_DIR_PREFIX: &str = "agentsh-sandbox-";
+
+/// Removes, once per process, the private temp dirs that sessions of an agentsh that is gone
+/// left in the temporary directory: every one is locked by its agentsh for as long as it runs
+/// (see `agentsh_process::OwnedDir`). Normally the session removes its own, or the supervisor
+/// of one of its shells when agentsh was killed; this finds the rest (agentsh died together
+/// with its supervisors, or no shell had started yet).
+pub(crate) fn remove_ownerless_temp_dirs() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let removed = agentsh_process::remove_ownerless(&std::env::temp_dir(), TEMP_DIR_PREFIX);
+        if !removed.is_empty() {
+            tracing::debug!(
+                "removed {} sandbox temp dirs of agentsh processes that are gone",
+                removed.len()
+            );
+        }
+    });
+}
+
 /// A session's sandbox: the policy its processes run under and its private temp dir (0700,
-/// `TMPDIR` of every command), removed when the session shuts down or is dropped.
+/// `TMPDIR` of every command), removed when the session shuts down or is dropped, and else by
+/// a supervisor or a later agentsh (see [`OwnedDir`]).
 #[derive(Debug)]
 pub(crate) struct SessionSandbox {
     pub(crate) policy: SandboxPolicy,
     temp_path: PathBuf,
-    temp: Mutex<Option<tempfile::TempDir>>,
+    temp: Mutex<Option<OwnedDir>>,
     /// With an allowlist: the session's proxy.
     network: Option<SessionNetwork>,
 }
@@ -331,6 +356,7 @@ impl SessionSandbox {
                 writable: configured.clone(),
                 read_only: Vec::new(),
                 network: isolated.clone(),
+                temp_dir: None,
             },
             session_kernel(kernel_limit)?,
         )?;
@@ -338,10 +364,9 @@ impl SessionSandbox {
             NetworkSetting::Allowlist(hosts) => Some(SessionNetwork::new(hosts)?),
             NetworkSetting::Off | NetworkSetting::On => None,
         };
-        let temp = tempfile::Builder::new()
-            .prefix("agentsh-sandbox-")
-            .permissions(std::fs::Permissions::from_mode(0o700))
-            .tempdir()
+        // Locked while agentsh runs: removed by a supervisor that outlives agentsh, or by a
+        // later agentsh (`remove_ownerless_temp_dirs`).
+        let temp = OwnedDir::create(&std::env::temp_dir(), TEMP_DIR_PREFIX)
             .map_err(SessionError::SandboxTempDir)?;
         let temp_path = temp
             .path()
@@ -369,6 +394,7 @@ impl SessionSandbox {
                 network: network.as_ref().map_or(isolated, |network| {
                     SandboxNetwork::Allowlist(network.proxy.clone())
                 }),
+                temp_dir: Some(temp_path.clone()),
             },
             temp_path,
             temp: Mutex::new(Some(temp)),
@@ -503,6 +529,7 @@ mod tests {
             writable: vec![PathBuf::from("/tmp/t")],
             read_only: Vec::new(),
             network: SandboxNetwork::Off,
+            temp_dir: None,
         };
         let watched = |pieces: &[&str]| {
             let mut watch = DenialWatch::new(policy.clone());

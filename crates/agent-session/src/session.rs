@@ -233,8 +233,11 @@ impl AgentSession {
         let policy = session_policy(policy, &settings, &cwd)?;
         let audit = AuditLog::open(&settings.audit, env_var);
         // Decided on first use: ends what an earlier agentsh that died together with its
-        // supervisors left in their cgroups, before anything new starts.
+        // supervisors left in their cgroups, before anything new starts; and the sandbox temp
+        // dirs such an agentsh left go too (its shells' private directories go when the first
+        // shell starts).
         let containment = agentsh_process::containment();
+        crate::sandbox::remove_ownerless_temp_dirs();
         let mut warnings = Vec::new();
         // An explicit home also moves the snapshot cache under it, away from the user's.
         let cache_dir = match &home {

@@ -658,6 +658,7 @@ fn the_allowlist_probe_says_whether_it_works_here() {
         writable: vec![std::env::temp_dir()],
         read_only: Vec::new(),
         network: agentsh_agent_session::SandboxNetwork::Off,
+        temp_dir: None,
     };
     match agentsh_process::sandbox::check(&isolated) {
         Ok(()) => {

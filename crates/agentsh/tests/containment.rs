@@ -1,10 +1,13 @@
 //! Containment that has no single point of failure, with the real binary: what agentsh and
-//! a supervisor that die together leave behind is ended by the next agentsh start; without
-//! cgroups that is said in a warning.
+//! a supervisor that die together leave behind (processes, cgroups, the shell's private
+//! directory) is ended by the next agentsh start; without cgroups that is said in a warning.
 
 use serde_json::json;
 
-use crate::util::{TestEnv, assert_no_survivor, processes_with, unique_marker, wait_for_process};
+use crate::leftovers::{assert_gone, made, private_command};
+use crate::util::{
+    Rpc, TestEnv, assert_no_survivor, finish, processes_with, unique_marker, wait_for_process,
+};
 
 /// The start of the warning agentsh gives without a cgroup per shell.
 pub const NO_CGROUP_WARNING: &str = "agentsh: warning: no cgroup per shell (";
@@ -58,7 +61,7 @@ fn cgroups_of(pid: u32) -> Vec<String> {
 
 #[test]
 fn agentsh_and_supervisor_killed_together_are_cleaned_by_the_next_start() {
-    let env = TestEnv::new();
+    let env = crate::leftovers::private_env(false);
     let probe = env.exec(&["--", "true"]);
     if probe.stderr.contains(NO_CGROUP_WARNING) {
         eprintln!(
@@ -69,7 +72,9 @@ fn agentsh_and_supervisor_killed_together_are_cleaned_by_the_next_start() {
         return;
     }
     let (escapee, foreground) = (unique_marker(), unique_marker());
-    let mut rpc = env.rpc();
+    let config = env.config_path();
+    let config = config.to_str().expect("utf-8 path");
+    let mut rpc = Rpc::spawn(private_command(&env, &["rpc", "--config", config]));
     rpc.send_json(&json!({
         "id": "b",
         "type": "bash",
@@ -89,6 +94,8 @@ fn agentsh_and_supervisor_killed_together_are_cleaned_by_the_next_start() {
     );
     let agentsh = rpc.pid();
     assert!(!cgroups_of(agentsh).is_empty(), "the shell has a cgroup");
+    let dirs = made(&env);
+    assert_eq!(dirs.len(), 1, "the shell's private directory: {dirs:?}");
 
     // Together: the supervisor cannot act on its parent-death signal while stopped, and is
     // then killed too.
@@ -96,12 +103,18 @@ fn agentsh_and_supervisor_killed_together_are_cleaned_by_the_next_start() {
     rpc.kill();
     signal(supervisor, libc::SIGKILL);
 
-    // The next start ends what they left.
-    let next = env.exec(&["--", "echo", "next"]);
+    // Nothing was left to remove the shell's private directory.
+    assert_eq!(made(&env), dirs);
+    // The next start ends what they left, and removes the directory.
+    let next = finish(
+        private_command(&env, &["exec", "--config", config, "--", "echo", "next"])
+            .stdin(std::process::Stdio::null()),
+    );
     assert_eq!(next.stdout, "next\n", "{next:?}");
     assert_no_survivor(&escapee);
     assert_no_survivor(&foreground);
     assert_eq!(cgroups_of(agentsh), Vec::<String>::new(), "cgroups removed");
+    assert_gone(&env, &dirs, "the next start");
 }
 
 #[test]

@@ -8,6 +8,7 @@ mod faults;
 mod golden;
 mod interactive;
 mod jobs;
+mod leftovers;
 mod mcp;
 mod network;
 mod policy;

@@ -45,6 +45,17 @@ impl TestEnv {
         env
     }
 
+    /// Adds `text` at the end of the config file (e.g. a section that names paths in the
+    /// environment).
+    pub fn append_config(&self, text: &str) {
+        use std::io::Write as _;
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(self.config_path())
+            .and_then(|mut file| file.write_all(text.as_bytes()))
+            .expect("append to the config");
+    }
+
     /// The root of the environment (every path in it starts here).
     pub fn root(&self) -> &Path {
         self.root.path()

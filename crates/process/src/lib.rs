@@ -6,6 +6,7 @@ pub mod env;
 mod id;
 mod input_wait;
 mod kill;
+mod owned_dir;
 mod procfs;
 pub mod sandbox;
 pub mod shell;
@@ -19,6 +20,7 @@ pub use containment::{Containment, NO_CGROUP_VAR, containment};
 pub use id::random_hex;
 pub use input_wait::{InputWait, command_line, foreground_program, input_wait, input_waiter};
 pub use kill::{EndReport, TERM_GRACE, end_command, end_command_with, kill_tree};
+pub use owned_dir::{OWNED_MARK, OwnedDir, remove_ownerless};
 pub use supervisor::{ChildExit, ChildStdio, MAX_EXTRA_FD, SpawnError, SpawnSpec, Supervisor};
 pub use tree::{
     CommandScope, MARKER_VAR, ProcessInfo, SignalDispositions, StartMark, can_attribute,

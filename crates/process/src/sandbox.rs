@@ -59,6 +59,10 @@ pub struct SandboxPolicy {
     pub read_only: Vec<PathBuf>,
     /// How commands reach the network.
     pub network: SandboxNetwork,
+    /// The session's private temp dir (also one of [`writable`](Self::writable)) when it is
+    /// an [`OwnedDir`](crate::OwnedDir): a supervisor that ends its tree after agentsh died
+    /// removes it, whole, so that it does not outlive agentsh. `None`: nothing to remove.
+    pub temp_dir: Option<PathBuf>,
 }
 
 /// How a sandboxed command reaches the network.

@@ -25,6 +25,7 @@ fn sandbox_available() -> bool {
         writable: Vec::new(),
         read_only: Vec::new(),
         network: SandboxNetwork::Off,
+        temp_dir: None,
     };
     match sandbox::check(&policy) {
         Ok(()) => true,
@@ -75,6 +76,7 @@ fn policy(mode: SandboxMode, dirs: &Dirs, network: bool) -> SandboxPolicy {
         } else {
             SandboxNetwork::Off
         },
+        temp_dir: None,
     }
 }
 
@@ -664,6 +666,7 @@ fn a_step_the_kernel_refuses_in_the_child_is_unavailable_and_nothing_runs() {
             writable: vec![spec.cwd.clone()],
             read_only: Vec::new(),
             network: SandboxNetwork::Off,
+            temp_dir: None,
         });
         let err = runtime()
             .block_on(Supervisor::spawn(spec))
@@ -721,3 +724,4 @@ fn a_step_the_kernel_refuses_in_the_child_is_unavailable_and_nothing_runs() {
 /// The names and contents below `dir`, sorted (a directory's content is `/`).
 mod mounts;
 mod network;
+mod temp_dir;

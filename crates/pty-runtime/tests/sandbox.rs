@@ -15,6 +15,7 @@ fn sandboxed(tmp: &std::path::Path) -> Option<SandboxPolicy> {
         writable: vec![tmp.to_path_buf()],
         read_only: Vec::new(),
         network: SandboxNetwork::Off,
+        temp_dir: None,
     };
     match sandbox::check(&policy) {
         Ok(()) => Some(policy),

@@ -12,14 +12,13 @@ mod stop;
 use std::ffi::OsString;
 use std::io;
 use std::os::fd::OwnedFd;
-use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use agentsh_process::sandbox::SandboxPolicy;
 use agentsh_process::shell::ShellSpec;
 use agentsh_process::{
-    ChildExit, CommandScope, SpawnSpec, StartMark, Supervisor, can_attribute, descendants,
+    ChildExit, CommandScope, OwnedDir, SpawnSpec, StartMark, Supervisor, can_attribute, descendants,
 };
 use rustix::process::Signal;
 use tokio::io::unix::AsyncFd;
@@ -27,7 +26,8 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use self::files::{
-    find_gave_up_file, private_dir_parent, private_fifo, write_all, write_command, write_private,
+    PRIVATE_DIR_PREFIX, find_gave_up_file, private_dir_parent, private_fifo, write_all,
+    write_command, write_private,
 };
 pub(crate) use self::run::Output;
 use self::run::{CommandEnd, CommandRun, Readiness, StopPlan};
@@ -127,7 +127,7 @@ pub(crate) struct ShellProcess {
     started: Instant,
     buf: Vec<u8>,
     // Declared last: removed after the FIFOs above are closed.
-    dir: tempfile::TempDir,
+    dir: OwnedDir,
 }
 
 impl ShellProcess {
@@ -146,10 +146,8 @@ impl ShellProcess {
         sandbox: Option<&SandboxPolicy>,
     ) -> Result<Self, ExecError> {
         // 0700 whatever the umask: the command text and cwd written here are nobody else's.
-        let dir = tempfile::Builder::new()
-            .prefix("agentsh-")
-            .permissions(std::fs::Permissions::from_mode(0o700))
-            .tempdir_in(private_dir_parent())?;
+        // Locked while agentsh runs: a later agentsh removes it if nothing else did.
+        let dir = OwnedDir::create(&private_dir_parent(), PRIVATE_DIR_PREFIX)?;
         let reports = private_fifo(&dir.path().join(REPORT_FIFO))?;
         let triggers = private_fifo(&dir.path().join(TRIGGER_FIFO))?;
         let tag = agentsh_process::random_hex(6);

@@ -42,6 +42,7 @@ pub async fn probe_network_allowlist() -> Result<String, String> {
         writable: vec![temp.path().to_path_buf()],
         read_only: Vec::new(),
         network: SandboxNetwork::Off,
+        temp_dir: None,
     };
     agentsh_process::sandbox::check_with(&isolated, Kernel::probe()).map_err(|e| e.to_string())?;
     let network = SessionNetwork::new(&["agentsh-probe-allowed.invalid".to_owned()])
@@ -49,6 +50,7 @@ pub async fn probe_network_allowlist() -> Result<String, String> {
     let port = network.proxy.port;
     let policy = SandboxPolicy {
         network: SandboxNetwork::Allowlist(network.proxy.clone()),
+        temp_dir: None,
         ..isolated
     };
     let (mut reader, writer) =

@@ -2,24 +2,17 @@
 //! local server, passed by a server whose `[remote] command` is a far-side `agentsh rpc` (tools,
 //! jobs, progress, cancellation and artifact resources all live there).
 
+use super::setup::unshare_command;
 use crate::mcp::scenario_with;
-use crate::util::{AGENTSH, TestEnv};
+use crate::util::TestEnv;
 
 /// A test environment whose MCP server forwards everything to `agentsh rpc` under `unshare`
-/// (new mount and PID namespaces), plus `extra` config.
+/// (new mount and PID namespaces, [`unshare_command`]), plus `extra` config.
 fn remote_env(extra: &str) -> TestEnv {
-    let command = serde_json::to_string(&[
-        "unshare",
-        "--mount",
-        "--pid",
-        "--fork",
-        "--kill-child",
-        "--mount-proc",
-        AGENTSH,
-        "rpc",
-    ])
-    .expect("json");
-    TestEnv::with_config(&format!("[remote]\ncommand = {command}\n{extra}"))
+    let env = TestEnv::with_config(extra);
+    let command = serde_json::to_string(&unshare_command(&env)).expect("json");
+    env.append_config(&format!("[remote]\ncommand = {command}\n"));
+    env
 }
 
 #[test]

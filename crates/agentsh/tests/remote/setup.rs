@@ -11,7 +11,7 @@ pub enum Far {
     /// `--remote ssh://…` with `[remote] ssh_command = ["ssh", "-F", <config>]`.
     Ssh(Sshd),
     /// `[remote] command = ["unshare", "--mount", "--pid", "--fork", "--kill-child",
-    /// "--mount-proc", AGENTSH, "rpc"]`.
+    /// "--mount-proc", "env", …, AGENTSH, "rpc"]` ([`unshare_command`]).
     Unshare,
 }
 
@@ -53,13 +53,15 @@ impl Far {
         }
     }
 
-    /// A test environment whose config has this far side's `[remote]` keys, then `extra`.
+    /// A test environment whose config has `extra`, then this far side's `[remote]` keys.
     pub fn env(&self, extra: &str) -> TestEnv {
-        TestEnv::with_config(&format!("{}{extra}", self.remote_config()))
+        let env = TestEnv::with_config(extra);
+        env.append_config(&self.remote_config(&env));
+        env
     }
 
-    /// The `[remote]` section.
-    pub fn remote_config(&self) -> String {
+    /// The `[remote]` section for a far side in `env`.
+    fn remote_config(&self, env: &TestEnv) -> String {
         match self {
             Self::Ssh(sshd) => format!(
                 "[remote]\nssh_command = {}\nagentsh_path = {}\n",
@@ -68,16 +70,7 @@ impl Far {
             ),
             Self::Unshare => format!(
                 "[remote]\ncommand = {}\n",
-                toml_array(&[
-                    "unshare".into(),
-                    "--mount".into(),
-                    "--pid".into(),
-                    "--fork".into(),
-                    "--kill-child".into(),
-                    "--mount-proc".into(),
-                    AGENTSH.into(),
-                    "rpc".into(),
-                ])
+                toml_array(&unshare_command(env))
             ),
         }
     }
@@ -129,6 +122,38 @@ impl Far {
             std::fs::write(sshd.home().join(".bashrc"), text).expect("write .bashrc");
         }
     }
+}
+
+/// `agentsh rpc` under `unshare` in new mount and PID namespaces, its shells' private
+/// directories and its temp dirs in `env` (`far-run/`, `far-tmp/`, made here).
+///
+/// agentsh is PID 1 there: when the transport is killed, every process of the namespace dies
+/// with it and nothing is left to remove those directories (the next agentsh start that looks
+/// there would): in `env` they go with the test.
+pub fn unshare_command(env: &TestEnv) -> Vec<String> {
+    let run = env.root().join("far-run");
+    let tmp = env.root().join("far-tmp");
+    for dir in [&run, &tmp] {
+        std::fs::create_dir_all(dir).expect("create dir");
+    }
+    [
+        "unshare",
+        "--mount",
+        "--pid",
+        "--fork",
+        "--kill-child",
+        "--mount-proc",
+        "env",
+    ]
+    .into_iter()
+    .map(str::to_owned)
+    .chain([
+        format!("XDG_RUNTIME_DIR={}", run.display()),
+        format!("TMPDIR={}", tmp.display()),
+        AGENTSH.to_owned(),
+        "rpc".to_owned(),
+    ])
+    .collect()
 }
 
 /// A TOML basic string.

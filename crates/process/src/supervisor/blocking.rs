@@ -11,7 +11,7 @@ use rustix::event::{PollFd, PollFlags};
 use super::plan::ForkPlan;
 use super::report::REPORT_CHILD_EXIT;
 use super::thread::{Request, spawner};
-use super::{ChildExit, SpawnError, SpawnSpec, read_records, release};
+use super::{ChildExit, SpawnError, SpawnSpec, end_orderly, read_records, release};
 
 /// A running supervisor and its child, waited for by blocking. [`BlockingSupervisor::shutdown`]
 /// (or dropping it) ends the whole tree.
@@ -33,6 +33,7 @@ impl BlockingSupervisor {
             Box::new(plan),
             Box::new(move |result| {
                 if let Err(mpsc::SendError(Ok(raw))) = reply.send(result) {
+                    end_orderly(&mut Some(raw.control));
                     release(raw.id, Box::new(|()| {}));
                 }
             }),
@@ -79,7 +80,7 @@ impl BlockingSupervisor {
 
     /// Ends the whole tree and blocks until the supervisor and everything below it are gone.
     pub(crate) fn shutdown(mut self) {
-        self.control = None;
+        end_orderly(&mut self.control);
         let (done, wait) = mpsc::channel();
         let done = Box::new(move |()| {
             let _ = done.send(());
@@ -93,7 +94,7 @@ impl BlockingSupervisor {
 
 impl Drop for BlockingSupervisor {
     fn drop(&mut self) {
-        self.control = None;
+        end_orderly(&mut self.control);
         if self.id > 0 {
             release(self.id, Box::new(|()| {}));
         }

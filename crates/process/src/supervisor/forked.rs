@@ -52,6 +52,7 @@ use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicI32, Ordering};
 
 use super::plan::ChildView;
+use super::remove;
 use super::report::{
     REPORT_CHILD_EXIT, REPORT_CHILD_PID, SUP_CONTROL, SUP_ERROR, SUP_PAYLOAD, SUP_REPORT, Stage,
     errno, report_error, set_errno, write_all_raw, write_record,
@@ -226,17 +227,32 @@ pub(super) unsafe fn supervisor_main(view: &ChildView<'_>) -> ! {
                 end = true;
             }
             if end {
+                let ending = remove::Ending::of(SUP_CONTROL);
                 // Everything in the tree's cgroup dies at once, forks included; the sweep
                 // below then only reaps (and finds the rest without cgroups).
                 if let Some(cgroup) = &view.plan.cgroup {
                     write_path(cgroup.kill_path(), b"1");
                 }
-                let mut clean = kill_everything(child);
+                // The directories go before the sweep, which can take seconds on a busy
+                // machine (every round reads all of `/proc`): the shell's once it can write
+                // there no more, the session's temp dir (when agentsh is gone) once nothing
+                // of the tree can run again (its cgroup was killed), and else after the sweep.
+                libc::kill(child, libc::SIGKILL);
                 if let Some(dir) = &view.plan.remove_on_exit {
-                    remove_flat_dir(dir);
+                    remove::remove_flat_dir(dir);
                 }
+                let orphan_dir = view.plan.orphan_dir.as_ref();
+                if let Some(dir) = orphan_dir.filter(|_| view.plan.cgroup.is_some()) {
+                    remove::remove_owned_if_orphaned(dir, ending);
+                }
+                let mut clean = kill_everything(child);
                 if let Some(cgroup) = &view.plan.cgroup {
                     clean &= libc::rmdir(cgroup.dir_path().as_ptr()) == 0;
+                }
+                // Again (a process that was inside a system call then may have added an
+                // entry); a directory removed already is not found.
+                if let Some(dir) = orphan_dir {
+                    remove::remove_owned_if_orphaned(dir, ending);
                 }
                 // 0 tells agentsh that nothing is left to clean up after us.
                 libc::_exit(i32::from(!clean));
@@ -566,38 +582,4 @@ fn set_cloexec(fd: c_int) {
             libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC);
         }
     }
-}
-
-/// Removes every entry of the directory `dir` (files, FIFOs; not subdirectories) and then the
-/// directory, without allocating. Elsewhere than on Linux only the (empty) directory goes.
-fn remove_flat_dir(dir: &std::ffi::CStr) {
-    // SAFETY: `dir` is NUL-terminated.
-    let fd = unsafe {
-        libc::open(
-            dir.as_ptr(),
-            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
-        )
-    };
-    if fd >= 0 {
-        let mut buf = [0u8; 4096];
-        // Removing entries while listing may skip some: list again until a pass removes none.
-        for _ in 0..64 {
-            // SAFETY: rewinding a directory we opened.
-            unsafe { libc::lseek(fd, 0, libc::SEEK_SET) };
-            let removed = procfs::for_each_dir_entry(fd, &mut buf, |name| {
-                // `name` sits in `buf` right before the NUL that ends it in the record.
-                // SAFETY: getdents64 names are NUL-terminated inside `buf`, so the byte after
-                // `name` is that NUL and `name.as_ptr()` is a valid C string.
-                !matches!(name, b"." | b"..")
-                    && unsafe { libc::unlinkat(fd, name.as_ptr().cast(), 0) } == 0
-            });
-            if removed == 0 {
-                break;
-            }
-        }
-        // SAFETY: `fd` was opened above and is closed once.
-        unsafe { libc::close(fd) };
-    }
-    // SAFETY: `dir` is NUL-terminated.
-    unsafe { libc::rmdir(dir.as_ptr()) };
 }

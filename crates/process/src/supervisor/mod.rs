@@ -29,6 +29,8 @@
 //! - `forked`: everything that runs after the fork — the supervisor, the child until its
 //!   `execve`, the kill sweep — under the rule written at its top (only raw system calls on
 //!   data prepared beforehand);
+//! - `remove`: removing directories after the fork (the shell's private directory, and the
+//!   session's temp dir once agentsh is gone), same rule as `forked`;
 //! - `report`: what the forked processes report and how (the report records, the start-up
 //!   [`Stage`](report::Stage)s, the descriptor layout, the raw writes), shared by `forked`,
 //!   `confine` and the reading side.
@@ -44,6 +46,7 @@ mod blocking;
 mod confine;
 mod forked;
 mod plan;
+mod remove;
 mod report;
 mod spawner;
 mod thread;
@@ -288,6 +291,7 @@ impl Supervisor {
                 // The caller gave up waiting: its supervisor ends (the control pipe closes
                 // with `raw`) and must still be reaped.
                 if let Err(Ok(raw)) = reply.send(result) {
+                    end_orderly(&mut Some(raw.control));
                     release(raw.id, Box::new(|()| {}));
                 }
             }),
@@ -406,7 +410,7 @@ impl Supervisor {
     /// kernel). Also when the supervisor was killed: its cgroup is killed then (or, without
     /// cgroups, what agentsh adopted from it).
     pub async fn shutdown(mut self) {
-        self.control = None;
+        end_orderly(&mut self.control);
         let (done, wait) = oneshot::channel();
         let done: thread::Reply<()> = Box::new(move |()| {
             let _ = done.send(());
@@ -422,10 +426,19 @@ impl Drop for Supervisor {
     fn drop(&mut self) {
         // Closing the control pipe tells the supervisor to end everything and exit; the
         // spawner thread cleans up after it once it is gone, and then reaps it.
-        self.control = None;
+        end_orderly(&mut self.control);
         if self.id > 0 {
             release(self.id, Box::new(|()| {}));
         }
+    }
+}
+
+/// Closes a supervisor's control pipe, which tells it to end its tree, after the byte that
+/// says agentsh itself asks (and lives on: see [`report::ORDERLY_END`]).
+pub(super) fn end_orderly(control: &mut Option<OwnedFd>) {
+    if let Some(control) = control.take() {
+        // One byte into a pipe nobody else writes: it never blocks.
+        let _ = rustix::io::write(&control, &[report::ORDERLY_END]);
     }
 }
 

@@ -7,6 +7,7 @@ use std::ffi::{CString, c_char};
 use std::os::fd::{OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 
+use super::remove::OrphanDir;
 use super::{ChildStdio, MAX_EXTRA_FD, MIN_EXTRA_FD, SpawnError, SpawnSpec};
 use crate::containment::{self, Cgroup};
 use crate::sandbox::{self, Kernel, Prepared};
@@ -24,6 +25,9 @@ pub(super) struct ForkPlan {
     pub(super) extras: Vec<(OwnedFd, RawFd)>,
     pub(super) controlling_terminal: bool,
     pub(super) remove_on_exit: Option<CString>,
+    /// The sandbox's temp dir ([`SandboxPolicy::temp_dir`](crate::sandbox::SandboxPolicy)),
+    /// removed when the supervisor ends its tree after agentsh is gone.
+    pub(super) orphan_dir: Option<OrphanDir>,
     /// The tree's cgroup (see `crate::containment`); the child joins it before `execve`.
     pub(super) cgroup: Option<Cgroup>,
     /// The sandbox, ready for the child's raw system calls.
@@ -99,6 +103,11 @@ impl ForkPlan {
                 sandbox::prepare(policy, kernel, spec.remove_on_exit.as_deref())
             })
             .transpose()?;
+        let orphan_dir = spec
+            .sandbox
+            .as_ref()
+            .and_then(|policy| policy.temp_dir.as_deref())
+            .and_then(OrphanDir::prepare);
         let [a, b, c] = spec.stdio;
         let take = |s: ChildStdio| match s {
             ChildStdio::Null => None,
@@ -115,6 +124,7 @@ impl ForkPlan {
             extras: spec.fds,
             controlling_terminal: spec.controlling_terminal,
             remove_on_exit,
+            orphan_dir,
             cgroup: containment::new_cgroup(),
             sandbox,
         })

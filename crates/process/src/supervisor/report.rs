@@ -96,6 +96,12 @@ impl Stage {
     }
 }
 
+/// The byte agentsh writes to the control pipe right before it closes it to end a tree
+/// itself (a handle dropped or shut down): the supervisor then knows agentsh lives on, and
+/// leaves the session's temp dir to it. A control pipe that ends without it was closed by
+/// agentsh's exit (its death, or the end of `agentsh exec`).
+pub(super) const ORDERLY_END: u8 = b'e';
+
 // Descriptor layout inside the supervisor: control, report, error, then the payload (the
 // child's stdio descriptors that are not /dev/null, then the extras).
 pub(super) const SUP_CONTROL: RawFd = 10;

@@ -316,6 +316,7 @@ fn a_sandbox_is_part_of_the_shell_key() {
                 } else {
                     SandboxNetwork::Off
                 },
+                temp_dir: None,
             });
             request
         };

@@ -7,11 +7,25 @@ use std::path::{Path, PathBuf};
 
 use crate::bootstrap::{self, COMMAND_FILE, PRE_PREFIX};
 
+/// The start of a shell's private directory's name (six random letters and digits follow).
+pub(super) const PRIVATE_DIR_PREFIX: &str = "agentsh-";
+
 /// Where the shells' private directories go: a tmpfs when there is one (the per-command files
 /// are rewritten on every call), else the temporary directory.
+///
+/// Chosen once per process, on the first shell start; then the private directories there that
+/// an agentsh left when it died together with its supervisors (all of them SIGKILLed, the
+/// end of a PID namespace) are removed: each is locked by its agentsh for as long as it runs
+/// (see `agentsh_process::OwnedDir`).
 pub(super) fn private_dir_parent() -> PathBuf {
     static PARENT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    PARENT.get_or_init(find_private_dir_parent).clone()
+    PARENT
+        .get_or_init(|| {
+            let parent = find_private_dir_parent();
+            agentsh_process::remove_ownerless(&parent, PRIVATE_DIR_PREFIX);
+            parent
+        })
+        .clone()
 }
 
 fn find_private_dir_parent() -> PathBuf {

@@ -21,6 +21,7 @@ fn workspace(network: bool) -> SandboxPolicy {
         } else {
             SandboxNetwork::Off
         },
+        temp_dir: None,
     }
 }
 
@@ -38,6 +39,7 @@ fn the_sandbox_line_has_the_spec_format() {
         writable: vec![PathBuf::from("/tmp/agentsh-sandbox-cd34")],
         read_only: Vec::new(),
         network: SandboxNetwork::Off,
+        temp_dir: None,
     };
     assert_eq!(
         sandbox_denial_line(&read_only),

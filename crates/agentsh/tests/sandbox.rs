@@ -229,8 +229,9 @@ fn exec_cwd_is_the_sandboxs_writable_root() {
     let config = env.config_path();
     let config = config.to_str().expect("utf-8");
     let project_arg = project.to_str().expect("utf-8");
-    for started_in in [PathBuf::from("/"), env.work_dir()] {
-        let done = finish(
+    // `agentsh exec --cwd <project> -- <command>`, started in `started_in`.
+    let exec_from = |started_in: &Path, command: &str| {
+        finish(
             env.command(&[
                 "exec",
                 "--config",
@@ -238,11 +239,14 @@ fn exec_cwd_is_the_sandboxs_writable_root() {
                 "--cwd",
                 project_arg,
                 "--",
-                "pwd && touch here && echo made-here",
+                command,
             ])
-            .current_dir(&started_in)
+            .current_dir(started_in)
             .stdin(Stdio::null()),
-        );
+        )
+    };
+    for started_in in [PathBuf::from("/"), env.work_dir()] {
+        let done = exec_from(&started_in, "pwd && touch here && echo made-here");
         assert_eq!(done.code(), 0, "from {}: {done:?}", started_in.display());
         assert!(
             done.stdout.starts_with(&format!("{}\n", project.display()))
@@ -255,19 +259,7 @@ fn exec_cwd_is_the_sandboxs_writable_root() {
 
         // The directory agentsh started in is not writable.
         let target = started_in.join(format!("agentsh-{}", unique_marker()));
-        let done = finish(
-            env.command(&[
-                "exec",
-                "--config",
-                config,
-                "--cwd",
-                project_arg,
-                "--",
-                &format!("touch {}", target.display()),
-            ])
-            .current_dir(&started_in)
-            .stdin(Stdio::null()),
-        );
+        let done = exec_from(&started_in, &format!("touch {}", target.display()));
         assert_eq!(done.code(), 1, "from {}: {done:?}", started_in.display());
         assert!(
             done.stdout.contains("Permission denied") || done.stdout.contains("Read-only"),

@@ -100,33 +100,33 @@ fn an_rc_that_takes_3_s_works_with_the_default_time_box() {
     assert_eq!(sourced_count(&env), 1);
 }
 
-#[test]
-fn an_rc_that_never_ends_is_stopped_at_the_time_box_and_remembered() {
-    let env = TestEnv::with_config("[bash]\nsnapshot_timeout = 1\n");
-    write_rc(&env, "while :; do sleep 1; done\ngreet() { echo hi; }\n");
-    let done = env.exec(&["--", "echo ran"]);
+/// `echo ran` ran, and the one snapshot warning is the 1 s time-out; the warnings.
+#[track_caller]
+fn ran_with_a_time_out_warning(done: &Finished) -> Vec<&str> {
     assert_eq!(
         (done.code(), done.stdout.as_str()),
         (0, "ran\n"),
         "{done:?}"
     );
-    let warnings = snapshot_warnings(&done);
+    let warnings = snapshot_warnings(done);
     assert_eq!(warnings.len(), 1, "{done:?}");
     assert!(warnings[0].contains("took longer than 1 s"), "{done:?}");
+    warnings
+}
+
+#[test]
+fn an_rc_that_never_ends_is_stopped_at_the_time_box_and_remembered() {
+    let env = TestEnv::with_config("[bash]\nsnapshot_timeout = 1\n");
+    write_rc(&env, "while :; do sleep 1; done\ngreet() { echo hi; }\n");
+    let done = env.exec(&["--", "echo ran"]);
+    ran_with_a_time_out_warning(&done);
     assert_eq!(sourced_count(&env), 1);
 
     // The next session gives the same warning without running the rc again.
     let started = Instant::now();
     let done = env.exec(&["--", "echo ran"]);
     let elapsed = started.elapsed();
-    assert_eq!(
-        (done.code(), done.stdout.as_str()),
-        (0, "ran\n"),
-        "{done:?}"
-    );
-    let warnings = snapshot_warnings(&done);
-    assert_eq!(warnings.len(), 1, "{done:?}");
-    assert!(warnings[0].contains("took longer than 1 s"), "{done:?}");
+    let warnings = ran_with_a_time_out_warning(&done);
     assert!(warnings[0].contains("remembered"), "{done:?}");
     assert_eq!(sourced_count(&env), 1, "the rc was sourced again");
     assert!(elapsed < LIVENESS, "{elapsed:?}");

@@ -124,6 +124,38 @@ pub fn assert_gone(env: &TestEnv, names: &[String], context: &str) {
     }
 }
 
+/// Waits (within [`LIVENESS`]) until the lock of each of `names` is free: every process of
+/// the agentsh that made them is gone. A SIGKILLed process drops its locks as it exits, which
+/// on a busy machine can come after its killer has returned.
+fn wait_unlocked(env: &TestEnv, names: &[String]) {
+    use std::os::fd::AsRawFd as _;
+    let deadline = Instant::now() + LIVENESS;
+    for name in names {
+        let path = if name.starts_with("agentsh-sandbox-") {
+            tmp_dir(env).join(name)
+        } else {
+            run_dir(env).join(name)
+        };
+        loop {
+            // A directory already gone has no lock left to wait for.
+            let Ok(dir) = std::fs::File::open(&path) else {
+                break;
+            };
+            // SAFETY: flock on a descriptor this function owns; closing `dir` drops the lock.
+            let taken = unsafe { libc::flock(dir.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
+            drop(dir);
+            if taken {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{name} still locked {LIVENESS:?} after its agentsh was killed"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
 /// The sandbox settings to run with: off, and on where this kernel can enforce it.
 fn sandbox_variants(test: &str) -> Vec<bool> {
     static WORKS: OnceLock<Result<(), String>> = OnceLock::new();
@@ -425,6 +457,10 @@ fn what_the_end_of_a_pid_namespace_leaves_goes_at_the_next_start() {
         for marker in &markers {
             assert_no_survivor(marker);
         }
+        // The next start comes after the end of everything the namespace held (its locks
+        // included), as it would after a real crash; else its sweep rightly keeps a directory
+        // whose owner is still exiting.
+        wait_unlocked(&env, &names);
         let next = finish(
             private_command(&env, &["exec", &flag, &config, "--", "echo next"])
                 .stdin(Stdio::null()),

@@ -15,6 +15,12 @@ use tokio::runtime::Runtime;
 // session it was handed.
 pub use agentsh_seam::{CancellationToken, Handle, SessionHandle, Stop, Value};
 
+/// The stdio transport between the client's lines and rmcp: for the fuzz targets and their
+/// corpus replay (`crates/fuzz-checks`), which drive it with arbitrary lines; not part of the
+/// API.
+#[doc(hidden)]
+pub use transport::LineTransport;
+
 /// How long the last answers get to reach stdout when the server ends.
 const WRITER_GRACE: Duration = Duration::from_secs(2);
 

@@ -131,7 +131,7 @@ impl<R: AsyncRead + Unpin + Send> LineTransport<R> {
     fn read_line(&mut self, line: &[u8]) -> Option<ClientJsonRpcMessage> {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         let line = lenient::strip_bom(line);
-        if line.iter().all(u8::is_ascii_whitespace) {
+        if lenient::is_blank(line) {
             return None;
         }
         let text = match std::str::from_utf8(line) {

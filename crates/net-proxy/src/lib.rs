@@ -6,6 +6,8 @@ mod body;
 mod config;
 mod ctx;
 mod dial;
+#[doc(hidden)]
+pub mod fuzzing;
 mod head;
 mod host;
 mod http;

@@ -48,6 +48,27 @@ pub use socket::{
 };
 pub use stdio::{StdioError, StdioOptions, serve_stdio};
 
+/// What the server makes of one input line (without its `\n`) before any session sees it:
+/// `Ok(None)` for a blank line (ignored), `Ok(Some(request))` for a request to run, and
+/// `Err(line)` for a line that is no valid request: the JSON line it is answered with, as
+/// written to the client (without its `\n`).
+///
+/// For the fuzz targets and their corpus replay (`crates/fuzz-checks`), which check every
+/// line they are given against what the protocol promises; not part of the API.
+#[doc(hidden)]
+pub fn read_line_for_checks(
+    line: &[u8],
+) -> Result<Option<agentsh_protocol::wire::Request>, String> {
+    request::parse_line(line).map_err(|err| {
+        serde_json::to_string(&agentsh_protocol::wire::Message::failure(
+            err.id,
+            &err.command,
+            &err.error,
+        ))
+        .unwrap_or_else(|err| format!("unserialisable failure: {err}"))
+    })
+}
+
 /// The protocol this agentsh speaks: a `hello` naming another is refused, and both sides of
 /// remote execution name theirs in it. Raised when a change to the requests or answers would break an
 /// agentsh on the other end.

@@ -65,7 +65,7 @@ pub fn parse_line(bytes: &[u8]) -> Result<Option<Request>, RequestError> {
             },
         )
     })?;
-    if text.trim().is_empty() {
+    if lenient::is_blank(bytes) {
         return Ok(None);
     }
     // The lenient pass: any JSON object, from which `id` and `type` are taken.

@@ -80,6 +80,14 @@ pub fn repair(text: &str) -> Option<String> {
     Some(out)
 }
 
+/// Whether `line` is blank: empty, or only JSON's whitespace (space, tab, `\r`, `\n`). A
+/// blank line is no request and gets no answer; any other line does, a form feed or a
+/// no-break space alone included (JSON does not count them as whitespace).
+pub fn is_blank(line: &[u8]) -> bool {
+    line.iter()
+        .all(|byte| matches!(byte, b' ' | b'\t' | b'\r' | b'\n'))
+}
+
 /// `line` without a UTF-8 byte-order mark at its start (any other byte-order mark, and one
 /// further in, is left: it is no JSON).
 pub fn strip_bom(line: &[u8]) -> &[u8] {

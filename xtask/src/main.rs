@@ -8,6 +8,8 @@
 //! - `cargo xtask readme`: only the README examples, built from outside the workspace.
 //! - `cargo xtask man [DIR]`: the man pages of `agentsh` (`man.rs`), into `target/man` by
 //!   default.
+//! - `cargo xtask fuzz [TARGET] [--time S]`: the fuzz targets of `fuzz/`, nightly only
+//!   (`fuzz.rs`).
 //! - `cargo xtask bench [FILTER]`: runs every benchmark of the workspace and prints one table of
 //!   figures and same-run ratios.
 
@@ -19,6 +21,7 @@ use agentsh_bench_support::{REPORT_ENV, Row};
 
 #[cfg(test)]
 mod cycles;
+mod fuzz;
 #[cfg(test)]
 mod layering;
 mod man;
@@ -31,7 +34,7 @@ mod tidy;
 
 use manifest::Manifest;
 
-const USAGE: &str = "usage: cargo xtask <ci [--long] | bench [FILTER] | readme | man [DIR]>";
+const USAGE: &str = "usage: cargo xtask <ci [--long] | bench [FILTER] | readme | man [DIR] | fuzz [TARGET] [--time S]>";
 const PROPTEST_CASES: &str = "256";
 const PROPTEST_CASES_LONG: &str = "10000";
 
@@ -45,6 +48,7 @@ fn main() -> ExitCode {
             Manifest::load(&root).and_then(|manifest| readme::build_all(&root, &manifest))
         }
         Some("man") => man::run(&args[1..], &workspace_root()),
+        Some("fuzz") => fuzz::run(&args[1..], &workspace_root()),
         Some("-h" | "--help") => {
             println!("{USAGE}");
             Ok(())

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use crate::{Manifest, cargo, step};
 
 /// Crates that are dev-only and never published: no README example to build.
-pub const DEV_ONLY_CRATES: &[&str] = &["bench-support", "test-support"];
+pub const DEV_ONLY_CRATES: &[&str] = &["bench-support", "test-support", "fuzz-checks"];
 
 /// The Rust code blocks of a Markdown text, as rustdoc would compile them: fenced blocks whose
 /// info string is empty or names only Rust attributes (`rust`, `no_run`, `should_panic`,

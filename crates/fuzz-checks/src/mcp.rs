@@ -15,9 +15,9 @@ use serde_json::value::RawValue;
 
 use crate::{lenient_json, number_token};
 
-/// How the ids of the lines the check adds start. An input that holds it is not checked (it
-/// could make a line of its own look like one of the check's).
-const MARK: &str = "agentsh-fuzz-check-";
+/// How the ids of the lines the check adds start, before a number that makes the mark one
+/// the input does not hold (so that no line of its own looks like one of the check's).
+const MARK: &str = "agentsh-fuzz-check";
 
 /// The code of the answer the check gives, as rmcp would, to a request the transport handed
 /// on.
@@ -36,12 +36,15 @@ const HANDLED: i32 = -32603;
 ///   request's id, a number as the line wrote it, or `null` when it has none that JSON-RPC
 ///   allows.
 pub fn mcp_line(data: &[u8]) {
-    if data
-        .windows(MARK.len())
-        .any(|window| window == MARK.as_bytes())
-    {
-        return;
-    }
+    // Among more marks than the input has bytes, one is not in it.
+    let mark = (0..=data.len())
+        .map(|n| format!("{MARK}{n}-"))
+        .find(|mark| {
+            !data
+                .windows(mark.len())
+                .any(|window| window == mark.as_bytes())
+        })
+        .expect("a mark the input does not hold");
     let lines: Vec<&[u8]> = data.split(|&byte| byte == b'\n').collect();
     // After each line, a request the transport answers itself (its answer ends the line's
     // answers) and a `ping` it hands on (its arrival ends the line's messages).
@@ -50,26 +53,26 @@ pub fn mcp_line(data: &[u8]) {
         input.extend_from_slice(line);
         input.extend_from_slice(
             format!(
-                "\n{{\"jsonrpc\":\"2.0\",\"id\":\"{MARK}{n}\"}}\n\
-                 {{\"jsonrpc\":\"2.0\",\"id\":\"{MARK}ping-{n}\",\"method\":\"ping\"}}\n"
+                "\n{{\"jsonrpc\":\"2.0\",\"id\":\"{mark}{n}\"}}\n\
+                 {{\"jsonrpc\":\"2.0\",\"id\":\"{mark}ping-{n}\",\"method\":\"ping\"}}\n"
             )
             .as_bytes(),
         );
     }
-    let (messages, output) = run(input);
-    let answers = answers_by_line(&output, lines.len());
-    let handed = messages_by_line(&messages, lines.len());
+    let (messages, output) = run(input, &mark);
+    let answers = answers_by_line(&output, lines.len(), &mark);
+    let handed = messages_by_line(&messages, lines.len(), &mark);
     for (n, line) in lines.iter().enumerate() {
         check_line(line, &answers[n], handed[n]);
     }
 }
 
 /// Runs the transport over `input` to its end: the messages it handed on and what it wrote.
-fn run(input: Vec<u8>) -> (Vec<Value>, Vec<u8>) {
+fn run(input: Vec<u8>, mark: &str) -> (Vec<Value>, Vec<u8>) {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()
         .expect("a runtime");
-    runtime.block_on(async move {
+    runtime.block_on(async {
         let written = Shared::default();
         let ended = CancellationToken::new();
         let (mut transport, writer) =
@@ -78,7 +81,7 @@ fn run(input: Vec<u8>) -> (Vec<Value>, Vec<u8>) {
         while let Some(message) = Transport::<RoleServer>::receive(&mut transport).await {
             let value = serde_json::to_value(&message).expect("a message is JSON");
             if let ClientJsonRpcMessage::Request(request) = message {
-                let is_check_ping = value["id"].as_str().is_some_and(|id| id.starts_with(MARK));
+                let is_check_ping = value["id"].as_str().is_some_and(|id| id.starts_with(mark));
                 if !is_check_ping && value["method"] != "tools/call" {
                     let answer = ServerJsonRpcMessage::error(
                         ErrorData::internal_error("answered by the check", None),
@@ -105,7 +108,7 @@ fn run(input: Vec<u8>) -> (Vec<Value>, Vec<u8>) {
 
 /// The answers written, as JSON-RPC error objects with their id's text, grouped by the line
 /// they answer (the check's own answers divide them).
-fn answers_by_line(output: &[u8], lines: usize) -> Vec<Vec<(Option<String>, i64)>> {
+fn answers_by_line(output: &[u8], lines: usize, mark: &str) -> Vec<Vec<(Option<String>, i64)>> {
     let mut groups = vec![Vec::new()];
     for line in output.split_inclusive(|&byte| byte == b'\n') {
         assert!(line.ends_with(b"\n"), "an answer without its newline");
@@ -135,7 +138,7 @@ fn answers_by_line(output: &[u8], lines: usize) -> Vec<Vec<(Option<String>, i64)
         let id = (id != "null").then(|| id.to_owned());
         let ends_line = id
             .as_deref()
-            .is_some_and(|id| id == format!("\"{MARK}{}\"", groups.len() - 1));
+            .is_some_and(|id| id == format!("\"{mark}{}\"", groups.len() - 1));
         if ends_line {
             assert_eq!(code, -32600, "{text}");
             groups.push(Vec::new());
@@ -153,10 +156,10 @@ fn answers_by_line(output: &[u8], lines: usize) -> Vec<Vec<(Option<String>, i64)
 }
 
 /// How many messages each line handed on (the check's `ping`s divide them).
-fn messages_by_line(messages: &[Value], lines: usize) -> Vec<usize> {
+fn messages_by_line(messages: &[Value], lines: usize, mark: &str) -> Vec<usize> {
     let mut counts = vec![0];
     for message in messages {
-        let ping = format!("{MARK}ping-{}", counts.len() - 1);
+        let ping = format!("{mark}ping-{}", counts.len() - 1);
         if message["id"].as_str() == Some(ping.as_str()) {
             counts.push(0);
         } else {

@@ -32,7 +32,14 @@ pub(crate) enum Parsed {
 /// head's end (it is updated), so that a head arriving byte by byte is not parsed over and
 /// over.
 pub(crate) fn parse_head(buf: &[u8], scanned: &mut usize) -> Parsed {
-    let from = scanned.saturating_sub(3).min(buf.len());
+    // Blank lines before the request line are skipped (by httparse too): a blank line among
+    // them ends nothing, else a head that arrives after them would be judged by a scan that
+    // already passed its start.
+    let lead = buf
+        .iter()
+        .position(|&b| b != b'\r' && b != b'\n')
+        .unwrap_or(buf.len());
+    let from = scanned.saturating_sub(3).max(lead).min(buf.len());
     let ended = buf[from..].windows(2).any(|w| w == b"\n\n" || w == b"\n\r");
     // The next call looks at the new bytes only (and the three before them).
     *scanned = buf.len();

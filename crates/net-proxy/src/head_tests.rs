@@ -92,6 +92,37 @@ fn a_head_arriving_byte_by_byte_is_found() {
 }
 
 #[test]
+fn blank_lines_before_a_head_end_nothing_whatever_the_pieces() {
+    // Found by the fuzz target `proxy_head`: after the leading blank lines had been scanned,
+    // a malformed request line arriving in pieces stayed `Partial` (its judgement waited for
+    // the head's end) where the same bytes at once were `Malformed`.
+    let text = b"\r\n\r\nGE\\ http://h/ HTTP/1.0\r\n\r\n";
+    let mut scanned = 0;
+    for end in 1..=text.len() {
+        assert_eq!(
+            parse_head(&text[..end], &mut scanned),
+            parse(&text[..end]),
+            "{end}"
+        );
+    }
+    assert!(matches!(parse(text), Parsed::Malformed(_)));
+    assert_eq!(parse(b"\r\n\r\n"), Parsed::Partial);
+    let good = b"\r\n\nGET http://h/ HTTP/1.0\r\n\r\n";
+    let mut scanned = 0;
+    for end in 1..good.len() {
+        assert_eq!(
+            parse_head(&good[..end], &mut scanned),
+            Parsed::Partial,
+            "{end}"
+        );
+    }
+    assert!(matches!(
+        parse_head(good, &mut scanned),
+        Parsed::Complete(_)
+    ));
+}
+
+#[test]
 fn bodies_are_framed() {
     let framing = |headers: &str| head(&format!("POST / HTTP/1.1\r\n{headers}\r\n")).framing();
     let cases: &[(&str, Result<Framing, &str>)] = &[

@@ -10,7 +10,8 @@
 //! Streaming holds back only what a match could still need: nothing after a newline (values and
 //! single-line patterns cannot span one, and the sanitiser commits whole lines), the longest
 //! possible match less one byte inside a line the sanitiser had to cut, and a private-key block
-//! from its `-----BEGIN` until its `-----END` (at most its bound).
+//! from its `-----BEGIN … PRIVATE KEY-----` line until the `-----END` line that closes it (at
+//! most its bound; an `-----END` line that closes nothing releases nothing).
 
 use std::borrow::Cow;
 use std::fmt;
@@ -77,7 +78,6 @@ pub const DEFAULT_PATTERNS: &[BuiltinPattern] = &[
 /// Where a multi-line pattern's block starts: a stream holds everything from here until the
 /// block ends or passes its bound.
 const BLOCK_START: &str = "-----BEGIN";
-const BLOCK_END: &str = "-----END";
 
 /// A named pattern of secret text with a bounded match length.
 #[derive(Clone)]
@@ -89,6 +89,9 @@ pub struct SecretPattern {
     block: bool,
     /// What every match starts with; empty: unknown (the expression searches on its own).
     starts: Vec<String>,
+    /// What a block's first line must start with (anchored): a `-----BEGIN` line without it
+    /// starts no block, and is not held.
+    header: Option<Regex>,
 }
 
 impl SecretPattern {
@@ -108,6 +111,7 @@ impl SecretPattern {
             max_bytes: max_bytes.max(1),
             block: false,
             starts: Vec::new(),
+            header: None,
         })
     }
 
@@ -121,6 +125,10 @@ impl SecretPattern {
                 max_bytes: builtin.max_bytes,
                 block: builtin.regex.starts_with(BLOCK_START),
                 starts: builtin.starts.iter().map(|&s| s.to_owned()).collect(),
+                header: builtin.regex.starts_with(BLOCK_START).then(|| {
+                    let header = builtin.regex.split("(?s:").next().unwrap_or_default();
+                    Regex::new(&format!("^(?:{header})")).expect("a block header compiles")
+                }),
             })
             .collect()
     }
@@ -423,13 +431,10 @@ impl Redactor {
     fn hold_from(&self, text: &str) -> usize {
         let mut hold = self.hold_in_line(text.as_bytes());
         for pattern in self.patterns.iter().filter(|pattern| pattern.block) {
-            // A forward search first (the fast one): most texts hold no block at all.
-            let bytes = text.as_bytes();
-            if let Some(first) = memchr::memmem::find(bytes, BLOCK_START.as_bytes())
-                && let Some(start) = memchr::memmem::rfind(&bytes[first..], BLOCK_START.as_bytes())
-                    .map(|last| first + last)
-                && memchr::memmem::find(&bytes[start..], BLOCK_END.as_bytes()).is_none()
-                && text.len() - start < pattern.max_bytes
+            // The first block still open: everything after it may yet be part of it (a later
+            // `-----BEGIN` included, and an `-----END` line that does not close it).
+            if let Some(start) = memchr::memmem::find_iter(text.as_bytes(), BLOCK_START.as_bytes())
+                .find(|&start| pattern.block_open_at(text, start))
             {
                 hold = hold.min(start);
             }
@@ -438,6 +443,32 @@ impl Redactor {
             hold -= 1;
         }
         hold
+    }
+}
+
+impl SecretPattern {
+    /// Whether the block pattern may match at `start` (a `-----BEGIN` of `text`) once more
+    /// text comes: it does not match there yet, is within its bound, and its header is there
+    /// or may still come (the line is not over).
+    fn block_open_at(&self, text: &str, start: usize) -> bool {
+        let rest = &text[start..];
+        if rest.len() >= self.max_bytes {
+            return false;
+        }
+        if self
+            .regex
+            .find_at(text, start)
+            .is_some_and(|m| m.start() == start)
+        {
+            return false;
+        }
+        match rest.find('\n') {
+            Some(end) => self
+                .header
+                .as_ref()
+                .is_none_or(|header| header.is_match(&rest[..end])),
+            None => true,
+        }
     }
 }
 

@@ -115,6 +115,36 @@ fn a_value_printed_one_byte_at_a_time_is_found() {
 }
 
 #[test]
+fn an_end_line_that_does_not_close_the_block_does_not_release_it() {
+    // Found by the fuzz target `sanitize`: the stream passed the key on once it saw any
+    // `-----END`, although that line closed nothing; the whole text redacted the block.
+    let redactor = redactor();
+    let text = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KE\nqwerty\n-----END RSA PRIVATE KEY-----\nafter\n";
+    let expected = "[REDACTED:private-key]\nafter\n";
+    assert_eq!(redactor.current().redact(text), expected);
+    let lines: Vec<&[u8]> = text.as_bytes().split_inclusive(|&b| b == b'\n').collect();
+    for chunks in [lines, text.as_bytes().chunks(1).collect()] {
+        let (live, tail) = through_sink(&chunks, &redactor);
+        assert_eq!(live, expected);
+        assert_eq!(tail, expected);
+    }
+}
+
+#[test]
+fn a_begin_line_of_no_private_key_is_not_held() {
+    let redactor = redactor();
+    let mut sink = OutputSink::new(SinkOptions {
+        secrets: Some(Arc::clone(&redactor)),
+        ..SinkOptions::default()
+    });
+    let mut live = String::new();
+    sink.push_with(b"-----BEGIN CERTIFICATE-----\nMIIB\n", &mut |text| {
+        live.push_str(text);
+    });
+    assert_eq!(live, "-----BEGIN CERTIFICATE-----\nMIIB\n");
+}
+
+#[test]
 fn counts_are_of_the_redacted_text() {
     let redactor = redactor();
     let mut sink = OutputSink::new(SinkOptions {

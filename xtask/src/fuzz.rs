@@ -126,10 +126,16 @@ fn targets(fuzz: &Path) -> Result<Vec<String>, String> {
 
 /// `cargo +nightly …` from `fuzz/`, with what the stable cargo running xtask set removed.
 fn nightly_cargo(fuzz: &Path) -> Command {
-    let mut command = Command::new("cargo");
+    let mut command = nightly("cargo".as_ref());
+    command.current_dir(fuzz);
+    command
+}
+
+/// `<cargo> +nightly`, without the toolchain choices of the stable cargo running xtask.
+fn nightly(cargo: &std::ffi::OsStr) -> Command {
+    let mut command = Command::new(cargo);
     command
         .arg("+nightly")
-        .current_dir(fuzz)
         .env_remove("CARGO")
         .env_remove("RUSTUP_TOOLCHAIN")
         .env_remove("RUSTC")
@@ -140,16 +146,14 @@ fn nightly_cargo(fuzz: &Path) -> Command {
 /// The nightly toolchain and cargo-fuzz are there for `cargo` (rustup's), or what to install.
 fn check_tools(cargo: &std::ffi::OsStr) -> Result<(), String> {
     let runs = |args: &[&str]| {
-        Command::new(cargo)
+        nightly(cargo)
             .args(args)
-            .env_remove("CARGO")
-            .env_remove("RUSTUP_TOOLCHAIN")
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status()
             .is_ok_and(|status| status.success())
     };
-    if !runs(&["+nightly", "--version"]) {
+    if !runs(&["--version"]) {
         return Err(
             "fuzzing needs the nightly toolchain, which is not installed here \
              (rustup toolchain install nightly); nothing was fuzzed. The corpus replay \
@@ -157,7 +161,7 @@ fn check_tools(cargo: &std::ffi::OsStr) -> Result<(), String> {
                 .to_owned(),
         );
     }
-    if !runs(&["+nightly", "fuzz", "--version"]) {
+    if !runs(&["fuzz", "--version"]) {
         return Err("fuzzing needs cargo-fuzz, which is not installed here \
              (cargo install cargo-fuzz); nothing was fuzzed. The corpus replay runs on \
              stable in cargo xtask ci."

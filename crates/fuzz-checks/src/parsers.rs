@@ -140,35 +140,39 @@ pub fn sanitize(data: &[u8]) {
     }
 }
 
-fn sanitize_in(stream: &[u8], mut size: impl FnMut() -> usize) -> String {
-    let mut sanitizer = agentsh_output_sink::Sanitizer::new();
-    let mut out = String::new();
+/// Hands `stream` to `each` in chunks of the sizes `size` gives (at least a byte each).
+fn in_chunks(stream: &[u8], mut size: impl FnMut() -> usize, mut each: impl FnMut(&[u8])) {
     let mut rest = stream;
     while !rest.is_empty() {
         let (chunk, tail) = rest.split_at(size().clamp(1, rest.len()));
-        sanitizer.push(chunk, |text| out.push_str(text));
-        let _ = sanitizer.unfinished_line();
+        each(chunk);
         rest = tail;
     }
+}
+
+fn sanitize_in(stream: &[u8], size: impl FnMut() -> usize) -> String {
+    let mut sanitizer = agentsh_output_sink::Sanitizer::new();
+    let mut out = String::new();
+    in_chunks(stream, size, |chunk| {
+        sanitizer.push(chunk, |text| out.push_str(text));
+        let _ = sanitizer.unfinished_line();
+    });
     sanitizer.finish(|text| out.push_str(text));
     out
 }
 
 /// The text a redacting sink commits for `stream` cut by `size`; its kept tail must be the
 /// same text.
-fn redact_in(stream: &[u8], mut size: impl FnMut() -> usize) -> String {
+fn redact_in(stream: &[u8], size: impl FnMut() -> usize) -> String {
     let mut sink = OutputSink::new(SinkOptions {
         max_bytes: 1 << 20,
         secrets: Some(Arc::clone(secrets())),
         ..SinkOptions::default()
     });
     let mut live = String::new();
-    let mut rest = stream;
-    while !rest.is_empty() {
-        let (chunk, tail) = rest.split_at(size().clamp(1, rest.len()));
+    in_chunks(stream, size, |chunk| {
         sink.push_with(chunk, &mut |text| live.push_str(text));
-        rest = tail;
-    }
+    });
     let summary = sink.dump_with(&mut |text| live.push_str(text));
     assert_eq!(summary.output, live, "the tail is not the committed text");
     live

@@ -44,3 +44,11 @@ fn number_token<'t>(text: &'t str, value: &serde_json::Value) -> Option<&'t str>
     let token = agentsh_seam::lenient::id_token(text)?;
     (lenient_json(token).as_ref() == Some(value)).then_some(token)
 }
+
+/// The JSON text of the `id` member of the answer line `answer`, as written (a number's token
+/// is not read as a number); `None` when it has none.
+fn written_answer_id(answer: &str) -> Option<String> {
+    let members: std::collections::HashMap<String, Box<serde_json::value::RawValue>> =
+        serde_json::from_str(answer).expect("an answer is a JSON object");
+    members.get("id").map(|id| id.get().to_owned())
+}

@@ -11,9 +11,8 @@ use rmcp::RoleServer;
 use rmcp::model::{ClientJsonRpcMessage, ErrorData, ServerJsonRpcMessage};
 use rmcp::transport::Transport;
 use serde_json::Value;
-use serde_json::value::RawValue;
 
-use crate::{lenient_json, number_token};
+use crate::{lenient_json, number_token, written_answer_id};
 
 /// How the ids of the lines the check adds start, before a number that makes the mark one
 /// the input does not hold (so that no line of its own looks like one of the check's).
@@ -129,13 +128,9 @@ fn answers_by_line(output: &[u8], lines: usize, mark: &str) -> Vec<Vec<(Option<S
                 .is_some_and(Value::is_string),
             "{text}"
         );
-        let raw: std::collections::HashMap<String, Box<RawValue>> =
-            serde_json::from_str(text).expect("an answer is a JSON object");
-        let id = raw
-            .get("id")
-            .unwrap_or_else(|| panic!("an answer without an id: {text}"))
-            .get();
-        let id = (id != "null").then(|| id.to_owned());
+        let id =
+            written_answer_id(text).unwrap_or_else(|| panic!("an answer without an id: {text}"));
+        let id = (id != "null").then_some(id);
         let ends_line = id
             .as_deref()
             .is_some_and(|id| id == format!("\"{mark}{}\"", groups.len() - 1));

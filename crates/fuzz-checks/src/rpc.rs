@@ -2,9 +2,8 @@
 
 use agentsh_seam::lenient;
 use serde_json::Value;
-use serde_json::value::RawValue;
 
-use crate::{lenient_json, number_token};
+use crate::{lenient_json, number_token, written_answer_id};
 
 /// Every line of `data` (split at `\n`, as the server frames its input), read as
 /// `agentsh rpc` reads it:
@@ -68,10 +67,8 @@ fn check_line(line: &[u8]) {
                 assert_eq!(fields.get("id"), id, "the answer's id is not the line's");
             }
             if let Some(token) = token {
-                let raw: std::collections::HashMap<String, Box<RawValue>> =
-                    serde_json::from_str(&answer).expect("an answer is a JSON object");
                 assert_eq!(
-                    raw.get("id").map(|id| id.get()),
+                    written_answer_id(&answer).as_deref(),
                     Some(token),
                     "the answer's id is not written as the line has it"
                 );

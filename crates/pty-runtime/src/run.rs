@@ -593,6 +593,11 @@ impl Driver {
             }
         };
         self.exited.store(true, Ordering::SeqCst);
+        // An EIO read while the command ran is not the end of its output: Linux can report
+        // it while the last lines written before the exit are still on their way to the
+        // master (an answered `read -p` then its `echo` lost "hi Bob" about once in fifteen
+        // runs). Read again until the terminal says so once more, now that the tree is over.
+        closed = false;
         self.close_modes();
         self.input.clear();
         self.pending.store(0, Ordering::SeqCst);

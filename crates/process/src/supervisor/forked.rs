@@ -75,14 +75,60 @@ extern "C" fn on_signal(signal: c_int) {
 unsafe fn reset_signals() {
     // SAFETY: plain signal-disposition syscalls on valid arguments.
     unsafe {
+        unblock_all_signals();
+        reset_dispositions();
+    }
+}
+
+/// Every catchable signal back to its default action (the mask is left as it is).
+unsafe fn reset_dispositions() {
+    for signal in 1..32 {
+        if signal != libc::SIGKILL && signal != libc::SIGSTOP {
+            // SAFETY: a plain signal-disposition syscall on valid arguments.
+            unsafe { libc::signal(signal, libc::SIG_DFL) };
+        }
+    }
+}
+
+/// Blocks every signal that can be blocked.
+fn block_all_signals() {
+    // SAFETY: `all` is initialised by sigfillset before use.
+    unsafe {
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&raw mut all);
+        libc::sigprocmask(libc::SIG_SETMASK, &raw const all, std::ptr::null_mut());
+    }
+}
+
+/// Blocks no signal.
+fn unblock_all_signals() {
+    // SAFETY: `empty` is initialised by sigemptyset before use.
+    unsafe {
         let mut empty: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&raw mut empty);
         libc::sigprocmask(libc::SIG_SETMASK, &raw const empty, std::ptr::null_mut());
-        for signal in 1..32 {
-            if signal != libc::SIGKILL && signal != libc::SIGSTOP {
-                libc::signal(signal, libc::SIG_DFL);
-            }
+    }
+}
+
+/// Ends a supervisor whose agentsh died before its tree was started: removes what the tree
+/// would have had (the shell's private directory, the empty cgroup) and, once agentsh's lock
+/// is free, the session's temp dir. Never returns.
+unsafe fn end_before_the_tree(plan: &super::plan::ForkPlan) -> ! {
+    // SAFETY: raw syscalls only, on prepared data.
+    unsafe {
+        // The copies of agentsh's descriptors made by the fork go first: among them is the
+        // one that holds the lock of the session's temp dir.
+        close_from(3);
+        if let Some(dir) = &plan.remove_on_exit {
+            remove::remove_flat_dir(dir);
         }
+        if let Some(cgroup) = &plan.cgroup {
+            libc::rmdir(cgroup.dir_path().as_ptr());
+        }
+        if let Some(dir) = &plan.orphan_dir {
+            remove::remove_owned_if_orphaned(dir, remove::Ending::OwnerExited);
+        }
+        libc::_exit(0);
     }
 }
 
@@ -107,16 +153,20 @@ pub(super) unsafe fn supervisor_main(view: &ChildView<'_>) -> ! {
     // SAFETY: raw syscalls only, on descriptors and buffers prepared before the fork.
     unsafe {
         libc::setsid();
+        // Every signal waits until its handler is in place: a parent-death signal that came
+        // before would end the supervisor by its default action, the directories left behind.
+        block_all_signals();
         #[cfg(target_os = "linux")]
         {
             libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM, 0, 0, 0);
             if libc::getppid() != view.parent {
-                // agentsh died between fork and prctl: nothing to supervise.
-                libc::_exit(0);
+                // agentsh died between fork and prctl: no tree to supervise, only its
+                // directories to remove.
+                end_before_the_tree(view.plan);
             }
         }
-        reset_signals();
+        reset_dispositions();
         // Writing a report after agentsh died must not kill us before we clean up.
         libc::signal(libc::SIGPIPE, libc::SIG_IGN);
 
@@ -174,6 +224,8 @@ pub(super) unsafe fn supervisor_main(view: &ChildView<'_>) -> ! {
         for signal in [libc::SIGCHLD, libc::SIGTERM, libc::SIGHUP, libc::SIGINT] {
             install_handler(signal);
         }
+        // A signal that came meanwhile is handled now: it ends the tree as soon as it exists.
+        unblock_all_signals();
 
         // Containment, supervisor side: whatever must hold the supervisor itself goes here,
         // before the child exists. The tree's cgroup is joined by the child (below), so that
@@ -250,8 +302,14 @@ pub(super) unsafe fn supervisor_main(view: &ChildView<'_>) -> ! {
                     clean &= libc::rmdir(cgroup.dir_path().as_ptr()) == 0;
                 }
                 // Again (a process that was inside a system call then may have added an
-                // entry); a directory removed already is not found.
+                // entry); a directory removed already is not found. After a signal, agentsh
+                // may be dying still (its parent-death signal comes before its end): its
+                // control pipe says so within moments.
                 if let Some(dir) = orphan_dir {
+                    let ending = match ending {
+                        remove::Ending::Signalled => remove::Ending::after_signal(SUP_CONTROL),
+                        ending => ending,
+                    };
                     remove::remove_owned_if_orphaned(dir, ending);
                 }
                 // 0 tells agentsh that nothing is left to clean up after us.

@@ -18,6 +18,9 @@ const DIR_BUFFER: usize = 2048;
 /// How many 1 ms naps [`remove_owned_if_orphaned`] waits at most for the lock of a dead
 /// agentsh to be dropped.
 const LOCK_WAIT_ROUNDS: u32 = 2000;
+/// How long [`Ending::after_signal`] waits for the control pipe of an agentsh that may be
+/// dying, in milliseconds.
+const SIGNALLED_WAIT_MS: c_int = 2000;
 
 /// An [`OwnedDir`](crate::OwnedDir) of agentsh's that the supervisor removes once agentsh is
 /// gone, prepared before the fork.
@@ -62,6 +65,21 @@ pub(super) enum Ending {
 impl Ending {
     /// Reads what the control pipe `control` holds, without waiting.
     pub(super) fn of(control: c_int) -> Self {
+        Self::within(control, 0)
+    }
+
+    /// After [`Ending::Signalled`]: what the control pipe `control` holds once it has
+    /// something, waiting up to [`SIGNALLED_WAIT_MS`]. The signal is most often the
+    /// parent-death signal of a dying agentsh, which comes when the thread that forked the
+    /// supervisor exits, before the last of agentsh's threads has closed the control pipe
+    /// and dropped its locks; its end then follows within moments. A signal from anyone else
+    /// leaves the pipe silent: still `Signalled`, after the wait.
+    pub(super) fn after_signal(control: c_int) -> Self {
+        Self::within(control, SIGNALLED_WAIT_MS)
+    }
+
+    /// What the control pipe holds, waiting up to `wait_ms` for it to have something.
+    fn within(control: c_int, wait_ms: c_int) -> Self {
         let mut poll = libc::pollfd {
             fd: control,
             events: libc::POLLIN,
@@ -71,7 +89,14 @@ impl Ending {
         // SAFETY: `poll` and `byte` are valid for the calls; the read happens only when the
         // pipe is readable, so it never blocks.
         unsafe {
-            if libc::poll(&raw mut poll, 1, 0) <= 0 || poll.revents == 0 {
+            let mut ready = libc::poll(&raw mut poll, 1, wait_ms);
+            // A signal (the end of a child, another SIGTERM) cuts the wait short: wait on.
+            let mut interrupted = 0;
+            while ready < 0 && errno_is_eintr() && interrupted < 64 {
+                interrupted += 1;
+                ready = libc::poll(&raw mut poll, 1, wait_ms);
+            }
+            if ready <= 0 || poll.revents == 0 {
                 return Self::Signalled;
             }
             if libc::read(control, (&raw mut byte).cast(), 1) == 1 && byte == ORDERLY_END {
@@ -137,6 +162,11 @@ pub(super) fn remove_owned_if_orphaned(dir: &OrphanDir, ending: Ending) {
         // Closing it drops the lock.
         libc::close(fd);
     }
+}
+
+/// Whether the last system call failed with `EINTR`.
+fn errno_is_eintr() -> bool {
+    super::report::errno() == libc::EINTR
 }
 
 /// Sleeps about a millisecond.

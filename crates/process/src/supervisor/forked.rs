@@ -113,6 +113,7 @@ fn unblock_all_signals() {
 /// Ends a supervisor whose agentsh died before its tree was started: removes what the tree
 /// would have had (the shell's private directory, the empty cgroup) and, once agentsh's lock
 /// is free, the session's temp dir. Never returns.
+#[cfg(target_os = "linux")]
 unsafe fn end_before_the_tree(plan: &super::plan::ForkPlan) -> ! {
     // SAFETY: raw syscalls only, on prepared data.
     unsafe {

@@ -89,12 +89,13 @@ impl Ending {
         // SAFETY: `poll` and `byte` are valid for the calls; the read happens only when the
         // pipe is readable, so it never blocks.
         unsafe {
+            let deadline = monotonic_ms() + i64::from(wait_ms);
             let mut ready = libc::poll(&raw mut poll, 1, wait_ms);
-            // A signal (the end of a child, another SIGTERM) cuts the wait short: wait on.
-            let mut interrupted = 0;
-            while ready < 0 && errno_is_eintr() && interrupted < 64 {
-                interrupted += 1;
-                ready = libc::poll(&raw mut poll, 1, wait_ms);
+            // A signal (the end of a child, another SIGTERM) cuts the wait short: wait on,
+            // for what is left of it.
+            while ready < 0 && errno_is_eintr() {
+                let left = (deadline - monotonic_ms()).clamp(0, i64::from(wait_ms));
+                ready = libc::poll(&raw mut poll, 1, left as c_int);
             }
             if ready <= 0 || poll.revents == 0 {
                 return Self::Signalled;
@@ -162,6 +163,19 @@ pub(super) fn remove_owned_if_orphaned(dir: &OrphanDir, ending: Ending) {
         // Closing it drops the lock.
         libc::close(fd);
     }
+}
+
+/// Milliseconds of the monotonic clock.
+// `time_t` and the nanoseconds' type are not `i64` on every target.
+#[allow(clippy::useless_conversion)]
+fn monotonic_ms() -> i64 {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `now` is a valid out-pointer; clock_gettime is async-signal-safe.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &raw mut now) };
+    i64::from(now.tv_sec) * 1000 + i64::from(now.tv_nsec) / 1_000_000
 }
 
 /// Whether the last system call failed with `EINTR`.

@@ -52,6 +52,14 @@ fn text() -> impl Strategy<Value = String> {
     prop::collection::vec(piece(), 0..30).prop_map(|pieces| pieces.concat())
 }
 
+/// A sink with default options that redacts with `redactor`.
+fn redacting_sink(redactor: &Arc<Secrets>) -> OutputSink {
+    OutputSink::new(SinkOptions {
+        secrets: Some(Arc::clone(redactor)),
+        ..SinkOptions::default()
+    })
+}
+
 /// The text the sink commits (live) and its tail, for `chunks`.
 fn through_sink(chunks: &[&[u8]], redactor: &Arc<Secrets>) -> (String, String) {
     let mut sink = OutputSink::new(SinkOptions {
@@ -133,10 +141,7 @@ fn an_end_line_that_does_not_close_the_block_does_not_release_it() {
 #[test]
 fn a_begin_line_of_no_private_key_is_not_held() {
     let redactor = redactor();
-    let mut sink = OutputSink::new(SinkOptions {
-        secrets: Some(Arc::clone(&redactor)),
-        ..SinkOptions::default()
-    });
+    let mut sink = redacting_sink(&redactor);
     let mut live = String::new();
     sink.push_with(b"-----BEGIN CERTIFICATE-----\nMIIB\n", &mut |text| {
         live.push_str(text);
@@ -147,10 +152,7 @@ fn a_begin_line_of_no_private_key_is_not_held() {
 #[test]
 fn counts_are_of_the_redacted_text() {
     let redactor = redactor();
-    let mut sink = OutputSink::new(SinkOptions {
-        secrets: Some(Arc::clone(&redactor)),
-        ..SinkOptions::default()
-    });
+    let mut sink = redacting_sink(&redactor);
     sink.push(b"-----BEGIN EC PRIVATE KEY-----\nAAAA\nBBBB\n-----END EC PRIVATE KEY-----\ndone\n");
     let summary = sink.dump();
     assert_eq!(summary.output, "[REDACTED:private-key]\ndone\n");
@@ -161,10 +163,7 @@ fn counts_are_of_the_redacted_text() {
 #[test]
 fn a_line_after_a_secret_is_not_held_back() {
     let redactor = redactor();
-    let mut sink = OutputSink::new(SinkOptions {
-        secrets: Some(Arc::clone(&redactor)),
-        ..SinkOptions::default()
-    });
+    let mut sink = redacting_sink(&redactor);
     let mut live = String::new();
     sink.push_with(b"ready on port 3000\n", &mut |text| live.push_str(text));
     // Committed at once: nothing waits for more text.
@@ -196,10 +195,7 @@ fn a_value_added_while_the_stream_runs_is_redacted_from_then_on() {
 #[test]
 fn no_empty_piece_is_handed_on() {
     let redactor = redactor();
-    let mut sink = OutputSink::new(SinkOptions {
-        secrets: Some(Arc::clone(&redactor)),
-        ..SinkOptions::default()
-    });
+    let mut sink = redacting_sink(&redactor);
     let mut pieces = Vec::new();
     sink.push_with(b"bang\n", &mut |text| pieces.push(text.to_owned()));
     sink.push_with(b"", &mut |text| pieces.push(text.to_owned()));

@@ -93,7 +93,7 @@ impl Ending {
             let mut ready = libc::poll(&raw mut poll, 1, wait_ms);
             // A signal (the end of a child, another SIGTERM) cuts the wait short: wait on,
             // for what is left of it.
-            while ready < 0 && errno_is_eintr() {
+            while ready < 0 && super::report::errno() == libc::EINTR {
                 let left = (deadline - monotonic_ms()).clamp(0, i64::from(wait_ms));
                 ready = libc::poll(&raw mut poll, 1, left as c_int);
             }
@@ -176,11 +176,6 @@ fn monotonic_ms() -> i64 {
     // SAFETY: `now` is a valid out-pointer; clock_gettime is async-signal-safe.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &raw mut now) };
     i64::from(now.tv_sec) * 1000 + i64::from(now.tv_nsec) / 1_000_000
-}
-
-/// Whether the last system call failed with `EINTR`.
-fn errno_is_eintr() -> bool {
-    super::report::errno() == libc::EINTR
 }
 
 /// Sleeps about a millisecond.

@@ -116,35 +116,58 @@ pub fn assert_gone(env: &TestEnv, names: &[String], context: &str) {
         if left.is_empty() {
             return;
         }
-        assert!(
-            Instant::now() < deadline,
-            "{context}: left after {GONE_WITHIN:?}: {left:?}"
-        );
+        if Instant::now() >= deadline {
+            let described: Vec<String> = left.iter().map(|name| describe(env, name)).collect();
+            panic!("{context}: left after {GONE_WITHIN:?}: {described:#?}");
+        }
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// Whether the lock of the directory `path` can be taken (it is dropped again at once).
+fn lock_free(path: &std::path::Path) -> std::io::Result<bool> {
+    use std::os::fd::AsRawFd as _;
+    let dir = std::fs::File::open(path)?;
+    // SAFETY: flock on a descriptor this function owns; closing `dir` drops the lock.
+    Ok(unsafe { libc::flock(dir.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0)
+}
+
+/// The path of the directory `name` agentsh made in `env`.
+fn made_path(env: &TestEnv, name: &str) -> PathBuf {
+    if name.starts_with("agentsh-sandbox-") {
+        tmp_dir(env).join(name)
+    } else {
+        run_dir(env).join(name)
+    }
+}
+
+/// What a failed test needs to know of a directory left behind: its mode, whether its lock is
+/// held, and what is in it (the mark among them).
+fn describe(env: &TestEnv, name: &str) -> String {
+    use std::os::unix::fs::PermissionsExt as _;
+    let path = made_path(env, name);
+    let mode = std::fs::metadata(&path).map(|m| format!("{:o}", m.permissions().mode()));
+    let locked = lock_free(&path).map(|free| !free);
+    let mut entries: Vec<String> = std::fs::read_dir(&path)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .collect();
+    entries.sort();
+    format!("{name}: mode {mode:?}, locked {locked:?}, entries {entries:?}")
 }
 
 /// Waits (within [`LIVENESS`]) until the lock of each of `names` is free: every process of
 /// the agentsh that made them is gone. A SIGKILLed process drops its locks as it exits, which
 /// on a busy machine can come after its killer has returned.
 fn wait_unlocked(env: &TestEnv, names: &[String]) {
-    use std::os::fd::AsRawFd as _;
     let deadline = Instant::now() + LIVENESS;
     for name in names {
-        let path = if name.starts_with("agentsh-sandbox-") {
-            tmp_dir(env).join(name)
-        } else {
-            run_dir(env).join(name)
-        };
+        let path = made_path(env, name);
         loop {
             // A directory already gone has no lock left to wait for.
-            let Ok(dir) = std::fs::File::open(&path) else {
-                break;
-            };
-            // SAFETY: flock on a descriptor this function owns; closing `dir` drops the lock.
-            let taken = unsafe { libc::flock(dir.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
-            drop(dir);
-            if taken {
+            if lock_free(&path).unwrap_or(true) {
                 break;
             }
             assert!(

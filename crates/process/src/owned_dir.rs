@@ -10,9 +10,13 @@
 //! - a pid is never involved, so pid reuse cannot make a dead owner look alive or a live one
 //!   dead, and a lock taken in another pid namespace is seen the same;
 //! - the mark comes after the lock: a directory being made (not yet locked) is not marked, and
-//!   a directory of an agentsh that marks none (an older one) is never judged;
-//! - removal holds the lock and takes the mark last, so an interrupted removal leaves a marked,
-//!   unlocked directory for the next look.
+//!   a directory of an agentsh that marks none (an older one) is never judged by its mark;
+//! - every removal takes the mark last, once nothing else is left (and puts it back when the
+//!   directory would not go), so a removal cut short leaves a marked, unlocked directory for
+//!   the next look — or, stopped right between the mark and the `rmdir`, an empty one;
+//! - so an empty, unmarked directory whose lock can be taken goes too, by `rmdir` (which fails
+//!   once anything is in it): it is what such a removal left, or one being made this moment,
+//!   and a making that loses its directory so starts again under another name.
 //!
 //! [`remove_ownerless`] is that look: the directories in a parent named `<prefix>` plus six
 //! letters or digits (the shape [`OwnedDir::create`] makes), of this user, private, marked and
@@ -22,10 +26,10 @@
 //! Every descriptor agentsh opens is close-on-exec and the supervisor closes every descriptor
 //! it does not need right after its fork, so the lock is agentsh's alone.
 
-use std::ffi::OsStr;
+use std::ffi::{CStr, OsStr};
 use std::fs;
 use std::io;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt as _;
 use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
@@ -33,7 +37,12 @@ use std::path::{Path, PathBuf};
 use rustix::fs::{AtFlags, FlockOperation, Mode, OFlags};
 
 /// The file that marks a directory as an [`OwnedDir`] whose owner holds a lock on it.
-pub const OWNED_MARK: &str = ".agentsh-owned";
+pub const OWNED_MARK: &str = match OWNED_MARK_C.to_str() {
+    Ok(name) => name,
+    Err(_) => panic!("the mark's name is UTF-8"),
+};
+/// [`OWNED_MARK`] as a C string, for the supervisor's removals after its fork.
+pub(crate) const OWNED_MARK_C: &CStr = c".agentsh-owned";
 
 /// How many random letters and digits follow the prefix of an [`OwnedDir`]'s name.
 const RANDOM_CHARS: usize = 6;
@@ -42,6 +51,9 @@ const GROUP_OR_OTHERS: u32 = 0o077;
 /// How often [`OwnedDir::close`] tries to remove the directory before it leaves it (marked,
 /// unlocked) to a later [`remove_ownerless`].
 const REMOVE_ATTEMPTS: usize = 3;
+/// How often [`OwnedDir::create`] makes a directory anew when a [`remove_ownerless`] took the
+/// one it was making (empty and not yet locked) from under it.
+const CREATE_ATTEMPTS: usize = 8;
 
 /// A private (0700) directory locked by this process for as long as it exists: removed, with
 /// everything in it, by [`OwnedDir::close`] or on drop, and by [`remove_ownerless`] in a later
@@ -57,6 +69,26 @@ impl OwnedDir {
     /// Makes `<parent>/<prefix>XXXXXX` (six random letters and digits), 0700 whatever the
     /// umask, locks it and marks it.
     pub fn create(parent: &Path, prefix: &str) -> io::Result<Self> {
+        let mut attempt = 1;
+        loop {
+            match Self::create_once(parent, prefix) {
+                // A `remove_ownerless` elsewhere judged the new, empty directory before it
+                // was locked, and took its lock or removed it: make another.
+                Err(err)
+                    if attempt < CREATE_ATTEMPTS
+                        && matches!(
+                            err.kind(),
+                            io::ErrorKind::NotFound | io::ErrorKind::WouldBlock
+                        ) =>
+                {
+                    attempt += 1;
+                }
+                made => return made,
+            }
+        }
+    }
+
+    fn create_once(parent: &Path, prefix: &str) -> io::Result<Self> {
         let dir = tempfile::Builder::new()
             .prefix(prefix)
             .rand_bytes(RANDOM_CHARS)
@@ -65,12 +97,7 @@ impl OwnedDir {
         // Until `keep` below, a failure removes the new directory with `dir`.
         let lock = open_dir(dir.path())?;
         rustix::fs::flock(&lock, FlockOperation::NonBlockingLockExclusive)?;
-        rustix::fs::openat(
-            &lock,
-            OWNED_MARK,
-            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            Mode::from_raw_mode(0o600),
-        )?;
+        write_mark(&lock, OWNED_MARK)?;
         Ok(Self {
             path: dir.keep(),
             lock: Some(lock),
@@ -121,8 +148,9 @@ impl Drop for OwnedDir {
 /// Removes every directory in `parent` that an [`OwnedDir::create`] with `prefix` made and
 /// whose owner is gone: named `<prefix>` plus six letters or digits, a directory (not a
 /// symlink) of this user, private (no access for group or others), marked with
-/// [`OWNED_MARK`], and not locked. Returns the directories removed. Best effort: an entry that
-/// cannot be looked at is kept.
+/// [`OWNED_MARK`] (or empty: what a removal stopped right before its `rmdir` left), and not
+/// locked. Returns the directories removed. Best effort: an entry that cannot be looked at is
+/// kept.
 pub fn remove_ownerless(parent: &Path, prefix: &str) -> Vec<PathBuf> {
     let Ok(entries) = fs::read_dir(parent) else {
         return Vec::new();
@@ -142,7 +170,7 @@ pub fn remove_ownerless(parent: &Path, prefix: &str) -> Vec<PathBuf> {
             directory: meta.is_dir(),
             uid: meta.uid(),
             mode: meta.mode(),
-            marked: None,
+            inside: None,
             lock: None,
         };
         let mut dir = None;
@@ -155,12 +183,18 @@ pub fn remove_ownerless(parent: &Path, prefix: &str) -> Vec<PathBuf> {
                         rustix::fs::fstat(fd)
                             .is_ok_and(|st| st.st_dev == meta.dev() && st.st_ino == meta.ino())
                     });
-                    seen.marked = Some(opened.as_ref().is_some_and(is_marked));
+                    seen.inside = Some(opened.as_ref().map_or(Inside::Unknown, look_inside));
                     dir = opened;
                 }
                 Verdict::TryLock => seen.lock = dir.as_ref().map(try_lock),
                 Verdict::Remove => {
                     if remove_marked(&path).is_ok() {
+                        removed.push(path);
+                    }
+                    break;
+                }
+                Verdict::RemoveEmpty => {
+                    if fs::remove_dir(&path).is_ok() {
                         removed.push(path);
                     }
                     break;
@@ -191,10 +225,23 @@ struct Seen {
     uid: u32,
     /// Its mode bits (`st_mode`).
     mode: u32,
-    /// Whether it holds the [`OWNED_MARK`] file; `None` until looked at.
-    marked: Option<bool>,
+    /// What it holds; `None` until looked at.
+    inside: Option<Inside>,
     /// What taking its lock gave; `None` until tried.
     lock: Option<Lock>,
+}
+
+/// What a directory with an owned dir's name holds, as far as judging it goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Inside {
+    /// The [`OWNED_MARK`] file.
+    Marked,
+    /// Nothing at all.
+    Empty,
+    /// Something, but no mark: an older agentsh's, or one whose mark was taken (by hand).
+    Unmarked,
+    /// It could not be opened or listed.
+    Unknown,
 }
 
 /// What trying an owned dir's lock gave.
@@ -211,15 +258,19 @@ enum Lock {
 /// What to do next with an entry, from what is known of it so far.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Verdict {
-    /// Not one to remove: someone else's, not private, not marked, or its owner runs.
+    /// Not one to remove: someone else's, not private, unmarked with something in it, or its
+    /// owner runs.
     Keep,
     /// This user's private directory: open it and look for the mark.
     LookInside,
-    /// Marked: try its lock. Only a marked directory's lock is tried, since the mark comes
-    /// after the lock: taking the lock of one being made would fail its making.
+    /// Marked, or empty: try its lock. An unmarked directory with something in it is never
+    /// tried, as taking its lock could fail the making of one (the mark comes after the lock);
+    /// an empty one may be one being made, whose making starts again if it loses it.
     TryLock,
-    /// Its owner is gone: remove it.
+    /// Marked, and its owner is gone: remove it.
     Remove,
+    /// Empty, unmarked and unlocked: remove it if it is still empty (`rmdir`).
+    RemoveEmpty,
 }
 
 /// The next step with one entry named like an owned dir, for the user `uid`. Pure, so that
@@ -229,11 +280,13 @@ fn verdict(seen: &Seen, uid: u32) -> Verdict {
     if !seen.directory || seen.uid != uid || !private {
         return Verdict::Keep;
     }
-    match (seen.marked, seen.lock) {
+    match (seen.inside, seen.lock) {
         (None, _) => Verdict::LookInside,
-        (Some(true), None) => Verdict::TryLock,
-        (Some(true), Some(Lock::Taken)) => Verdict::Remove,
-        (Some(false), _) | (Some(true), Some(Lock::Held | Lock::Failed)) => Verdict::Keep,
+        (Some(Inside::Marked | Inside::Empty), None) => Verdict::TryLock,
+        (Some(Inside::Marked), Some(Lock::Taken)) => Verdict::Remove,
+        (Some(Inside::Empty), Some(Lock::Taken)) => Verdict::RemoveEmpty,
+        (Some(Inside::Unmarked | Inside::Unknown), _)
+        | (Some(_), Some(Lock::Held | Lock::Failed)) => Verdict::Keep,
     }
 }
 
@@ -243,10 +296,32 @@ fn open_dir(path: &Path) -> io::Result<OwnedFd> {
     Ok(rustix::fs::open(path, flags, Mode::empty())?)
 }
 
-/// Whether the directory `dir` holds the mark, a regular file.
-fn is_marked(dir: &OwnedFd) -> bool {
-    rustix::fs::statat(dir, OWNED_MARK, AtFlags::SYMLINK_NOFOLLOW)
-        .is_ok_and(|st| rustix::fs::FileType::from_raw_mode(st.st_mode).is_file())
+/// What the directory `dir` holds: the mark (a regular file), nothing at all, or else.
+fn look_inside(dir: &OwnedFd) -> Inside {
+    let marked = rustix::fs::statat(dir, OWNED_MARK, AtFlags::SYMLINK_NOFOLLOW)
+        .is_ok_and(|st| rustix::fs::FileType::from_raw_mode(st.st_mode).is_file());
+    if marked {
+        return Inside::Marked;
+    }
+    let Ok(entries) = rustix::fs::Dir::read_from(dir) else {
+        return Inside::Unknown;
+    };
+    let mut empty = true;
+    for entry in entries {
+        match entry {
+            Ok(entry) if matches!(entry.file_name().to_bytes(), b"." | b"..") => {}
+            Ok(_) => empty = false,
+            Err(_) => return Inside::Unknown,
+        }
+        if !empty {
+            break;
+        }
+    }
+    if empty {
+        Inside::Empty
+    } else {
+        Inside::Unmarked
+    }
 }
 
 /// Tries the directory's lock without waiting.
@@ -277,11 +352,29 @@ fn remove_marked(path: &Path) -> io::Result<()> {
             _ => {}
         }
     }
-    match fs::remove_file(path.join(OWNED_MARK)) {
+    let mark = path.join(OWNED_MARK);
+    let unmarked = match fs::remove_file(&mark) {
         Err(err) if err.kind() != io::ErrorKind::NotFound => return Err(err),
-        _ => {}
-    }
-    fs::remove_dir(path)
+        gone => gone.is_ok(),
+    };
+    fs::remove_dir(path).inspect_err(|_| {
+        // Something came in meanwhile: the directory stays, marked, for the next look.
+        if unmarked {
+            let _ = write_mark(rustix::fs::CWD, &mark);
+        }
+    })
+}
+
+/// Creates the mark `mark`, relative to `dir`: a new, empty 0600 file, never through a
+/// symlink.
+fn write_mark(dir: impl AsFd, mark: impl rustix::path::Arg) -> io::Result<()> {
+    rustix::fs::openat(
+        dir,
+        mark,
+        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::from_raw_mode(0o600),
+    )?;
+    Ok(())
 }
 
 #[cfg(test)]
@@ -290,13 +383,13 @@ mod tests {
 
     const ME: u32 = 1000;
 
-    /// A private directory of `ME`, looked at as far as `marked` and `lock` say.
-    fn private(marked: Option<bool>, lock: Option<Lock>) -> Seen {
+    /// A private directory of `ME`, looked at as far as `inside` and `lock` say.
+    fn private(inside: Option<Inside>, lock: Option<Lock>) -> Seen {
         Seen {
             directory: true,
             uid: ME,
             mode: 0o040_700,
-            marked,
+            inside,
             lock,
         }
     }
@@ -305,39 +398,64 @@ mod tests {
     fn a_marked_private_directory_of_mine_whose_lock_is_free_is_removed() {
         let steps = [
             (private(None, None), Verdict::LookInside),
-            (private(Some(true), None), Verdict::TryLock),
-            (private(Some(true), Some(Lock::Taken)), Verdict::Remove),
+            (private(Some(Inside::Marked), None), Verdict::TryLock),
+            (
+                private(Some(Inside::Marked), Some(Lock::Taken)),
+                Verdict::Remove,
+            ),
         ];
         for (seen, next) in steps {
             assert_eq!(verdict(&seen, ME), next, "{seen:?}");
         }
     }
 
+    /// What a removal stopped between the mark and the `rmdir` leaves (or one being made).
     #[test]
-    fn a_directory_whose_lock_is_held_is_kept() {
-        for lock in [Lock::Held, Lock::Failed] {
-            assert_eq!(verdict(&private(Some(true), Some(lock)), ME), Verdict::Keep);
-        }
-    }
-
-    #[test]
-    fn an_unmarked_directory_is_kept_and_its_lock_never_tried() {
-        // Being made (locked, not yet marked), or made by an agentsh that marks none.
-        assert_eq!(verdict(&private(Some(false), None), ME), Verdict::Keep);
+    fn an_empty_private_directory_of_mine_whose_lock_is_free_is_removed_if_still_empty() {
         assert_eq!(
-            verdict(&private(Some(false), Some(Lock::Taken)), ME),
-            Verdict::Keep
+            verdict(&private(Some(Inside::Empty), None), ME),
+            Verdict::TryLock
+        );
+        assert_eq!(
+            verdict(&private(Some(Inside::Empty), Some(Lock::Taken)), ME),
+            Verdict::RemoveEmpty
         );
     }
 
     #[test]
+    fn a_directory_whose_lock_is_held_is_kept() {
+        for inside in [Inside::Marked, Inside::Empty] {
+            for lock in [Lock::Held, Lock::Failed] {
+                assert_eq!(
+                    verdict(&private(Some(inside), Some(lock)), ME),
+                    Verdict::Keep
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn an_unmarked_directory_with_something_in_it_is_kept_and_its_lock_never_tried() {
+        // Locked, not yet marked (being made), or made by an agentsh that marks none; or not
+        // looked into.
+        for inside in [Inside::Unmarked, Inside::Unknown] {
+            assert_eq!(verdict(&private(Some(inside), None), ME), Verdict::Keep);
+            assert_eq!(
+                verdict(&private(Some(inside), Some(Lock::Taken)), ME),
+                Verdict::Keep
+            );
+        }
+    }
+
+    #[test]
     fn only_a_private_directory_of_mine_is_looked_into() {
-        for (marked, lock) in [
+        for (inside, lock) in [
             (None, None),
-            (Some(true), None),
-            (Some(true), Some(Lock::Taken)),
+            (Some(Inside::Marked), None),
+            (Some(Inside::Marked), Some(Lock::Taken)),
+            (Some(Inside::Empty), Some(Lock::Taken)),
         ] {
-            let mine = private(marked, lock);
+            let mine = private(inside, lock);
             let cases = [
                 ("another user's", Seen { uid: 0, ..mine }),
                 (
@@ -406,16 +524,21 @@ mod tests {
         std::fs::write(dead.join(OWNED_MARK), "").expect("mark");
         std::os::unix::fs::symlink(live.path(), dead.join("link")).expect("symlink");
         std::fs::write(dead.join("file"), "x").expect("file");
-        // An older agentsh's, unmarked: not judged.
+        // An older agentsh's, unmarked, with its files: not judged.
         let unmarked = parent.path().join("agentsh-t-old000");
         std::fs::create_dir(&unmarked).expect("dir");
         std::fs::set_permissions(&unmarked, fs::Permissions::from_mode(0o700)).expect("mode");
+        std::fs::write(unmarked.join("command"), "x").expect("file");
+        // What a removal stopped right before its `rmdir` leaves: empty, unmarked, unlocked.
+        let emptied = parent.path().join("agentsh-t-empty0");
+        std::fs::create_dir(&emptied).expect("dir");
+        std::fs::set_permissions(&emptied, fs::Permissions::from_mode(0o700)).expect("mode");
 
-        assert_eq!(
-            remove_ownerless(parent.path(), "agentsh-t-"),
-            vec![dead.clone()]
-        );
+        let mut removed = remove_ownerless(parent.path(), "agentsh-t-");
+        removed.sort();
+        assert_eq!(removed, vec![dead.clone(), emptied.clone()]);
         assert!(!dead.exists());
+        assert!(!emptied.exists());
         assert!(
             live.path().join("sub/file").exists(),
             "the symlink was not followed"
@@ -439,5 +562,41 @@ mod tests {
         std::fs::create_dir_all(path.join("a/b")).expect("subdirs");
         drop(dir);
         assert!(!path.exists());
+    }
+
+    /// Makings race with a `remove_ownerless` that judges the same parent without a pause:
+    /// each making either keeps its directory or makes another, and what it returns is whole
+    /// (there, marked, locked).
+    #[test]
+    fn makings_beside_a_judge_of_the_same_parent_all_succeed() {
+        let parent = tempfile::tempdir().expect("temp dir");
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let judge = {
+            let (parent, stop) = (parent.path().to_path_buf(), stop.clone());
+            std::thread::spawn(move || {
+                let mut removed = 0;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    removed += remove_ownerless(&parent, "agentsh-t-").len();
+                }
+                removed
+            })
+        };
+        let mut made = Vec::new();
+        for _ in 0..800 {
+            made.push(OwnedDir::create(parent.path(), "agentsh-t-").expect("made"));
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let removed = judge.join().expect("judge");
+        for dir in &made {
+            assert!(dir.path().join(OWNED_MARK).is_file(), "{dir:?}");
+            let fd = open_dir(dir.path()).expect("open");
+            assert_eq!(try_lock(&fd), Lock::Held, "{dir:?}");
+        }
+        // Only directories taken while they were being made went.
+        assert_eq!(
+            fs::read_dir(parent.path()).expect("list").count(),
+            made.len(),
+            "removed {removed}"
+        );
     }
 }

@@ -121,7 +121,7 @@ unsafe fn end_before_the_tree(plan: &super::plan::ForkPlan) -> ! {
         // one that holds the lock of the session's temp dir.
         close_from(3);
         if let Some(dir) = &plan.remove_on_exit {
-            remove::remove_flat_dir(dir);
+            remove::remove_tree_dir(dir);
         }
         if let Some(cgroup) = &plan.cgroup {
             libc::rmdir(cgroup.dir_path().as_ptr());
@@ -292,7 +292,7 @@ pub(super) unsafe fn supervisor_main(view: &ChildView<'_>) -> ! {
                 // of the tree can run again (its cgroup was killed), and else after the sweep.
                 libc::kill(child, libc::SIGKILL);
                 if let Some(dir) = &view.plan.remove_on_exit {
-                    remove::remove_flat_dir(dir);
+                    remove::remove_tree_dir(dir);
                 }
                 let orphan_dir = view.plan.orphan_dir.as_ref();
                 if let Some(dir) = orphan_dir.filter(|_| view.plan.cgroup.is_some()) {

@@ -110,8 +110,9 @@ pub struct SpawnSpec {
     /// terminal at all. With [`SpawnSpec::sandbox`] the child runs on a copy of that terminal
     /// made inside its sandbox: see [`Supervisor::take_terminal`].
     pub controlling_terminal: bool,
-    /// A private directory of flat files (no subdirectories) the supervisor empties and
-    /// removes when it ends the tree — also when agentsh died and nobody else can.
+    /// A private directory the supervisor empties (into subdirectories, 16 levels deep) and
+    /// removes when it ends the tree — also when agentsh died and nobody else can. The mark
+    /// of an [`OwnedDir`](crate::OwnedDir) in it goes last, once nothing else is left.
     pub remove_on_exit: Option<PathBuf>,
     /// Confine the child and everything it starts before its `execve`: a user and a mount
     /// namespace (the policy's read-only paths bound read-only, a private `devpts` instance

@@ -306,22 +306,16 @@ fn look_inside(dir: &OwnedFd) -> Inside {
     let Ok(entries) = rustix::fs::Dir::read_from(dir) else {
         return Inside::Unknown;
     };
-    let mut empty = true;
     for entry in entries {
         match entry {
-            Ok(entry) if matches!(entry.file_name().to_bytes(), b"." | b"..") => {}
-            Ok(_) => empty = false,
             Err(_) => return Inside::Unknown,
-        }
-        if !empty {
-            break;
+            Ok(entry) if !matches!(entry.file_name().to_bytes(), b"." | b"..") => {
+                return Inside::Unmarked;
+            }
+            Ok(_) => {}
         }
     }
-    if empty {
-        Inside::Empty
-    } else {
-        Inside::Unmarked
-    }
+    Inside::Empty
 }
 
 /// Tries the directory's lock without waiting.

@@ -46,6 +46,13 @@ impl OrphanDir {
             ino: meta.ino(),
         })
     }
+
+    /// Whether `st` describes this directory (its device and inode).
+    // `dev_t` and `ino_t` are not `u64` on every target.
+    #[allow(clippy::unnecessary_cast)]
+    fn is(&self, st: &libc::stat) -> bool {
+        st.st_dev as u64 == self.dev && st.st_ino as u64 == self.ino
+    }
 }
 
 /// Why the supervisor ends its tree, as far as agentsh's life goes.
@@ -150,9 +157,7 @@ pub(super) fn remove_owned_if_orphaned(dir: &OrphanDir, ending: Ending) {
             remove_mark_last(fd, &dir.path, || {
                 let mut st: libc::stat = std::mem::zeroed();
                 // Still the same directory at that path.
-                libc::lstat(dir.path.as_ptr(), &raw mut st) == 0
-                    && st.st_dev as u64 == dir.dev
-                    && st.st_ino as u64 == dir.ino
+                libc::lstat(dir.path.as_ptr(), &raw mut st) == 0 && dir.is(&st)
             });
         }
         // Closing it drops the lock.
@@ -188,9 +193,7 @@ fn same_inode(fd: c_int, dir: &OrphanDir) -> bool {
     // SAFETY: `st` is a valid out-pointer.
     unsafe {
         let mut st: libc::stat = std::mem::zeroed();
-        libc::fstat(fd, &raw mut st) == 0
-            && st.st_dev as u64 == dir.dev
-            && st.st_ino as u64 == dir.ino
+        libc::fstat(fd, &raw mut st) == 0 && dir.is(&st)
     }
 }
 

@@ -17,6 +17,9 @@
 //! - `agentsh doctor` ([`doctor`]): what this host gives agentsh, checked for real;
 //!   `agentsh completions bash|zsh|fish` ([`completions`]): a completion script.
 //!
+//! `--config`, `--cwd`, `--remote` and `--remote-install` may also come before the subcommand
+//! (`agentsh --config FILE exec -- …`); crate `agentsh-cli` moves them into it.
+//!
 //! Every mode runs its session here, or with `--remote` on a far side ([`remote`]); the
 //! binary makes the session (`serve_session`) and hands it to the surface, which drives it
 //! through `agentsh_seam::SessionHandle` without knowing which it has. Logs go to stderr only,

@@ -30,7 +30,8 @@ pub struct Cli {
 /// The bash tool runtime of an LLM coding agent.
 ///
 /// Runs shell commands the way a coding agent's `bash` tool does: in a persistent shell without
-/// a terminal, with bounded output (the full output is kept as an `artifact://` file), timeouts and whole-tree cleanup. Logging goes to stderr,
+/// a terminal, with bounded output (the full output is kept as an `artifact://` file, which
+/// `agentsh artifact ID` prints), timeouts and whole-tree cleanup. Logging goes to stderr,
 /// filtered by `RUST_LOG` (default: warnings).
 ///
 /// Without a subcommand, on a terminal: the interactive mode (`!cmd` runs a command of yours,
@@ -124,6 +125,14 @@ pub enum Mode {
     /// --cwd); 2 usage or configuration error; 130 / 143 / 129 after SIGINT / SIGTERM / SIGHUP
     /// (each ends the command's whole process tree first).
     Exec(ExecArgs),
+    /// Print an artifact: the full output a result's `Full: artifact://ID` names, or some of
+    /// its lines.
+    ///
+    /// Read from the configured store (`[artifacts] dir`) as the RPC `read_artifact` request
+    /// reads it, or with --remote from the far side's. The lines are printed as they are,
+    /// nothing added. Exit status: 0 printed; 1 it cannot be read (not found, not an artifact
+    /// id; the reason on stderr); 2 usage or configuration error.
+    Artifact(ArtifactArgs),
     /// RPC mode: JSON lines on stdin (commands) and stdout (responses and events).
     ///
     /// Commands: `bash`, `abort_bash`, `tool_call`, `abort`, `read_artifact`,
@@ -257,6 +266,26 @@ pub struct ExecArgs {
     /// The command; its words are joined with single spaces.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,
+}
+
+/// `agentsh artifact`.
+#[derive(Debug, Clone, Args)]
+pub struct ArtifactArgs {
+    /// The artifact: its id (`7`) or its URL (`artifact://7`).
+    #[arg(value_name = "ID")]
+    pub id: String,
+    /// The first line to print, 1-based (default: the first).
+    #[arg(long, value_name = "N")]
+    pub offset: Option<u64>,
+    /// How many lines to print (default: all to the end).
+    #[arg(long, value_name = "N")]
+    pub limit: Option<u64>,
+    /// The configuration (whose `[artifacts] dir` is the store) and working directory.
+    #[command(flatten)]
+    pub session: SessionArgs,
+    /// Whose store: with a far side, its own.
+    #[command(flatten)]
+    pub remote: RemoteArgs,
 }
 
 /// `agentsh rpc`.

@@ -77,6 +77,7 @@ struct Slots<'a> {
 fn slots(mode: &mut Mode) -> (&'static str, Slots<'_>) {
     let (name, session, remote) = match mode {
         Mode::Exec(args) => ("exec", Some(&mut args.session), Some(&mut args.remote)),
+        Mode::Artifact(args) => ("artifact", Some(&mut args.session), Some(&mut args.remote)),
         Mode::Rpc(args) => ("rpc", Some(&mut args.session), Some(&mut args.remote)),
         Mode::Mcp(args) => ("mcp", Some(&mut args.session), Some(&mut args.remote)),
         Mode::Policy(args) => match &mut args.command {
@@ -220,13 +221,15 @@ mod tests {
     #[test]
     fn every_mode_that_makes_a_session_takes_them_first() {
         for words in [
-            &["--config", "c", "rpc"][..],
+            &["--config", "c", "artifact", "7"][..],
+            &["--config", "c", "rpc"],
             &["--config", "c", "mcp"],
             &["--config", "c", "doctor"],
             &["--config", "c", "policy", "check", "--", "ls"],
         ] {
             let cli = parse(words).unwrap_or_else(|err| panic!("{words:?}: {err}"));
             let config = match cli.mode.expect("a mode") {
+                Mode::Artifact(args) => args.session.config,
                 Mode::Rpc(args) => args.session.config,
                 Mode::Mcp(args) => args.session.config,
                 Mode::Doctor(args) => args.session.config,
@@ -256,7 +259,7 @@ mod tests {
             &["--config", "a", "--config", "b", "exec", "--", "ls"],
             &["--cwd", "a", "rpc", "--cwd", "b"],
             &["--remote", "ssh://a", "mcp", "--remote", "ssh://b"],
-            &["--remote-install", "exec", "--remote-install", "--", "ls"],
+            &["--remote-install", "artifact", "1", "--remote-install"],
         ] {
             let text = refused(words);
             assert!(
@@ -308,6 +311,12 @@ mod tests {
         ]);
         assert_eq!(args.session.config, Some(PathBuf::from("a")));
         assert_eq!(args.command, ["echo", "--config", "x", "--cwd"]);
+        let cli = parse(&["artifact", "--", "--config"]).expect("an id that looks like a flag");
+        let Some(Mode::Artifact(args)) = cli.mode else {
+            panic!("expected artifact");
+        };
+        assert_eq!(args.id, "--config");
+        assert_eq!(args.session.config, None);
         let cli = parse(&["policy", "check", "--", "rm", "--cwd", "/"]).expect("valid");
         let Some(Mode::Policy(args)) = cli.mode else {
             panic!("expected policy");
@@ -315,6 +324,30 @@ mod tests {
         let crate::PolicyCommand::Check(check) = args.command;
         assert_eq!(check.command, ["rm", "--cwd", "/"]);
         assert_eq!(check.session.cwd, None);
+    }
+
+    #[test]
+    fn artifact_takes_an_id_and_a_line_range() {
+        let cli =
+            parse(&["artifact", "artifact://12", "--offset", "3", "--limit", "2"]).expect("valid");
+        let Some(Mode::Artifact(args)) = cli.mode else {
+            panic!("expected artifact");
+        };
+        assert_eq!(args.id, "artifact://12");
+        assert_eq!((args.offset, args.limit), (Some(3), Some(2)));
+        assert_eq!(parse(&["artifact"]).expect_err("no id").exit_code(), 2);
+        assert_eq!(
+            parse(&["artifact", "1", "--offset", "-1"])
+                .expect_err("negative")
+                .exit_code(),
+            2
+        );
+        assert_eq!(
+            parse(&["artifact", "1", "2"])
+                .expect_err("two ids")
+                .exit_code(),
+            2
+        );
     }
 
     #[test]

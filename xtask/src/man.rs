@@ -56,7 +56,15 @@ mod tests {
             .iter()
             .filter_map(|page| page.file_name()?.to_str().map(str::to_owned))
             .collect();
-        for mode in ["exec", "rpc", "mcp", "policy", "doctor", "completions"] {
+        for mode in [
+            "exec",
+            "artifact",
+            "rpc",
+            "mcp",
+            "policy",
+            "doctor",
+            "completions",
+        ] {
             assert!(
                 names.contains(&format!("agentsh-{mode}.1")),
                 "no page for {mode}: {names:?}"
@@ -72,7 +80,7 @@ mod tests {
         assert!(output.status.success(), "man failed: {output:?}");
         let text = String::from_utf8_lossy(&output.stdout);
         assert!(text.contains("agentsh"), "{text}");
-        for mode in ["exec", "rpc", "mcp", "doctor", "completions"] {
+        for mode in ["exec", "artifact", "rpc", "mcp", "doctor", "completions"] {
             assert!(text.contains(mode), "{mode} is not in the page:\n{text}");
         }
         assert!(

@@ -80,10 +80,10 @@ pub fn run(args: &DoctorArgs) -> ExitCode {
         probes::host_name()
     );
 
-    let (settings, config) = config_check(args.config.as_deref());
+    let (settings, config) = config_check(args.session.config.as_deref());
     broken |= !config.ok;
     print(config);
-    let cwd = match crate::rpc::session_cwd(args.cwd.as_deref()) {
+    let cwd = match crate::rpc::session_cwd(args.session.cwd.as_deref()) {
         Ok(cwd) => cwd,
         Err(message) => {
             broken = true;

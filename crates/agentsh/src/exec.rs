@@ -29,7 +29,7 @@ enum Failure {
 
 /// Runs `agentsh exec`.
 pub fn run(args: ExecArgs) -> ExitCode {
-    let settings = match load_settings(args.config.as_deref()) {
+    let settings = match load_settings(args.session.config.as_deref()) {
         Ok(settings) => settings,
         Err(err) => return usage_error(&err),
     };
@@ -37,12 +37,20 @@ pub fn run(args: ExecArgs) -> ExitCode {
         Ok(cwd) => cwd,
         Err(err) => return usage_error(&format_args!("cannot read the current directory: {err}")),
     };
+    // The tool's `cwd` argument is text: a `--cwd` that is not UTF-8 cannot become one.
+    let cwd_flag = match args.session.cwd.as_deref() {
+        None => None,
+        Some(dir) => match dir.to_str() {
+            Some(text) => Some(text),
+            None => return usage_error(&format_args!("--cwd {}: not valid UTF-8", dir.display())),
+        },
+    };
     // `--cwd` is the session's cwd. One that is no directory stays the call's argument, so
     // that the model-facing cwd error (exit status 1) reports it.
-    let (cwd, call_cwd) = session_cwd(args.cwd.as_deref(), current);
+    let (cwd, call_cwd) = session_cwd(cwd_flag, current);
     let tool_args = tool_arguments(&args, call_cwd);
     // On a far side, `--cwd` is that side's session directory, resolved there.
-    let far_cwd = args.cwd.as_deref().map(far_side_cwd);
+    let far_cwd = cwd_flag.map(far_side_cwd);
     let remote = match crate::remote::choose(&args.remote, &settings, far_cwd.as_deref()) {
         Ok(remote) => remote,
         Err(message) => return usage_error(&message),
@@ -264,6 +272,8 @@ fn print_result(result: &ToolResult, json: bool) -> io::Result<()> {
 
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
     use clap::Parser;
     use serde_json::json;
 
@@ -302,7 +312,10 @@ mod tests {
             "9",
         ]);
         assert_eq!(
-            tool_arguments(&parsed, parsed.cwd.as_deref()),
+            tool_arguments(
+                &parsed,
+                parsed.session.cwd.as_deref().and_then(Path::to_str)
+            ),
             json!({"command": "seq 9", "cwd": "@src", "timeout": 1.5, "head": 3, "tail": 2})
         );
     }

@@ -28,15 +28,15 @@ pub fn run(args: InteractiveArgs) -> ExitCode {
         let _ = write!(std::io::stderr().lock(), "{help}");
         return ExitCode::from(EXIT_USAGE);
     }
-    let settings = match crate::config::load_settings(args.config.as_deref()) {
+    let settings = match crate::config::load_settings(args.session.config.as_deref()) {
         Ok(settings) => settings,
         Err(err) => return usage_error(&err),
     };
-    let cwd = match crate::rpc::session_cwd(args.cwd.as_deref()) {
+    let cwd = match crate::rpc::session_cwd(args.session.cwd.as_deref()) {
         Ok(cwd) => cwd,
         Err(message) => return usage_error(&message),
     };
-    let remote = match crate::remote::choose(&args.remote, &settings, args.cwd.as_deref()) {
+    let remote = match crate::remote::choose(&args.remote, &settings, args.session.cwd.as_deref()) {
         Ok(None) => None,
         Ok(Some(_)) if args.listen.is_some() => return usage_error(&LISTEN_WITH_REMOTE),
         Ok(Some(choice)) => match remote_config(choice) {

@@ -3,6 +3,8 @@
 //! - `agentsh exec [--cwd DIR] [--timeout S] [--head N] [--tail N] [--tools a,b] [--config FILE]
 //!   [--json] -- <command…>` (print mode, [`exec`]): one `bash` tool call, printed as its
 //!   text or, with `--json`, as the tool result object.
+//! - `agentsh artifact ID [--offset N] [--limit N]` ([`artifact`]): lines of an artifact (a
+//!   result's `Full: artifact://ID`) printed as they are, read as RPC `read_artifact` reads them.
 //! - `agentsh rpc [--config FILE] [--cwd DIR]` (RPC mode, [`rpc`]): JSON lines both ways,
 //!   requests on stdin, responses and events on stdout.
 //!
@@ -17,11 +19,15 @@
 //! - `agentsh doctor` ([`doctor`]): what this host gives agentsh, checked for real;
 //!   `agentsh completions bash|zsh|fish` ([`completions`]): a completion script.
 //!
+//! `--config`, `--cwd`, `--remote` and `--remote-install` may also come before the subcommand
+//! (`agentsh --config FILE exec -- …`); crate `agentsh-cli` moves them into it.
+//!
 //! Every mode runs its session here, or with `--remote` on a far side ([`remote`]); the
 //! binary makes the session (`serve_session`) and hands it to the surface, which drives it
 //! through `agentsh_seam::SessionHandle` without knowing which it has. Logs go to stderr only,
 //! filtered by `RUST_LOG` (default: warnings); stdout carries results only.
 
+mod artifact;
 mod completions;
 mod config;
 mod doctor;
@@ -55,6 +61,7 @@ fn main() -> ExitCode {
     init_tracing();
     match cli.mode {
         Some(Mode::Exec(args)) => exec::run(args),
+        Some(Mode::Artifact(args)) => artifact::run(args),
         Some(Mode::Rpc(args)) => rpc::run(&args),
         Some(Mode::Mcp(args)) => mcp::run(&args),
         Some(Mode::Policy(args)) => policy::run(args),
@@ -94,7 +101,7 @@ fn usage_error(message: &dyn std::fmt::Display) -> ExitCode {
     ExitCode::from(EXIT_USAGE)
 }
 
-/// What a server mode (`rpc`, `mcp`) serves: its runtime, the signals (caught before anything
+/// What a server mode (`rpc`, `mcp`; `artifact` for its one read) serves: its runtime, the signals (caught before anything
 /// runs: from then on a signal shuts the server down cleanly) and the session: on the far side
 /// `remote` names (connected and said `hello`), else here, from `--config` and `--cwd` with
 /// `local` applied to the settings. A session here takes the settings of a `hello` by making

@@ -15,11 +15,11 @@ use crate::usage_error;
 
 /// Runs `agentsh mcp` until stdin ends.
 pub fn run(args: &McpArgs) -> ExitCode {
-    let settings = match crate::config::load_settings(args.config.as_deref()) {
+    let settings = match crate::config::load_settings(args.session.config.as_deref()) {
         Ok(settings) => settings,
         Err(err) => return usage_error(&err),
     };
-    let remote = match crate::remote::choose(&args.remote, &settings, args.cwd.as_deref()) {
+    let remote = match crate::remote::choose(&args.remote, &settings, args.session.cwd.as_deref()) {
         Ok(remote) => remote.map(|mut remote| {
             // `mcp.yield_after` wins over `bash.yield_after` here: on the far side too.
             remote.set_yield_after(settings.mcp.yield_after);
@@ -29,8 +29,8 @@ pub fn run(args: &McpArgs) -> ExitCode {
     };
     let (runtime, signals, session) = match crate::serve_session(
         "mcp",
-        args.config.as_deref(),
-        args.cwd.as_deref(),
+        args.session.config.as_deref(),
+        args.session.cwd.as_deref(),
         remote,
         // `mcp.yield_after` wins over `bash.yield_after` here.
         |settings| settings.bash.yield_after = settings.mcp.yield_after,

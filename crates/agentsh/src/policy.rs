@@ -14,11 +14,11 @@ use crate::{config, print_error, rpc, usage_error};
 pub fn run(args: PolicyArgs) -> ExitCode {
     match args.command {
         PolicyCommand::Check(check) => {
-            let settings = match config::load_settings(check.config.as_deref()) {
+            let settings = match config::load_settings(check.session.config.as_deref()) {
                 Ok(settings) => settings,
                 Err(err) => return usage_error(&err),
             };
-            let cwd = match rpc::session_cwd(check.cwd.as_deref()) {
+            let cwd = match rpc::session_cwd(check.session.cwd.as_deref()) {
                 Ok(cwd) => cwd,
                 Err(message) => return usage_error(&message),
             };

@@ -22,8 +22,8 @@ pub fn run(args: &RpcArgs) -> ExitCode {
     };
     let (runtime, signals, session) = match crate::serve_session(
         "rpc",
-        args.config.as_deref(),
-        args.cwd.as_deref(),
+        args.session.config.as_deref(),
+        args.session.cwd.as_deref(),
         remote,
         |_| {},
     ) {
@@ -42,8 +42,8 @@ pub fn run(args: &RpcArgs) -> ExitCode {
 
 /// The far side to forward to, if `--remote` or `[remote]` names one.
 fn remote_choice(args: &RpcArgs) -> Result<Option<crate::remote::Choice>, ExitCode> {
-    let mut settings =
-        crate::config::load_settings(args.config.as_deref()).map_err(|err| usage_error(&err))?;
+    let mut settings = crate::config::load_settings(args.session.config.as_deref())
+        .map_err(|err| usage_error(&err))?;
     if args.lease.is_some() {
         // With a lease this is a far side (another agentsh started it): the configuration's
         // own far side would forward again, in a loop when both share a home. Only an explicit
@@ -52,7 +52,7 @@ fn remote_choice(args: &RpcArgs) -> Result<Option<crate::remote::Choice>, ExitCo
         settings.remote.command = None;
     }
     // The far side's directory: not resolved here.
-    crate::remote::choose(&args.remote, &settings, args.cwd.as_deref())
+    crate::remote::choose(&args.remote, &settings, args.session.cwd.as_deref())
         .map_err(|message| usage_error(&message))
 }
 

@@ -13,7 +13,7 @@ mod setup;
 use serde_json::json;
 
 use crate::util::{
-    LIVENESS, TestEnv, assert_no_survivor, marked_sleep, unique_marker, wait_for_process,
+    LIVENESS, TestEnv, assert_no_survivor, finish, marked_sleep, unique_marker, wait_for_process,
 };
 use setup::{Far, body, call_id, tool_call};
 
@@ -181,6 +181,38 @@ fn a_large_artifact_reads_back_byte_exact_through_the_connection() {
             window["data"]["text"].as_str().map(str::trim_end),
             Some("1999999\n2000000")
         );
+    });
+}
+
+#[test]
+fn artifact_reads_the_far_sides_store() {
+    on_every_far_side("artifact_reads_the_far_sides_store", |far| {
+        let env = far.env("[output]\nmax_bytes = 1024\n");
+        let done = far.exec(&env, &["--", "seq 1 2000"]);
+        assert_eq!(done.code(), 0, "{} {done:?}", far.name());
+        let (_, rest) = done
+            .stdout
+            .rsplit_once("Full: artifact://")
+            .unwrap_or_else(|| panic!("no artifact named: {done:?}"));
+        let id: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        let config = env.config_path();
+        let config = config.to_str().expect("utf-8 path");
+        // The far side's flags before the subcommand, the config after it.
+        let mut args: Vec<String> = far.flags();
+        args.extend(["artifact", &id, "--offset", "1999", "--config", config].map(str::to_owned));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let read = finish(env.command(&args).stdin(std::process::Stdio::null()));
+        assert_eq!(read.code(), 0, "{} {read:?}", far.name());
+        assert_eq!(read.stdout, "1999\n2000\n", "{}", far.name());
+        // The output is there, not in this side's store.
+        let here = TestEnv::new();
+        let config = here.config_path();
+        let local = finish(
+            here.command(&["artifact", &id, "--config", config.to_str().expect("utf-8")])
+                .stdin(std::process::Stdio::null()),
+        );
+        assert_eq!(local.code(), 1, "{local:?}");
+        assert!(local.stderr.contains("Available: none"), "{local:?}");
     });
 }
 

@@ -1,5 +1,6 @@
 //! Integration tests of the `agentsh` binary: the real binary over real pipes, real shells.
 
+mod artifact;
 mod completions;
 mod containment;
 mod doctor;

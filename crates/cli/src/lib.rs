@@ -1,47 +1,93 @@
 #![doc = include_str!("../README.md")]
 
+mod settle;
+
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 /// The clap this command line is built with: its `Parser` and `CommandFactory` traits parse
 /// and describe [`Cli`].
 pub use clap;
 
-/// The bash tool runtime of an LLM coding agent.
+/// The whole command line, parsed: the mode and, without one, the interactive mode's options.
 ///
-/// Runs shell commands the way a coding agent's `bash` tool does: in a persistent shell without
-/// a terminal, with bounded output (the full output is kept as an `artifact://` file), timeouts
-/// and whole-tree cleanup. Logging goes to stderr, filtered by `RUST_LOG` (default: warnings).
-///
-/// Without a subcommand, on a terminal: the interactive mode (`!cmd` runs a command of yours,
-/// any other line runs as the model's bash tool call; `/help` lists the rest).
-#[derive(Debug, Parser)]
-#[command(
-    name = "agentsh",
-    version,
-    propagate_version = true,
-    args_conflicts_with_subcommands = true
-)]
+/// Parsed through clap's [`Parser`] trait (`Cli::parse()`, `Cli::try_parse_from(…)`); the
+/// options every mode that makes a session takes ([`SessionArgs`], [`RemoteArgs`]) may be given
+/// before or after the subcommand's name and are found in the subcommand's arguments either
+/// way. Given on both sides, given before a subcommand that does not take it, or `--listen`
+/// and `--tools` (the interactive mode's) before a subcommand: a usage error (exit status 2).
+/// `CommandFactory::command()` describes it (help, man pages, completions).
+#[derive(Debug, Clone)]
 pub struct Cli {
     /// What to run; the interactive mode when none is given.
-    #[command(subcommand)]
     pub mode: Option<Mode>,
-    /// The interactive mode's options.
-    #[command(flatten)]
+    /// The interactive mode's options (all unset when a mode is given: they went to it).
     pub interactive: InteractiveArgs,
 }
 
+/// The bash tool runtime of an LLM coding agent.
+///
+/// Runs shell commands the way a coding agent's `bash` tool does: in a persistent shell without
+/// a terminal, with bounded output (the full output is kept as an `artifact://` file, which
+/// `agentsh artifact ID` prints), timeouts and whole-tree cleanup. Logging goes to stderr,
+/// filtered by `RUST_LOG` (default: warnings).
+///
+/// Without a subcommand, on a terminal: the interactive mode (`!cmd` runs a command of yours,
+/// any other line runs as the model's bash tool call; `/help` lists the rest).
+///
+/// --config, --cwd, --remote and --remote-install may come before the subcommand or after it
+/// (once); --listen and --tools before a subcommand are the interactive mode's only.
+#[derive(Debug, Parser)]
+#[command(name = "agentsh", version, propagate_version = true)]
+struct RawCli {
+    /// What to run; the interactive mode when none is given.
+    #[command(subcommand)]
+    mode: Option<Mode>,
+    /// The interactive mode's options, and the options given before the subcommand.
+    #[command(flatten)]
+    interactive: InteractiveArgs,
+}
+
+impl CommandFactory for Cli {
+    fn command() -> clap::Command {
+        RawCli::command()
+    }
+
+    fn command_for_update() -> clap::Command {
+        RawCli::command_for_update()
+    }
+}
+
+impl FromArgMatches for Cli {
+    fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
+        settle::settle(RawCli::from_arg_matches(matches)?)
+    }
+
+    fn from_arg_matches_mut(matches: &mut ArgMatches) -> Result<Self, clap::Error> {
+        settle::settle(RawCli::from_arg_matches_mut(matches)?)
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
+        let mut raw = RawCli {
+            mode: self.mode.clone(),
+            interactive: self.interactive.clone(),
+        };
+        raw.update_from_arg_matches(matches)?;
+        *self = settle::settle(raw)?;
+        Ok(())
+    }
+}
+
+impl Parser for Cli {}
+
 /// `agentsh` (the interactive mode).
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Args)]
 pub struct InteractiveArgs {
-    /// Configuration file (default: `$AGENTSH_CONFIG`, else `$XDG_CONFIG_HOME/agentsh/config.toml`).
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
-    /// The session's working directory (default: the current directory).
-    #[arg(long, value_name = "DIR")]
-    pub cwd: Option<PathBuf>,
+    /// The configuration and working directory.
+    #[command(flatten)]
+    pub session: SessionArgs,
     /// Also serve the RPC protocol on this Unix socket (mode 0600): an agent's tool calls sent
     /// there appear live in the transcript, where Esc aborts them. A stale socket file is
     /// replaced; one another agentsh listens on is an error.
@@ -55,8 +101,23 @@ pub struct InteractiveArgs {
     pub remote: RemoteArgs,
 }
 
+/// `--config` and `--cwd`: what a session is made from, taken by every mode that makes one,
+/// before or after the subcommand's name.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Args)]
+pub struct SessionArgs {
+    /// Configuration file (default: `$AGENTSH_CONFIG`, else `$XDG_CONFIG_HOME/agentsh/config.toml`).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// The session's working directory (default: the current directory; with `--remote`, the
+    /// far side's, where it starts): commands run there, and the sandbox's writable root and the
+    /// project's `.agentsh/policy.toml` are taken from it. `exec` also understands `~/` and a
+    /// leading `@`, and reports one that is no directory as a tool error.
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+}
+
 /// The modes of the binary.
-#[derive(Debug, Subcommand)]
+#[derive(Debug, Clone, Subcommand)]
 pub enum Mode {
     /// Print mode: run one `bash` tool call and print its result.
     ///
@@ -64,6 +125,14 @@ pub enum Mode {
     /// --cwd); 2 usage or configuration error; 130 / 143 / 129 after SIGINT / SIGTERM / SIGHUP
     /// (each ends the command's whole process tree first).
     Exec(ExecArgs),
+    /// Print an artifact: the full output a result's `Full: artifact://ID` names, or some of
+    /// its lines.
+    ///
+    /// Read from the configured store (`[artifacts] dir`) as the RPC `read_artifact` request
+    /// reads it, or with --remote from the far side's. The lines are printed as they are,
+    /// nothing added. Exit status: 0 printed; 1 it cannot be read (not found, not an artifact
+    /// id; the reason on stderr); 2 usage or configuration error.
+    Artifact(ArtifactArgs),
     /// RPC mode: JSON lines on stdin (commands) and stdout (responses and events).
     ///
     /// Commands: `bash`, `abort_bash`, `tool_call`, `abort`, `read_artifact`,
@@ -101,18 +170,15 @@ pub enum Mode {
 }
 
 /// `agentsh doctor`.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct DoctorArgs {
-    /// Configuration file (default: `$AGENTSH_CONFIG`, else `$XDG_CONFIG_HOME/agentsh/config.toml`).
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
-    /// The session's working directory (default: the current directory).
-    #[arg(long, value_name = "DIR")]
-    pub cwd: Option<PathBuf>,
+    /// The configuration and working directory checked.
+    #[command(flatten)]
+    pub session: SessionArgs,
 }
 
 /// `agentsh completions`.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct CompletionsArgs {
     /// The shell to complete in.
     #[arg(value_enum)]
@@ -131,7 +197,7 @@ pub enum CompletionShell {
 }
 
 /// `agentsh policy`.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct PolicyArgs {
     /// What to do with the policy.
     #[command(subcommand)]
@@ -139,36 +205,29 @@ pub struct PolicyArgs {
 }
 
 /// `agentsh policy <command>`.
-#[derive(Debug, Subcommand)]
+#[derive(Debug, Clone, Subcommand)]
 pub enum PolicyCommand {
     /// How the policy judges a command line.
     Check(PolicyCheckArgs),
 }
 
 /// `agentsh policy check`.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct PolicyCheckArgs {
-    /// Configuration file (default: `$AGENTSH_CONFIG`, else `$XDG_CONFIG_HOME/agentsh/config.toml`).
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
-    /// The session's working directory, whose `.agentsh/policy.toml` applies (default: the
-    /// current directory).
-    #[arg(long, value_name = "DIR")]
-    pub cwd: Option<PathBuf>,
+    /// The configuration, and the directory whose `.agentsh/policy.toml` applies.
+    #[command(flatten)]
+    pub session: SessionArgs,
     /// The command line; its words are joined with single spaces.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,
 }
 
 /// `agentsh mcp`.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct McpArgs {
-    /// Configuration file (default: `$AGENTSH_CONFIG`, else `$XDG_CONFIG_HOME/agentsh/config.toml`).
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
-    /// The session's working directory (default: the current directory).
-    #[arg(long, value_name = "DIR")]
-    pub cwd: Option<PathBuf>,
+    /// The configuration and working directory.
+    #[command(flatten)]
+    pub session: SessionArgs,
     /// The client's other tools, which blocked commands may suggest.
     #[arg(long, value_name = "a,b", value_delimiter = ',')]
     pub tools: Vec<String>,
@@ -178,14 +237,11 @@ pub struct McpArgs {
 }
 
 /// `agentsh exec`.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct ExecArgs {
-    /// The session's working directory (default: the current directory): the command runs
-    /// there, and the sandbox's writable root and the project's `.agentsh/policy.toml` are
-    /// taken from it. `~/` is understood; a relative path is resolved against the current
-    /// directory.
-    #[arg(long, value_name = "DIR")]
-    pub cwd: Option<String>,
+    /// The configuration and working directory.
+    #[command(flatten)]
+    pub session: SessionArgs,
     /// Timeout in seconds (fractions allowed), clamped to [1, 3600]. Default: the config's
     /// `bash.default_timeout` (300).
     #[arg(long, value_name = "S", allow_negative_numbers = true, value_parser = parse_timeout)]
@@ -201,9 +257,6 @@ pub struct ExecArgs {
     /// blocked.
     #[arg(long, value_name = "a,b", value_delimiter = ',')]
     pub tools: Vec<String>,
-    /// Configuration file (default: `$AGENTSH_CONFIG`, else `$XDG_CONFIG_HOME/agentsh/config.toml`).
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
     /// Print the whole tool result as one line of JSON instead of its text.
     #[arg(long)]
     pub json: bool,
@@ -215,16 +268,32 @@ pub struct ExecArgs {
     pub command: Vec<String>,
 }
 
+/// `agentsh artifact`.
+#[derive(Debug, Clone, Args)]
+pub struct ArtifactArgs {
+    /// The artifact: its id (`7`) or its URL (`artifact://7`).
+    #[arg(value_name = "ID")]
+    pub id: String,
+    /// The first line to print, 1-based (default: the first).
+    #[arg(long, value_name = "N")]
+    pub offset: Option<u64>,
+    /// How many lines to print (default: all to the end).
+    #[arg(long, value_name = "N")]
+    pub limit: Option<u64>,
+    /// The configuration (whose `[artifacts] dir` is the store) and working directory.
+    #[command(flatten)]
+    pub session: SessionArgs,
+    /// Whose store: with a far side, its own.
+    #[command(flatten)]
+    pub remote: RemoteArgs,
+}
+
 /// `agentsh rpc`.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct RpcArgs {
-    /// Configuration file (default: `$AGENTSH_CONFIG`, else `$XDG_CONFIG_HOME/agentsh/config.toml`).
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
-    /// The session's working directory (default: the current directory; with `--remote`, the
-    /// far side's login directory).
-    #[arg(long, value_name = "DIR")]
-    pub cwd: Option<PathBuf>,
+    /// The configuration and working directory.
+    #[command(flatten)]
+    pub session: SessionArgs,
     /// End as at end of input once no input line has come for S seconds (fractions allowed):
     /// every running command ended, exit status 0. A remote agentsh runs with one, so a link
     /// that died silently cannot leave trees running; its client pings to keep it.
@@ -235,8 +304,9 @@ pub struct RpcArgs {
     pub remote: RemoteArgs,
 }
 
-/// The remote flags every mode takes.
-#[derive(Debug, Clone, Default, Args)]
+/// `--remote` and `--remote-install`: taken by every mode that can run its session on a far
+/// side, before or after the subcommand's name.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Args)]
 pub struct RemoteArgs {
     /// Run everything on a far side: `ssh://[user@]host[:port]` (through the system `ssh`;
     /// default: `[remote] target`, or `[remote] command`). Processes, jobs and artifacts live

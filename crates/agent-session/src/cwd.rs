@@ -3,7 +3,7 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use agentsh_protocol::{cwd_missing_text, cwd_not_directory_text};
+use agentsh_protocol::{cwd_cannot_enter_text, cwd_missing_text, cwd_not_directory_text};
 use thiserror::Error;
 
 /// Why a `cwd` argument cannot be used. Each message is the text of the tool result the model
@@ -22,6 +22,15 @@ pub enum CwdError {
         /// The resolved path.
         path: PathBuf,
     },
+    /// The path is a directory this user cannot enter (no search permission): nothing can run
+    /// there, and no file in it (a project policy) can be read.
+    #[error("{}", cwd_cannot_enter_text(&path.to_string_lossy(), &os_reason(error)))]
+    CannotEnter {
+        /// The resolved path.
+        path: PathBuf,
+        /// Why it cannot be entered.
+        error: io::Error,
+    },
     /// The path could not be examined (for example, permission denied on a parent). The text
     /// includes the reason, so the error has no separate `source()`.
     #[error("Working directory is not accessible: {} ({error})", path.to_string_lossy())]
@@ -39,6 +48,7 @@ impl CwdError {
         match self {
             Self::Missing { path }
             | Self::NotDirectory { path }
+            | Self::CannotEnter { path, .. }
             | Self::Inaccessible { path, .. } => path,
         }
     }
@@ -72,7 +82,7 @@ pub fn resolve_cwd(requested: Option<&str>, session_cwd: &Path, home: Option<&Pa
 }
 
 /// Resolves a `cwd` argument ([`resolve_cwd`]) and checks that it is a directory (following
-/// symlinks), returning the resolved path.
+/// symlinks) that this user may enter, returning the resolved path.
 pub fn check_cwd(
     requested: Option<&str>,
     session_cwd: &Path,
@@ -80,7 +90,10 @@ pub fn check_cwd(
 ) -> Result<PathBuf, CwdError> {
     let path = resolve_cwd(requested, session_cwd, home);
     match std::fs::metadata(&path) {
-        Ok(meta) if meta.is_dir() => Ok(path),
+        Ok(meta) if meta.is_dir() => match can_enter(&path) {
+            Ok(()) => Ok(path),
+            Err(error) => Err(CwdError::CannotEnter { path, error }),
+        },
         Ok(_) => Err(CwdError::NotDirectory { path }),
         Err(err)
             if matches!(
@@ -91,6 +104,29 @@ pub fn check_cwd(
             Err(CwdError::Missing { path })
         }
         Err(error) => Err(CwdError::Inaccessible { path, error }),
+    }
+}
+
+/// Whether this process may search (enter) the directory `path`: `access(X_OK)` with the real
+/// ids, which is what the shell started here will have.
+fn can_enter(path: &Path) -> io::Result<()> {
+    use std::os::unix::ffi::OsStrExt as _;
+    let c_path = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    // SAFETY: `c_path` is a valid NUL-terminated string that outlives the call.
+    if unsafe { libc::access(c_path.as_ptr(), libc::X_OK) } == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// An I/O error's reason as a person reads it: `Permission denied`, without `(os error 13)`.
+fn os_reason(error: &io::Error) -> String {
+    let text = error.to_string();
+    match text.find(" (os error ") {
+        Some(at) => text[..at].to_owned(),
+        None => text,
     }
 }
 

@@ -34,9 +34,9 @@ use std::path::Path;
 use agentsh_bash_interceptor::Interception;
 use agentsh_bash_normalize::{Limits, apply_head_tail, count_lines};
 use agentsh_protocol::{
-    BashResult, COMMAND_ABORTED, FullOutput, NO_OUTPUT, ShownRange, ToolDetails, ToolMeta,
-    ToolOutcome, ToolResult, TruncatedBy, Truncation, TruncationDirection, annotation_line,
-    exit_outcome, truncation_notice,
+    BashResult, COMMAND_ABORTED, FullOutput, NO_OUTPUT, SHELL_ENDED_LINE, ShownRange, ToolDetails,
+    ToolMeta, ToolOutcome, ToolResult, TruncatedBy, Truncation, TruncationDirection,
+    annotation_line, exit_outcome, needs_terminal_line, truncation_notice,
 };
 
 use agentsh_process::sandbox::SandboxPolicy;
@@ -114,6 +114,8 @@ pub fn build_tool_result(run: &FinishedRun<'_>) -> ToolOutcome {
         Some(COMMAND_ABORTED.to_owned())
     } else if result.timed_out {
         None
+    } else if let Some(program) = &result.needs_terminal {
+        Some(needs_terminal_line(program, true))
     } else {
         exit_outcome(result.exit_code)
     };
@@ -138,6 +140,10 @@ pub fn build_tool_result(run: &FinishedRun<'_>) -> ToolOutcome {
     if shown.byte_limited {
         text.push_str("\n\n");
         text.push_str(&shown.notice(run.max_bytes, summary.full_output()));
+    }
+    if result.session_restarted {
+        text.push_str("\n\n");
+        text.push_str(SHELL_ENDED_LINE);
     }
 
     let truncation = shown.left_out().then(|| Truncation {
@@ -257,6 +263,8 @@ pub fn bang_context_text(
     }
     let outcome = if result.cancelled {
         Some(BANG_CANCELLED.to_owned())
+    } else if let Some(program) = &result.needs_terminal {
+        Some(needs_terminal_line(program, false))
     } else {
         exit_outcome(result.exit_code)
     };
@@ -276,6 +284,10 @@ pub fn bang_context_text(
     if shown.byte_limited {
         text.push_str("\n\n");
         text.push_str(&shown.notice(max_bytes, summary.full_output()));
+    }
+    if result.session_restarted {
+        text.push_str("\n\n");
+        text.push_str(SHELL_ENDED_LINE);
     }
     text
 }

@@ -103,7 +103,7 @@ async fn no_output_placeholder() {
 #[tokio::test(flavor = "multi_thread")]
 async fn non_zero_exit_is_an_error_with_its_code() {
     let world = World::new();
-    let result = world.run("echo out; exit 3").await;
+    let result = world.run("echo out; (exit 3)").await;
     assert_eq!(result.text(), "out\n\nCommand exited with code 3");
     assert!(result.is_error);
     assert_eq!(details(&result)["exitCode"], 3);
@@ -218,7 +218,7 @@ async fn truncated_success_has_the_notice_and_a_full_artifact() {
 #[tokio::test(flavor = "multi_thread")]
 async fn truncated_failure_keeps_the_notice() {
     let world = World::new();
-    let result = world.run("seq 1 100000; exit 2").await;
+    let result = world.run("seq 1 100000; (exit 2)").await;
     let id = artifact_of(&result);
     assert!(result.is_error);
     assert!(
@@ -537,7 +537,7 @@ async fn bang_commands_run_on_their_own_shell_and_are_recorded() {
     world.run("export WHERE=tool").await;
     let result = world
         .session
-        .execute_bash("echo ${WHERE:-user}; exit 4", BangOptions::default())
+        .execute_bash("echo ${WHERE:-user}; (exit 4)", BangOptions::default())
         .await
         .expect("runs");
     assert_eq!(result.summary.output, "user\n");
@@ -556,7 +556,7 @@ async fn bang_commands_run_on_their_own_shell_and_are_recorded() {
     let context = world.session.context_messages();
     assert_eq!(
         context,
-        ["Ran `echo ${WHERE:-user}; exit 4`\n```\nuser\n```\n\nCommand exited with code 4"]
+        ["Ran `echo ${WHERE:-user}; (exit 4)`\n```\nuser\n```\n\nCommand exited with code 4"]
     );
 }
 

@@ -37,7 +37,7 @@ fn words_are_joined_with_single_spaces_and_run_by_the_shell() {
 #[test]
 fn a_non_zero_exit_is_a_tool_error() {
     let env = TestEnv::new();
-    let done = env.exec(&["--", "echo out; exit 3"]);
+    let done = env.exec(&["--", "echo out; (exit 3)"]);
     assert_eq!(done.code(), 1, "{done:?}");
     assert_eq!(done.stdout, "out\n\nCommand exited with code 3\n");
 }
@@ -220,7 +220,7 @@ fn warnings_are_printed_once_on_stderr() {
 #[test]
 fn json_output_is_the_tool_result() {
     let env = TestEnv::new();
-    let done = env.exec(&["--json", "--", "echo hi; exit 4"]);
+    let done = env.exec(&["--json", "--", "echo hi; (exit 4)"]);
     assert_eq!(done.code(), 1);
     assert_eq!(done.stdout.lines().count(), 1, "one line: {}", done.stdout);
     let result = done.json();

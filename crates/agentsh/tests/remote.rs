@@ -36,13 +36,13 @@ fn exec_runs_on_the_far_side_and_keeps_exit_codes() {
             // Really through sshd: the far side's environment names the connection.
             assert!(hi.stdout.contains("conn=127.0.0.1 "), "{hi:?}");
         }
-        let failed = far.exec(&env, &["--", "echo out; exit 3"]);
+        let failed = far.exec(&env, &["--", "echo out; (exit 3)"]);
         assert_eq!(failed.code(), 1, "{failed:?}");
         assert!(
             failed.stdout.contains("out\n") && failed.stdout.contains("Command exited with code 3"),
             "{failed:?}"
         );
-        let json = far.exec(&env, &["--json", "--", "exit 7"]).json();
+        let json = far.exec(&env, &["--json", "--", "(exit 7)"]).json();
         assert_eq!(json["details"]["exitCode"], 7, "{json}");
         assert_eq!(json["isError"], true, "{json}");
     });

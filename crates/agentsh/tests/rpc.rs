@@ -227,7 +227,7 @@ fn tool_call_errors_are_results_and_protocol_errors_are_failures() {
     assert_eq!(response["success"], true);
     assert_eq!(response["data"]["isError"], true);
     // A failing command likewise.
-    rpc.send(r#"{"id": "w", "type": "tool_call", "toolCallId": "c", "name": "bash", "arguments": {"command": "exit 3"}}"#);
+    rpc.send(r#"{"id": "w", "type": "tool_call", "toolCallId": "c", "name": "bash", "arguments": {"command": "(exit 3)"}}"#);
     let response = rpc.response("w");
     assert_eq!(response["success"], true);
     assert_eq!(response["data"]["isError"], true);

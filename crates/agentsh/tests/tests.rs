@@ -1,6 +1,7 @@
 //! Integration tests of the `agentsh` binary: the real binary over real pipes, real shells.
 
 mod artifact;
+mod basics;
 mod completions;
 mod containment;
 mod doctor;

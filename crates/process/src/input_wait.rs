@@ -162,14 +162,11 @@ pub fn foreground_program(pid: u32) -> Option<String> {
 /// The command line of process `pid` (its arguments joined by spaces, at most 4 KiB of
 /// them); `None` when `/proc` cannot tell or it has none (a kernel thread, a zombie).
 pub fn command_line(pid: u32) -> Option<String> {
-    let mut path = [0u8; 48];
-    let path = procfs::proc_path(u64::from(pid), b"/cmdline", &mut path)?;
-    let mut args = vec![0u8; 4096];
-    let args = procfs::read_file(path, &mut args)?;
-    let line = args
-        .split(|&byte| byte == 0)
+    let mut buf = vec![0u8; procfs::CMDLINE_READ];
+    let line = procfs::read_args(pid, &mut buf)?
+        .iter()
         .filter(|arg| !arg.is_empty())
-        .map(String::from_utf8_lossy)
+        .map(|arg| String::from_utf8_lossy(arg))
         .collect::<Vec<_>>()
         .join(" ");
     (!line.is_empty()).then_some(line)

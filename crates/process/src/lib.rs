@@ -13,6 +13,7 @@ pub mod shell;
 pub mod snapshot;
 mod supervisor;
 mod syscall;
+mod terminal;
 mod tree;
 mod usage;
 
@@ -22,6 +23,7 @@ pub use input_wait::{InputWait, command_line, foreground_program, input_wait, in
 pub use kill::{EndReport, TERM_GRACE, end_command, end_command_with, kill_tree};
 pub use owned_dir::{OWNED_MARK, OwnedDir, remove_ownerless};
 pub use supervisor::{ChildExit, ChildStdio, MAX_EXTRA_FD, SpawnError, SpawnSpec, Supervisor};
+pub use terminal::{command_terminal_program, terminal_program};
 pub use tree::{
     CommandScope, MARKER_VAR, ProcessInfo, SignalDispositions, StartMark, can_attribute,
     command_processes, descendants, fd_target, process_info, signal_dispositions,

@@ -134,6 +134,23 @@ pub(crate) fn proc_path<'a>(pid: u64, leaf: &[u8], buf: &'a mut [u8; 48]) -> Opt
 }
 
 /// Reads and parses `/proc/<pid>/stat` into `buf`.
+/// The most of a command line read from `/proc/<pid>/cmdline` (options come first).
+pub(crate) const CMDLINE_READ: usize = 4096;
+
+/// The arguments of process `pid` (`/proc/<pid>/cmdline`, at most `buf.len()` bytes of it);
+/// `None` when `/proc` cannot tell.
+pub(crate) fn read_args(pid: u32, buf: &mut [u8]) -> Option<Vec<&[u8]>> {
+    let mut path = [0u8; 48];
+    let path = proc_path(u64::from(pid), b"/cmdline", &mut path)?;
+    let args = read_file(path, buf)?;
+    let args = args.strip_suffix(b"\0").unwrap_or(args);
+    Some(if args.is_empty() {
+        Vec::new()
+    } else {
+        args.split(|&byte| byte == 0).collect()
+    })
+}
+
 pub(crate) fn read_stat(pid: u64, buf: &mut [u8; STAT_BUFFER]) -> Option<Stat<'_>> {
     let mut path = [0u8; 48];
     let path = proc_path(pid, b"/stat", &mut path)?;

@@ -57,8 +57,9 @@ pub use ssh_target::{SshTarget, SshTargetError};
 pub use status::{SandboxStatus, SessionStatus, ViewSettings};
 pub use text::{
     BANG_ALREADY_RUNNING, CANCELLED_ANNOTATION, COMMAND_ABORTED, FullOutput, MISSING_EXIT_STATUS,
-    NO_OUTPUT, annotation_line, blocked_text, cwd_missing_text, cwd_not_directory_text,
-    exit_code_text, exit_outcome, format_seconds, format_size, timeout_annotation,
+    NO_OUTPUT, RECONNECTED_LINE, SHELL_ENDED_LINE, annotation_line, blocked_text,
+    cwd_cannot_enter_text, cwd_missing_text, cwd_not_directory_text, exit_code_text, exit_outcome,
+    format_seconds, format_size, insert_session_line, needs_terminal_line, timeout_annotation,
     truncation_notice, unknown_tool_text,
 };
 pub use theme::{Theme, UnknownTheme};

@@ -80,6 +80,11 @@ pub struct BashResult {
     /// without an allowlist. In JSON `blockedHosts`, left out when empty; the tool result's
     /// sandbox line names them too.
     pub blocked_hosts: Vec<String>,
+    /// The program that needs a terminal (`vim`) when the command was ended because one
+    /// started on a run without a terminal, where it would wait for keys until the timeout. In
+    /// JSON `needsTerminal`, left out when `None`; the texts say how to run it
+    /// ([`needs_terminal_line`](crate::needs_terminal_line)).
+    pub needs_terminal: Option<String>,
 }
 
 impl BashResult {

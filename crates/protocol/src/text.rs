@@ -159,12 +159,86 @@ pub fn cwd_not_directory_text(path: &str) -> String {
     format!("Working directory is not a directory: {path}")
 }
 
+/// Error text of a `cwd` argument that is a directory the user cannot enter (no search
+/// permission); `reason` is the system's word for it (`Permission denied`).
+pub fn cwd_cannot_enter_text(path: &str, reason: &str) -> String {
+    format!("Working directory cannot be entered: {path} ({reason})")
+}
+
+/// The line a command gets when a program that needs a terminal (`vim`) was ended on a run
+/// without one: how to run it, for the model (`for_model`, a tool call) or a person (a bang
+/// command).
+pub fn needs_terminal_line(program: &str, for_model: bool) -> String {
+    if for_model {
+        format!(
+            "[{program} needs a terminal: run it with run_in_background: true and pty: true, then drive it with job_input]"
+        )
+    } else {
+        format!("[{program} needs a terminal: run it in a terminal]")
+    }
+}
+
+/// The closing line of a result whose shell ended or was replaced during the call (the command
+/// ran `exit`, `exec` or killed its shell, the shell crashed, or a stop could not keep it).
+pub const SHELL_ENDED_LINE: &str = "[The shell ended: the next command runs in a new shell, without the variables, functions, aliases and options set by earlier commands]";
+
+/// The closing line of the first result after a far side's session was lost and a new one made.
+pub const RECONNECTED_LINE: &str = "[Reconnected: this command ran in a new session; variables, functions and jobs from earlier calls are gone]";
+
+/// Closing lines that come after the shell-ended (or reconnected) line: the yield and job
+/// lines, the hidden-input line, job notices (all `[job …` or the two yield texts).
+const LATER_CLOSING_LINES: [&str; 3] = [
+    "[job ",
+    "[Running in the background as job ",
+    "[The next command runs in a new shell",
+];
+
+/// `text` (a tool result's text) with the closing `line` put where the shell-ended line goes:
+/// after the body, outcome, notice, sandbox and limit lines, before the yield, job and notice
+/// lines — for a side that learns of it after the text was made (a far side's result).
+pub fn insert_session_line(text: &str, line: &str) -> String {
+    // The trailing run of later closing lines, found from the end: a body line that looks
+    // like one is followed by the outcome or notice, never at the end.
+    let mut at = text.len();
+    while let Some(start) = text[..at].rfind("\n\n") {
+        let block = &text[start + 2..at];
+        if !LATER_CLOSING_LINES.iter().any(|p| block.starts_with(p)) {
+            break;
+        }
+        at = start;
+    }
+    format!("{}\n\n{line}{}", &text[..at], &text[at..])
+}
+
 /// The error of a user's (bang) command started while another one of the session runs.
 pub const BANG_ALREADY_RUNNING: &str = "A bash command is already running";
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_session_line_goes_before_the_job_lines() {
+        assert_eq!(
+            insert_session_line("out\n\nCommand exited with code 1", RECONNECTED_LINE),
+            format!("out\n\nCommand exited with code 1\n\n{RECONNECTED_LINE}")
+        );
+        let text = "(no output)\n\n[Running in the background as job 1. Read it with job_output, stop it with job_kill.]\n\n[job 1: running]";
+        let got = insert_session_line(text, RECONNECTED_LINE);
+        assert_eq!(
+            got,
+            format!(
+                "(no output)\n\n{RECONNECTED_LINE}{}",
+                &text["(no output)".len()..]
+            )
+        );
+        // A body line that merely looks like a job line is not a closing line.
+        let text = "[job 1: running]\n\nCommand exited with code 2";
+        assert_eq!(
+            insert_session_line(text, SHELL_ENDED_LINE),
+            format!("{text}\n\n{SHELL_ENDED_LINE}")
+        );
+    }
 
     #[test]
     fn sizes_cross_each_unit_boundary() {

@@ -39,6 +39,14 @@ impl ToolResult {
         }
     }
 
+    /// The first text block, to change it (a far side's result amended on this side); `None`
+    /// without one.
+    pub fn text_mut(&mut self) -> Option<&mut String> {
+        self.content
+            .first_mut()
+            .map(|ToolContent::Text { text }| text)
+    }
+
     /// The text of the result (the text blocks, joined).
     pub fn text(&self) -> String {
         self.content

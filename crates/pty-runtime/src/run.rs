@@ -722,6 +722,7 @@ impl Driver {
             timed_out: stop == Some(Stop::Timeout),
             session_restarted: false,
             blocked_hosts: std::mem::take(&mut self.blocked_hosts),
+            needs_terminal: None,
         };
         (result, self.sink)
     }

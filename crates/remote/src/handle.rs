@@ -200,6 +200,11 @@ impl RemoteSession {
             .map_err(RemoteError::Failed)?;
         if restarted {
             result.details.session_restarted = true;
+            // The far side made its text without knowing: the model must read it there too.
+            if let Some(text) = result.text_mut() {
+                *text =
+                    agentsh_protocol::insert_session_line(text, agentsh_protocol::RECONNECTED_LINE);
+            }
         }
         Ok(result)
     }

@@ -14,7 +14,7 @@
 //!    command marker [`agentsh_process::MARKER_VAR`] = `<tag>.<seq>`, `cd`s to the working
 //!    directory;
 //! 2. sources the command file at top level (so `declare`, aliases, functions and options
-//!    persist as if typed) with stdin `/dev/null` and stdout and stderr on the FIFO `out<fifo
+//!    persist as if typed; aliases expand, as `expand_aliases` is set once after the snapshot) with stdin `/dev/null` and stdout and stderr on the FIFO `out<fifo
 //!    id>`, all three set by redirections of the `.` command itself. Those descriptors were
 //!    closed before, so undoing the redirections only closes them again: no saved copy the
 //!    command could close or reach, and no error of the loop's own (`Bad file descriptor`) can
@@ -107,8 +107,9 @@ use agentsh_process::shell::ShellKind;
 
 /// File (in the shell's private directory) holding the working directory assignment.
 pub(crate) const HEADER_FILE: &str = "header";
-/// File holding the command text. Its path appears in the shell's own error messages
-/// (`<dir>/command: line 1: foo: command not found`), so it has a plain name.
+/// File holding the command text. The shell names it in its own error messages
+/// (`<dir>/command: line 1: foo: command not found`); `shell::names` rewrites those as `bash -c`
+/// prints them.
 pub(crate) const COMMAND_FILE: &str = "command";
 /// File agentsh writes the marker of a command to stop into before it signals the shell (bash).
 pub(crate) const STOP_FILE: &str = "stop";
@@ -146,6 +147,7 @@ if [[ -n $__ash_snapshot ]]; then
   builtin . "$__ash_snapshot" 0</dev/null 1>/dev/null 2>&1
   __ash_snapshot=
 fi
+builtin shopt -s expand_aliases
 while :; do
   unset -f builtin enable
   if ! enable builtin enable . printf read cd trap set shopt export readonly; then

@@ -114,7 +114,7 @@ impl ShellExecutor {
         let annotation = match outcome.stopped {
             Some(StopReason::Timeout) => Some(timeout_annotation(request.timeout.as_secs_f64())),
             Some(StopReason::Abort) => Some(CANCELLED_ANNOTATION.to_owned()),
-            Some(StopReason::Head) | None => None,
+            Some(StopReason::Head | StopReason::NeedsTerminal) | None => None,
         };
         Ok(BashResult {
             summary: match on_chunk {
@@ -130,6 +130,7 @@ impl ShellExecutor {
             timed_out: outcome.stopped == Some(StopReason::Timeout),
             session_restarted: outcome.restarted,
             blocked_hosts,
+            needs_terminal: outcome.needs_terminal.map(str::to_owned),
         })
     }
 

@@ -34,6 +34,8 @@ pub struct JobExit {
     pub killed: bool,
     /// Its shell died or had to be replaced on the way (a job's shell is never reused).
     pub shell_restarted: bool,
+    /// It was ended because a program that needs a terminal (`vim`) started in it.
+    pub needs_terminal: Option<&'static str>,
 }
 
 impl JobExit {
@@ -44,6 +46,7 @@ impl JobExit {
                 timed_out: outcome.stopped == Some(StopReason::Timeout),
                 killed: outcome.stopped == Some(StopReason::Abort),
                 shell_restarted: outcome.restarted,
+                needs_terminal: outcome.needs_terminal,
             },
             Err(_) => Self {
                 shell_restarted: true,

@@ -6,6 +6,7 @@
 //! - `files`: the shell's private directory and the files agentsh writes there.
 
 mod files;
+mod names;
 mod run;
 mod stop;
 
@@ -29,12 +30,14 @@ use self::files::{
     PRIVATE_DIR_PREFIX, find_gave_up_file, private_dir_parent, private_fifo, write_all,
     write_command, write_private,
 };
+use self::names::ErrorNames;
 pub(crate) use self::run::Output;
 use self::run::{CommandEnd, CommandRun, Readiness, StopPlan};
 pub(crate) use self::stop::StopReason;
 use self::stop::{StopMethod, send_signal};
 use crate::bootstrap::{
-    self, HEADER_FILE, HeaderState, PRE_FILE, REPORT_FIFO, STOP_FILE, TRIGGER_FIFO, UNWOUND_FILE,
+    self, COMMAND_FILE, HEADER_FILE, HeaderState, PRE_FILE, REPORT_FIFO, STOP_FILE, TRIGGER_FIFO,
+    UNWOUND_FILE,
 };
 use crate::error::ExecError;
 use crate::fifo::{Fifo, FifoPool};
@@ -58,7 +61,11 @@ pub(crate) struct RunOutcome {
     pub exit_code: Option<i32>,
     /// Set when the command was stopped.
     pub stopped: Option<StopReason>,
-    /// The shell was replaced because it could not be kept after a stop.
+    /// The program that needs a terminal the command was stopped for
+    /// ([`StopReason::NeedsTerminal`]).
+    pub needs_terminal: Option<&'static str>,
+    /// The shell ended during the command (the command ended it, it crashed) or was replaced
+    /// (it could not be kept after a stop): the next command runs in a new shell.
     pub restarted: bool,
 }
 
@@ -68,6 +75,7 @@ impl RunOutcome {
         Self {
             exit_code: None,
             stopped: Some(StopReason::Abort),
+            needs_terminal: None,
             restarted: false,
         }
     }
@@ -77,6 +85,7 @@ impl RunOutcome {
         Self {
             exit_code: None,
             stopped: None,
+            needs_terminal: None,
             restarted: true,
         }
     }
@@ -86,6 +95,7 @@ impl RunOutcome {
 struct Ended {
     end: CommandEnd,
     stopped: Option<StopReason>,
+    needs_terminal: Option<&'static str>,
     shell_ready: bool,
     /// A stop let the shell go on after the command's processes were ended and its output
     /// taken: what the FIFO holds since is the shell's, not the command's.
@@ -258,15 +268,16 @@ impl ShellProcess {
         if let Some(fifo) = fifo.as_mut() {
             fifo.release();
         }
+        let mut out = ErrorNames::new(out, self.spec.kind, &self.dir.path().join(COMMAND_FILE));
         let mut check = tokio::time::interval(LEFTOVER_CHECK);
         loop {
             if fifo.is_none() && !self.has_background_jobs() {
-                return;
+                break;
             }
             let Self { buf, .. } = self;
             tokio::select! {
                 biased;
-                () = cancel.cancelled() => return,
+                () = cancel.cancelled() => break,
                 read = read_kept(fifo.as_ref(), buf) => match read {
                     Ok(0) => fifo = None,
                     Ok(n) => out.chunk(&buf[..n]),
@@ -276,6 +287,7 @@ impl ShellProcess {
                 _ = check.tick() => {}
             }
         }
+        out.finish();
     }
 
     /// Ends the shell and its whole process tree, and waits until they are gone.
@@ -309,6 +321,9 @@ impl ShellProcess {
             return Ok(RunOutcome::aborted());
         }
         let (supervisor_pid, shell_pid) = (supervisor.pid(), supervisor.child_pid());
+        // The shell's messages name its command file: they are rewritten as `-c` prints them.
+        let mut out = ErrorNames::new(out, self.spec.kind, &self.dir.path().join(COMMAND_FILE));
+        let out = &mut out;
         self.seq += 1;
         let seq = self.seq;
         let mut fifo = self.fifos.take()?;
@@ -367,7 +382,10 @@ impl ShellProcess {
         } else {
             run.until_end(supervisor, reports, cancel).await
         };
-        let (stopped, shell_ready, resumed) = (run.stopped, run.shell_ready, run.resumed);
+        // A stop that found the command already over leaves it ended on its own.
+        let stopped = run.stopped.filter(|_| !run.ended_on_its_own);
+        let (shell_ready, resumed) = (run.shell_ready, run.resumed);
+        let needs_terminal = run.needs_terminal.filter(|_| stopped.is_some());
         let traps = run.saved_traps.take();
         drop(run);
         if let Some(traps) = traps {
@@ -379,10 +397,13 @@ impl ShellProcess {
         let ended = Ended {
             end,
             stopped,
+            needs_terminal,
             shell_ready,
             resumed,
         };
-        self.finish(ended, fifo, out).await
+        let outcome = self.finish(ended, fifo, out).await;
+        out.finish();
+        outcome
     }
 
     /// Records the user traps the loop saved, in [`PRE_FILE`] for the next command when they
@@ -414,6 +435,7 @@ impl ShellProcess {
         let Ended {
             end,
             stopped,
+            needs_terminal,
             shell_ready,
             resumed,
         } = ended;
@@ -449,7 +471,8 @@ impl ShellProcess {
                 self.replace().await;
                 match gave_up {
                     Some(gave_up) => (gave_up.status(), None, true),
-                    None => (None, Some(exit), false),
+                    // The command ended the shell (`exit 3`, `exec true`, `kill -9 $$`).
+                    None => (None, Some(exit), true),
                 }
             }
             CommandEnd::Wedged => {
@@ -489,13 +512,14 @@ impl ShellProcess {
         }
         let exit_code = match stopped {
             Some(StopReason::Head) => Some(0),
-            Some(StopReason::Timeout | StopReason::Abort) => None,
+            Some(StopReason::Timeout | StopReason::Abort | StopReason::NeedsTerminal) => None,
             None => status.or(shell_exit.map(ChildExit::shell_code)),
         };
         Ok(RunOutcome {
             exit_code,
             stopped,
-            restarted: replaced || (stopped.is_some() && shell_exit.is_some()),
+            needs_terminal,
+            restarted: replaced,
         })
     }
 

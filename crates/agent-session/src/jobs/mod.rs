@@ -347,6 +347,7 @@ impl NewJob {
                 timed_out: result.timed_out,
                 killed: result.cancelled && !result.timed_out,
                 shell_restarted: false,
+                needs_terminal: None,
             };
             let _ = progress_tx.send(JobProgress::Ended(exit));
             texts.send_modify(|n| *n = n.wrapping_add(1));

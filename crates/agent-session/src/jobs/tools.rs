@@ -287,8 +287,10 @@ impl JobCall<'_> {
             exit_code: exit.exit_code,
             cancelled: exit.killed || exit.timed_out,
             timed_out: exit.timed_out,
+            // The session's own shell ran it (a call that could have yielded).
             session_restarted: exit.shell_restarted,
             blocked_hosts,
+            needs_terminal: exit.needs_terminal.map(str::to_owned),
         };
         build_tool_result(&FinishedRun {
             result: &result,
@@ -354,6 +356,7 @@ fn answer_about(
         session_restarted: false,
         // The job's refusals go with its state line, below.
         blocked_hosts: Vec::new(),
+        needs_terminal: None,
     };
     let mut outcome = build_tool_result(&FinishedRun {
         result: &result,

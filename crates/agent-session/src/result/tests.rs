@@ -60,6 +60,7 @@ fn timed_out(summary: OutputSummary, annotation: &str) -> BashResult {
         timed_out: true,
         session_restarted: false,
         blocked_hosts: Vec::new(),
+        needs_terminal: None,
     }
 }
 
@@ -210,6 +211,7 @@ fn abort_is_an_abort_outcome() {
         timed_out: false,
         session_restarted: false,
         blocked_hosts: Vec::new(),
+        needs_terminal: None,
     };
     let outcome = Call::new(result.clone(), LIMIT as u64).aborted().build();
     assert!(outcome.is_aborted());

@@ -91,7 +91,7 @@ async def call_success():
 
 async def nonzero_exit():
     async with connect() as client:
-        result = await client.bash("echo out; exit 3")
+        result = await client.bash("echo out; (exit 3)")
         check_eq(result.isError, True, "isError")
         check_eq(text_of(result), "out\n\nCommand exited with code 3", "text")
         check_eq(check_structured(result).get("exitCode"), 3, "structuredContent.exitCode")
@@ -127,7 +127,7 @@ async def structured_content():
         schemas = {tool.name: tool.outputSchema for tool in listed.tools}
         results = {
             "bash (success)": ("bash", await client.bash("printf 'a\\nb\\n'")),
-            "bash (error)": ("bash", await client.bash("echo x >&2; exit 1")),
+            "bash (error)": ("bash", await client.bash("echo x >&2; (exit 1)")),
             "bash (background)": ("bash", await client.bash("echo bg", run_in_background=True)),
             "job_list": ("job_list", await client.call("job_list", {})),
             "job_output": ("job_output", await client.call("job_output", {"jobId": "1", "wait": 5})),

@@ -40,7 +40,7 @@ try {
   assert.deepEqual(hi.content, [{ type: "text", text: "hi" }]);
   assert.equal(hi.structuredContent.text, "hi");
 
-  const failed = await client.callTool({ name: "bash", arguments: { command: "exit 4" } }, undefined, timeout);
+  const failed = await client.callTool({ name: "bash", arguments: { command: "(exit 4)" } }, undefined, timeout);
   assert.equal(failed.isError, true);
   assert.equal(failed.content[0].text, "(no output)\n\nCommand exited with code 4");
 

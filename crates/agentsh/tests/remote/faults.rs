@@ -6,6 +6,10 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use super::on_every_far_side;
+
+/// The line a result gets when it ran in a new far-side session (the documented text).
+const RECONNECTED: &str = "[Reconnected: this command ran in a new session; variables, functions and jobs from earlier calls are gone]";
+
 use super::setup::{Far, body, tool_call};
 use crate::util::{
     AGENTSH, LIVENESS, Rpc, TestEnv, marked_sleeper, processes_with, unique_marker,
@@ -97,7 +101,7 @@ fn a_killed_transport_ends_everything_and_the_next_call_reconnects() {
         assert_gone_within_3s(&foreground, "foreground after the transport was killed");
         // The next call opens a new far-side session and says so.
         let (_, again) = tool_call(&mut rpc, "again", "bash", &json!({"command": "echo back"}));
-        assert_eq!(body(&again), "back", "{again}");
+        assert_eq!(body(&again), format!("back\n\n{RECONNECTED}"), "{again}");
         assert_eq!(again["details"]["sessionRestarted"], true, "{again}");
         let (_, after) = tool_call(&mut rpc, "after", "bash", &json!({"command": "true"}));
         assert_eq!(after["details"]["sessionRestarted"], false, "{after}");
@@ -306,6 +310,6 @@ fn a_client_hello_s_settings_survive_a_reconnect() {
             &json!({"command": "echo $AGENTSH_FROM_CLIENT"}),
         );
         assert_eq!(again["details"]["sessionRestarted"], true, "{again}");
-        assert_eq!(body(&again), "kept", "{again}");
+        assert_eq!(body(&again), format!("kept\n\n{RECONNECTED}"), "{again}");
     });
 }

@@ -31,6 +31,8 @@ struct WireRef<'a> {
     session_restarted: bool,
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     blocked_hosts: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    needs_terminal: Option<&'a str>,
 }
 
 /// The same object, read back.
@@ -53,6 +55,8 @@ struct Wire {
     session_restarted: bool,
     #[serde(default)]
     blocked_hosts: Vec<String>,
+    #[serde(default)]
+    needs_terminal: Option<String>,
 }
 
 impl Serialize for BashResult {
@@ -72,6 +76,7 @@ impl Serialize for BashResult {
             timed_out: self.timed_out,
             session_restarted: self.session_restarted,
             blocked_hosts: &self.blocked_hosts,
+            needs_terminal: self.needs_terminal.as_deref(),
         }
         .serialize(serializer)
     }
@@ -98,6 +103,7 @@ impl<'de> Deserialize<'de> for BashResult {
             timed_out: wire.timed_out,
             session_restarted: wire.session_restarted,
             blocked_hosts: wire.blocked_hosts,
+            needs_terminal: wire.needs_terminal,
         })
     }
 }

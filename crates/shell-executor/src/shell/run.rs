@@ -17,18 +17,18 @@
 use std::future::Future;
 use std::io;
 use std::os::fd::OwnedFd;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::pin::Pin;
 use std::time::Duration;
 
-use agentsh_process::{ChildExit, CommandScope, Supervisor, fd_target, waits_for_a_child};
+use agentsh_process::{ChildExit, CommandScope, Supervisor, command_terminal_program, fd_target};
 use rustix::process::Signal;
 use tokio::io::unix::AsyncFd;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::stop::{StopMethod, StopReason, Verdict, send_signal, stop_command};
-use crate::bootstrap::{self, ReportItem, TRIGGER_FIFO, UNWOUND_FILE};
+use super::stop::{StopMethod, StopReason, Verdict, left_command, send_signal, stop_command};
+use crate::bootstrap::{self, ReportItem, UNWOUND_FILE};
 use crate::fifo::{Fifo, read_fd};
 
 /// How long a stopped command's shell gets to come back (report a status) after the
@@ -43,6 +43,16 @@ const REPORT_READ: usize = 256;
 const END_CHECK: Duration = Duration::from_millis(250);
 /// How long after it left its command the loop gets to report before it counts as wedged.
 const REPORT_GRACE: Duration = Duration::from_secs(1);
+/// When a running command is looked at for a program that needs a terminal (see
+/// `agentsh_process::command_terminal_program`): these intervals from the shell's ready
+/// report, then every last one. Early enough to end `vim f` within a second, before it made
+/// its swap file; the look is one `/proc` pass, so a long command pays one a second.
+const TERMINAL_CHECKS: [Duration; 4] = [
+    Duration::from_millis(150),
+    Duration::from_millis(250),
+    Duration::from_millis(500),
+    Duration::from_secs(1),
+];
 
 /// Where a command's output goes while it runs.
 pub(crate) trait Output: Send {
@@ -102,6 +112,15 @@ pub(super) struct CommandRun<'a> {
     deadline: Instant,
     /// Set once the command is being stopped.
     pub(super) stopped: Option<StopReason>,
+    /// The stop found the command already over ([`Verdict::Over`]): it ends as if never
+    /// stopped, unless its report does not come by this instant (then it is stopped for real).
+    over_until: Option<Instant>,
+    /// The stop found the command over and its report came: it ended on its own.
+    pub(super) ended_on_its_own: bool,
+    /// The next look for a program that needs a terminal, and how many came before.
+    next_terminal_check: Option<(Instant, usize)>,
+    /// The program that needs a terminal the command was stopped for.
+    pub(super) needs_terminal: Option<&'static str>,
     stopper: Option<StopFuture>,
     /// After the shell was told to unwind: when to give up waiting for its report.
     grace_until: Option<Instant>,
@@ -145,6 +164,10 @@ impl<'a> CommandRun<'a> {
             shell_ready,
             deadline,
             stopped: None,
+            over_until: None,
+            ended_on_its_own: false,
+            next_terminal_check: shell_ready.then_some((now + TERMINAL_CHECKS[0], 0)),
+            needs_terminal: None,
             stopper: None,
             grace_until: None,
             next_end_check: shell_ready.then_some(now + END_CHECK),
@@ -179,7 +202,9 @@ impl<'a> CommandRun<'a> {
                     self.begin_stop(StopReason::Abort);
                     None
                 }
-                ready = reports.readable() => match ready {
+                // Not while a stop is being decided: the stop must finish what it began (a
+                // frozen shell let go), and its verdict says how to take the report.
+                ready = reports.readable(), if self.stopper.is_none() => match ready {
                     Ok(mut guard) => {
                         let read = guard.try_io(|fd| {
                             read_fd(fd.get_ref(), &mut self.buf[..REPORT_READ])
@@ -197,7 +222,10 @@ impl<'a> CommandRun<'a> {
                     Ok(exit) => CommandEnd::ShellExited(exit),
                     Err(_) => CommandEnd::Replace,
                 }),
-                read = self.fifo.read_ready(self.buf) => match read {
+                // Not while a stop is being decided either: a command flooding its FIFO would
+                // keep this branch ready, and the stop's own timers would never run. What it
+                // writes meanwhile waits in the FIFO, drained once the stop decided.
+                read = self.fifo.read_ready(self.buf), if self.stopper.is_none() => match read {
                     // EOF is impossible while agentsh holds a writer: the channel is broken,
                     // and the shell cannot be trusted any more.
                     Ok(0) | Err(_) => Some(CommandEnd::Replace),
@@ -222,6 +250,8 @@ impl<'a> CommandRun<'a> {
         [
             self.live_deadline(),
             self.grace_until,
+            self.over_until,
+            self.next_terminal_check.map(|(at, _)| at),
             self.next_end_check,
             self.wedged_after,
         ]
@@ -250,10 +280,38 @@ impl<'a> CommandRun<'a> {
         if due(self.wedged_after) {
             return Some(CommandEnd::Wedged);
         }
+        if due(self.over_until) {
+            // Found over, yet no report: the command closed its descriptors and runs on.
+            self.over_until = None;
+            if let Some(reason) = self.stopped {
+                self.start_stopper(reason, false);
+            }
+        }
         if due(self.next_end_check) {
             self.on_end_check_due();
         }
+        if due(self.next_terminal_check.map(|(at, _)| at)) {
+            self.on_terminal_check_due(now);
+        }
         None
+    }
+
+    /// Looks for a program that needs a terminal among the command's processes; stops the
+    /// command when one runs.
+    fn on_terminal_check_due(&mut self, now: Instant) {
+        let Some((_, done)) = self.next_terminal_check.take() else {
+            return;
+        };
+        if self.stopped.is_some() {
+            return;
+        }
+        if let Some(program) = command_terminal_program(&self.stop.scope) {
+            self.needs_terminal = Some(program);
+            self.begin_stop(StopReason::NeedsTerminal);
+            return;
+        }
+        let next = TERMINAL_CHECKS[(done + 1).min(TERMINAL_CHECKS.len() - 1)];
+        self.next_terminal_check = Some((now + next, done + 1));
     }
 
     /// The stop in progress decided whether the shell can be kept.
@@ -279,6 +337,10 @@ impl<'a> CommandRun<'a> {
                 None
             }
             Verdict::Replace => Some(CommandEnd::Replace),
+            Verdict::Over => {
+                self.over_until = Some(Instant::now() + REPORT_GRACE);
+                None
+            }
         }
     }
 
@@ -322,6 +384,7 @@ impl<'a> CommandRun<'a> {
                     self.shell_ready = true;
                     self.deadline = now + self.timeout;
                     self.next_end_check = Some(now + END_CHECK);
+                    self.next_terminal_check = Some((now + TERMINAL_CHECKS[0], 0));
                     self.saved_traps = Some(std::mem::take(&mut self.pending_traps));
                 }
                 (done, status) if done == self.seq && self.shell_ready => {
@@ -345,6 +408,7 @@ impl<'a> CommandRun<'a> {
                     {
                         return Some(CommandEnd::Replace);
                     }
+                    self.ended_on_its_own = self.over_until.is_some();
                     return Some(CommandEnd::Reported(status));
                 }
                 // Anything else on the loop's own channel: the shell's state is unknown.
@@ -360,7 +424,7 @@ impl<'a> CommandRun<'a> {
         if self.stopped.is_some() || self.wedged_after.is_some() {
             return;
         }
-        if shell_left_command(self.stop.scope.shell, &self.stop.dir) {
+        if left_command(self.stop.scope.shell, &self.stop.dir) {
             self.wedged_after = Some(Instant::now() + REPORT_GRACE);
         } else {
             self.next_end_check = Some(Instant::now() + END_CHECK);
@@ -405,6 +469,11 @@ impl<'a> CommandRun<'a> {
 
     fn begin_stop(&mut self, reason: StopReason) {
         self.stopped = Some(reason);
+        self.start_stopper(reason, true);
+    }
+
+    /// Starts stopping the command; `check_over`: see [`stop_command`].
+    fn start_stopper(&mut self, reason: StopReason, check_over: bool) {
         // A satisfied head ends the producer like `head` closing its pipe would.
         let signal = if reason == StopReason::Head {
             Signal::PIPE
@@ -416,6 +485,7 @@ impl<'a> CommandRun<'a> {
             self.stop.method,
             self.stop.stop_file.clone(),
             signal,
+            check_over,
         )));
     }
 }
@@ -425,22 +495,6 @@ async fn poll_stopper(stopper: &mut Option<StopFuture>) -> Verdict {
         Some(future) => future.await,
         None => std::future::pending().await,
     }
-}
-
-/// Whether the shell has left its command, as far as `/proc` can tell (checked while no report
-/// came): it holds neither fd 1 nor fd 2, its fd 0 is closed or the trigger FIFO (the command's
-/// is `/dev/null` unless it closed it too), and it is not waiting for a child. A command that
-/// closed all three descriptors and then loops in builtins looks the same: it is replaced.
-fn shell_left_command(shell: u32, dir: &Path) -> bool {
-    let input_is_the_loops = match fd_target(shell, 0) {
-        Ok(None) => true,
-        Ok(Some(input)) => input == dir.join(TRIGGER_FIFO),
-        Err(_) => false,
-    };
-    shell_lacks_fd(shell, 1)
-        && shell_lacks_fd(shell, 2)
-        && input_is_the_loops
-        && !waits_for_a_child(shell)
 }
 
 /// Whether the shell has no descriptor `fd` open. Between commands the loop keeps 0, 1 and 2

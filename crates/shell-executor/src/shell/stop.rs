@@ -1,21 +1,25 @@
 //! Stopping a command (timeout, abort, head satisfied): why ([`StopReason`]), how
 //! ([`StopMethod`]), and what [`stop_command`] decided ([`Verdict`]).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use agentsh_process::{
-    CommandScope, TERM_GRACE, can_attribute, command_processes, end_command_with, process_info,
-    signal_dispositions,
+    CommandScope, TERM_GRACE, can_attribute, command_processes, end_command_with, fd_target,
+    process_info, signal_dispositions, waits_for_a_child,
 };
 use rustix::process::{Pid, Signal};
 
 use super::files::write_private;
-use crate::bootstrap::stop_signal;
+use crate::bootstrap::{REPORT_FIFO, TRIGGER_FIFO, stop_signal};
 
 /// A shell that is running (not waiting) with no process of its command alive is busy in a
 /// builtin; it is probed twice this far apart before it is judged stuck.
 const BUSY_PROBE: Duration = Duration::from_millis(20);
+/// How long a `SIGSTOP`ped shell may take to show as stopped in `/proc` before it is looked at
+/// anyway (it stops as soon as the kernel next schedules it; a process in uninterruptible
+/// sleep stops when that ends).
+const FREEZE_WAIT: Duration = Duration::from_millis(200);
 
 /// Why a command was stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,6 +27,9 @@ pub(crate) enum StopReason {
     Timeout,
     Abort,
     Head,
+    /// A program that needs a terminal (`vim`) started: it would wait for keys until the
+    /// timeout.
+    NeedsTerminal,
 }
 
 /// What stopping a command decided.
@@ -33,6 +40,11 @@ pub(super) enum Verdict {
     Resume,
     /// The shell cannot be kept: replace it.
     Replace,
+    /// The command was already over when the stop came (its shell had left it, frozen to be
+    /// sure): nothing was signalled, the shell goes on and reports the command's own status.
+    /// A `head` limit reached as `ls` ends, or a timeout in the same instant as the command's
+    /// end, must not cost the shell its state.
+    Over,
 }
 
 /// How a command is stopped (see [`stop_command`]).
@@ -61,21 +73,30 @@ fn is_running(pid: u32) -> bool {
 /// cannot be kept safely), or its handling of the stop signal is not provably the loop's. With
 /// [`StopMethod::Freeze`], the shell is frozen (SIGSTOP) so that nothing more of the command
 /// runs, and replaced.
+///
+/// Unless `check_over` is false (the shell was found over once and did not report), a shell
+/// that has already left its command ([`left_command`], looked at while it is frozen) is let go
+/// untouched: [`Verdict::Over`].
 pub(super) async fn stop_command(
     scope: CommandScope,
     method: StopMethod,
     stop_file: PathBuf,
     signal: Signal,
+    check_over: bool,
 ) -> Verdict {
     if !can_attribute() {
         return Verdict::Replace;
     }
     let signal = signal.as_raw();
+    let dir = stop_file.parent().unwrap_or(Path::new("/"));
+    let over = || check_over && left_command(scope.shell, dir);
     if method == StopMethod::Unwind {
         let stuck = || command_processes(&scope).is_empty() && is_running(scope.shell);
         if stuck() {
             tokio::time::sleep(BUSY_PROBE).await;
-            if stuck() {
+            // Running with no process of the command alive: either busy in a builtin, or
+            // on its way back to the loop with the command over.
+            if !over() && stuck() {
                 return Verdict::Replace;
             }
         }
@@ -83,6 +104,13 @@ pub(super) async fn stop_command(
     // Frozen first: when the command's processes end, the shell must not go on to the rest of
     // the command before it has taken the stop (or been replaced).
     send_signal(scope.shell, Signal::STOP);
+    wait_frozen(scope.shell).await;
+    if over() {
+        // Back in the loop (or on its way, descriptors undone): the command is over, and a
+        // stop signal now would reach the loop itself.
+        send_signal(scope.shell, Signal::CONT);
+        return Verdict::Over;
+    }
     let stop = stop_signal(&scope.tag);
     let unwind = method == StopMethod::Unwind
         && stop_signal_is_the_loops(scope.shell, stop)
@@ -97,6 +125,38 @@ pub(super) async fn stop_command(
     } else {
         Verdict::Replace
     }
+}
+
+/// Waits (at most [`FREEZE_WAIT`]) until `pid` shows as stopped (or is gone).
+async fn wait_frozen(pid: u32) {
+    let until = tokio::time::Instant::now() + FREEZE_WAIT;
+    loop {
+        match process_info(pid) {
+            Some(info) if info.state != b'T' && info.state != b't' && !info.is_exited() => {}
+            _ => return,
+        }
+        if tokio::time::Instant::now() >= until {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+}
+
+/// Whether the shell has left its command, as far as `/proc` can tell: it holds no fd 2 (the
+/// loop never opens it; the command's `.` holds it while it runs), fd 1 is closed or the
+/// report FIFO and fd 0 closed or the trigger FIFO (the loop's own, briefly), and it does not
+/// wait for a child. A command that closed its own descriptors and waits for nothing looks the
+/// same; such a look is followed by a wait for the report, and a real stop when none comes.
+pub(super) fn left_command(shell: u32, dir: &Path) -> bool {
+    let closed_or = |fd: u32, loops: &str| match fd_target(shell, fd) {
+        Ok(None) => true,
+        Ok(Some(target)) => target == dir.join(loops),
+        Err(_) => false,
+    };
+    matches!(fd_target(shell, 2), Ok(None))
+        && closed_or(1, REPORT_FIFO)
+        && closed_or(0, TRIGGER_FIFO)
+        && !waits_for_a_child(shell)
 }
 
 /// Whether the (frozen) shell still handles its stop signal `stop` with the loop's trap, as far

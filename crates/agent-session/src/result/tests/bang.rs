@@ -30,6 +30,7 @@ fn bang_context_texts() {
         timed_out: false,
         session_restarted: false,
         blocked_hosts: Vec::new(),
+        needs_terminal: None,
     };
     assert_eq!(
         bang_context_text("sleep 9", &cancelled, LIMIT as u64, None),

@@ -201,7 +201,6 @@ fn error_messages_read_as_bash_c_prints_them() {
             "echo ok; done",
             "cd /nonexistent-dir-x",
             "true\n\nnosuchcmd arg",
-            "[[ a -q b ]]",
             "echo ${x",
             "set -u; echo $UNDEFINED_AGENTSH_VAR",
         ],

@@ -348,3 +348,45 @@ fn a_value_printed_slowly_on_a_pty_screen_shows_no_more_than_three_bytes() {
     // The job's log and every other file: the whole value redacted, no start of it.
     crate::util::assert_in_no_file(env.root(), leaked);
 }
+
+/// Names of passwords are secrets by default (`*PASS`, `*PASSPHRASE*`, `*_PWD`); the
+/// directories `PWD` and `OLDPWD` and askpass program paths are not.
+#[test]
+fn password_names_are_secrets_and_directories_and_program_paths_are_not() {
+    let env = TestEnv::new();
+    let work = std::fs::canonicalize(env.work_dir()).expect("the work dir");
+    let work = work.to_str().expect("utf-8");
+    let config = env.config_path();
+    let mut command = env.command(&["rpc", "--config", config.to_str().expect("utf-8")]);
+    command
+        .env("DB_PASS", "hunter2hunter2")
+        .env("GPG_PASSPHRASE", "correct horse battery")
+        .env("MYSQL_PWD", "mysql-pwd-2024")
+        .env("SSH_ASKPASS", "/usr/bin/false")
+        .env("PWD", work)
+        .env("OLDPWD", "/var/tmp/the-old-dir");
+    let mut rpc = Rpc::spawn(command);
+    let (_, result) = call(
+        &mut rpc,
+        "env",
+        &json!({"command": "env | grep -E '^(DB_PASS|GPG_PASSPHRASE|MYSQL_PWD|SSH_ASKPASS)=' | sort"}),
+    );
+    assert_eq!(
+        text(&result),
+        "DB_PASS=[REDACTED:DB_PASS]\nGPG_PASSPHRASE=[REDACTED:GPG_PASSPHRASE]\n\
+         MYSQL_PWD=[REDACTED:MYSQL_PWD]\nSSH_ASKPASS=/usr/bin/false",
+        "{result}"
+    );
+    // A value is redacted wherever it shows, whoever prints it: these are not secrets.
+    let (_, result) = call(
+        &mut rpc,
+        "dirs",
+        &json!({"command": "pwd; echo /var/tmp/the-old-dir /usr/bin/false"}),
+    );
+    assert_eq!(
+        text(&result),
+        format!("{work}\n/var/tmp/the-old-dir /usr/bin/false"),
+        "{result}"
+    );
+    rpc.close(LIVENESS);
+}

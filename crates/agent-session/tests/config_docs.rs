@@ -136,3 +136,22 @@ fn the_complete_policy_example_loads() {
     assert_eq!(settings.policy.rules.len(), 4);
     assert!(settings.policy.default.is_some() && settings.policy.unknown.is_some());
 }
+
+#[test]
+fn the_default_secret_names_are_the_ones_in_the_code() {
+    let (_, body) = documented(&doc())
+        .into_iter()
+        .find(|(key, _)| key == "secrets.env")
+        .expect("secrets.env is documented");
+    // The default list, from its `[` to its `]` (it may wrap).
+    let default = body
+        .split("- Default: `[")
+        .nth(1)
+        .and_then(|rest| rest.split("]`").next())
+        .expect("a default list");
+    let listed: Vec<String> = default
+        .split(',')
+        .map(|name| name.split_whitespace().collect::<String>().replace('"', ""))
+        .collect();
+    assert_eq!(listed, agentsh_agent_session::DEFAULT_SECRET_ENV);
+}

@@ -21,8 +21,13 @@ fn rpc(env: &TestEnv) -> Rpc {
 
 /// A `tool_call` of `bash` for `command`: its events (updates) and its result.
 fn call(rpc: &mut Rpc, id: &str, arguments: &Value) -> (Vec<Value>, Value) {
+    call_tool(rpc, id, "bash", arguments)
+}
+
+/// A `tool_call` of tool `name`: its events (updates) and its result.
+fn call_tool(rpc: &mut Rpc, id: &str, name: &str, arguments: &Value) -> (Vec<Value>, Value) {
     rpc.send_json(
-        &json!({"id": id, "type": "tool_call", "toolCallId": id, "name": "bash",
+        &json!({"id": id, "type": "tool_call", "toolCallId": id, "name": name,
         "arguments": arguments}),
     );
     let mut lines = rpc.until(LIVENESS * 3, |line| {
@@ -273,4 +278,115 @@ fn screens_bang_texts_and_the_audit_log_are_redacted() {
     let log = std::fs::read_to_string(&audit_file).expect("the audit log");
     assert!(log.contains("[REDACTED:github-token]"), "{log}");
     assert_clean(&log, "the audit log");
+}
+
+/// A 32-byte value whose variable's name matches `*_KEY`.
+const API_KEY: &str = "Kzy6kRk9ODOLs1k6rk0aZ3pQ8xWm2Lh7";
+
+/// The reported leak: a PTY job printing a value one byte at a time, its screen read
+/// meanwhile, showed all of the value printed so far. Every screen read now shows at most its
+/// first 3 bytes (`[REDACTED…]` from the 4th on) and, once complete, the variable's name.
+#[test]
+fn a_value_printed_slowly_on_a_pty_screen_shows_no_more_than_three_bytes() {
+    assert_eq!(API_KEY.len(), 32);
+    let env = TestEnv::new();
+    let config = env.config_path();
+    let mut command = env.command(&["rpc", "--config", config.to_str().expect("utf-8")]);
+    command.env("MY_API_KEY", API_KEY);
+    let mut rpc = Rpc::spawn(command);
+    let leaked = &API_KEY[..4];
+    // It waits for a line first: the polls begin before the value does, however long the
+    // start took.
+    let (_, started) = call(
+        &mut rpc,
+        "job",
+        &json!({"command": "read -r _; printf key=; v=$MY_API_KEY; for ((i=0; i<${#v}; i++)); do printf %s \"${v:i:1}\"; sleep 0.03; done; echo; echo done",
+                "run_in_background": true, "pty": true}),
+    );
+    let id = started["details"]["job"]["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a job: {started}"))
+        .to_owned();
+    let (_, typed) = call_tool(
+        &mut rpc,
+        "go",
+        "job_input",
+        &json!({"jobId": id, "text": "\n", "wait": 0}),
+    );
+    let mut answers = vec![started, typed];
+    let deadline = std::time::Instant::now() + LIVENESS * 3;
+    for n in 0.. {
+        let (_, answer) = call_tool(
+            &mut rpc,
+            &format!("poll-{n}"),
+            "job_output",
+            &json!({"jobId": id}),
+        );
+        let ended = answer["details"]["job"]["state"] != "running";
+        answers.push(answer);
+        if ended {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the job did not end");
+    }
+    for answer in &answers {
+        let shown = answer.to_string();
+        assert!(!shown.contains(leaked), "{leaked}… shown: {shown}");
+    }
+    // The polls saw the value being printed (else they proved nothing).
+    let partial = answers
+        .iter()
+        .filter(|answer| text(answer).contains("key=[REDACTED…]"))
+        .count();
+    assert!(partial > 0, "no screen caught the value half printed");
+    let last = answers.last().map(text).unwrap_or_default();
+    assert!(
+        last.contains("\nkey=[REDACTED:MY_API_KEY]\ndone\n"),
+        "{last}"
+    );
+    rpc.close(LIVENESS);
+    // The job's log and every other file: the whole value redacted, no start of it.
+    crate::util::assert_in_no_file(env.root(), leaked);
+}
+
+/// Names of passwords are secrets by default (`*PASS`, `*PASSPHRASE*`, `*_PWD`); the
+/// directories `PWD` and `OLDPWD` and askpass program paths are not.
+#[test]
+fn password_names_are_secrets_and_directories_and_program_paths_are_not() {
+    let env = TestEnv::new();
+    let work = std::fs::canonicalize(env.work_dir()).expect("the work dir");
+    let work = work.to_str().expect("utf-8");
+    let config = env.config_path();
+    let mut command = env.command(&["rpc", "--config", config.to_str().expect("utf-8")]);
+    command
+        .env("DB_PASS", "hunter2hunter2")
+        .env("GPG_PASSPHRASE", "correct horse battery")
+        .env("MYSQL_PWD", "mysql-pwd-2024")
+        .env("SSH_ASKPASS", "/usr/bin/false")
+        .env("PWD", work)
+        .env("OLDPWD", "/var/tmp/the-old-dir");
+    let mut rpc = Rpc::spawn(command);
+    let (_, result) = call(
+        &mut rpc,
+        "env",
+        &json!({"command": "env | grep -E '^(DB_PASS|GPG_PASSPHRASE|MYSQL_PWD|SSH_ASKPASS)=' | sort"}),
+    );
+    assert_eq!(
+        text(&result),
+        "DB_PASS=[REDACTED:DB_PASS]\nGPG_PASSPHRASE=[REDACTED:GPG_PASSPHRASE]\n\
+         MYSQL_PWD=[REDACTED:MYSQL_PWD]\nSSH_ASKPASS=/usr/bin/false",
+        "{result}"
+    );
+    // A value is redacted wherever it shows, whoever prints it: these are not secrets.
+    let (_, result) = call(
+        &mut rpc,
+        "dirs",
+        &json!({"command": "pwd; echo /var/tmp/the-old-dir /usr/bin/false"}),
+    );
+    assert_eq!(
+        text(&result),
+        format!("{work}\n/var/tmp/the-old-dir /usr/bin/false"),
+        "{result}"
+    );
+    rpc.close(LIVENESS);
 }

@@ -12,6 +12,9 @@
 //! possible match less one byte inside a line the sanitiser had to cut, and a private-key block
 //! from its `-----BEGIN … PRIVATE KEY-----` line until the `-----END` line that closes it (at
 //! most its bound; an `-----END` line that closes nothing releases nothing).
+//!
+//! A terminal's screen is not a stream: it shows a line while the program still writes it.
+//! There the start of a value before the cursor is hidden as well (`cursor`).
 
 use std::borrow::Cow;
 use std::fmt;
@@ -19,6 +22,10 @@ use std::sync::Arc;
 
 use aho_corasick::{AhoCorasick, MatchKind};
 use regex::Regex;
+
+mod cursor;
+
+pub use cursor::{SHOWN_VALUE_START_BYTES, UNFINISHED_VALUE_REPLACEMENT};
 
 /// Values shorter than this many bytes are not redacted (too likely to be ordinary words).
 pub const MIN_SECRET_BYTES: usize = 8;

@@ -187,6 +187,8 @@ pub struct PtyController {
     pub(crate) shell: Arc<OnceLock<ShellOnTerminal>>,
     /// Bytes of input sent and not yet written to the terminal.
     pending: Arc<AtomicUsize>,
+    /// When output last reached the terminal (the start, before any).
+    last_output: Arc<Mutex<Instant>>,
 }
 
 /// The started shell and the terminal it runs on.
@@ -266,6 +268,13 @@ impl PtyController {
         self.updates.clone()
     }
 
+    /// How long no output has reached the terminal: since the last chunk (a prompt without a
+    /// line end counts), or since the start before any. What "the output is quiet" means for
+    /// a program that may be waiting for input.
+    pub fn quiet_for(&self) -> Duration {
+        lock(&self.last_output).elapsed()
+    }
+
     /// Whether the command has exited (or was never started).
     pub fn has_exited(&self) -> bool {
         self.exited.load(Ordering::SeqCst)
@@ -320,8 +329,10 @@ impl PtyRun {
         let exited = Arc::new(AtomicBool::new(false));
         let shell = Arc::new(OnceLock::new());
         let pending = Arc::new(AtomicUsize::new(0));
+        let last_output = Arc::new(Mutex::new(Instant::now()));
         let driver = Driver {
             pending: Arc::clone(&pending),
+            last_output: Arc::clone(&last_output),
             shell: Arc::clone(&shell),
             terminal: terminal.clone(),
             sink,
@@ -342,6 +353,7 @@ impl PtyRun {
                 updates,
                 shell,
                 pending,
+                last_output,
             },
             task: Some(task),
         }
@@ -469,6 +481,8 @@ struct Driver {
     on_text: Option<TextCallback>,
     /// Shared with the controllers: bytes in `input` and on their way to it.
     pending: Arc<AtomicUsize>,
+    /// Shared with the controllers: when output last came.
+    last_output: Arc<Mutex<Instant>>,
     /// What a sandbox's network allowlist refused for the command's namespace (its own: a PTY
     /// session is a tree of its own), taken when the tree ends.
     blocked_hosts: Vec<String>,
@@ -683,6 +697,7 @@ impl Driver {
             self.pending.fetch_add(replies.len(), Ordering::SeqCst);
             self.input.extend(replies);
         }
+        *lock(&self.last_output) = Instant::now();
         self.updates
             .send_modify(|tick| *tick = tick.wrapping_add(1));
     }

@@ -224,11 +224,7 @@ impl Terminal {
     /// rows left out; secrets redacted (see [`Terminal::set_secrets`]).
     pub fn contents(&self) -> String {
         let redactor = self.redactor();
-        let contents = self.with_screen(vt100::Screen::contents);
-        match redactor {
-            Some(redactor) => redactor.redact(&contents).into_owned(),
-            None => contents,
-        }
+        self.with_screen(|screen| crate::redact::contents(screen, redactor.as_deref()))
     }
 
     /// Each visible row as text (trailing blanks left out), top to bottom; secrets redacted
@@ -239,9 +235,13 @@ impl Terminal {
     }
 
     /// Redacts `secrets` (also values added to them later) from everything this terminal shows
-    /// from now on: its rows, contents and cells (a secret written across a soft wrap too). The
-    /// program's own output is unchanged; the emulator keeps the real text, only what is read
-    /// from it is redacted.
+    /// from now on: its rows, contents and cells (a secret written across a soft wrap too; and
+    /// where the text before the cursor ends with more than
+    /// [`SHOWN_VALUE_START_BYTES`](agentsh_output_sink::SHOWN_VALUE_START_BYTES) of a value's
+    /// first bytes, as when a program prints it slowly, those bytes become
+    /// [`UNFINISHED_VALUE_REPLACEMENT`](agentsh_output_sink::UNFINISHED_VALUE_REPLACEMENT)).
+    /// The program's own output is unchanged; the emulator keeps the real text, only what is
+    /// read from it is redacted.
     pub fn set_secrets(&self, secrets: Option<Arc<agentsh_output_sink::Secrets>>) {
         self.lock().secrets = secrets;
     }

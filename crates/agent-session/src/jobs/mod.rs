@@ -39,6 +39,9 @@ use crate::Timeout;
 /// How long a PTY job's output must have been quiet before `/proc` is asked whether it waits
 /// for input.
 const QUIET_FOR_INPUT: Duration = Duration::from_millis(300);
+/// `job_input` answers once the output has been quiet this long (or [`QUIET_FOR_INPUT`] while
+/// a process waits for input, or its `wait` ran out).
+const SETTLE: Duration = Duration::from_millis(200);
 /// Finished jobs listed until the session ends: the last this many.
 const FINISHED_KEPT: usize = 100;
 
@@ -46,8 +49,6 @@ const FINISHED_KEPT: usize = 100;
 pub(crate) struct JobOutput {
     sink: OutputSink,
     pub(crate) log: JobLog,
-    /// When the last text came.
-    last_text: Instant,
 }
 
 /// How a job is driven.
@@ -90,20 +91,58 @@ pub(crate) struct Job {
 }
 
 impl Job {
-    /// Where the job is now. A PTY job whose output has been quiet for 300 ms is asked in
-    /// `/proc` whether its program waits for input.
+    /// Where the job is now. A PTY job whose output has been quiet for 300 ms
+    /// ([`QUIET_FOR_INPUT`]) is asked in `/proc` whether its program waits for input.
     pub(crate) fn state(&self) -> (JobState, Option<i32>) {
         match *self.progress.borrow() {
             JobProgress::Running => {
-                if let Control::Pty(controller) = &self.control {
-                    let quiet = lock(&self.output).last_text.elapsed() >= QUIET_FOR_INPUT;
-                    if quiet && controller.input_wait() == InputWait::Waiting {
-                        return (JobState::WaitingForInput, None);
-                    }
+                if let Control::Pty(controller) = &self.control
+                    && controller.quiet_for() >= QUIET_FOR_INPUT
+                    && controller.input_wait() == InputWait::Waiting
+                {
+                    return (JobState::WaitingForInput, None);
                 }
                 (JobState::Running, None)
             }
             JobProgress::Returned(exit) | JobProgress::Ended(exit) => exit_state(exit),
+        }
+    }
+
+    /// Waits until a PTY job's output settles after input went in, at most `limit`: no output
+    /// for [`SETTLE`] since the later of the call and the last output, or for
+    /// [`QUIET_FOR_INPUT`] while a process of the job waits in `read` on its terminal, so that
+    /// [`state`](Self::state) decides on the same quiet output whether it waits for input (and
+    /// a hidden prompt is seen by the answer that follows). Returns at once for a job without a
+    /// terminal, and when the job ends.
+    pub(crate) async fn settle(&self, limit: Duration) {
+        let Control::Pty(controller) = &self.control else {
+            return;
+        };
+        let called = tokio::time::Instant::now();
+        let deadline = called + limit;
+        let mut changes = self.changes();
+        while self.is_live() {
+            // Input a program reads without echo makes no output: the program's answer to it
+            // is waited for all the same.
+            let quiet = controller.quiet_for().min(called.elapsed());
+            // `/proc` is asked only once the output has been quiet for SETTLE.
+            let needed = if quiet >= QUIET_FOR_INPUT {
+                return;
+            } else if quiet >= SETTLE {
+                if controller.input_wait() != InputWait::Waiting {
+                    return;
+                }
+                QUIET_FOR_INPUT
+            } else {
+                SETTLE
+            };
+            let now = tokio::time::Instant::now();
+            if now >= deadline {
+                return;
+            }
+            // Output that comes meanwhile moves the end; the job's end (a change) cuts it short.
+            let step = needed.saturating_sub(quiet).min(deadline - now);
+            let _ = tokio::time::timeout(step, changes.changed()).await;
         }
     }
 
@@ -267,11 +306,7 @@ impl NewJob {
         });
         let (changes_tx, changes) = watch::channel(0);
         Self {
-            output: Arc::new(Mutex::new(JobOutput {
-                sink,
-                log: job_log,
-                last_text: Instant::now(),
-            })),
+            output: Arc::new(Mutex::new(JobOutput { sink, log: job_log })),
             changes_tx: Arc::new(changes_tx),
             changes,
             capped,
@@ -286,19 +321,8 @@ impl NewJob {
         Box::new(move |bytes| {
             {
                 let mut output = lock(&output);
-                let JobOutput {
-                    sink,
-                    log,
-                    last_text,
-                } = &mut *output;
-                let mut got = false;
-                sink.push_with(bytes, &mut |text| {
-                    log.push(text);
-                    got = true;
-                });
-                if got {
-                    *last_text = Instant::now();
-                }
+                let JobOutput { sink, log } = &mut *output;
+                sink.push_with(bytes, &mut |text| log.push(text));
             }
             changes.send_modify(|n| *n = n.wrapping_add(1));
         })
@@ -309,11 +333,7 @@ impl NewJob {
         let output = Arc::clone(&self.output);
         let changes = Arc::clone(&self.changes_tx);
         Box::new(move |text| {
-            {
-                let mut output = lock(&output);
-                output.log.push(text);
-                output.last_text = Instant::now();
-            }
+            lock(&output).log.push(text);
             changes.send_modify(|n| *n = n.wrapping_add(1));
         })
     }

@@ -33,8 +33,6 @@ pub use agentsh_protocol::{BASH_TOOL, TOOL_NAMES, unknown_tool};
 
 /// How long a `run_in_background` call waits for its job before it answers.
 const START_WAIT: Duration = Duration::from_secs(1);
-/// `job_input` answers once the output has been quiet this long (or its `wait` ran out).
-const SETTLE: Duration = Duration::from_millis(200);
 /// How often a yield-capable call sends a live update (≤ 20 a second, as the tool path).
 const UPDATE_INTERVAL: Duration = Duration::from_millis(50);
 /// How long `job_input` lets the terminal take its input before it says how much went in.
@@ -605,19 +603,8 @@ impl AgentSession {
             }
             tokio::time::sleep(INPUT_POLL).await;
         }
-        // Until the output settles: no new text for SETTLE, at most `wait`.
-        let deadline = Instant::now() + Duration::from_secs_f64(args.wait_seconds());
-        let mut changes = job.changes();
-        loop {
-            let now = Instant::now();
-            if now >= deadline || !job.is_live() {
-                break;
-            }
-            let step = (deadline - now).min(SETTLE);
-            if tokio::time::timeout(step, changes.changed()).await.is_err() {
-                break;
-            }
-        }
+        job.settle(Duration::from_secs_f64(args.wait_seconds()))
+            .await;
         let answer = self.job_answer(&job, Limits::default(), false);
         Ok(if to_hidden {
             with_last_line(answer, &hidden_input_sent_line(&job.id))

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use super::key_path::{Invalid, invalid};
 
 /// The environment variable names whose values are secrets by default (glob patterns,
-/// case-insensitive).
+/// case-insensitive). `*_PWD`, not `*PWD`: the shell's `PWD` and `OLDPWD` are directories.
 pub const DEFAULT_SECRET_ENV: &[&str] = &[
     "*TOKEN*",
     "*SECRET*",
@@ -18,8 +18,16 @@ pub const DEFAULT_SECRET_ENV: &[&str] = &[
     "*_KEY",
     "*CREDENTIAL*",
     "*PRIVATE*",
+    "*PASS",
+    "*PASSPHRASE*",
+    "*_PWD",
     "DATABASE_URL",
 ];
+
+/// Names ending with this are no secret to a glob with a `*` (`SSH_ASKPASS`, `SUDO_ASKPASS`,
+/// `GIT_ASKPASS`: their values are program paths, which `*PASS` would redact everywhere); a
+/// glob that names one exactly still makes it a secret.
+const NOT_SECRET_SUFFIX: &str = "ASKPASS";
 
 /// The longest match a user pattern may have when it does not say (bytes).
 pub const DEFAULT_PATTERN_MAX_BYTES: usize = 1024;
@@ -101,9 +109,13 @@ impl SecretsSettings {
         patterns
     }
 
-    /// Whether the variable `name` holds a secret.
+    /// Whether the variable `name` holds a secret: a glob of `env` matches it; a name ending
+    /// in `ASKPASS` (a program's path) only when a glob names it exactly.
     pub fn is_secret_name(&self, name: &str) -> bool {
-        self.env.iter().any(|glob| glob_matches(glob, name))
+        let program_path = name.to_ascii_uppercase().ends_with(NOT_SECRET_SUFFIX);
+        self.env
+            .iter()
+            .any(|glob| (!program_path || !glob.contains('*')) && glob_matches(glob, name))
     }
 }
 
@@ -221,8 +233,45 @@ mod tests {
             ("A*B*C", "AxxBxxC", true),
             ("A*B*C", "AxxCxxB", false),
             ("*", "anything", true),
+            ("*_PWD", "MYSQL_PWD", true),
+            ("*_PWD", "PWD", false),
+            ("*_PWD", "OLDPWD", false),
+            ("*PASS", "DB_PASS", true),
+            ("*PASS", "DB_PASSES", false),
         ] {
             assert_eq!(glob_matches(glob, name), matches, "{glob} {name}");
         }
+    }
+
+    #[test]
+    fn the_default_names_take_passwords_and_leave_paths() {
+        let defaults = SecretsSettings::default();
+        for (name, secret) in [
+            ("DB_PASS", true),
+            ("db_pass", true),
+            ("GPG_PASSPHRASE", true),
+            ("MYSQL_PWD", true),
+            ("REDIS_PASSWORD", true),
+            ("LDAP_PASSWD", true),
+            ("DATABASE_URL", true),
+            // Directories and program paths.
+            ("PWD", false),
+            ("OLDPWD", false),
+            ("SSH_ASKPASS", false),
+            ("SUDO_ASKPASS", false),
+            ("git_askpass", false),
+            ("PATH", false),
+            ("HOME", false),
+        ] {
+            assert_eq!(defaults.is_secret_name(name), secret, "{name}");
+        }
+    }
+
+    #[test]
+    fn an_askpass_name_given_exactly_is_a_secret() {
+        let mut settings = SecretsSettings::default();
+        settings.env.push("MY_ASKPASS".to_owned());
+        assert!(settings.is_secret_name("MY_ASKPASS"));
+        assert!(!settings.is_secret_name("SSH_ASKPASS"));
     }
 }

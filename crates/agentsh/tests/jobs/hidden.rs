@@ -73,6 +73,43 @@ fn read_s_and_getpass_are_hidden_prompts_and_read_p_is_not() {
     assert!(!text(&answered).contains("hidden input"), "{answered}");
 }
 
+/// The reported race: `job_input` answered once the output had been quiet for 200 ms, before
+/// the 300 ms after which a waiting program is looked for, so its own result missed the
+/// password prompt the input led to. It now waits while a process reads, and says so.
+#[test]
+fn job_input_that_leads_to_a_password_prompt_answers_with_the_hidden_input_line() {
+    let env = TestEnv::new();
+    let mut session = Session::start(&env);
+    let (id, _) = at_prompt(&mut session, "python3 -q");
+    // Imported first: the line below then prompts at once, however slow the machine.
+    let imported = session.call(
+        "job_input",
+        json!({"jobId": id, "text": "import getpass\n"}),
+    );
+    assert!(!text(&imported).contains("hidden input"), "{imported}");
+
+    let asked = session.call(
+        "job_input",
+        json!({"jobId": id, "text": "import getpass; getpass.getpass('Password: ')\n"}),
+    );
+    assert!(text(&asked).contains("Password:"), "{asked}");
+    assert_eq!(job(&asked)["state"], "waiting_for_input", "{asked}");
+    assert_hidden(&id, &asked);
+
+    // An echoing prompt: waiting for input, not hidden.
+    let answered = session.call("job_input", json!({"jobId": id, "text": "pw\n"}));
+    assert!(text(&answered).contains("'pw'"), "{answered}");
+    let named = session.call(
+        "job_input",
+        json!({"jobId": id, "text": "input('name: ')\n"}),
+    );
+    assert!(text(&named).contains("name: "), "{named}");
+    assert_eq!(job(&named)["state"], "waiting_for_input", "{named}");
+    assert!(job(&named).get("hidden").is_none(), "{named}");
+    assert!(!text(&named).contains("hidden input"), "{named}");
+    session.call("job_kill", json!({"jobId": id}));
+}
+
 #[test]
 fn an_ssh_keygen_passphrase_prompt_is_hidden() {
     if agentsh_test_support::which("ssh-keygen").is_none() {

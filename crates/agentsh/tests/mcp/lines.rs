@@ -102,11 +102,14 @@ fn a_request_reusing_the_id_of_a_running_one_gets_an_error_of_its_own() {
     initialize(&mut rpc);
     // The call runs until the test opens the gate, after the ping's answer.
     let gate = env.root().join("gate");
-    let call = serde_json::json!({"jsonrpc": "2.0", "id": "s", "method": "tools/call",
-        "params": {"name": "bash", "arguments": {"command": format!(
-            "until [ -e {} ]; do sleep 0.05; done; echo slept", gate.display()
-        )}}});
-    rpc.send_json(&call);
+    let command = format!(
+        "until [ -e {} ]; do sleep 0.05; done; echo slept",
+        gate.display()
+    );
+    rpc.send_json(
+        &serde_json::json!({"jsonrpc": "2.0", "id": "s", "method": "tools/call",
+        "params": {"name": "bash", "arguments": {"command": command}}}),
+    );
     rpc.send(r#"{"jsonrpc":"2.0","id":"s","method":"ping"}"#);
     assert_eq!(
         answer_text(&rpc, r#""s""#),

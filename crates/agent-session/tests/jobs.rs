@@ -9,14 +9,14 @@ use serde_json::{Value, json};
 use tempfile::TempDir;
 
 struct World {
-    _dir: TempDir,
+    dir: TempDir,
     session: AgentSession,
 }
 
 impl World {
     fn new(extra_toml: &str) -> Self {
         let (dir, session) = crate::world::temp_session(extra_toml);
-        Self { _dir: dir, session }
+        Self { dir, session }
     }
 
     async fn bash(&self, args: Value) -> ToolResult {
@@ -24,6 +24,24 @@ impl World {
             .execute_tool("call", &args, ToolContext::default(), |_| {})
             .await
             .into_result()
+    }
+
+    /// `result` (PTY job `id`'s) if it says the job exited, else the first `job_output` that
+    /// does (within [`LIVENESS`]): the screen at the end.
+    async fn screen_until_exited(&self, id: u64, result: ToolResult) -> ToolResult {
+        let deadline = Instant::now() + LIVENESS;
+        let mut result = result;
+        while state(&result) != Some(JobState::Exited) {
+            assert!(
+                Instant::now() < deadline,
+                "job {id} did not exit: {}",
+                result.text()
+            );
+            result = self
+                .tool("job_output", json!({"jobId": id, "wait": 1}))
+                .await;
+        }
+        result
     }
 
     async fn tool(&self, name: &str, args: Value) -> ToolResult {
@@ -41,6 +59,9 @@ fn marker(base: &str) -> String {
         .map_or(0, |d| d.as_nanos());
     format!("{base}-{}-{nanos}", std::process::id())
 }
+
+/// How long a test waits for something that must happen (a liveness bound, not a timing).
+const LIVENESS: Duration = Duration::from_secs(20);
 
 fn state(result: &ToolResult) -> Option<JobState> {
     result.details.job.as_ref().map(|job| job.state)
@@ -131,8 +152,16 @@ async fn a_yielded_call_goes_on_as_a_job_and_the_next_call_gets_a_new_shell() {
     let world = World::new("");
     let set = world.bash(json!({"command": "V=kept; echo set"})).await;
     assert_eq!(set.text(), "set");
+    // The command cannot end before the test opens the gate, after the next call.
+    let gate = world.dir.path().join("gate");
     let yielded = world
-        .bash(json!({"command": "echo first; sleep 2; echo done", "yield_after": 1}))
+        .bash(json!({
+            "command": format!(
+                "echo first; until [ -e {} ]; do sleep 0.05; done; echo done",
+                gate.display()
+            ),
+            "yield_after": 1
+        }))
         .await;
     let text = yielded.text();
     assert!(!yielded.is_error, "{text}");
@@ -141,22 +170,21 @@ async fn a_yielded_call_goes_on_as_a_job_and_the_next_call_gets_a_new_shell() {
         text,
         "first\n\n[Running in the background as job 1. Read it with job_output, stop it with job_kill.]\n[The next command runs in a new shell: variables and functions from earlier calls are gone.]"
     );
-    let begun = Instant::now();
-    let next = world.bash(json!({"command": "echo \"V=$V\""})).await;
+    // The job runs until the gate opens: a next call that waited for it would never answer.
+    let next = tokio::time::timeout(LIVENESS, world.bash(json!({"command": "echo \"V=$V\""})))
+        .await
+        .expect("the next call waited for the job");
     assert_eq!(next.text(), "V=");
-    assert!(
-        begun.elapsed() < Duration::from_secs(1),
-        "the next call waited for the job"
-    );
+    std::fs::write(&gate, "").expect("open the gate");
     // `wait` returns on new output or the end: `done` comes first, the end may come with it.
     let mut seen = String::new();
     let mut done = world
-        .tool("job_output", json!({"jobId": "1", "wait": 5}))
+        .tool("job_output", json!({"jobId": "1", "wait": 60}))
         .await;
     seen.push_str(&done.text());
     if state(&done) != Some(JobState::Exited) {
         done = world
-            .tool("job_output", json!({"jobId": "1", "wait": 5}))
+            .tool("job_output", json!({"jobId": "1", "wait": 60}))
             .await;
         seen.push_str(&done.text());
     }
@@ -247,15 +275,17 @@ async fn a_pty_job_waits_for_input_and_takes_it() {
     let started = world
         .bash(json!({"command": "read -p 'Name? ' n; echo \"hi $n\"", "run_in_background": true, "pty": true}))
         .await;
+    // The screen's header; the prompt may come after the starting result on a loaded machine.
     assert!(
         started
             .text()
-            .starts_with("[screen 120x40, cursor row 1 col 7 (1-based); full log: artifact://"),
+            .starts_with("[screen 120x40, cursor row 1 col "),
         "{}",
         started.text()
     );
     let mut waiting = None;
-    for _ in 0..50 {
+    let deadline = Instant::now() + LIVENESS;
+    while Instant::now() < deadline {
         let out = world
             .tool("job_output", json!({"jobId": 1, "wait": 0.5}))
             .await;
@@ -265,6 +295,13 @@ async fn a_pty_job_waits_for_input_and_takes_it() {
         }
     }
     let waiting = waiting.expect("waiting for input within the bound");
+    assert!(
+        waiting
+            .text()
+            .starts_with("[screen 120x40, cursor row 1 col 7 (1-based); full log: artifact://"),
+        "the cursor after the prompt: {}",
+        waiting.text()
+    );
     assert!(waiting.text().ends_with("[job 1: waiting for input]"));
     let unknown = world
         .tool("job_input", json!({"jobId": 1, "keys": ["Nope"]}))
@@ -274,10 +311,9 @@ async fn a_pty_job_waits_for_input_and_takes_it() {
     let answered = world
         .tool("job_input", json!({"jobId": 1, "text": "Bob\n", "wait": 5}))
         .await;
-    assert!(answered.text().contains("hi Bob"), "{}", answered.text());
-    let ended = world
-        .tool("job_output", json!({"jobId": 1, "wait": 5}))
-        .await;
+    // `job_input` answers once the output paused for 200 ms: the reply may come later.
+    let ended = world.screen_until_exited(1, answered).await;
+    assert!(ended.text().contains("hi Bob"), "{}", ended.text());
     assert!(
         ended.text().ends_with("[job 1: exited with code 0]"),
         "{}",
@@ -291,6 +327,7 @@ async fn a_pty_job_waits_for_input_and_takes_it() {
     let env = world
         .bash(json!({"command": "echo \"CI=${CI-unset} TERM=$TERM\"", "run_in_background": true, "pty": true}))
         .await;
+    let env = world.screen_until_exited(2, env).await;
     assert!(
         env.text().contains("CI=unset TERM=xterm-256color"),
         "{}",

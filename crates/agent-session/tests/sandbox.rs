@@ -226,10 +226,24 @@ async fn every_command_path_runs_confined() {
         "{}",
         result.text()
     );
-    // The background job wrote what it could by the time it is gone.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while !inside.join("job").exists() && std::time::Instant::now() < deadline {
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    // The background job wrote what it could by the time it is gone: its end is awaited (its
+    // first file alone does not say that it tried the second yet).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let out = sandboxed
+            .execute_job_tool("job_output", &json!({"jobId": "1", "wait": 1}))
+            .await
+            .expect("a job tool")
+            .into_result();
+        let state = out.details.job.as_ref().map(|job| job.state);
+        if state == Some(agentsh_agent_session::JobState::Exited) {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the job did not end: {}",
+            out.text()
+        );
     }
     for name in ["bang", "tool", "job", "yield", "denied"] {
         assert!(inside.join(name).exists(), "{name}: the cwd is writable");
@@ -526,11 +540,19 @@ async fn a_failed_job_with_a_denial_names_the_sandbox() {
     );
 
     // Job 2 shows its denial while running (no line then), then fails: the line comes with
-    // the end, though no new output does.
-    let two = start(format!("{}; echo waiting; sleep 2; exit 4", touch("two"))).await;
+    // the end, though no new output does. It ends once the test opens its gate.
+    let gate = dir.path().join("gate");
+    let two = start(format!(
+        "{}; echo waiting; until [ -e {} ]; do sleep 0.05; done; exit 4",
+        touch("two"),
+        gate.display()
+    ))
+    .await;
     let shown = until_waiting("2", two).await;
     assert!(shown.contains("Permission denied"), "{shown}");
     assert!(!shown.contains("[sandbox:"), "{shown}");
+    assert!(shown.ends_with("[job 2: running]"), "{shown}");
+    std::fs::write(&gate, "").expect("open the gate");
     let ended = job_tool(&session, "job_output", json!({"jobId": "2", "wait": 30})).await;
     assert_eq!(
         ended.text(),

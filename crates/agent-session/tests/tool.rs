@@ -140,21 +140,28 @@ async fn abort_is_an_abort_outcome() {
     let world = World::new();
     let cancel = CancellationToken::new();
     let trigger = cancel.clone();
+    // Cancelled once the command has printed `begun` (and made this file), however long the
+    // shell took to start.
+    let begun = world.dir.path().join("begun");
+    let seen = begun.clone();
     tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(500)).await;
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !seen.exists() && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
         trigger.cancel();
     });
     let started = Instant::now();
     let outcome = world
         .call_with(
-            json!({"command": "echo begun; sleep 100"}),
+            json!({"command": format!("echo begun; : > {}; sleep 100", begun.display())}),
             ToolContext {
                 cancel,
                 ..ToolContext::default()
             },
         )
         .await;
-    assert!(started.elapsed() < Duration::from_secs(5), "liveness");
+    assert!(started.elapsed() < Duration::from_secs(25), "liveness");
     assert!(outcome.is_aborted());
     let result = outcome.into_result();
     assert_eq!(

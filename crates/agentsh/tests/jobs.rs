@@ -123,6 +123,25 @@ impl Session {
     }
 }
 
+impl Session {
+    /// `answer` (a PTY job `id`'s answer, e.g. `job_input`'s) if its text shows `needle`, else
+    /// the first `job_output {wait: 1}` whose screen does, within [`LIVENESS`]: `job_input`
+    /// answers once the output paused for 200 ms, which a loaded machine may do before the
+    /// program printed its reply.
+    pub fn screen_showing(&mut self, id: &str, answer: Value, needle: &str) -> Value {
+        let deadline = Instant::now() + LIVENESS;
+        let mut result = answer;
+        while !text(&result).contains(needle) {
+            assert!(
+                Instant::now() < deadline,
+                "job {id}: {needle:?} not on the screen within {LIVENESS:?}: last {result}"
+            );
+            result = self.output(id, json!({"wait": 1}));
+        }
+        result
+    }
+}
+
 /// Adds the fields of `extra` (an object, or null for none) to `target`.
 fn merge(target: &mut Value, extra: Value) {
     if let (Value::Object(target), Value::Object(extra)) = (target, extra) {
@@ -349,7 +368,7 @@ fn a_yielded_command_goes_on_as_a_job_and_the_next_call_gets_a_new_shell() {
     assert_eq!(next["details"].get("job"), None, "{next}");
     std::fs::write(&gate, "").expect("open the gate");
 
-    let out = session.output("1", json!({"wait": 5}));
+    let out = session.output("1", json!({"until": "^done$", "wait": 300}));
     assert!(body(&out).contains("done"), "{out}");
     let ended = if job(&out)["state"] == "exited" {
         out
@@ -369,13 +388,18 @@ fn a_yielded_command_goes_on_as_a_job_and_the_next_call_gets_a_new_shell() {
 fn wait_and_until_return_as_soon_as_their_condition_holds() {
     let env = TestEnv::new();
     let (first, second) = (env.root().join("first"), env.root().join("second"));
+    // The job prints `tick` each time the test creates this file (and removes it).
+    let tick = env.root().join("tick");
     let mut session = Session::start(&env);
     let (id, _) = session.background(
         &format!(
             "until [ -e {first} ]; do sleep 0.1; done; echo one; \
-             until [ -e {second} ]; do echo tick; sleep 0.1; done; echo READY; sleep 300",
+             until [ -e {second} ]; do \
+               if [ -e {tick} ]; then echo tick; rm {tick}; fi; sleep 0.05; \
+             done; echo READY; sleep 300",
             first = first.display(),
-            second = second.display()
+            second = second.display(),
+            tick = tick.display()
         ),
         Value::Null,
     );
@@ -391,7 +415,13 @@ fn wait_and_until_return_as_soon_as_their_condition_holds() {
         "job_output",
         json!({"jobId": id, "until": "^READY$", "wait": 300}),
     );
-    std::thread::sleep(Duration::from_millis(500));
+    // A line that does not match comes first (printed once the job removed the file).
+    std::fs::write(&tick, "").expect("ask for a tick");
+    let deadline = Instant::now() + LIVENESS;
+    while tick.exists() {
+        assert!(Instant::now() < deadline, "the job never ticked");
+        std::thread::sleep(Duration::from_millis(20));
+    }
     std::fs::write(&second, "").expect("open the second gate");
     let out = session.answer(&call);
     let shown = body(&out);
@@ -473,12 +503,18 @@ fn job_shells_do_not_count_toward_max_shells() {
 #[test]
 fn a_yielded_commands_shell_is_not_handed_back_when_it_ends() {
     let env = TestEnv::new();
+    let gate = env.root().join("gate");
     let mut session = Session::start(&env);
+    // It cannot end before the test opens the gate, after the yield.
     let yielded = session.bash(json!({
-        "command": "sleep 2; YIELDED=set; echo end",
+        "command": format!(
+            "until [ -e {} ]; do sleep 0.05; done; YIELDED=set; echo end",
+            gate.display()
+        ),
         "yield_after": 1,
     }));
     let id = job(&yielded)["id"].as_str().expect("a job id").to_owned();
+    std::fs::write(&gate, "").expect("open the gate");
     session.await_state(&id, "exited");
     for _ in 0..3 {
         let next = session.bash(json!({"command": "echo \"${YIELDED-unset}\""}));

@@ -566,16 +566,32 @@ mod tests {
         let me = std::process::id();
         assert!(fd_target(me, 0).expect("readable").is_some());
         assert_eq!(fd_target(me, 1_000_000).expect("readable"), None);
-        // `; :` keeps sh from exec'ing sleep: it forks and waits.
+        // `; :` keeps sh from exec'ing sleep: it forks and waits (until it is killed).
         let mut child = std::process::Command::new("sh")
-            .args(["-c", "sleep 1; :"])
+            .args(["-c", "sleep 300; :"])
             .spawn()
             .expect("sh runs");
         let sh = child.id();
-        let waiting = (0..40).any(|_| {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        let waiting = loop {
+            if waits_for_a_child(sh) {
+                break true;
+            }
+            if std::time::Instant::now() >= deadline {
+                break false;
+            }
             std::thread::sleep(std::time::Duration::from_millis(20));
-            waits_for_a_child(sh)
-        });
+        };
+        // The sleep first (it would outlive sh), then sh.
+        for process in descendants(sh) {
+            if let Some(pid) = i32::try_from(process.pid)
+                .ok()
+                .and_then(rustix::process::Pid::from_raw)
+            {
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+            }
+        }
+        let _ = child.kill();
         let _ = child.wait();
         assert!(waiting, "sh running sleep never showed wait4");
         assert!(!waits_for_a_child(me));

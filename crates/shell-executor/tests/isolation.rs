@@ -20,9 +20,27 @@ fn late_background_output_goes_nowhere_and_the_job_survives() {
         )
         .await;
         assert_eq!(first.summary.output, "first\n");
-        let second = run(&exec, &s, "echo second; sleep 0.5; echo end").await;
+        // Each later command runs while the job writes a line (it waits until the job's log
+        // has it).
+        let second = run(
+            &exec,
+            &s,
+            &format!(
+                "echo second; until grep -qs LATE {log}; do sleep 0.02; done; echo end",
+                log = path_str(&log)
+            ),
+        )
+        .await;
         assert_eq!(second.summary.output, "second\nend\n");
-        let third = run(&exec, &s, "sleep 0.4; echo third").await;
+        let third = run(
+            &exec,
+            &s,
+            &format!(
+                "until grep -qs LATER {log}; do sleep 0.02; done; echo third",
+                log = path_str(&log)
+            ),
+        )
+        .await;
         assert_eq!(third.summary.output, "third\n");
         // Both writes after the first command ended happened: no SIGPIPE killed the job.
         assert!(wait_until(Duration::from_secs(5), || {

@@ -158,8 +158,13 @@ fn abort_cancels_with_its_own_annotation() {
             Duration::from_secs(60),
         );
         let cancel = req.cancel.clone();
+        // Cancelled once its `sleep` runs (so `started` was printed), however long the shell
+        // took to start.
+        let running = sleeper.clone();
         tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_millis(300)).await;
+            while alive_with(&running).is_empty() {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
             cancel.cancel();
         });
         let result = run_req(&exec, req).await;
@@ -228,13 +233,23 @@ fn dropping_the_call_ends_the_command_and_the_shell() {
         let sleeper = unique("100.45");
         run(&exec, &s, "export KEPT=1").await;
         let command = format!("sleep {sleeper}; touch {}", path_str(&mark));
-        let call = run_req(&exec, request(&command, &s, Duration::from_secs(60)));
-        assert!(
-            tokio::time::timeout(Duration::from_millis(500), call)
-                .await
-                .is_err(),
-            "the call was still running"
-        );
+        // Boxed: dropping it below drops the call itself.
+        let mut call = Box::pin(run_req(
+            &exec,
+            request(&command, &s, Duration::from_secs(60)),
+        ));
+        // Dropped while its `sleep` runs.
+        let deadline = std::time::Instant::now() + GONE_WITHIN * 4;
+        while alive_with(&sleeper).is_empty() {
+            assert!(
+                tokio::time::timeout(Duration::from_millis(20), call.as_mut())
+                    .await
+                    .is_err(),
+                "the call ended before its sleep ran"
+            );
+            assert!(std::time::Instant::now() < deadline, "the sleep never ran");
+        }
+        drop(call);
         assert!(wait_until(GONE_WITHIN, || alive_with(&sleeper).is_empty()));
         std::thread::sleep(Duration::from_millis(300));
         assert!(!mark.exists());

@@ -73,8 +73,9 @@ fn interactive_help_and_a_path_that_is_not_a_slash_word() {
     tui.wait_rows(&["$ /usr/bin/true", "(no output)"]);
 }
 
-/// The command of a job that prints `lineN` every 0.2 s.
-const TICKER: &str = "for i in $(seq 100); do echo line$i; sleep 0.2; done";
+/// The command of a job that prints `lineN` every 0.2 s, for 10 minutes: it still runs however
+/// long the steps of the test take.
+const TICKER: &str = "for i in $(seq 3000); do echo line$i; sleep 0.2; done";
 
 /// The highest `lineN` on the screen.
 fn last_line_number(screen: &[String]) -> u64 {

@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::{Session, artifact_id, artifact_path, assert_state, assert_tool_error, body, text};
+use super::{
+    Session, artifact_id, artifact_path, assert_state, assert_tool_error, body, job, text,
+};
 use crate::util::{TestEnv, assert_no_survivor, marked_sleeper, unique_marker, wait_for_process};
 
 /// Bytes the big job prints: 1 GiB.
@@ -113,7 +115,18 @@ fn a_job_printing_a_gib_stays_small_and_its_log_is_capped_byte_exact() {
     let mut session = Session::start(&env);
     let a = "a".repeat(usize::try_from(LINE - 1).expect("small"));
     let command = format!("yes {a} | head -c {BIG}");
-    let (id, _) = session.background(&command, json!({"timeout": 3600}));
+    // The job prints nothing before the test opens the gate, after its starting result: a fast
+    // machine prints the 1 GiB within the start window, whose result would then show its end.
+    let gate = env.root().join("gate");
+    let (id, started) = session.background(
+        &format!(
+            "until [ -e {} ]; do sleep 0.05; done; {command}",
+            gate.display()
+        ),
+        json!({"timeout": 3600}),
+    );
+    assert_eq!(job(&started)["state"], "running", "{started}");
+    std::fs::write(&gate, "").expect("open the gate");
 
     // Wait for its end without reading its output (`job_list` shows no output).
     let deadline = Instant::now() + BIG_JOB_LIVENESS;

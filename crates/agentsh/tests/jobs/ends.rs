@@ -16,6 +16,14 @@ fn notice(id: &str, command: &str, code: i32, run_time: &str) -> String {
     )
 }
 
+/// The run time of a `job_end` event as notices write it under a minute (`2s`): whole seconds
+/// of its `runTimeMs`, which a loaded machine may make longer than the command's sleep.
+fn run_time(event: &Value) -> String {
+    let ms = event["runTimeMs"].as_u64().expect("runTimeMs");
+    assert!(ms < 60_000, "under a minute: {event}");
+    format!("{}s", ms / 1000)
+}
+
 /// Waits for the `job_end` event of job `id` (other lines are dropped); the event.
 fn job_end(session: &Session, id: &str) -> Value {
     let lines = session.rpc.until(LIVENESS, |line| {
@@ -65,7 +73,10 @@ fn an_ended_job_is_reported_at_once_and_noticed_once_in_the_next_result() {
     let (_, result) = call_seeing_events(&mut session, "true");
     assert_eq!(
         text(&result),
-        format!("(no output)\n\n{}", notice(&id, "sleep 2; exit 3", 3, "2s")),
+        format!(
+            "(no output)\n\n{}",
+            notice(&id, "sleep 2; exit 3", 3, &run_time(&event))
+        ),
         "{result}"
     );
     assert_eq!(
@@ -76,14 +87,18 @@ fn an_ended_job_is_reported_at_once_and_noticed_once_in_the_next_result() {
     assert_eq!(text(&again), "(no output)", "{again}");
 
     // A job tool's result carries it too.
-    let (second, _) = session.background("exit 0", json!({"timeout": 60}));
-    // Its starting result may show the end itself (it waits a second): then no notice.
-    let listed = {
-        job_end(&session, &second);
-        session.call("job_list", json!({}))
-    };
+    let (lines, started) = call_tool(
+        &mut session,
+        "bash",
+        json!({"command": "exit 0", "run_in_background": true, "timeout": 60}),
+    );
+    let second = job(&started)["id"].as_str().expect("a job id").to_owned();
+    // Its starting result may show the end itself (it waits a second): then no notice. Its
+    // event may come before that result.
+    let event = job_end_in(&session, &lines, &second);
+    let listed = session.call("job_list", json!({}));
     let listed = text(&listed);
-    let noticed = listed.contains(&notice(&second, "exit 0", 0, "0s"));
+    let noticed = listed.contains(&notice(&second, "exit 0", 0, &run_time(&event)));
     assert!(
         noticed || !listed.contains("[job 2"),
         "the notice, or none when the start showed the end: {listed}"
@@ -102,8 +117,18 @@ fn a_job_the_model_killed_or_whose_end_it_saw_gets_no_notice() {
     assert_eq!(event["state"], "killed", "{event}");
     assert_eq!(event["exitCode"], Value::Null, "{event}");
 
-    // Its end shown by `job_output`: no notice either.
-    let (shown, _) = session.background("sleep 1; exit 4", json!({}));
+    // Its end shown by `job_output`: no notice either. It ends once the test opens its gate,
+    // after its starting result (else that result could show the end first).
+    let gate = env.root().join("gate");
+    let (shown, started) = session.background(
+        &format!(
+            "until [ -e {} ]; do sleep 0.05; done; exit 4",
+            gate.display()
+        ),
+        json!({}),
+    );
+    assert_eq!(job(&started)["state"], "running", "{started}");
+    std::fs::write(&gate, "").expect("open the gate");
     let mut seen = Vec::new();
     loop {
         let (lines, result) = call_tool(
@@ -132,12 +157,13 @@ fn a_long_command_is_cut_at_60_characters_in_the_notice() {
     let mut session = Session::start(&env);
     let command = format!("sleep 2\necho {}", "x".repeat(80));
     let (id, _) = session.background(&command, json!({}));
-    job_end(&session, &id);
+    let event = job_end(&session, &id);
     let (_, result) = call_seeing_events(&mut session, "true");
     let shown: String = command.replace('\n', " ").chars().take(60).collect();
+    let after = run_time(&event);
     assert!(
         text(&result).ends_with(&format!(
-            "[job {id} ({shown}…) exited with code 0 after 2s; job_output {id} shows its last output]"
+            "[job {id} ({shown}…) exited with code 0 after {after}; job_output {id} shows its last output]"
         )),
         "{result}"
     );

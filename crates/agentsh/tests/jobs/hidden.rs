@@ -47,7 +47,6 @@ fn read_s_and_getpass_are_hidden_prompts_and_read_p_is_not() {
     assert_hidden(&id, &waiting);
     // The model can still answer (job_input works); the program gets the text.
     let answered = session.call("job_input", json!({"jobId": id, "text": "hunter2\n"}));
-    assert!(text(&answered).contains("got 7"), "{answered}");
     // The result reminds the model that it answered a hidden prompt.
     assert!(
         text(&answered).ends_with(&format!(
@@ -55,6 +54,7 @@ fn read_s_and_getpass_are_hidden_prompts_and_read_p_is_not() {
         )),
         "{answered}"
     );
+    session.screen_showing(&id, answered, "got 7");
 
     let (id, waiting) = at_prompt(
         &mut session,
@@ -62,14 +62,15 @@ fn read_s_and_getpass_are_hidden_prompts_and_read_p_is_not() {
     );
     assert_hidden(&id, &waiting);
     let answered = session.call("job_input", json!({"jobId": id, "text": "abc\n"}));
-    assert!(text(&answered).contains("length 3"), "{answered}");
+    session.screen_showing(&id, answered, "length 3");
 
     // Echo on: an ordinary prompt, not hidden.
     let (id, waiting) = at_prompt(&mut session, "read -p 'Name: ' n; echo \"hi $n\"");
     assert!(job(&waiting).get("hidden").is_none(), "{waiting}");
     assert!(!text(&waiting).contains("hidden input"), "{waiting}");
     let answered = session.call("job_input", json!({"jobId": id, "text": "Bob\n"}));
-    assert!(text(&answered).contains("hi Bob"), "{answered}");
+    assert!(!text(&answered).contains("hidden input"), "{answered}");
+    let answered = session.screen_showing(&id, answered, "hi Bob");
     assert!(!text(&answered).contains("hidden input"), "{answered}");
 }
 

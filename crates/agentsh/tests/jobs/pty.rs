@@ -96,7 +96,7 @@ fn a_pty_job_waits_for_input_at_read_and_gets_its_answer() {
 
     let answered = session.call("job_input", json!({"jobId": id, "text": "Bob\n"}));
     assert_eq!(answered["isError"], false, "{answered}");
-    assert!(text(&answered).contains("hi Bob"), "{answered}");
+    let answered = session.screen_showing(&id, answered, "hi Bob");
     let ended = exited(&mut session, &id, answered);
     assert_state(&ended, &id, "exited with code 0");
     assert_eq!(job(&ended)["exitCode"], 0, "{ended}");

@@ -100,12 +100,22 @@ fn a_request_reusing_the_id_of_a_running_one_gets_an_error_of_its_own() {
     let env = TestEnv::new();
     let mut rpc = start(&env);
     initialize(&mut rpc);
-    rpc.send(r#"{"jsonrpc":"2.0","id":"s","method":"tools/call","params":{"name":"bash","arguments":{"command":"sleep 1; echo slept"}}}"#);
+    // The call runs until the test opens the gate, after the ping's answer.
+    let gate = env.root().join("gate");
+    let command = format!(
+        "until [ -e {} ]; do sleep 0.05; done; echo slept",
+        gate.display()
+    );
+    rpc.send_json(
+        &serde_json::json!({"jsonrpc": "2.0", "id": "s", "method": "tools/call",
+        "params": {"name": "bash", "arguments": {"command": command}}}),
+    );
     rpc.send(r#"{"jsonrpc":"2.0","id":"s","method":"ping"}"#);
     assert_eq!(
         answer_text(&rpc, r#""s""#),
         r#"{"jsonrpc":"2.0","id":"s","error":{"code":-32600,"message":"Invalid request: id \"s\" is already in use by a running request"}}"#
     );
+    std::fs::write(&gate, "").expect("open the gate");
     let call = parsed(&answer_text(&rpc, r#""s""#));
     assert_eq!(call_text(&call), "slept", "{call}");
     // Answered, the id is free again.

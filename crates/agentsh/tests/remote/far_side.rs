@@ -400,10 +400,12 @@ fn check_status_and_job_view(rpc: &mut Rpc, work: &str, name: &str) {
     );
     assert_eq!(data["sandbox"], Value::Null, "{name}: {status}");
     assert_eq!(data["jobs"], json!([]), "{name}: {status}");
-    // A job that prints a line after its starting result has returned.
+    // A job that prints a line after its starting result has returned: once the test opens
+    // its gate.
     let marker = unique_marker();
+    let gate = format!("{work}/gate-{marker}");
     let command = format!(
-        "echo one; sleep 1.5; echo late; {}",
+        "echo one; until [ -e {gate} ]; do sleep 0.05; done; echo late; {}",
         marked_sleeper(&marker)
     );
     let started = ask(
@@ -416,6 +418,18 @@ fn check_status_and_job_view(rpc: &mut Rpc, work: &str, name: &str) {
         started["data"]["details"]["job"]["id"], "1",
         "{name}: {started}"
     );
+    // The model has read `one` (the starting result showed it, or this does).
+    let read = ask(
+        rpc,
+        "one",
+        json!({"type": "tool_call", "toolCallId": "one", "name": "job_output",
+               "arguments": {"jobId": "1", "until": "^one$", "wait": 60}}),
+    );
+    assert_eq!(
+        read["data"]["details"]["job"]["state"], "running",
+        "{name}: {read}"
+    );
+    std::fs::write(&gate, "").expect("open the gate");
     wait_for_process(&marker);
     let status = ask(rpc, "s2", json!({"type": "status"}));
     let jobs = &status["data"]["jobs"];

@@ -75,7 +75,7 @@ fn every_process_of_the_tree_reaches_the_gate_and_nothing_else() {
         r#"
 ask() {{ exec 3<>/dev/tcp/127.0.0.1/{PORT} && echo "$1" >&3 && head -n1 <&3; exec 3>&-; }}
 ask direct
-setsid bash -c 'ask() {{ exec 3<>/dev/tcp/127.0.0.1/{PORT} && echo "$1" >&3 && head -n1 <&3; }}; (ask detached &) ; sleep 0.5' 
+setsid bash -c 'ask() {{ exec 3<>/dev/tcp/127.0.0.1/{PORT} && echo "$1" >&3 && head -n1 <&3; }}; ({{ ask detached; : > "$TMPDIR/detached"; }} &) ; until [ -e "$TMPDIR/detached" ]; do sleep 0.02; done' 
 wait
 (exec 4<>/dev/tcp/127.0.0.1/{outside_port}) 2>/dev/null && echo outside-reached || echo outside-refused
 python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b"x", ("192.0.2.1", 53))' 2>/dev/null && echo udp-sent || echo udp-failed

@@ -102,6 +102,15 @@ fn the_seventeenth_shell_evicts_the_least_recently_used_idle_one() {
     });
 }
 
+/// A command that makes `running`, waits until `gate` exists, then prints `word`.
+fn blocked(word: &str, running: &std::path::Path, gate: &std::path::Path) -> String {
+    format!(
+        ": > {}; until [ -e {} ]; do sleep 0.02; done; echo {word}",
+        running.display(),
+        gate.display()
+    )
+}
+
 #[test]
 fn a_busy_shell_is_never_evicted() {
     runtime().block_on(async {
@@ -109,29 +118,43 @@ fn a_busy_shell_is_never_evicted() {
         let (a, b, c) = (session("busy-a"), session("busy-b"), session("busy-c"));
         exec.run(&a, "true").await;
         exec.run(&b, "true").await;
-        // a becomes busy (and stays the least recently used until its command ends).
+        // a becomes busy (and stays the least recently used until its command ends): its
+        // command runs (it made `running`) until the test opens the gate.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (running, gate) = (dir.path().join("running"), dir.path().join("gate"));
         let busy = {
             let exec = Arc::clone(&exec);
             let a = a.clone();
-            tokio::spawn(async move { exec.run(&a, "sleep 1; echo done").await })
+            let command = blocked("done", &running, &gate);
+            tokio::spawn(async move { exec.run(&a, &command).await })
         };
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert!(
+            wait_until(Duration::from_secs(20), || running.exists()),
+            "a's command never ran"
+        );
         exec.run(&c, "true").await;
         assert_eq!(
             keys(&exec.exec),
             ["busy-a", "busy-c"],
             "b (idle) went, a (busy) stayed"
         );
+        std::fs::write(&gate, "").expect("open the gate");
         assert_eq!(busy.await.expect("task").summary.output, "done\n");
 
         // Every shell busy: the cache goes over its limit rather than evict one.
         let one = Arc::new(executor_with(1, Duration::from_secs(3600)));
+        let (running, gate) = (dir.path().join("running-x"), dir.path().join("gate-x"));
         let first = {
             let exec = Arc::clone(&one);
-            tokio::spawn(async move { exec.run(&session("x"), "sleep 0.5; echo x").await })
+            let command = blocked("x", &running, &gate);
+            tokio::spawn(async move { exec.run(&session("x"), &command).await })
         };
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        assert!(
+            wait_until(Duration::from_secs(20), || running.exists()),
+            "x's command never ran"
+        );
         assert_eq!(one.run(&session("y"), "echo y").await.summary.output, "y\n");
+        std::fs::write(&gate, "").expect("open the gate");
         assert_eq!(first.await.expect("task").summary.output, "x\n");
         assert_eq!(one.exec.shells().len(), 1, "trimmed back to the limit");
     });
@@ -151,7 +174,12 @@ fn shells_with_background_jobs_are_evicted_last() {
             ["jobs", "new"],
             "the older shell with a job was kept"
         );
-        assert_eq!(alive_with(&sleeper).len(), 1);
+        // The job's fork may not have exec'd `sleep` yet on a loaded machine.
+        assert!(
+            wait_until(Duration::from_secs(5), || alive_with(&sleeper).len() == 1),
+            "{:?}",
+            alive_with(&sleeper)
+        );
         exec.exec.close_idle().await;
         assert!(exec.exec.shells().is_empty());
         assert!(

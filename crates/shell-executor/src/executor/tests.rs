@@ -50,10 +50,16 @@ fn calls_on_one_key_run_one_at_a_time_in_order() {
         let exec = std::sync::Arc::new(executor());
         let s = session("order");
         let dir = tempfile::tempdir().expect("tempdir");
-        let log = dir.path().join("log").display().to_string();
+        let log_path = dir.path().join("log");
+        let log = log_path.display().to_string();
+        let gate = dir.path().join("gate");
         let mut calls = Vec::new();
+        // `a` runs until the test opens the gate, after `b` and then `c` were sent.
         for (i, command) in [
-            format!("echo start-a >> {log}; sleep 0.4; echo end-a >> {log}"),
+            format!(
+                "echo start-a >> {log}; until [ -e {} ]; do sleep 0.02; done; echo end-a >> {log}",
+                gate.display()
+            ),
             format!("echo b >> {log}"),
             format!("echo c >> {log}"),
         ]
@@ -63,10 +69,19 @@ fn calls_on_one_key_run_one_at_a_time_in_order() {
             let exec = std::sync::Arc::clone(&exec);
             let s = s.clone();
             calls.push(tokio::spawn(async move {
-                tokio::time::sleep(Duration::from_millis(100 * i as u64)).await;
                 run(&exec, &s, &command).await.exit_code
             }));
+            if i == 0 {
+                assert!(
+                    crate::test_helpers::wait_until(Duration::from_secs(20), || {
+                        std::fs::read_to_string(&log_path).is_ok_and(|l| l == "start-a\n")
+                    }),
+                    "a never started"
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
         }
+        std::fs::write(&gate, "").expect("open the gate");
         for call in calls {
             assert_eq!(call.await.expect("task"), Some(0));
         }

@@ -51,8 +51,8 @@ const GROUP_OR_OTHERS: u32 = 0o077;
 /// How often [`OwnedDir::close`] tries to remove the directory before it leaves it (marked,
 /// unlocked) to a later [`remove_ownerless`].
 const REMOVE_ATTEMPTS: usize = 3;
-/// How often [`OwnedDir::create`] makes a directory anew when a [`remove_ownerless`] took the
-/// one it was making (empty and not yet locked) from under it.
+/// How often [`OwnedDir::create`] makes a directory anew when it went from under it, and how
+/// many names it draws for one.
 const CREATE_ATTEMPTS: usize = 8;
 
 /// A private (0700) directory locked by this process for as long as it exists: removed, with
@@ -89,19 +89,39 @@ impl OwnedDir {
     }
 
     fn create_once(parent: &Path, prefix: &str) -> io::Result<Self> {
-        let dir = tempfile::Builder::new()
-            .prefix(prefix)
+        // Made whole under a name no judge looks at (it does not start with the prefix), then
+        // given its name in one step: a `remove_ownerless` of the same parent only ever sees
+        // the directory marked and locked. (Made under its own name, a preempted making left
+        // it empty and unlocked for a moment, and a judge could take it, again and again
+        // on a loaded machine.)
+        let making = tempfile::Builder::new()
+            .prefix(&format!(".making-{prefix}"))
             .rand_bytes(RANDOM_CHARS)
             .permissions(fs::Permissions::from_mode(0o700))
             .tempdir_in(parent)?;
-        // Until `keep` below, a failure removes the new directory with `dir`.
-        let lock = open_dir(dir.path())?;
+        // Until `keep` below, a failure removes the directory with `making`.
+        let lock = open_dir(making.path())?;
         rustix::fs::flock(&lock, FlockOperation::NonBlockingLockExclusive)?;
         write_mark(&lock, OWNED_MARK)?;
-        Ok(Self {
-            path: dir.keep(),
-            lock: Some(lock),
-        })
+        for _ in 0..CREATE_ATTEMPTS {
+            let path = parent.join(format!("{prefix}{}", crate::random_hex(RANDOM_CHARS / 2)));
+            match rename_no_replace(making.path(), &path) {
+                Ok(()) => {
+                    let _moved = making.keep();
+                    return Ok(Self {
+                        path,
+                        lock: Some(lock),
+                    });
+                }
+                // Another directory has that name: draw another.
+                Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {}
+                Err(err) => return Err(err),
+            }
+        }
+        Err(io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            "no free name for a private directory",
+        ))
     }
 
     /// The directory.
@@ -369,6 +389,22 @@ fn write_mark(dir: impl AsFd, mark: impl rustix::path::Arg) -> io::Result<()> {
         Mode::from_raw_mode(0o600),
     )?;
     Ok(())
+}
+
+/// Renames `from` to `to` unless something is at `to` (`AlreadyExists` then). Where the file
+/// system has no `RENAME_NOREPLACE`, a look first and a plain rename.
+fn rename_no_replace(from: &Path, to: &Path) -> io::Result<()> {
+    use rustix::fs::{CWD, RenameFlags};
+    match rustix::fs::renameat_with(CWD, from, CWD, to, RenameFlags::NOREPLACE) {
+        Ok(()) => Ok(()),
+        Err(rustix::io::Errno::INVAL | rustix::io::Errno::NOSYS) => {
+            if fs::symlink_metadata(to).is_ok() {
+                return Err(io::ErrorKind::AlreadyExists.into());
+            }
+            fs::rename(from, to)
+        }
+        Err(err) => Err(err.into()),
+    }
 }
 
 #[cfg(test)]

@@ -26,7 +26,7 @@ pub use supervisor::{ChildExit, ChildStdio, MAX_EXTRA_FD, SpawnError, SpawnSpec,
 pub use terminal::{command_terminal_program, terminal_program};
 pub use tree::{
     CommandScope, MARKER_VAR, ProcessInfo, SignalDispositions, StartMark, can_attribute,
-    command_processes, descendants, fd_target, process_info, signal_dispositions,
+    command_processes, cpu_ticks, descendants, fd_target, process_info, signal_dispositions,
     waits_for_a_child,
 };
 pub use usage::{TreeUsage, parent_pid, ticks_per_second, tree_usages};

@@ -181,6 +181,12 @@ pub fn process_info(pid: u32) -> Option<ProcessInfo> {
     ProcessInfo::from_stat(u64::from(pid), &stat)
 }
 
+/// The CPU time `pid` has used (user + system, in clock ticks), from `/proc/<pid>/stat`.
+pub fn cpu_ticks(pid: u32) -> Option<u64> {
+    let mut buf = [0u8; procfs::STAT_BUFFER];
+    procfs::read_stat(u64::from(pid), &mut buf)?.cpu_ticks()
+}
+
 /// What a process does with each signal, from `/proc/<pid>/status`: bit `n - 1` stands for
 /// signal `n`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

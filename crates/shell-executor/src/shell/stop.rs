@@ -5,17 +5,23 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use agentsh_process::{
-    CommandScope, TERM_GRACE, can_attribute, command_processes, end_command_with, fd_target,
-    process_info, signal_dispositions, waits_for_a_child,
+    CommandScope, TERM_GRACE, can_attribute, command_processes, cpu_ticks, end_command_with,
+    fd_target, process_info, signal_dispositions, waits_for_a_child,
 };
 use rustix::process::{Pid, Signal};
 
 use super::files::write_private;
 use crate::bootstrap::{REPORT_FIFO, TRIGGER_FIFO, stop_signal};
 
-/// A shell that is running (not waiting) with no process of its command alive is busy in a
-/// builtin; it is probed twice this far apart before it is judged stuck.
+/// A shell that is running (not waiting) with no process of its command alive may be busy in a
+/// builtin: it is probed this far apart, at most [`BUSY_PROBES`] times, and judged stuck once
+/// it used [`BUSY_TICKS`] clock ticks of CPU inside the command meanwhile.
 const BUSY_PROBE: Duration = Duration::from_millis(20);
+/// See [`BUSY_PROBE`].
+const BUSY_PROBES: usize = 50;
+/// See [`BUSY_PROBE`]: 20 ms of CPU at 100 Hz. A shell merely runnable on a loaded machine (on
+/// its way back from a command that just ended) uses microseconds, not ticks.
+const BUSY_TICKS: u64 = 2;
 /// How long a `SIGSTOP`ped shell may take to show as stopped in `/proc` before it is looked at
 /// anyway (it stops as soon as the kernel next schedules it; a process in uninterruptible
 /// sleep stops when that ends).
@@ -91,13 +97,20 @@ pub(super) async fn stop_command(
     let dir = stop_file.parent().unwrap_or(Path::new("/"));
     let over = || check_over && left_command(scope.shell, dir);
     if method == StopMethod::Unwind {
+        // Running with no process of the command alive: either busy in a builtin, or on its
+        // way back to the loop with the command over (runnable for long on a loaded machine).
+        // Only CPU it burns inside the command tells the first.
         let stuck = || command_processes(&scope).is_empty() && is_running(scope.shell);
         if stuck() {
-            tokio::time::sleep(BUSY_PROBE).await;
-            // Running with no process of the command alive: either busy in a builtin, or
-            // on its way back to the loop with the command over.
-            if !over() && stuck() {
-                return Verdict::Replace;
+            let before = cpu_ticks(scope.shell).unwrap_or(0);
+            for _ in 0..BUSY_PROBES {
+                tokio::time::sleep(BUSY_PROBE).await;
+                if over() || !stuck() {
+                    break;
+                }
+                if cpu_ticks(scope.shell).unwrap_or(0) >= before + BUSY_TICKS {
+                    return Verdict::Replace;
+                }
             }
         }
     }

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::jobs::Session;
-use crate::util::TestEnv;
+use crate::util::{TestEnv, have};
 
 /// The closing line of a result whose shell ended during the call.
 const SHELL_ENDED: &str = "[The shell ended: the next command runs in a new shell, without the variables, functions, aliases and options set by earlier commands]";
@@ -21,14 +21,6 @@ fn text(result: &Value) -> &str {
 
 fn bash(session: &mut Session, command: &str) -> Value {
     session.call("bash", json!({ "command": command }))
-}
-
-fn have(program: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {program}")])
-        .stdout(Stdio::null())
-        .status()
-        .is_ok_and(|status| status.success())
 }
 
 /// Rounds of `export FOO=<n>`, the command under test, `echo FOO=$FOO`, in one session: how

@@ -2,16 +2,7 @@
 
 use std::process::Stdio;
 
-use crate::util::{AGENTSH, TestEnv, finish};
-
-/// Whether `program` is on PATH.
-fn have(program: &str) -> bool {
-    std::process::Command::new("sh")
-        .args(["-c", &format!("command -v {program}")])
-        .stdout(Stdio::null())
-        .status()
-        .is_ok_and(|status| status.success())
-}
+use crate::util::{AGENTSH, TestEnv, finish, have};
 
 #[test]
 fn bash_completion_loads_and_completes_the_modes() {

@@ -393,6 +393,15 @@ impl Drop for Rpc {
     }
 }
 
+/// Whether `program` is on PATH.
+pub fn have(program: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {program}")])
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success())
+}
+
 /// Whether `line` is the response to request `id`.
 pub fn is_response(line: &Value, id: &str) -> bool {
     line["type"] == "response" && line["id"] == id

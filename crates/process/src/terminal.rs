@@ -35,13 +35,15 @@ pub fn terminal_program(argv: &[&[u8]], gui_display: bool) -> Option<&'static st
     match name {
         "vim" | "vi" | "nvim" | "view" | "vimdiff" | "rvim" | "rview" => {
             let program = match name {
-                "view" | "vimdiff" | "rvim" | "rview" => "vim",
-                other => program_name(other),
+                "vi" => "vi",
+                "nvim" => "nvim",
+                _ => "vim",
             };
             (!options.iter().any(|o| vim_batch_option(o))).then_some(program)
         }
         "nano" | "pico" => {
-            (!has(&["--version", "-V", "--help", "-h"])).then_some(program_name(name))
+            let program = if name == "nano" { "nano" } else { "pico" };
+            (!has(&["--version", "-V", "--help", "-h"])).then_some(program)
         }
         "emacs" => {
             let batch = has(&[
@@ -68,22 +70,10 @@ pub fn terminal_program(argv: &[&[u8]], gui_display: bool) -> Option<&'static st
             (!batch && in_terminal).then_some("emacs")
         }
         "htop" | "watch" => {
-            (!has(&["--version", "-V", "-v", "--help", "-h"])).then_some(program_name(name))
+            let program = if name == "htop" { "htop" } else { "watch" };
+            (!has(&["--version", "-V", "-v", "--help", "-h"])).then_some(program)
         }
         _ => None,
-    }
-}
-
-/// The table's own spelling of a program name (a `&'static str`).
-fn program_name(name: &str) -> &'static str {
-    match name {
-        "vi" => "vi",
-        "nvim" => "nvim",
-        "nano" => "nano",
-        "pico" => "pico",
-        "htop" => "htop",
-        "watch" => "watch",
-        _ => "vim",
     }
 }
 

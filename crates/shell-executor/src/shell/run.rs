@@ -21,13 +21,15 @@ use std::path::PathBuf;
 use std::pin::Pin;
 use std::time::Duration;
 
-use agentsh_process::{ChildExit, CommandScope, Supervisor, command_terminal_program, fd_target};
+use agentsh_process::{ChildExit, CommandScope, Supervisor, command_terminal_program};
 use rustix::process::Signal;
 use tokio::io::unix::AsyncFd;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::stop::{StopMethod, StopReason, Verdict, left_command, send_signal, stop_command};
+use super::stop::{
+    StopMethod, StopReason, Verdict, left_command, send_signal, shell_lacks_fd, stop_command,
+};
 use crate::bootstrap::{self, ReportItem, UNWOUND_FILE};
 use crate::fifo::{Fifo, read_fd};
 
@@ -495,11 +497,4 @@ async fn poll_stopper(stopper: &mut Option<StopFuture>) -> Verdict {
         Some(future) => future.await,
         None => std::future::pending().await,
     }
-}
-
-/// Whether the shell has no descriptor `fd` open. Between commands the loop keeps 0, 1 and 2
-/// closed (it opens 0 to read a trigger and 1 to write a report, never 2), and the command's
-/// `.` sets all three: a shell without fd 2 has finished sourcing its command.
-fn shell_lacks_fd(shell: u32, fd: u32) -> bool {
-    matches!(fd_target(shell, fd), Ok(None))
 }

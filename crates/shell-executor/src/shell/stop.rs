@@ -166,10 +166,17 @@ pub(super) fn left_command(shell: u32, dir: &Path) -> bool {
         Ok(Some(target)) => target == dir.join(loops),
         Err(_) => false,
     };
-    matches!(fd_target(shell, 2), Ok(None))
+    shell_lacks_fd(shell, 2)
         && closed_or(1, REPORT_FIFO)
         && closed_or(0, TRIGGER_FIFO)
         && !waits_for_a_child(shell)
+}
+
+/// Whether the shell has no descriptor `fd` open. Between commands the loop keeps 0, 1 and 2
+/// closed (it opens 0 to read a trigger and 1 to write a report, never 2), and the command's
+/// `.` sets all three: a shell without fd 2 has finished sourcing its command.
+pub(super) fn shell_lacks_fd(shell: u32, fd: u32) -> bool {
+    matches!(fd_target(shell, fd), Ok(None))
 }
 
 /// Whether the (frozen) shell still handles its stop signal `stop` with the loop's trap, as far

@@ -7,17 +7,16 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use agentsh_bash_normalize::{Limits, Normalized, merge_limits, normalize};
-use agentsh_output_sink::{OutputSink, TailBuffer};
+use agentsh_output_sink::OutputSink;
 use agentsh_protocol::BashResult;
 use agentsh_pty_runtime::{PtyCommand, PtyRun, TerminalSize};
-use agentsh_shell_executor::{CancellationToken, ChunkCallback, Surface};
+use agentsh_shell_executor::CancellationToken;
 use serde_json::Value;
 
 use crate::BashArgs;
 use crate::Timeout;
 use crate::audit::AuditSource;
 use crate::cwd::{CwdError, check_cwd};
-use crate::error::SessionError;
 use crate::jobs::tools::JobCall;
 use crate::policy::Refusal;
 use crate::pty_selection::{HostUi, use_pty};
@@ -249,23 +248,7 @@ impl BashTool {
             Some(seconds) => Some(seconds),
             None => settings.bash.yield_after,
         };
-        // A call with a head limit never yields: it stops as `| head` stops a pipeline.
-        if let Some(seconds) = yield_after
-            && !ctx.no_jobs
-            && ctx.pty_host.is_none()
-            && limits.head.is_none()
-        {
-            return job_call
-                .run_or_yield(
-                    Duration::from_secs_f64(seconds),
-                    &ctx.cancel,
-                    &mut on_update,
-                )
-                .await;
-        }
-
         tracing::debug!(call_id, command = %normalized.command, ?limits, "bash tool call");
-        let mut sink = session.new_sink(limits.head);
         let pty_host = ctx.pty_host.as_ref().filter(|_| {
             use_pty(
                 settings.bash.virtual_terminal,
@@ -273,28 +256,14 @@ impl BashTool {
                 HostUi::Interactive,
             )
         });
-        let (run, sink) = if let Some(host) = pty_host {
+        if let Some(host) = pty_host {
+            let sink = session.new_sink(limits.head);
             let mut command = session.pty_command(&normalized.command, &cwd, timeout);
             if let Some((cols, rows)) = host.size() {
                 command.size = TerminalSize::clamped(cols, rows);
             }
             let (result, sink) = run_on_pty(command, sink, host.as_ref(), call_id, &ctx).await;
-            (Ok(result), sink)
-        } else {
-            let run = run_piped(
-                session,
-                &normalized.command,
-                &cwd,
-                timeout,
-                &mut sink,
-                &ctx,
-                &mut on_update,
-            )
-            .await;
-            (run, sink)
-        };
-        match run {
-            Ok(result) => build_tool_result(&FinishedRun {
+            return build_tool_result(&FinishedRun {
                 result: &result,
                 head_capture: sink.head_text().map(|text| HeadCapture {
                     text,
@@ -306,46 +275,20 @@ impl BashTool {
                 cwd: &cwd,
                 timeout,
                 sandbox: session.sandbox(),
-            }),
-            Err(err) => ToolOutcome::Finished(not_run_result(err.to_string(), &cwd, timeout)),
+            });
         }
+        // A call with a head limit never yields: it stops as `| head` stops a pipeline. Nor does
+        // one whose host shows terminals (it runs piped only when PTYs are off).
+        let yield_after = yield_after
+            .filter(|_| !ctx.no_jobs && ctx.pty_host.is_none() && limits.head.is_none())
+            .map(Duration::from_secs_f64);
+        job_call.run(yield_after, &ctx, &mut on_update).await
     }
 }
 
 /// A result for a call that could not run: the error text, `isError`, no exit code.
 fn not_run_result(text: String, cwd: &Path, timeout: Timeout) -> ToolResult {
     ToolResult::new(text, ToolDetails::not_run(cwd, timeout), true)
-}
-
-/// Runs a tool call on the session's persistent `tool` shell with throttled live updates; the
-/// caller's cancel token (or the session's shutdown) stops it.
-async fn run_piped(
-    session: &AgentSession,
-    command: &str,
-    cwd: &Path,
-    timeout: Timeout,
-    sink: &mut OutputSink,
-    ctx: &ToolContext,
-    on_update: &mut (impl FnMut(ToolUpdate) + Send),
-) -> Result<BashResult, SessionError> {
-    let mut live = LiveUpdates::new(session.settings().output.max_bytes);
-    let cancel = session.call_token();
-    let run = {
-        let mut on_chunk = |text: &str| live.push(text, &mut *on_update);
-        let on_chunk: Option<ChunkCallback<'_>> = (!ctx.skip_live_updates).then_some(&mut on_chunk);
-        let run = session.run(
-            command,
-            cwd.to_path_buf(),
-            timeout,
-            Surface::Tool,
-            cancel.clone(),
-            sink,
-            on_chunk,
-        );
-        stop_on_cancel(run, &ctx.cancel, || cancel.cancel()).await
-    };
-    live.finish(on_update);
-    run
 }
 
 /// Runs a tool call on a PTY shown by `host`; the caller's cancel token kills it.
@@ -379,52 +322,5 @@ async fn stop_on_cancel<T>(
             stop();
             work.await
         }
-    }
-}
-
-/// How long the tool path waits between two live updates (≤ 20 per second).
-const UPDATE_INTERVAL: Duration = Duration::from_millis(50);
-
-/// Throttled tail snapshots for live updates (≤ 20 per second; the last one always sent), of
-/// the text the sink commits (the sink's sanitiser's output: the stream is sanitised once).
-struct LiveUpdates {
-    tail: TailBuffer,
-    last_sent: Option<Instant>,
-    unsent: bool,
-}
-
-impl LiveUpdates {
-    fn new(limit: u64) -> Self {
-        Self {
-            tail: TailBuffer::new(usize::try_from(limit).unwrap_or(usize::MAX)),
-            last_sent: None,
-            unsent: false,
-        }
-    }
-
-    fn push(&mut self, text: &str, on_update: &mut impl FnMut(ToolUpdate)) {
-        self.tail.push(text);
-        self.unsent = true;
-        if self
-            .last_sent
-            .is_none_or(|sent| sent.elapsed() >= UPDATE_INTERVAL)
-        {
-            self.send(on_update);
-        }
-    }
-
-    /// After the run (the sink has committed everything): the last snapshot, unless sent.
-    fn finish(&mut self, on_update: &mut impl FnMut(ToolUpdate)) {
-        if self.unsent {
-            self.send(on_update);
-        }
-    }
-
-    fn send(&mut self, on_update: &mut impl FnMut(ToolUpdate)) {
-        on_update(ToolUpdate {
-            text: self.tail.snapshot(),
-        });
-        self.last_sent = Some(Instant::now());
-        self.unsent = false;
     }
 }

@@ -4,17 +4,19 @@ use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use std::time::Duration;
+
 use agentsh_output_sink::OutputSink;
 use agentsh_process::env::{TerminalKind, env_cache_key, hardened_env};
-use agentsh_process::shell::apply_prefix;
-use agentsh_protocol::{BashResult, CANCELLED_ANNOTATION, timeout_annotation};
+use agentsh_protocol::BashResult;
 
 #[cfg(test)]
 use crate::cache::ShellStatus;
 use crate::cache::{ShellCache, ShellKey, SlotUse, close_all};
 use crate::error::ExecError;
+use crate::job::{CommandExit, Finished, Ran, Running};
 use crate::request::{ExecRequest, ExecutorConfig};
-use crate::shell::{Output, RunOutcome, ShellProcess, StopReason};
+use crate::shell::{Output, ShellProcess};
 
 /// A callback that sees the output as the sink commits it: sanitised text, in order, each
 /// piece once (the unfinished line when the command ends), so that a live view needs no
@@ -54,12 +56,13 @@ impl Default for ShellExecutor {
     }
 }
 
-struct SinkOutput<'a, 'b, 'c> {
+/// What a caller gives [`ShellExecutor::execute`]: a sink, and who sees the text it commits.
+struct SinkOutput<'a, 'b> {
     sink: &'a mut OutputSink,
-    on_chunk: &'b mut Option<ChunkCallback<'c>>,
+    on_chunk: Option<ChunkCallback<'b>>,
 }
 
-impl Output for SinkOutput<'_, '_, '_> {
+impl Output for SinkOutput<'_, '_> {
     fn chunk(&mut self, bytes: &[u8]) {
         match self.on_chunk.as_mut() {
             Some(on_chunk) => self.sink.push_with(bytes, &mut **on_chunk),
@@ -82,8 +85,9 @@ impl ShellExecutor {
         }
     }
 
-    /// Runs `request` in the shell of its key (started on first use, replaced transparently
-    /// when it died), streaming every output chunk to `sink`, and the text it commits to `on_chunk`.
+    /// Runs `request` in the shell of its key, streaming every output chunk to `sink` and the
+    /// text it commits to `on_chunk`: [`run`](Self::run) with a sink, never yielding, its
+    /// result built.
     ///
     /// Timeouts, aborts (`request.cancel`), non-zero exits and dead shells are results (a
     /// stopped command's [`BashResult::annotation`] says which stopped it); an error means the
@@ -97,41 +101,81 @@ impl ShellExecutor {
         sink: &mut OutputSink,
         on_chunk: Option<ChunkCallback<'_>>,
     ) -> Result<BashResult, ExecError> {
+        let timeout = request.timeout;
+        let finished = self
+            .run(request, SinkOutput { sink, on_chunk }, None)
+            .await?
+            .finish()
+            .await?;
+        let SinkOutput { sink, on_chunk } = finished.output;
+        let summary = match on_chunk {
+            Some(on_chunk) => sink.dump_with(on_chunk),
+            None => sink.dump(),
+        };
+        Ok(finished
+            .exit
+            .result(summary, timeout, finished.blocked_hosts))
+    }
+
+    /// Runs `request` in the shell of its key (started on first use, replaced transparently
+    /// when it died), every raw output chunk going to `output`: the one way a foreground call
+    /// runs. With `yield_after`, a command still running then is handed back as
+    /// [`Ran::Running`], no longer the session's: its shell leaves the cache (the session's
+    /// next call starts a new one) and the caller makes it a job ([`Running::into_job`]) or
+    /// waits for it ([`Running::finish`]).
+    ///
+    /// Timeouts, aborts (`request.cancel`), non-zero exits and dead shells end in
+    /// [`Finished::exit`]; an error means the command could not be run at all. An `output`
+    /// whose head is satisfied stops the command (exit code 0, like `| head`). A call queued
+    /// behind another one can be aborted while it waits: it never runs.
+    ///
+    /// Needs a tokio runtime with IO and time enabled.
+    pub async fn run<'o, O: Output + 'o>(
+        &self,
+        request: ExecRequest,
+        output: O,
+        yield_after: Option<Duration>,
+    ) -> Result<Ran<'o, O>, ExecError> {
         let (hold, env) = self.hold_slot(&request).await?;
-
-        // A call queued behind another one can be aborted while it waits: it never runs.
-        let mut on_chunk = on_chunk;
-        let outcome = tokio::select! {
-            mut shell = hold.slot().shell.lock() => {
-                let output = SinkOutput { sink: &mut *sink, on_chunk: &mut on_chunk };
-                run_in(&mut shell, &request, env, output).await
+        let ran = async {
+            let mut slot = tokio::select! {
+                slot = hold.slot().shell.lock() => slot,
+                () = request.cancel.cancelled() => {
+                    let exit = CommandExit { killed: true, ..CommandExit::default() };
+                    return Ok(Ran::Finished(Finished { exit, blocked_hosts: Vec::new(), output }));
+                }
+            };
+            let shell = take_shell(&mut slot, &request, &env).await?;
+            let mut call = Running::new(shell, request.clone(), output);
+            let done = match yield_after {
+                None => Some(call.run.as_mut().await),
+                Some(after) => match tokio::time::timeout(after, call.run.as_mut()).await {
+                    Ok(done) => Some(done),
+                    // A command that ended just as the time ran out is not made a job.
+                    Err(_elapsed) => poll_once(call.run.as_mut()),
+                },
+            };
+            let Some((mut shell, outcome, output)) = done else {
+                // The slot stays empty: the session's next call starts a new shell.
+                return Ok(Ran::Running(call));
+            };
+            let exit = CommandExit::from_outcome(&outcome);
+            let blocked_hosts = shell.blocked_since(call.mark);
+            if shell.is_alive() {
+                *slot = Some(shell);
+            } else {
+                shell.close().await;
             }
-            () = request.cancel.cancelled() => Ok((RunOutcome::aborted(), Vec::new())),
-        };
+            outcome?;
+            Ok(Ran::Finished(Finished {
+                exit,
+                blocked_hosts,
+                output,
+            }))
+        }
+        .await;
         self.release(hold, &request).await;
-        let (outcome, blocked_hosts) = outcome?;
-
-        let annotation = match outcome.stopped {
-            Some(StopReason::Timeout) => Some(timeout_annotation(request.timeout.as_secs_f64())),
-            Some(StopReason::Abort) => Some(CANCELLED_ANNOTATION.to_owned()),
-            Some(StopReason::Head | StopReason::NeedsTerminal) | None => None,
-        };
-        Ok(BashResult {
-            summary: match on_chunk {
-                Some(on_chunk) => sink.dump_with(on_chunk),
-                None => sink.dump(),
-            },
-            annotation,
-            exit_code: outcome.exit_code,
-            cancelled: matches!(
-                outcome.stopped,
-                Some(StopReason::Timeout | StopReason::Abort)
-            ),
-            timed_out: outcome.stopped == Some(StopReason::Timeout),
-            session_restarted: outcome.restarted,
-            blocked_hosts,
-            needs_terminal: outcome.needs_terminal.map(str::to_owned),
-        })
+        ran
     }
 
     /// The shells in the cache (pids are reported for idle shells only).
@@ -226,57 +270,51 @@ pub(crate) fn check_request(request: &ExecRequest) -> Result<(), ExecError> {
     Ok(())
 }
 
-/// Runs `request` on the slot's shell, starting one first when there is none, it died, or it
-/// is another shell than the request's; a shell that died during the call leaves the slot.
-async fn run_in(
+/// `future`'s output if it is ready at this poll.
+fn poll_once<F: Future + ?Sized>(future: std::pin::Pin<&mut F>) -> Option<F::Output> {
+    let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+    match future.poll(&mut context) {
+        std::task::Poll::Ready(output) => Some(output),
+        std::task::Poll::Pending => None,
+    }
+}
+
+/// The shell of a call: the slot's, when it is alive and the request's shell; else a new one
+/// (the old one closed). Taken out of the slot: a call puts it back when it is kept.
+async fn take_shell(
     slot: &mut Option<ShellProcess>,
     request: &ExecRequest,
-    env: Arc<Vec<(OsString, OsString)>>,
-    mut output: SinkOutput<'_, '_, '_>,
-) -> Result<(RunOutcome, Vec<String>), ExecError> {
-    let alive = slot.as_mut().is_some_and(ShellProcess::is_alive);
-    let same_shell = slot
-        .as_ref()
-        .is_some_and(|s| s.spec() == &request.shell && s.sandbox() == request.sandbox.as_ref());
-    if !alive || !same_shell {
-        if let Some(old) = slot.take() {
-            old.close().await;
+    env: &[(OsString, OsString)],
+) -> Result<ShellProcess, ExecError> {
+    let usable = slot.as_mut().is_some_and(|shell| {
+        shell.is_alive()
+            && shell.spec() == &request.shell
+            && shell.sandbox() == request.sandbox.as_ref()
+    });
+    match slot.take() {
+        Some(shell) if usable => Ok(shell),
+        old => {
+            if let Some(old) = old {
+                old.close().await;
+            }
+            start_shell(request, env).await
         }
-        let started = ShellProcess::start(
-            &request.shell,
-            Vec::clone(&env),
-            request.snapshot.as_deref(),
-            &request.cwd,
-            request.sandbox.as_ref(),
-        )
-        .await?;
-        *slot = Some(started);
     }
-    let shell = slot
-        .as_mut()
-        .ok_or_else(|| ExecError::Io(std::io::Error::other("shell slot empty after start")))?;
-    let command = match request.prefix.as_deref() {
-        Some(prefix) => apply_prefix(prefix, &request.command),
-        None => request.command.clone(),
-    };
-    // What the sandbox's proxy refused for the shell's namespace while the command ran.
-    let mark = shell.network_mark();
-    let outcome = shell
-        .run(
-            &command,
-            &request.cwd,
-            request.timeout,
-            &request.cancel,
-            &mut output,
-        )
-        .await;
-    let blocked = shell.blocked_since(mark);
-    if !shell.is_alive()
-        && let Some(dead) = slot.take()
-    {
-        dead.close().await;
-    }
-    outcome.map(|outcome| (outcome, blocked))
+}
+
+/// A new shell for `request`: its shell, environment, rc snapshot, cwd and sandbox.
+pub(crate) async fn start_shell(
+    request: &ExecRequest,
+    env: &[(OsString, OsString)],
+) -> Result<ShellProcess, ExecError> {
+    ShellProcess::start(
+        &request.shell,
+        env.to_vec(),
+        request.snapshot.as_deref(),
+        &request.cwd,
+        request.sandbox.as_ref(),
+    )
+    .await
 }
 
 #[cfg(test)]

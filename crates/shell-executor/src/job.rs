@@ -1,5 +1,6 @@
-//! Commands that outlive their call: a job in a shell of its own, and a call that
-//! yields — its command goes on as a job in the session's shell, which leaves the cache.
+//! How a call ends ([`Ran`], [`CommandExit`]), and commands that outlive their call: a job in a
+//! shell of its own, and a call that yields — its command goes on as a job in the session's
+//! shell, which leaves the cache.
 //!
 //! A job's task owns its shell: it runs the command, passes every raw output chunk to the
 //! caller's [`JobChunks`], then follows what the processes the command left behind (`server &`)
@@ -8,29 +9,38 @@
 //! point, the way a timeout stops a command. Job shells are not in the cache: they count toward
 //! no `max_shells`, and a session's calls never wait for them.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use agentsh_process::shell::apply_prefix;
-use tokio::sync::{oneshot, watch};
+use agentsh_protocol::{BashResult, CANCELLED_ANNOTATION, OutputSummary, timeout_annotation};
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::ExecError;
-use crate::executor::{ShellExecutor, check_request};
+use crate::executor::{ShellExecutor, check_request, start_shell};
 use crate::request::ExecRequest;
 use crate::shell::{Output, RunOutcome, ShellProcess, StopReason};
 
 /// Where a job's raw output chunks go, from the job's task, in order.
 pub type JobChunks = Box<dyn FnMut(&[u8]) + Send>;
 
-/// How a job's command ended.
+impl Output for JobChunks {
+    fn chunk(&mut self, bytes: &[u8]) {
+        self(bytes);
+    }
+}
+
+/// How a command ended (a foreground call's, a job's).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct JobExit {
+pub struct CommandExit {
     /// The command's exit status; `None` when it was stopped or none could be obtained.
     pub exit_code: Option<i32>,
     /// Its timeout stopped it.
     pub timed_out: bool,
-    /// It was killed ([`JobRun::kill`], the request's cancel token).
+    /// It was aborted or killed (the request's cancel token, [`JobRun::kill`]).
     pub killed: bool,
     /// Its shell died or had to be replaced on the way (a job's shell is never reused).
     pub shell_restarted: bool,
@@ -38,8 +48,36 @@ pub struct JobExit {
     pub needs_terminal: Option<&'static str>,
 }
 
-impl JobExit {
-    fn from_outcome(outcome: &Result<RunOutcome, ExecError>) -> Self {
+impl CommandExit {
+    /// The result of a call that ended so, its output summarised as `summary`; `timeout` is the
+    /// one it ran with (the annotation of a timed-out command names it), `blocked_hosts` what
+    /// a sandbox's network allowlist refused while it ran.
+    pub fn result(
+        self,
+        summary: OutputSummary,
+        timeout: Duration,
+        blocked_hosts: Vec<String>,
+    ) -> BashResult {
+        let annotation = if self.timed_out {
+            Some(timeout_annotation(timeout.as_secs_f64()))
+        } else if self.killed {
+            Some(CANCELLED_ANNOTATION.to_owned())
+        } else {
+            None
+        };
+        BashResult {
+            summary,
+            annotation,
+            exit_code: self.exit_code,
+            cancelled: self.killed || self.timed_out,
+            timed_out: self.timed_out,
+            session_restarted: self.shell_restarted,
+            blocked_hosts,
+            needs_terminal: self.needs_terminal.map(str::to_owned),
+        }
+    }
+
+    pub(crate) fn from_outcome(outcome: &Result<RunOutcome, ExecError>) -> Self {
         match outcome {
             Ok(outcome) => Self {
                 exit_code: outcome.exit_code,
@@ -62,14 +100,14 @@ pub enum JobProgress {
     /// Its command runs.
     Running,
     /// Its command returned (or was stopped); processes it left behind may still run and write.
-    Returned(JobExit),
+    Returned(CommandExit),
     /// Its command and everything it left are gone, its shell closed: nothing more comes.
-    Ended(JobExit),
+    Ended(CommandExit),
 }
 
 impl JobProgress {
     /// How the command ended, once it has.
-    pub fn exit(self) -> Option<JobExit> {
+    pub fn exit(self) -> Option<CommandExit> {
         match self {
             Self::Running => None,
             Self::Returned(exit) | Self::Ended(exit) => Some(exit),
@@ -126,7 +164,7 @@ impl JobRun {
     }
 
     /// Waits until the job has ended (its shell closed), and says how its command ended.
-    pub async fn ended(&self) -> JobExit {
+    pub async fn ended(&self) -> CommandExit {
         let mut progress = self.progress.clone();
         loop {
             if let JobProgress::Ended(exit) = *progress.borrow_and_update() {
@@ -140,35 +178,124 @@ impl JobRun {
     }
 }
 
-/// What [`ShellExecutor::execute_or_yield`] came to.
+/// What [`ShellExecutor::run`] came to.
+pub enum Ran<'o, O> {
+    /// The command ended (within the yield time, when there was one): an ordinary call, its
+    /// shell kept when it can be.
+    Finished(Finished<O>),
+    /// The command still runs after the yield time: it is the caller's now.
+    Running(Running<'o, O>),
+}
+
+impl<O> std::fmt::Debug for Ran<'_, O> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Finished(finished) => f.debug_tuple("Finished").field(&finished.exit).finish(),
+            Self::Running(_) => f.write_str("Running"),
+        }
+    }
+}
+
+impl<O: Output> Ran<'_, O> {
+    /// The call's end: at once when it finished, else once its command ended (waited for here).
+    pub async fn finish(self) -> Result<Finished<O>, ExecError> {
+        match self {
+            Self::Finished(finished) => Ok(finished),
+            Self::Running(running) => running.finish().await,
+        }
+    }
+}
+
+/// A call that ended.
 #[derive(Debug)]
-pub enum Yielded {
-    /// The command ended within the yield time: an ordinary call, its shell kept; with the
-    /// `host:port`s a sandbox's network allowlist refused for the shell while it ran.
-    Finished(JobExit, Vec<String>),
-    /// The command still runs: it goes on as this job, in the shell that was the session's.
-    Job(JobRun),
+pub struct Finished<O> {
+    /// How its command ended.
+    pub exit: CommandExit,
+    /// The `host:port`s a sandbox's network allowlist refused for the shell while it ran (each
+    /// once, in the order first refused).
+    pub blocked_hosts: Vec<String>,
+    /// The output it was given, back.
+    pub output: O,
 }
 
-/// The job task's [`Output`]: every chunk to the caller.
-struct ChunkOutput(JobChunks);
+/// The command, its shell and its output, run to its end.
+type CallRun<'o, O> =
+    Pin<Box<dyn Future<Output = (ShellProcess, Result<RunOutcome, ExecError>, O)> + Send + 'o>>;
 
-impl Output for ChunkOutput {
-    fn chunk(&mut self, bytes: &[u8]) {
-        (self.0)(bytes);
+/// A call whose command still runs after its yield time, in a shell that is no longer the
+/// session's: [`into_job`](Self::into_job) makes it a job, [`finish`](Self::finish) waits for
+/// it. Dropped, it ends the command's whole tree and its shell.
+pub struct Running<'o, O> {
+    pub(crate) run: CallRun<'o, O>,
+    /// The request's cancel token: it stops the command.
+    cancel: CancellationToken,
+    /// The network link's mark from before the command started.
+    pub(crate) mark: Option<u64>,
+    /// The shell's supervisor: every process of the command descends from it.
+    root: Option<u32>,
+}
+
+impl<'o, O: Output + 'o> Running<'o, O> {
+    /// Starts `request`'s command (prefix applied) in `shell`, into `output`: nothing runs
+    /// until the run is polled.
+    pub(crate) fn new(mut shell: ShellProcess, request: ExecRequest, mut output: O) -> Self {
+        let mark = shell.network_mark();
+        let root = shell.supervisor_pid();
+        let cancel = request.cancel.clone();
+        let run = Box::pin(async move {
+            let outcome = run_command(&mut shell, &request, &mut output).await;
+            (shell, outcome, output)
+        });
+        Self {
+            run,
+            cancel,
+            mark,
+            root,
+        }
     }
 
-    fn head_satisfied(&self) -> bool {
-        false
+    /// Waits for the command's end (the request's cancel token still stops it), then closes its
+    /// shell: it left the cache when the call yielded.
+    pub async fn finish(self) -> Result<Finished<O>, ExecError> {
+        let (shell, outcome, output) = self.run.await;
+        let exit = CommandExit::from_outcome(&outcome);
+        let blocked_hosts = shell.blocked_since(self.mark);
+        shell.close().await;
+        outcome?;
+        Ok(Finished {
+            exit,
+            blocked_hosts,
+            output,
+        })
     }
 }
 
-/// The part of a yielding call both its caller and its task decide under one lock: whether the
-/// caller gave up waiting (the task then keeps the shell as a job's) or the task handed the
-/// shell back first.
-#[derive(Default)]
-struct Handover {
-    yielded: bool,
+impl<O: Output + 'static> Running<'static, O> {
+    /// The command goes on as a job: a task follows it to its end and what it leaves behind,
+    /// then closes its shell. The request's cancel token kills it, as [`JobRun::kill`] does.
+    pub fn into_job(self) -> JobRun {
+        let (progress_tx, progress) = watch::channel(JobProgress::Running);
+        let blocked = Blocked::default();
+        let task_blocked = Arc::clone(&blocked);
+        let Self {
+            run,
+            cancel,
+            mark,
+            root,
+        } = self;
+        let kill = cancel.clone();
+        tokio::spawn(async move {
+            let (shell, outcome, output) = run.await;
+            let ending = Ending::new(&cancel, &progress_tx, &task_blocked, mark);
+            finish_job(shell, outcome, output, ending).await;
+        });
+        JobRun {
+            kill,
+            progress,
+            blocked,
+            root,
+        }
+    }
 }
 
 impl ShellExecutor {
@@ -183,166 +310,17 @@ impl ShellExecutor {
     ) -> Result<JobRun, ExecError> {
         check_request(&request)?;
         let (env, _key) = self.environment(&request);
-        let mut shell = ShellProcess::start(
-            &request.shell,
-            Vec::clone(&env),
-            request.snapshot.as_deref(),
-            &request.cwd,
-            request.sandbox.as_ref(),
-        )
-        .await?;
+        let mut shell = start_shell(&request, &env).await?;
         shell.for_job();
-        let root = shell.supervisor_pid();
-        let (progress_tx, progress) = watch::channel(JobProgress::Running);
-        let kill = request.cancel.clone();
-        let blocked = Blocked::default();
-        let task_blocked = Arc::clone(&blocked);
-        tokio::spawn(async move {
-            let mut output = ChunkOutput(output);
-            let mark = shell.network_mark();
-            let outcome = run_command(&mut shell, &request, &mut output).await;
-            let ending = Ending::new(&request, &progress_tx, &task_blocked, mark);
-            finish_job(shell, outcome, output, ending).await;
-        });
-        Ok(JobRun {
-            kill,
-            progress,
-            blocked,
-            root,
-        })
+        Ok(Running::new(shell, request, output).into_job())
     }
-
-    /// Runs `request` on the session's shell like [`execute`](Self::execute), its raw output
-    /// going to `output`; when it still runs after `yield_after`, the call stops waiting: the
-    /// command goes on as a job in that shell, which leaves the cache (the session's next call
-    /// starts a new one), and is closed when the job ends.
-    pub async fn execute_or_yield(
-        &self,
-        request: ExecRequest,
-        output: JobChunks,
-        yield_after: Duration,
-    ) -> Result<Yielded, ExecError> {
-        let (hold, env) = self.hold_slot(&request).await?;
-        let outcome = async {
-            let mut slot = tokio::select! {
-                slot = hold.slot().shell.lock() => slot,
-                () = request.cancel.cancelled() => {
-                    let killed = JobExit { killed: true, ..JobExit::default() };
-                    return Ok(Yielded::Finished(killed, Vec::new()));
-                }
-            };
-            let usable = slot.as_mut().is_some_and(|shell| {
-                shell.is_alive()
-                    && shell.spec() == &request.shell
-                    && shell.sandbox() == request.sandbox.as_ref()
-            });
-            let mut shell = match slot.take() {
-                Some(shell) if usable => shell,
-                old => {
-                    if let Some(old) = old {
-                        old.close().await;
-                    }
-                    ShellProcess::start(
-                        &request.shell,
-                        Vec::clone(&env),
-                        request.snapshot.as_deref(),
-                        &request.cwd,
-                        request.sandbox.as_ref(),
-                    )
-                    .await?
-                }
-            };
-            let handover = Arc::new(Mutex::new(Handover::default()));
-            let (back_tx, mut back) = oneshot::channel();
-            let (progress_tx, progress) = watch::channel(JobProgress::Running);
-            let task_handover = Arc::clone(&handover);
-            let task_request = request.clone();
-            let blocked = Blocked::default();
-            let task_blocked = Arc::clone(&blocked);
-            let mark = shell.network_mark();
-            let root = shell.supervisor_pid();
-            tokio::spawn(async move {
-                let mut output = ChunkOutput(output);
-                let outcome = run_command(&mut shell, &task_request, &mut output).await;
-                let next = {
-                    let state = task_handover.lock().unwrap_or_else(PoisonError::into_inner);
-                    if state.yielded {
-                        TaskNext::Job(shell, outcome)
-                    } else {
-                        match back_tx.send((shell, outcome)) {
-                            Ok(()) => TaskNext::HandedBack,
-                            Err((shell, outcome)) => TaskNext::Dropped(shell, outcome),
-                        }
-                    }
-                };
-                match next {
-                    // The caller takes the shell back: an ordinary call.
-                    TaskNext::HandedBack => {}
-                    // The caller's future was dropped before it decided: like a dropped call.
-                    TaskNext::Dropped(shell, outcome) => {
-                        let exit = JobExit::from_outcome(&outcome);
-                        shell.close().await;
-                        let _ = progress_tx.send(JobProgress::Ended(exit));
-                    }
-                    // Yielded: the shell is the job's now.
-                    TaskNext::Job(shell, outcome) => {
-                        let ending = Ending::new(&task_request, &progress_tx, &task_blocked, mark);
-                        finish_job(shell, outcome, output, ending).await;
-                    }
-                }
-            });
-            let waited = tokio::time::timeout(yield_after, &mut back).await;
-            let returned = match waited {
-                Ok(Ok(returned)) => Some(returned),
-                Ok(Err(_)) => None,
-                Err(_elapsed) => {
-                    let mut state = handover.lock().unwrap_or_else(PoisonError::into_inner);
-                    if let Ok(returned) = back.try_recv() {
-                        Some(returned)
-                    } else {
-                        state.yielded = true;
-                        None
-                    }
-                }
-            };
-            let Some((mut shell, outcome)) = returned else {
-                // The slot stays empty: the session's next call starts a new shell.
-                drop(slot);
-                return Ok(Yielded::Job(JobRun {
-                    kill: request.cancel.clone(),
-                    progress,
-                    blocked,
-                    root,
-                }));
-            };
-            let exit = JobExit::from_outcome(&outcome);
-            let refused = shell.blocked_since(mark);
-            outcome?;
-            if shell.is_alive() {
-                *slot = Some(shell);
-            } else {
-                shell.close().await;
-            }
-            Ok(Yielded::Finished(exit, refused))
-        }
-        .await;
-        self.release(hold, &request).await;
-        outcome
-    }
-}
-
-/// What a yielding call's task does once its command returned.
-enum TaskNext {
-    HandedBack,
-    Dropped(ShellProcess, Result<RunOutcome, ExecError>),
-    Job(ShellProcess, Result<RunOutcome, ExecError>),
 }
 
 /// Runs the request's command (prefix applied) in `shell`.
 async fn run_command(
     shell: &mut ShellProcess,
     request: &ExecRequest,
-    output: &mut ChunkOutput,
+    output: &mut dyn Output,
 ) -> Result<RunOutcome, ExecError> {
     let command = match request.prefix.as_deref() {
         Some(prefix) => apply_prefix(prefix, &request.command),
@@ -370,13 +348,13 @@ struct Ending<'a> {
 
 impl<'a> Ending<'a> {
     fn new(
-        request: &'a ExecRequest,
+        cancel: &'a CancellationToken,
         progress: &'a watch::Sender<JobProgress>,
         blocked: &'a Blocked,
         mark: Option<u64>,
     ) -> Self {
         Self {
-            cancel: &request.cancel,
+            cancel,
             progress,
             blocked,
             mark,
@@ -395,10 +373,10 @@ impl<'a> Ending<'a> {
 async fn finish_job(
     mut shell: ShellProcess,
     outcome: Result<RunOutcome, ExecError>,
-    mut output: ChunkOutput,
+    mut output: impl Output,
     ending: Ending<'_>,
 ) {
-    let exit = JobExit::from_outcome(&outcome);
+    let exit = CommandExit::from_outcome(&outcome);
     ending.note_blocked(&shell);
     let _ = ending.progress.send(JobProgress::Returned(exit));
     if outcome.is_ok() && !ending.cancel.is_cancelled() {

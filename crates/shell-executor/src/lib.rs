@@ -18,9 +18,10 @@ pub use agentsh_process::shell::{ShellKind, ShellSpec};
 pub use agentsh_protocol::{BashResult, OutputSummary};
 pub use error::ExecError;
 pub use executor::{ChunkCallback, ShellExecutor};
-pub use job::{JobChunks, JobExit, JobProgress, JobRun, Yielded};
+pub use job::{CommandExit, Finished, JobChunks, JobProgress, JobRun, Ran, Running};
 pub use request::{
     DEFAULT_IDLE_MINUTES, DEFAULT_MAX_SHELLS, DEFAULT_MAX_TOTAL_SHELLS, ExecRequest,
     ExecutorConfig, SessionKey, ShellLimits, Surface,
 };
+pub use shell::Output;
 pub use tokio_util::sync::CancellationToken;

@@ -31,7 +31,7 @@ use self::files::{
     write_command, write_private,
 };
 use self::names::ErrorNames;
-pub(crate) use self::run::Output;
+pub use self::run::Output;
 use self::run::{CommandEnd, CommandRun, Readiness, StopPlan};
 pub(crate) use self::stop::StopReason;
 use self::stop::{StopMethod, send_signal};

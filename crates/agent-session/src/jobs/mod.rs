@@ -29,7 +29,7 @@ use agentsh_artifact_store::ArtifactReservation;
 use agentsh_output_sink::{OutputSink, SinkOptions};
 use agentsh_protocol::{JobDetails, JobState, JobSummary};
 use agentsh_pty_runtime::{InputWait, PtyController, PtyRun};
-use agentsh_shell_executor::{JobExit, JobProgress, JobRun};
+use agentsh_shell_executor::{CommandExit, JobProgress, JobRun};
 use tokio::sync::watch;
 
 use self::log::{JobLog, LogFile};
@@ -238,7 +238,7 @@ impl Job {
 }
 
 /// The state a command's end gives.
-fn exit_state(exit: JobExit) -> (JobState, Option<i32>) {
+fn exit_state(exit: CommandExit) -> (JobState, Option<i32>) {
     if exit.killed || exit.timed_out {
         (JobState::Killed, None)
     } else {
@@ -362,7 +362,7 @@ impl NewJob {
         tokio::spawn(async move {
             let result = session.wait().await;
             *lock(&task_blocked) = result.blocked_hosts;
-            let exit = JobExit {
+            let exit = CommandExit {
                 exit_code: result.exit_code,
                 timed_out: result.timed_out,
                 killed: result.cancelled && !result.timed_out,

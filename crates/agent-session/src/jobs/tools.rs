@@ -4,18 +4,21 @@
 
 use std::fmt::Write as _;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agentsh_bash_normalize::Limits;
+use agentsh_output_sink::{OutputSink, TailBuffer};
 use agentsh_protocol::{
-    BashResult, CANCELLED_ANNOTATION, JobDetails, JobInputArgs, JobKillArgs, JobListArgs, JobState,
-    JobSummary, NEXT_CALL_NEW_SHELL, NO_JOBS, NO_NEW_OUTPUT, format_size, hidden_input_line,
+    BashResult, JobDetails, JobInputArgs, JobKillArgs, JobListArgs, JobState, JobSummary,
+    NEXT_CALL_NEW_SHELL, NO_JOBS, NO_NEW_OUTPUT, format_size, hidden_input_line,
     hidden_input_sent_line, job_has_ended_text, job_has_no_terminal_text, job_started_line,
-    job_state_line, no_such_job_text, timeout_annotation, too_many_jobs_text,
+    job_state_line, no_such_job_text, too_many_jobs_text,
 };
 use agentsh_pty_runtime::{PtyRun, key_sequence, typed_text};
-use agentsh_shell_executor::{CancellationToken, JobExit, Surface, Yielded};
+use agentsh_shell_executor::{
+    CancellationToken, ExecError, Finished, JobChunks, Output, Ran, Surface,
+};
 use serde_json::Value;
 use tokio::time::Instant;
 
@@ -25,15 +28,16 @@ use super::{Job, JobMeta, LogSource, NewJob, lock};
 use crate::Timeout;
 use crate::ToolOutcome;
 use crate::policy::Refusal;
-use crate::result::{FinishedRun, ToolUpdate, build_tool_result};
+use crate::result::{FinishedRun, HeadCapture, ToolUpdate, build_tool_result};
 use crate::session::AgentSession;
+use crate::tool::ToolContext;
 use crate::{ToolDetails, ToolResult};
 
 pub use agentsh_protocol::{BASH_TOOL, TOOL_NAMES, unknown_tool};
 
 /// How long a `run_in_background` call waits for its job before it answers.
 const START_WAIT: Duration = Duration::from_secs(1);
-/// How often a yield-capable call sends a live update (≤ 20 a second, as the tool path).
+/// How often a running call sends a live update (≤ 20 a second).
 const UPDATE_INTERVAL: Duration = Duration::from_millis(50);
 /// How long `job_input` lets the terminal take its input before it says how much went in.
 const INPUT_LIMIT: Duration = Duration::from_secs(5);
@@ -166,12 +170,16 @@ impl JobCall<'_> {
         self.answer(&job, false)
     }
 
-    /// A foreground call with `yield_after`: an ordinary result when it ends in time, else the
-    /// yield result, the command going on as a job. `cancel` aborts it until it yields.
-    pub(crate) async fn run_or_yield(
+    /// Runs the call in the foreground on the session's `tool` shell, the one way every piped
+    /// `bash` call runs: live updates of its output's tail (at most 20 a second, the last state
+    /// always sent, none when `ctx` skips them), `ctx.cancel` aborting it. With `yield_after`
+    /// (and room for one more job), its output is a job's from the start and, when it still
+    /// runs then, the call answers with the yield result, the command going on as a job; else
+    /// its output goes to a call's sink (whose head limit stops it).
+    pub(crate) async fn run(
         &self,
-        yield_after: Duration,
-        cancel: &CancellationToken,
+        yield_after: Option<Duration>,
+        ctx: &ToolContext,
         on_update: &mut (impl FnMut(ToolUpdate) + Send),
     ) -> ToolOutcome {
         let session = self.session;
@@ -183,119 +191,134 @@ impl JobCall<'_> {
             Surface::Tool,
             token.clone(),
         );
-        let jobs = session.jobs();
-        let slot = jobs.reserve(session.settings().jobs.max_running).ok();
-        let new = self.maybe_job();
-        // With no room for one more job the call cannot yield: it runs to its end.
-        let yield_after = if slot.is_some() {
-            yield_after
+        // With no room for one more job the call cannot yield: it is an ordinary call.
+        let may_yield = yield_after.and_then(|after| {
+            let slot = session
+                .jobs()
+                .reserve(session.settings().jobs.max_running)
+                .ok()?;
+            Some((after, slot, self.maybe_job()))
+        });
+        let shown = !ctx.skip_live_updates;
+        let (output, live) = if let Some((_, _, new)) = &may_yield {
+            let live = shown.then(|| Live::Job(Arc::clone(&new.output)));
+            (CallOutput::Job(new.chunks()), live)
         } else {
-            NO_TIMEOUT
+            let tail = shown.then(|| {
+                Arc::new(Mutex::new(TailBuffer::new(
+                    usize::try_from(self.max_bytes()).unwrap_or(usize::MAX),
+                )))
+            });
+            let sink = Box::new(session.new_sink(self.limits.head));
+            let live = tail.clone().map(Live::Tail);
+            (CallOutput::Sink { sink, tail }, live)
         };
+        let yield_after = may_yield.as_ref().map(|(after, _, _)| *after);
         let started = Instant::now();
-        let run = session
-            .executor()
-            .execute_or_yield(request, new.chunks(), yield_after);
+        let run = session.executor().run(request, output, yield_after);
         tokio::pin!(run);
-        // Live updates while it runs in the foreground: the tail of its text, at most 20 a
-        // second, when it changed.
         let mut ticks = tokio::time::interval_at(Instant::now() + UPDATE_INTERVAL, UPDATE_INTERVAL);
         let mut sent = 0;
         let mut aborted = false;
-        let yielded = loop {
+        let ran = loop {
             tokio::select! {
                 done = &mut run => break done,
-                () = cancel.cancelled(), if !aborted => {
+                () = ctx.cancel.cancelled(), if !aborted => {
                     aborted = true;
                     token.cancel();
                 }
-                _ = ticks.tick() => {
-                    let output = lock(&new.output);
-                    let total = output.log.total_bytes();
-                    if total != sent {
-                        sent = total;
-                        let text = output.log.tail_text(self.max_bytes());
-                        drop(output);
-                        on_update(ToolUpdate { text });
+                _ = ticks.tick(), if live.is_some() => {
+                    if let Some(live) = &live {
+                        live.update(&mut sent, self.max_bytes(), on_update);
                     }
                 }
             }
         };
-        match yielded {
-            Ok(Yielded::Job(run)) => {
-                let Some(slot) = slot else {
-                    // Not reachable: without a slot the call never yields. End it cleanly.
-                    run.kill();
-                    return tool_error(
-                        "cannot keep the command as a job".into(),
-                        self.cwd,
-                        self.shown_timeout,
-                    );
-                };
-                let job = slot.fill(|id| new.piped(self.meta(id, false, started), run));
-                self.session.sample_jobs();
-                self.answer(&job, true)
+        let (finished, new) = match (ran, may_yield) {
+            (Ok(Ran::Running(running)), Some((_, slot, new))) => {
+                let job =
+                    slot.fill(|id| new.piped(self.meta(id, false, started), running.into_job()));
+                session.sample_jobs();
+                return self.answer(&job, true);
             }
-            Ok(Yielded::Finished(exit, blocked_hosts)) => {
-                {
-                    let mut output = lock(&new.output);
-                    let super::JobOutput { sink, log, .. } = &mut *output;
-                    sink.dump_with(&mut |text| log.push(text));
-                    // The last state is always sent.
-                    if log.total_bytes() != sent {
-                        let text = log.tail_text(self.max_bytes());
-                        drop(output);
-                        on_update(ToolUpdate { text });
-                    }
-                }
-                self.finished_in_time(&new, exit, blocked_hosts, cancel.is_cancelled())
+            // Not reached: only a call that may yield is handed back running.
+            (Ok(Ran::Running(running)), None) => (running.finish().await, None),
+            (Ok(Ran::Finished(finished)), may_yield) => {
+                (Ok(finished), may_yield.map(|(_, _, new)| new))
             }
-            Err(err) => tool_error(
-                format!("cannot run the command: {err}"),
-                self.cwd,
-                self.shown_timeout,
-            ),
-        }
+            (Err(err), _) => (Err(err), None),
+        };
+        self.finished(finished, new.as_ref(), live.as_ref(), sent, ctx, on_update)
     }
 
-    /// The ordinary result of a yielding call that ended in time, its sink dumped (its log file
-    /// goes when the output fit: the call made no job).
-    fn finished_in_time(
+    /// The ordinary result of a call that ended: its output dumped (a call that could have
+    /// become a job: its log file goes when the output fit), its last live update sent.
+    fn finished(
         &self,
-        new: &NewJob,
-        exit: JobExit,
-        blocked_hosts: Vec<String>,
-        aborted: bool,
+        finished: Result<Finished<CallOutput>, ExecError>,
+        new: Option<&NewJob>,
+        live: Option<&Live>,
+        mut sent: u64,
+        ctx: &ToolContext,
+        on_update: &mut (impl FnMut(ToolUpdate) + Send),
     ) -> ToolOutcome {
-        let mut output = lock(&new.output);
-        let log = &mut output.log;
-        let text = log.take_new(self.max_bytes(), false);
-        let summary = text.summary;
-        drop(output);
-        let annotation = if exit.timed_out {
-            Some(timeout_annotation(self.shown_timeout.seconds()))
-        } else if exit.killed {
-            Some(CANCELLED_ANNOTATION.to_owned())
-        } else {
-            None
+        let finished = match finished {
+            Ok(finished) => finished,
+            Err(err) => {
+                return tool_error(
+                    format!("cannot run the command: {err}"),
+                    self.cwd,
+                    self.shown_timeout,
+                );
+            }
         };
-        let result = BashResult {
+        // An ordinary call's sink: its head capture borrows from it.
+        let mut call_sink = None;
+        let summary = match (finished.output, new) {
+            (CallOutput::Sink { mut sink, tail }, _) => {
+                let summary = match &tail {
+                    Some(tail) => sink.dump_with(&mut |text| lock(tail).push(text)),
+                    None => sink.dump(),
+                };
+                call_sink = Some(sink);
+                summary
+            }
+            (CallOutput::Job(_), Some(new)) => {
+                let mut output = lock(&new.output);
+                let super::JobOutput { sink, log, .. } = &mut *output;
+                sink.dump_with(&mut |text| log.push(text));
+                log.take_new(self.max_bytes(), false).summary
+            }
+            // Not reached: a job's output side comes with its job.
+            (CallOutput::Job(_), None) => {
+                return tool_error(
+                    "cannot read the command's output".into(),
+                    self.cwd,
+                    self.shown_timeout,
+                );
+            }
+        };
+        let head_capture = call_sink.as_ref().and_then(|sink| {
+            sink.head_text().map(|text| HeadCapture {
+                text,
+                truncated: sink.head_truncated(),
+            })
+        });
+        // The last state is always sent.
+        if let Some(live) = live {
+            live.update(&mut sent, self.max_bytes(), on_update);
+        }
+        let result = finished.exit.result(
             summary,
-            annotation,
-            exit_code: exit.exit_code,
-            cancelled: exit.killed || exit.timed_out,
-            timed_out: exit.timed_out,
-            // The session's own shell ran it (a call that could have yielded).
-            session_restarted: exit.shell_restarted,
-            blocked_hosts,
-            needs_terminal: exit.needs_terminal.map(str::to_owned),
-        };
+            self.shown_timeout.duration(),
+            finished.blocked_hosts,
+        );
         build_tool_result(&FinishedRun {
             result: &result,
-            head_capture: None,
+            head_capture,
             limits: self.limits,
             max_bytes: self.max_bytes(),
-            aborted,
+            aborted: ctx.cancel.is_cancelled(),
             cwd: self.cwd,
             timeout: self.shown_timeout,
             sandbox: self.session.sandbox(),
@@ -312,6 +335,70 @@ impl JobCall<'_> {
             Reader::Start { yielded },
             self.session.secrets_answerable(),
         )
+    }
+}
+
+/// Where a piped call's output goes.
+enum CallOutput {
+    /// An ordinary call's sink (its head limit stops the command), and the tail its live
+    /// updates show, unless nobody sees them.
+    Sink {
+        sink: Box<OutputSink>,
+        tail: Option<Arc<Mutex<TailBuffer>>>,
+    },
+    /// A call that may become a job: its output side is a job's from the start.
+    Job(JobChunks),
+}
+
+impl Output for CallOutput {
+    fn chunk(&mut self, bytes: &[u8]) {
+        match self {
+            Self::Sink {
+                sink,
+                tail: Some(tail),
+            } => sink.push_with(bytes, &mut |text| lock(tail).push(text)),
+            Self::Sink { sink, tail: None } => sink.push(bytes),
+            Self::Job(chunks) => chunks(bytes),
+        }
+    }
+
+    fn head_satisfied(&self) -> bool {
+        match self {
+            Self::Sink { sink, .. } => sink.head_satisfied(),
+            Self::Job(_) => false,
+        }
+    }
+}
+
+/// What a running call's live updates show: the tail of its text so far.
+enum Live {
+    Tail(Arc<Mutex<TailBuffer>>),
+    Job(Arc<Mutex<super::JobOutput>>),
+}
+
+impl Live {
+    /// Sends the tail (its last `max_bytes`) when the text grew since `sent` bytes.
+    fn update(&self, sent: &mut u64, max_bytes: u64, on_update: &mut impl FnMut(ToolUpdate)) {
+        let (total, text) = match self {
+            Self::Tail(tail) => {
+                let tail = lock(tail);
+                let total = tail.total_bytes();
+                if total == *sent {
+                    return;
+                }
+                (total, tail.snapshot())
+            }
+            Self::Job(output) => {
+                let output = lock(output);
+                let total = output.log.total_bytes();
+                if total == *sent {
+                    return;
+                }
+                (total, output.log.tail_text(max_bytes))
+            }
+        };
+        *sent = total;
+        on_update(ToolUpdate { text });
     }
 }
 

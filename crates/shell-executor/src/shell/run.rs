@@ -57,9 +57,15 @@ const TERMINAL_CHECKS: [Duration; 4] = [
 ];
 
 /// Where a command's output goes while it runs.
-pub(crate) trait Output: Send {
+pub trait Output: Send {
+    /// Takes the next raw chunk the command printed (stdout and stderr, merged, in order).
     fn chunk(&mut self, bytes: &[u8]);
-    fn head_satisfied(&self) -> bool;
+
+    /// Whether enough has come: the command is then stopped as `| head` stops a pipeline
+    /// (exit code 0). Asked after each chunk; by default never.
+    fn head_satisfied(&self) -> bool {
+        false
+    }
 }
 
 /// How the wait for a command ended.

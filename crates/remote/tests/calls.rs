@@ -5,7 +5,7 @@ use agentsh_protocol::wire::{Command, Message, PartialResult};
 use agentsh_protocol::{RECONNECTED_LINE, REMOTE_LOST_PREFIX, RPC_PROTOCOL, ToolOutcome};
 use agentsh_remote::{CancellationToken, HandleError, Reach, SessionHandle, ToolCall, json};
 
-use crate::util::{connect, far_result, next_far};
+use crate::util::{TARGET, connect, far_result, next_far};
 
 #[tokio::test]
 async fn a_tool_call_is_forwarded_under_an_id_of_this_side_and_its_result_returned() {
@@ -292,4 +292,102 @@ async fn a_result_this_side_cannot_read_is_an_error_naming_it() {
     );
     assert_eq!(outcome.expect("a result").into_result().text(), "fine");
     assert_eq!(remote.session.sessions_opened(), 1);
+}
+
+#[tokio::test]
+async fn a_reconnect_that_cannot_open_is_a_lost_result_and_the_next_call_tries_again() {
+    let remote = connect(None).await;
+    let arguments = json!({"command": "true"});
+    let far = remote.far;
+    let (outcome, ()) = tokio::join!(
+        remote
+            .session
+            .tool_call(ToolCall::new("c1", "bash", &arguments)),
+        async move {
+            let mut far = far;
+            let _request = far.request().await;
+            drop(far);
+        }
+    );
+    assert!(outcome.expect("a result").into_result().is_error);
+    remote.transport.fail_next(std::io::Error::new(
+        std::io::ErrorKind::ConnectionRefused,
+        "ssh: connect to host box port 22: Connection refused",
+    ));
+    let outcome = remote
+        .session
+        .tool_call(ToolCall::new("c2", "bash", &arguments))
+        .await;
+    let result = outcome.expect("a result").into_result();
+    assert_eq!(
+        result.text(),
+        format!(
+            "{REMOTE_LOST_PREFIX}cannot reach {TARGET}: ssh: connect to host box port 22: Connection refused"
+        )
+    );
+    assert!(result.is_error);
+    assert_eq!(remote.session.sessions_opened(), 1);
+
+    let mut opened = remote.opened;
+    let (outcome, ()) = tokio::join!(
+        remote
+            .session
+            .tool_call(ToolCall::new("c3", "bash", &arguments)),
+        async {
+            let mut far = next_far(&mut opened).await;
+            far.hello().await;
+            let request = far.request().await;
+            far.answer(&request, &far_result("back\n", Some(0), false))
+                .await;
+        }
+    );
+    assert_eq!(outcome.expect("a result").into_result().text(), "back\n");
+    assert_eq!(remote.session.sessions_opened(), 2);
+}
+
+/// The README says the first call on a new far-side session says `sessionRestarted`. It does
+/// not when a reconnect failed first: `RemoteSession::connection` forgets the lost connection
+/// before opening, so the open that finally works is not counted as a reconnect. Left for a
+/// behaviour fix (this branch changes none).
+#[tokio::test]
+#[ignore = "finding: a failed reconnect loses sessionRestarted (README: remote)"]
+async fn the_session_after_a_failed_reconnect_still_says_it_restarted() {
+    let remote = connect(None).await;
+    let arguments = json!({"command": "true"});
+    let far = remote.far;
+    let (outcome, ()) = tokio::join!(
+        remote
+            .session
+            .tool_call(ToolCall::new("c1", "bash", &arguments)),
+        async move {
+            let mut far = far;
+            let _request = far.request().await;
+            drop(far);
+        }
+    );
+    assert!(outcome.expect("a result").into_result().is_error);
+    remote
+        .transport
+        .fail_next(std::io::Error::other("Connection refused"));
+    let failed = remote
+        .session
+        .tool_call(ToolCall::new("c2", "bash", &arguments))
+        .await;
+    assert!(failed.expect("a result").into_result().is_error);
+    let mut opened = remote.opened;
+    let (outcome, ()) = tokio::join!(
+        remote
+            .session
+            .tool_call(ToolCall::new("c3", "bash", &arguments)),
+        async {
+            let mut far = next_far(&mut opened).await;
+            far.hello().await;
+            let request = far.request().await;
+            far.answer(&request, &far_result("back\n", Some(0), false))
+                .await;
+        }
+    );
+    let result = outcome.expect("a result").into_result();
+    assert!(result.details.session_restarted, "{result:?}");
+    assert!(result.text().contains(RECONNECTED_LINE), "{result:?}");
 }

@@ -63,52 +63,72 @@ pub fn serve_stdio<S: Stop>(
     runtime: Runtime,
     session: Handle,
     options: McpOptions,
-    mut stop: S,
+    stop: S,
 ) -> Option<S::Reason> {
-    let _context = runtime.enter();
+    let signalled = runtime.block_on(async {
+        // Non-blocking pipes when the client gave pipes (as MCP clients do): no thread hop
+        // per message.
+        let (stdin, stdout) = rmcp::transport::stdio_pipes();
+        serve(session, options, stdin, stdout, stop).await
+    });
+    // A blocking stdin read cannot be cancelled: do not wait for it.
+    runtime.shutdown_background();
+    signalled
+}
+
+/// What [`serve_stdio`] does on its runtime, over any byte streams: serves `session` to the
+/// MCP client that writes to `reader` and reads `writer` until `reader` ends or `stop` asks;
+/// then ends what still runs, shuts the session down and lets the last answers reach `writer`
+/// (for up to 2 s). Returns the stop's reason, if one came. Everything [`serve_stdio`] says of
+/// the lines holds here. Needs a tokio runtime with IO and time enabled; the crate's tests run
+/// it over an in-memory pipe.
+pub async fn serve<R, W, S>(
+    session: Handle,
+    options: McpOptions,
+    reader: R,
+    writer: W,
+    mut stop: S,
+) -> Option<S::Reason>
+where
+    R: tokio::io::AsyncRead + Unpin + Send + 'static,
+    W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+    S: Stop,
+{
     // Cancelled at end of input: what still runs is ended, not waited for (rmcp would let
     // an in-flight call run on for its drain time).
     let ended = CancellationToken::new();
     let ending = std::sync::Arc::clone(&session);
     let handler = server::McpServer::new(session, options, ended.clone());
-    let signalled = runtime.block_on(async {
-        // Non-blocking pipes when the client gave pipes (as MCP clients do): no thread hop
-        // per message.
-        let (stdin, stdout) = rmcp::transport::stdio_pipes();
-        let (transport, writer) = transport::LineTransport::new(stdin, stdout, ended);
-        let serving = transport.serving();
-        let service = match handler.serve(transport).await {
-            Ok(service) => {
-                serving.store(true, std::sync::atomic::Ordering::SeqCst);
-                service
-            }
-            Err(err) => {
-                // The client went away (or spoke no MCP) before the handshake ended.
-                tracing::warn!("MCP initialisation failed: {err}");
-                ending.shutdown().await;
-                let _ = tokio::time::timeout(WRITER_GRACE, writer).await;
-                return None;
-            }
-        };
-        let cancel = service.cancellation_token();
-        let job_ends = tokio::spawn(server::report_job_ends(
-            std::sync::Arc::clone(&ending),
-            service.peer().clone(),
-        ));
-        let signalled = tokio::select! {
-            _ = service.waiting() => None,
-            reason = stop.requested() => {
-                cancel.cancel();
-                Some(reason)
-            }
-        };
-        job_ends.abort();
-        ending.shutdown().await;
-        // The transport is gone with the service: the writer flushes what is queued and ends.
-        let _ = tokio::time::timeout(WRITER_GRACE, writer).await;
-        signalled
-    });
-    // A blocking stdin read cannot be cancelled: do not wait for it.
-    runtime.shutdown_background();
+    let (transport, writer) = transport::LineTransport::new(reader, writer, ended);
+    let serving = transport.serving();
+    let service = match handler.serve(transport).await {
+        Ok(service) => {
+            serving.store(true, std::sync::atomic::Ordering::SeqCst);
+            service
+        }
+        Err(err) => {
+            // The client went away (or spoke no MCP) before the handshake ended.
+            tracing::warn!("MCP initialisation failed: {err}");
+            ending.shutdown().await;
+            let _ = tokio::time::timeout(WRITER_GRACE, writer).await;
+            return None;
+        }
+    };
+    let cancel = service.cancellation_token();
+    let job_ends = tokio::spawn(server::report_job_ends(
+        std::sync::Arc::clone(&ending),
+        service.peer().clone(),
+    ));
+    let signalled = tokio::select! {
+        _ = service.waiting() => None,
+        reason = stop.requested() => {
+            cancel.cancel();
+            Some(reason)
+        }
+    };
+    job_ends.abort();
+    ending.shutdown().await;
+    // The transport is gone with the service: the writer flushes what is queued and ends.
+    let _ = tokio::time::timeout(WRITER_GRACE, writer).await;
     signalled
 }

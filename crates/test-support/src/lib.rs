@@ -18,6 +18,8 @@
 //! - [`sshd`] — a private OpenSSH server on `127.0.0.1` with its client config (keys, a
 //!   pre-filled `known_hosts`, the far side's own `HOME`), and variants that fail on the host
 //!   key or the client key: the remote-execution tests run agentsh over it.
+//! - `session` (feature `session`) — a scripted fake `SessionHandle`: the MCP server's tests
+//!   drive it instead of a session.
 //!
 //! ```
 //! // Nothing runs with this argument.
@@ -32,6 +34,8 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+#[cfg(feature = "session")]
+pub mod session;
 pub mod sshd;
 pub mod tmux;
 

@@ -307,26 +307,22 @@ fn check_mcp_transcript(body: &str) -> Result<(), String> {
                 "an answer needs one of `result` and `error`: {line}"
             ));
         }
-        match request["method"].as_str() {
-            Some("initialize") => {
-                if result["serverInfo"]["name"] != "agentsh" {
-                    return Err(format!("the server is not named `agentsh`: {line}"));
-                }
+        let method = request["method"].as_str();
+        if method == Some("initialize") && result["serverInfo"]["name"] != "agentsh" {
+            return Err(format!("the server is not named `agentsh`: {line}"));
+        }
+        if method == Some("tools/call") {
+            let text = &result["content"][0]["text"];
+            if !text.is_string() || result["isError"].as_bool().is_none() {
+                return Err(format!(
+                    "a tool result needs its text and `isError`: {line}"
+                ));
             }
-            Some("tools/call") => {
-                let text = &result["content"][0]["text"];
-                if !text.is_string() || result["isError"].as_bool().is_none() {
-                    return Err(format!(
-                        "a tool result needs its text and `isError`: {line}"
-                    ));
-                }
-                if !result["structuredContent"].is_null()
-                    && result["structuredContent"]["text"] != *text
-                {
-                    return Err(format!("the structured text is not the text: {line}"));
-                }
+            if !result["structuredContent"].is_null()
+                && result["structuredContent"]["text"] != *text
+            {
+                return Err(format!("the structured text is not the text: {line}"));
             }
-            _ => {}
         }
     }
     Ok(())
@@ -372,12 +368,11 @@ fn anchors(markdown: &str) -> BTreeSet<String> {
             Some(open) if ticks >= open.len() && trimmed.trim_matches('`').is_empty() => {
                 fence = None;
             }
-            Some(_) => {}
             None if ticks >= 3 => fence = Some("`".repeat(ticks)),
             None if line.starts_with('#') => {
                 found.insert(slug(line.trim_start_matches('#')));
             }
-            None => {}
+            Some(_) | None => {}
         }
     }
     found

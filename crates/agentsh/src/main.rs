@@ -32,6 +32,8 @@ mod completions;
 mod config;
 mod doctor;
 mod exec;
+#[cfg(test)]
+mod guide_docs;
 mod interactive;
 mod mcp;
 mod policy;

@@ -176,7 +176,9 @@ impl RemoteSession {
             // Its warnings are still the user's.
             lock(&self.inner.warnings).extend(connection.take_warnings());
         }
-        let reconnect = guard.is_some();
+        // A session was open before (its connection lost, or a reconnect that failed since):
+        // the one opened now is new to the model.
+        let reconnect = guard.is_some() || self.inner.opened.load(Ordering::Relaxed) > 0;
         *guard = None;
         let connection = self.open().await?;
         self.inner.opened.fetch_add(1, Ordering::Relaxed);

@@ -15,7 +15,7 @@ use crate::cache::ShellStatus;
 use crate::cache::{ShellCache, ShellKey, SlotUse, close_all};
 use crate::error::ExecError;
 use crate::job::{CommandExit, Finished, Ran, Running};
-use crate::request::{ExecRequest, ExecutorConfig};
+use crate::request::{ExecRequest, ExecutorConfig, ShellLimits};
 use crate::shell::{Output, ShellProcess};
 
 /// A callback that sees the output as the sink commits it: sanitised text, in order, each
@@ -137,16 +137,19 @@ impl ShellExecutor {
         yield_after: Option<Duration>,
     ) -> Result<Ran<'o, O>, ExecError> {
         let (hold, env) = self.hold_slot(&request).await?;
+        // What the release needs: the request itself moves into the run.
+        let (session_id, limits) = (request.session.session_id.clone(), request.limits);
+        let cancel = request.cancel.clone();
         let ran = async {
             let mut slot = tokio::select! {
                 slot = hold.slot().shell.lock() => slot,
-                () = request.cancel.cancelled() => {
+                () = cancel.cancelled() => {
                     let exit = CommandExit { killed: true, ..CommandExit::default() };
                     return Ok(Ran::Finished(Finished { exit, blocked_hosts: Vec::new(), output }));
                 }
             };
             let shell = take_shell(&mut slot, &request, &env).await?;
-            let mut call = Running::new(shell, request.clone(), output);
+            let mut call = Running::new(shell, request, output);
             let done = match yield_after {
                 None => Some(call.run.as_mut().await),
                 Some(after) => match tokio::time::timeout(after, call.run.as_mut()).await {
@@ -174,7 +177,7 @@ impl ShellExecutor {
             }))
         }
         .await;
-        self.release(hold, &request).await;
+        self.release(hold, &session_id, limits).await;
         ran
     }
 
@@ -220,10 +223,10 @@ impl ShellExecutor {
         Ok((hold, env))
     }
 
-    /// Ends a call's hold on its slot, then closes what the limits no longer allow.
-    pub(crate) async fn release(&self, hold: SlotUse, request: &ExecRequest) {
+    /// Ends a call's hold on its slot, then closes what `session`'s `limits` no longer allow.
+    async fn release(&self, hold: SlotUse, session: &str, limits: ShellLimits) {
         drop(hold);
-        let evicted = self.cache.trim(&request.session.session_id, request.limits);
+        let evicted = self.cache.trim(session, limits);
         close_all(evicted).await;
     }
 

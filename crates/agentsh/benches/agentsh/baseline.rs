@@ -1,9 +1,12 @@
 //! The per-call cost of a change: this build's round trips against another agentsh binary's
 //! (`AGENTSH_BENCH_BASELINE`, e.g. a release build from before the change), sampled
-//! alternately in blocks (goal ≤ 1.10× each): the `bash` request, the `tool_call` of `bash`,
-//! and the MCP `tools/call`.
+//! alternately (goal ≤ 1.05× each): the `bash` request, the `tool_call` of `bash` and the MCP
+//! `tools/call` in blocks of calls to one warm server each, and `agentsh exec -- true` one run
+//! each in turn.
 
 use std::path::Path;
+
+use std::time::Instant;
 
 use super::mcp::McpServer;
 use super::{AGENTSH, Env, Paired, RPC_BLOCK, RpcServer, paired};
@@ -44,4 +47,23 @@ pub(crate) fn mcp(env: &Env, baseline: &Path, calls: usize) -> Paired {
     subject.stop();
     base.stop();
     timings
+}
+
+/// `agentsh exec -- true` of this build against another agentsh binary's
+/// (`AGENTSH_BENCH_BASELINE`), one run of each in turn, after a warm-up run of each (the rc
+/// snapshot is cached by then).
+pub(crate) fn exec(env: &Env, baseline: &Path, runs: usize) -> Paired {
+    let once = |binary: &Path| {
+        let start = Instant::now();
+        let status = env
+            .binary(binary, &["exec", "--", "true"])
+            .status()
+            .expect("agentsh exec");
+        assert!(status.success(), "{} exec -- true failed", binary.display());
+        start.elapsed()
+    };
+    let subject = Path::new(AGENTSH);
+    once(subject);
+    once(baseline);
+    paired(runs, 1, || once(subject), || once(baseline))
 }

@@ -20,10 +20,10 @@ use crate::jobs::tools::JobToolCall;
 use crate::policy::Verdict;
 use crate::result::ToolUpdate;
 use crate::session::{AgentSession, SessionOptions, SessionPolicy};
-use crate::settings::HELLO_SETTINGS_SOURCE;
-use crate::settings::Settings;
 use crate::tool::ToolContext;
 use agentsh_bash_policy::TierSource;
+use agentsh_config::HELLO_SETTINGS_SOURCE;
+use agentsh_config::Settings;
 
 /// A fresh id for a user's command in the audit log: unique within the process.
 fn next_bang_id() -> String {

@@ -22,7 +22,6 @@ mod pty_selection;
 mod result;
 mod sandbox;
 mod session;
-mod settings;
 mod tool;
 
 // The whole public surface. Types from other agentsh crates (and `serde_json::Value`) are
@@ -33,6 +32,18 @@ pub use agentsh_bash_interceptor::{Interception, Rule};
 pub use agentsh_bash_normalize::Limits;
 pub use agentsh_bash_policy::{
     Decision as PolicyDecision, Policy, PolicyConfig, RuleConfig, TierKind, TierSource,
+};
+pub use agentsh_config::{
+    ArtifactSettings, AuditSettings, BashSettings, CONFIG_ENV, ConfigError, ConfigPath,
+    DEFAULT_AGENTSH_PATH, DEFAULT_ARTIFACTS_MAX_AGE_DAYS, DEFAULT_ARTIFACTS_MAX_BYTES,
+    DEFAULT_JOBS_MAX_LOG_BYTES, DEFAULT_JOBS_MAX_RUNNING, DEFAULT_MAX_SHELLS,
+    DEFAULT_MCP_YIELD_AFTER, DEFAULT_OUTPUT_MAX_BYTES, DEFAULT_PATTERN_MAX_BYTES,
+    DEFAULT_SECRET_ENV, DEFAULT_SHELL_IDLE_MINUTES, DEFAULT_SNAPSHOT_TIMEOUT, DEFAULT_SSH_COMMAND,
+    DEFAULTS_ORIGIN, EXECUTION_SECTIONS, HELLO_SETTINGS_SOURCE, InterceptorSettings, JobSettings,
+    MANAGED_POLICY_ENV, MANAGED_POLICY_PATH, MAX_SNAPSHOT_TIMEOUT, McpSettings, NetworkSetting,
+    OutputSettings, PROJECT_POLICY_PATH, PatternSetting, RemoteSettings, SandboxSettings,
+    SecretsSettings, Settings, UiSettings, VirtualTerminal, config_path, default_audit_path,
+    managed_policy_tiers, policy_from_tiers, project_policy_tier,
 };
 pub use agentsh_process::sandbox::{
     Kernel as SandboxKernel, MIN_LANDLOCK_ABI, SandboxError, SandboxMode, SandboxNetwork,
@@ -72,16 +83,4 @@ pub use sandbox::{
 };
 pub use serde_json::{Value, json};
 pub use session::{AgentSession, SessionOptions, SessionPolicy, SnapshotOutcome};
-pub use settings::{
-    ArtifactSettings, AuditSettings, BashSettings, CONFIG_ENV, ConfigError, ConfigPath,
-    DEFAULT_AGENTSH_PATH, DEFAULT_ARTIFACTS_MAX_AGE_DAYS, DEFAULT_ARTIFACTS_MAX_BYTES,
-    DEFAULT_JOBS_MAX_LOG_BYTES, DEFAULT_JOBS_MAX_RUNNING, DEFAULT_MAX_SHELLS,
-    DEFAULT_MCP_YIELD_AFTER, DEFAULT_OUTPUT_MAX_BYTES, DEFAULT_PATTERN_MAX_BYTES,
-    DEFAULT_SECRET_ENV, DEFAULT_SHELL_IDLE_MINUTES, DEFAULT_SNAPSHOT_TIMEOUT, DEFAULT_SSH_COMMAND,
-    DEFAULTS_ORIGIN, EXECUTION_SECTIONS, HELLO_SETTINGS_SOURCE, InterceptorSettings, JobSettings,
-    MANAGED_POLICY_ENV, MANAGED_POLICY_PATH, MAX_SNAPSHOT_TIMEOUT, McpSettings, NetworkSetting,
-    OutputSettings, PROJECT_POLICY_PATH, PatternSetting, RemoteSettings, SandboxSettings,
-    SecretsSettings, Settings, UiSettings, VirtualTerminal, config_path, default_audit_path,
-    managed_policy_tiers, policy_from_tiers, project_policy_tier,
-};
 pub use tool::{BashTool, ToolContext};

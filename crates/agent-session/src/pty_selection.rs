@@ -2,7 +2,7 @@
 
 use std::ffi::OsString;
 
-use crate::settings::VirtualTerminal;
+use agentsh_config::VirtualTerminal;
 
 /// Environment variable that, set to `1`, keeps every command off the PTY.
 pub const NO_PTY_ENV: &str = "AGENTSH_NO_PTY";

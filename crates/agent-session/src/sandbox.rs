@@ -16,7 +16,7 @@ use regex::Regex;
 
 use crate::error::SessionError;
 use crate::network::{SessionNetwork, proxy_env};
-use crate::settings::{NetworkSetting, SandboxSettings};
+use agentsh_config::{NetworkSetting, SandboxSettings};
 
 /// What a failed sandboxed command's output shows when the sandbox denied it something,
 /// as the tools print it (`strerror` texts, resolver and curl messages):

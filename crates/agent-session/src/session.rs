@@ -37,8 +37,8 @@ use crate::jobs::ends::JobReports;
 use crate::policy::{Gate, Verdict};
 use crate::result::bang_context_text;
 use crate::sandbox::SessionSandbox;
-use crate::settings::Settings;
-use crate::settings::{managed_policy_tiers, policy_from_tiers, project_policy_tier};
+use agentsh_config::Settings;
+use agentsh_config::{managed_policy_tiers, policy_from_tiers, project_policy_tier};
 use agentsh_protocol::ApprovalResolution;
 
 /// How an [`AgentSession`] is set up. Start from [`SessionOptions::new`], which takes the one

@@ -20,7 +20,6 @@ pub use error::ExecError;
 pub use executor::{ChunkCallback, ShellExecutor};
 pub use job::{JobChunks, JobExit, JobProgress, JobRun, Yielded};
 pub use request::{
-    DEFAULT_IDLE_MINUTES, DEFAULT_MAX_SHELLS, DEFAULT_MAX_TOTAL_SHELLS, ExecRequest,
-    ExecutorConfig, SessionKey, ShellLimits, Surface,
+    DEFAULT_MAX_TOTAL_SHELLS, ExecRequest, ExecutorConfig, SessionKey, ShellLimits, Surface,
 };
 pub use tokio_util::sync::CancellationToken;

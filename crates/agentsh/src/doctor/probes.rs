@@ -5,9 +5,10 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use agentsh_agent_session::{
-    AgentSession, ArtifactStore, BangOptions, NetworkSetting, SandboxKernel, SandboxMode,
-    SessionOptions, Settings, SnapshotOutcome, probe_network_allowlist,
+    AgentSession, ArtifactStore, BangOptions, SandboxKernel, SessionOptions, SnapshotOutcome,
+    probe_network_allowlist,
 };
+use agentsh_config::{NetworkSetting, SandboxMode, Settings};
 use agentsh_output_sink::{OutputSink, SinkOptions};
 use agentsh_protocol::format_size;
 use agentsh_pty_runtime::{PtyCommand, PtyRun};

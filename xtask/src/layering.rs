@@ -98,6 +98,21 @@ pub const RULES: &[(&str, &[&str])] = &[
             "agentsh-mcp",
         ],
     ),
+    // The sandbox's preparation builds policies for the spawner: it runs no shell and knows no
+    // session or surface.
+    (
+        "agentsh-sandbox",
+        &[
+            "agentsh-shell-executor",
+            "agentsh-pty-runtime",
+            "agentsh-agent-session",
+            "agentsh-seam",
+            "agentsh-remote",
+            "agentsh-rpc",
+            "agentsh-tui",
+            "agentsh-mcp",
+        ],
+    ),
     // The spawner enforces the sandbox it is given: it does not prepare one.
     (
         "agentsh-process",

@@ -181,8 +181,9 @@ impl AuditLog {
         }
     }
 
-    /// The log file, when one was found.
-    pub fn path(&self) -> Option<&Path> {
+    /// The log file, when one was found (what the tests look at).
+    #[cfg(test)]
+    pub(crate) fn path(&self) -> Option<&Path> {
         self.inner.path.as_deref()
     }
 

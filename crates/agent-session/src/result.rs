@@ -40,10 +40,10 @@ use agentsh_protocol::{
 };
 
 use agentsh_process::sandbox::SandboxPolicy;
+use agentsh_sandbox::denial_line_for;
 
 use crate::Timeout;
 use crate::cwd::CwdError;
-use crate::sandbox::denial_line_for;
 
 /// The line a bang command's context text ends with when it was stopped.
 pub const BANG_CANCELLED: &str = "(command cancelled)";

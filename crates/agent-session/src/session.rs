@@ -23,6 +23,7 @@ use agentsh_process::shell::{ShellSpec, discover_shell, shell_prefix};
 use agentsh_process::snapshot::default_cache_dir;
 use agentsh_protocol::{BangOptions, BashResult};
 use agentsh_pty_runtime::PtyCommand;
+use agentsh_sandbox::SessionSandbox;
 use agentsh_shell_executor::{
     CancellationToken, ChunkCallback, ExecRequest, ExecutorConfig, SessionKey, ShellExecutor,
     ShellLimits, Surface,
@@ -36,7 +37,6 @@ use crate::jobs::Jobs;
 use crate::jobs::ends::JobReports;
 use crate::policy::{Gate, Verdict};
 use crate::result::bang_context_text;
-use crate::sandbox::SessionSandbox;
 use agentsh_config::Settings;
 use agentsh_config::{managed_policy_tiers, policy_from_tiers, project_policy_tier};
 use agentsh_protocol::ApprovalResolution;
@@ -237,7 +237,7 @@ impl AgentSession {
         // dirs such an agentsh left go too (its shells' private directories go when the first
         // shell starts).
         let containment = agentsh_process::containment();
-        crate::sandbox::remove_ownerless_temp_dirs();
+        agentsh_sandbox::remove_ownerless_temp_dirs();
         let mut warnings = Vec::new();
         // An explicit home also moves the snapshot cache under it, away from the user's.
         let cache_dir = match &home {

@@ -29,7 +29,7 @@ use crate::result::{FinishedRun, ToolUpdate, build_tool_result};
 use crate::session::AgentSession;
 use crate::{ToolDetails, ToolResult};
 
-pub use agentsh_protocol::{BASH_TOOL, TOOL_NAMES, unknown_tool};
+pub use agentsh_protocol::BASH_TOOL;
 
 /// How long a `run_in_background` call waits for its job before it answers.
 const START_WAIT: Duration = Duration::from_secs(1);

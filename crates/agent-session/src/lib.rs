@@ -49,4 +49,4 @@ pub use jobs::tools::BASH_TOOL;
 pub use result::{FinishedRun, build_tool_result};
 pub use serde_json::json;
 pub use session::{AgentSession, SessionOptions, SnapshotOutcome};
-pub use tool::ToolContext;
+pub use tool::{BashTool, ToolContext};

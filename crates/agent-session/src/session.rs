@@ -448,7 +448,7 @@ impl AgentSession {
     }
 
     /// The text of a bang command's result as the model's context gets it
-    /// ([`bang_context_text`] with the session's byte limit and sandbox): what
+    /// (`bang_context_text` with the session's byte limit and sandbox): what
     /// [`context_messages`](Self::context_messages) records for it, with the sandbox line
     /// after the outcome when a sandboxed command failed with a denial. The RPC
     /// `bash` response carries it as `text`.

@@ -128,7 +128,7 @@ impl SessionSandbox {
     /// `None` when `settings.mode` is off. Writable roots, canonicalised: in `workspace-write`
     /// `cwd`, the private temp dir and `settings.writable`; in `read-only` the private temp dir
     /// alone. Kept read-only: `<cwd>/.agentsh` when it exists. `/` or `home` as one is refused; so is a sandbox `kernel`
-    /// ([`session_kernel`]) cannot enforce (`Sandbox unavailable: <reason>`).
+    /// (`session_kernel`) cannot enforce (`Sandbox unavailable: <reason>`).
     pub fn new(
         settings: &SandboxSettings,
         cwd: &Path,

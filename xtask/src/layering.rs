@@ -82,6 +82,42 @@ pub const RULES: &[(&str, &[&str])] = &[
             "agentsh-seam",
         ],
     ),
+    // The configuration reads files and runs nothing: no executor, no session, no surface
+    // (it has `process` only for the sandbox mode the spawner enforces).
+    (
+        "agentsh-config",
+        &[
+            "agentsh-shell-executor",
+            "agentsh-pty-runtime",
+            "agentsh-agent-session",
+            "agentsh-sandbox",
+            "agentsh-seam",
+            "agentsh-remote",
+            "agentsh-rpc",
+            "agentsh-tui",
+            "agentsh-mcp",
+        ],
+    ),
+    // The sandbox's preparation builds policies for the spawner: it runs no shell and knows no
+    // session or surface.
+    (
+        "agentsh-sandbox",
+        &[
+            "agentsh-shell-executor",
+            "agentsh-pty-runtime",
+            "agentsh-agent-session",
+            "agentsh-seam",
+            "agentsh-remote",
+            "agentsh-rpc",
+            "agentsh-tui",
+            "agentsh-mcp",
+        ],
+    ),
+    // The spawner enforces the sandbox it is given: it does not prepare one.
+    (
+        "agentsh-process",
+        &["agentsh-config", "agentsh-sandbox", "agentsh-agent-session"],
+    ),
     // The local session knows no far side and no surface.
     (
         "agentsh-agent-session",

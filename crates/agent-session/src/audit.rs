@@ -24,7 +24,7 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Iso8601;
 use time::format_description::well_known::iso8601::{Config, EncodedConfig, TimePrecision};
 
-use crate::settings::AuditSettings;
+use agentsh_config::AuditSettings;
 
 /// The size at which the audit log is rotated: 10 MiB.
 pub const AUDIT_ROTATE_BYTES: u64 = 10 << 20;
@@ -181,8 +181,9 @@ impl AuditLog {
         }
     }
 
-    /// The log file, when one was found.
-    pub fn path(&self) -> Option<&Path> {
+    /// The log file, when one was found (what the tests look at).
+    #[cfg(test)]
+    pub(crate) fn path(&self) -> Option<&Path> {
         self.inner.path.as_deref()
     }
 

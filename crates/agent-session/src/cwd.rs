@@ -81,7 +81,7 @@ pub fn resolve_cwd(requested: Option<&str>, session_cwd: &Path, home: Option<&Pa
     joined.components().collect()
 }
 
-/// Resolves a `cwd` argument ([`resolve_cwd`]) and checks that it is a directory (following
+/// Resolves a `cwd` argument (`resolve_cwd`) and checks that it is a directory (following
 /// symlinks) that this user may enter, returning the resolved path.
 pub fn check_cwd(
     requested: Option<&str>,

@@ -1,11 +1,12 @@
 //! [`SessionError`]: why a session could not be set up, or a session call failed (used by the
-//! session, its sandbox and the `bash` tool).
+//! session and the `bash` tool; the sandbox's own errors come from `agentsh-sandbox`).
 
 use std::path::PathBuf;
 
 use agentsh_artifact_store::ArtifactError;
 use agentsh_process::sandbox::SandboxError;
 use agentsh_process::shell::ShellError;
+use agentsh_sandbox::SetupError;
 use agentsh_shell_executor::ExecError;
 
 use crate::cwd::CwdError;
@@ -26,7 +27,7 @@ pub enum SessionError {
     /// The approval policy cannot be used (a file that cannot be read, a bad rule, a failing
     /// example, a project file that would loosen it): nothing runs.
     #[error(transparent)]
-    Policy(crate::ConfigError),
+    Policy(agentsh_config::ConfigError),
     /// A bang command (`!cmd` / RPC `bash`) is already running in this session.
     #[error("{}", agentsh_protocol::BANG_ALREADY_RUNNING)]
     AlreadyRunning,
@@ -52,26 +53,25 @@ pub enum SessionError {
     /// `Sandbox refuses a writable root of <path>` (`/` or `$HOME`).
     #[error(transparent)]
     Sandbox(#[from] SandboxError),
-    /// The sandbox's network allowlist cannot be set up (a host the proxy cannot take, a
-    /// malformed test resolver map).
-    #[error("Sandbox network: {0}")]
-    Network(String),
-    /// A `sandbox.writable` root (or the session's cwd as one) does not exist or cannot be
-    /// resolved.
-    #[error("Sandbox cannot use the writable root {}: {error}", path.display())]
-    SandboxRoot {
-        /// The root as configured.
-        path: PathBuf,
-        /// Why it cannot be used.
-        error: std::io::Error,
-    },
-    /// The sandbox's private temp dir could not be created.
-    #[error("Sandbox cannot create its private temp dir: {0}")]
-    SandboxTempDir(std::io::Error),
+    /// The sandbox's network allowlist, a writable root or its private temp dir cannot be set
+    /// up (`Sandbox network: …`, `Sandbox cannot use the writable root …`, `Sandbox cannot
+    /// create its private temp dir: …`).
+    #[error(transparent)]
+    SandboxSetup(SetupError),
     /// The command could not be run at all. The text includes the executor's reason, so the
     /// error has no separate `source()`.
     #[error("cannot run the command: {0}")]
     Exec(ExecError),
+}
+
+impl From<SetupError> for SessionError {
+    /// A sandbox that cannot be had stays [`SessionError::Sandbox`].
+    fn from(error: SetupError) -> Self {
+        match error {
+            SetupError::Sandbox(error) => Self::Sandbox(error),
+            other => Self::SandboxSetup(other),
+        }
+    }
 }
 
 impl From<ExecError> for SessionError {

@@ -13,17 +13,17 @@ use agentsh_protocol::{
 use agentsh_seam::{BangCall, BangPolicy, BoxFuture, HandleError, Reach, SessionHandle, ToolCall};
 use serde_json::Value;
 
-use crate::ArtifactInfo;
 use crate::audit::AuditSource;
 use crate::error::SessionError;
 use crate::jobs::tools::JobToolCall;
 use crate::policy::Verdict;
 use crate::result::ToolUpdate;
 use crate::session::{AgentSession, SessionOptions, SessionPolicy};
-use crate::settings::HELLO_SETTINGS_SOURCE;
-use crate::settings::Settings;
 use crate::tool::ToolContext;
+use agentsh_artifact_store::ArtifactInfo;
 use agentsh_bash_policy::TierSource;
+use agentsh_config::HELLO_SETTINGS_SOURCE;
+use agentsh_config::Settings;
 
 /// A fresh id for a user's command in the audit log: unique within the process.
 fn next_bang_id() -> String {
@@ -185,7 +185,9 @@ impl SessionHandle for LocalSession {
             };
             answered
                 .map(|outcome| session.with_job_notices(outcome))
-                .ok_or_else(|| HandleError::Failed(crate::unknown_tool(name).unwrap_or_default()))
+                .ok_or_else(|| {
+                    HandleError::Failed(agentsh_protocol::unknown_tool(name).unwrap_or_default())
+                })
         })
     }
 

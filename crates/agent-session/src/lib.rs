@@ -3,12 +3,16 @@
 //! # Modules, for contributors
 //!
 //! The crate's modules are private; everything public is re-exported below, in one block.
-//! `session` holds [`AgentSession`] and the bang surface; `tool` holds [`BashTool`] and depends
+//! `session` holds [`AgentSession`] and the bang surface (`session/snapshot.rs` the rc snapshot
+//! at start, `session/reports.rs` what it shares with its outputs and surfaces: secrets,
+//! events, the jobs' reports); `tool` holds the `bash` tool and depends
 //! on `session` (never the other way round) through a narrow crate-internal API; `cwd`,
 //! `pty_selection` and `result` are the pure steps of a tool call (the argument, timeout and
-//! result types themselves are `agentsh-protocol`'s); `settings` is the
-//! configuration file (`types`, `load`, `key_path`) and the approval policy's tiers (`policy`);
-//! `audit` is the audit log.
+//! result types themselves are `agentsh-protocol`'s); `jobs` is the background jobs (their
+//! table, logs, notices, usage and the job tools); `policy` is the approval gate that judges a
+//! call before it runs; `audit` is the audit log; `handle` is [`LocalSession`], the session
+//! behind the surfaces' seam; `error` is [`SessionError`]. The configuration is
+//! `agentsh-config`'s and the sandbox's preparation `agentsh-sandbox`'s.
 #![deny(missing_docs)]
 
 mod audit;
@@ -16,72 +20,33 @@ mod cwd;
 mod error;
 mod handle;
 mod jobs;
-mod network;
 mod policy;
 mod pty_selection;
 mod result;
-mod sandbox;
 mod session;
-mod settings;
 mod tool;
 
-// The whole public surface. Types from other agentsh crates (and `serde_json::Value`) are
-// re-exported because this crate's public signatures use them: a user of the facade needs no
-// other agentsh crate.
-pub use agentsh_artifact_store::{ArtifactError, ArtifactInfo, ArtifactStore, ArtifactText};
-pub use agentsh_bash_interceptor::{Interception, Rule};
+// The whole public surface: what some other crate, test, example or README example uses.
+// Types from other agentsh crates (and `serde_json::json`) are re-exported where a user of the
+// facade names them through it.
+pub use agentsh_artifact_store::ArtifactStore;
 pub use agentsh_bash_normalize::Limits;
-pub use agentsh_bash_policy::{
-    Decision as PolicyDecision, Policy, PolicyConfig, RuleConfig, TierKind, TierSource,
-};
+pub use agentsh_config::{SandboxMode, Settings};
 pub use agentsh_process::sandbox::{
-    Kernel as SandboxKernel, MIN_LANDLOCK_ABI, SandboxError, SandboxMode, SandboxNetwork,
-    SandboxPolicy,
+    Kernel as SandboxKernel, SandboxError, SandboxNetwork, SandboxPolicy,
 };
-pub use agentsh_process::shell::ShellError;
 pub use agentsh_protocol::{
-    Answerer, ArgsError, BangOptions, BashArgs, BashResult, Cell, CellAttrs, CellColor,
-    InterceptionDetails, JobDetails, JobInputArgs, JobKillArgs, JobListArgs, JobOutputArgs,
-    JobState, JobSummary, JobView, OutputSummary, SandboxStatus, Screen, SessionStatus, ShownRange,
-    SshTarget, Theme, Timeout, ToolContent, ToolDetails, ToolMeta, ToolOutcome, ToolResult,
-    TruncatedBy, Truncation, TruncationDirection, ViewSettings, job_tool_specs,
+    BangOptions, BashArgs, BashResult, JobState, JobView, OutputSummary, Theme, Timeout,
+    ToolDetails, ToolOutcome, ToolResult,
 };
-pub use agentsh_pty_runtime::{
-    Key, KeyAction, MIN_DRAW_INTERVAL as PTY_MIN_DRAW_INTERVAL, Modifiers, PtyController, Terminal,
-    TerminalSize, encode_key,
-};
-pub use agentsh_seam::{
-    EventHub, PtyAttachment, PtyHost, SessionEvent, SessionHandle, Subscription,
-};
-pub use agentsh_shell_executor::{CancellationToken, ExecError, ExecutorConfig, ShellExecutor};
-pub use audit::{
-    AUDIT_ROTATE_BYTES, AUDIT_ROTATED_FILES, AuditDecision, AuditEnd, AuditLog, AuditSource,
-};
-pub use cwd::{CwdError, check_cwd, resolve_cwd};
+pub use agentsh_pty_runtime::PtyController;
+pub use agentsh_seam::{PtyAttachment, PtyHost};
+pub use agentsh_shell_executor::CancellationToken;
+pub use cwd::{CwdError, check_cwd};
 pub use error::SessionError;
 pub use handle::{LocalSession, POLICY_TIERS_KEY};
-pub use jobs::tools::{BASH_TOOL, TOOL_NAMES, unknown_tool};
-pub use network::probe_network_allowlist;
-pub use pty_selection::{COMPAT_NO_PTY_ENV, HostUi, NO_PTY_ENV, use_pty};
-pub use result::{
-    BANG_CANCELLED, FinishedRun, HeadCapture, ToolUpdate, bang_context_text, blocked_result,
-    build_tool_result, cwd_error_result,
-};
-pub use sandbox::{
-    DENIAL_MARKERS, SANDBOX_KERNEL_LIMIT_ENV, sandbox_denial_line, sandbox_line, shows_denial,
-};
-pub use serde_json::{Value, json};
-pub use session::{AgentSession, SessionOptions, SessionPolicy, SnapshotOutcome};
-pub use settings::{
-    ArtifactSettings, AuditSettings, BashSettings, CONFIG_ENV, ConfigError, ConfigPath,
-    DEFAULT_AGENTSH_PATH, DEFAULT_ARTIFACTS_MAX_AGE_DAYS, DEFAULT_ARTIFACTS_MAX_BYTES,
-    DEFAULT_JOBS_MAX_LOG_BYTES, DEFAULT_JOBS_MAX_RUNNING, DEFAULT_MAX_SHELLS,
-    DEFAULT_MCP_YIELD_AFTER, DEFAULT_OUTPUT_MAX_BYTES, DEFAULT_PATTERN_MAX_BYTES,
-    DEFAULT_SECRET_ENV, DEFAULT_SHELL_IDLE_MINUTES, DEFAULT_SNAPSHOT_TIMEOUT, DEFAULT_SSH_COMMAND,
-    DEFAULTS_ORIGIN, EXECUTION_SECTIONS, HELLO_SETTINGS_SOURCE, InterceptorSettings, JobSettings,
-    MANAGED_POLICY_ENV, MANAGED_POLICY_PATH, MAX_SNAPSHOT_TIMEOUT, McpSettings, NetworkSetting,
-    OutputSettings, PROJECT_POLICY_PATH, PatternSetting, RemoteSettings, SandboxSettings,
-    SecretsSettings, Settings, UiSettings, VirtualTerminal, config_path, default_audit_path,
-    managed_policy_tiers, policy_from_tiers, project_policy_tier,
-};
+pub use jobs::tools::BASH_TOOL;
+pub use result::{FinishedRun, build_tool_result};
+pub use serde_json::json;
+pub use session::{AgentSession, SessionOptions, SnapshotOutcome};
 pub use tool::{BashTool, ToolContext};

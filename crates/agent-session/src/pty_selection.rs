@@ -2,7 +2,7 @@
 
 use std::ffi::OsString;
 
-use crate::settings::VirtualTerminal;
+use agentsh_config::VirtualTerminal;
 
 /// Environment variable that, set to `1`, keeps every command off the PTY.
 pub const NO_PTY_ENV: &str = "AGENTSH_NO_PTY";
@@ -15,6 +15,13 @@ pub enum HostUi {
     /// An interactive UI that can draw the PTY's screen and pass keys to it.
     Interactive,
     /// No one to show a terminal to: print, RPC and MCP modes, bang commands.
+    #[cfg_attr(
+        not(test),
+        expect(
+            dead_code,
+            reason = "a tool call asks only when its host can show a PTY; the tests ask both"
+        )
+    )]
     Headless,
 }
 

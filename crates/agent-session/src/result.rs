@@ -40,10 +40,10 @@ use agentsh_protocol::{
 };
 
 use agentsh_process::sandbox::SandboxPolicy;
+use agentsh_sandbox::denial_line_for;
 
 use crate::Timeout;
 use crate::cwd::CwdError;
-use crate::sandbox::denial_line_for;
 
 /// The line a bang command's context text ends with when it was stopped.
 pub const BANG_CANCELLED: &str = "(command cancelled)";
@@ -90,7 +90,7 @@ pub struct FinishedRun<'a> {
 
 /// Builds the tool result of a finished call: body, outcome line, the sandbox line
 /// (for a sandboxed command that failed with a denial in its output, see
-/// [`DENIAL_MARKERS`](crate::DENIAL_MARKERS)), notice; `details` with `meta.truncation`
+/// [`DENIAL_MARKERS`](agentsh_sandbox::DENIAL_MARKERS)), notice; `details` with `meta.truncation`
 /// whenever anything was left out.
 ///
 /// A run the executor reports as cancelled but not timed out was stopped by an abort, so it is

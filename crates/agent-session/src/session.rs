@@ -23,6 +23,7 @@ use agentsh_process::shell::{ShellSpec, discover_shell, shell_prefix};
 use agentsh_process::snapshot::default_cache_dir;
 use agentsh_protocol::{BangOptions, BashResult};
 use agentsh_pty_runtime::PtyCommand;
+use agentsh_sandbox::SessionSandbox;
 use agentsh_shell_executor::{
     CancellationToken, ChunkCallback, ExecRequest, ExecutorConfig, SessionKey, ShellExecutor,
     ShellLimits, Surface,
@@ -36,9 +37,8 @@ use crate::jobs::Jobs;
 use crate::jobs::ends::JobReports;
 use crate::policy::{Gate, Verdict};
 use crate::result::bang_context_text;
-use crate::sandbox::SessionSandbox;
-use crate::settings::Settings;
-use crate::settings::{managed_policy_tiers, policy_from_tiers, project_policy_tier};
+use agentsh_config::Settings;
+use agentsh_config::{managed_policy_tiers, policy_from_tiers, project_policy_tier};
 use agentsh_protocol::ApprovalResolution;
 
 /// How an [`AgentSession`] is set up. Start from [`SessionOptions::new`], which takes the one
@@ -237,7 +237,7 @@ impl AgentSession {
         // dirs such an agentsh left go too (its shells' private directories go when the first
         // shell starts).
         let containment = agentsh_process::containment();
-        crate::sandbox::remove_ownerless_temp_dirs();
+        agentsh_sandbox::remove_ownerless_temp_dirs();
         let mut warnings = Vec::new();
         // An explicit home also moves the snapshot cache under it, away from the user's.
         let cache_dir = match &home {
@@ -448,7 +448,7 @@ impl AgentSession {
     }
 
     /// The text of a bang command's result as the model's context gets it
-    /// ([`bang_context_text`] with the session's byte limit and sandbox): what
+    /// (`bang_context_text` with the session's byte limit and sandbox): what
     /// [`context_messages`](Self::context_messages) records for it, with the sandbox line
     /// after the outcome when a sandboxed command failed with a denial. The RPC
     /// `bash` response carries it as `text`.

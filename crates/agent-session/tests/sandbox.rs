@@ -429,7 +429,7 @@ async fn the_pty_path_runs_confined_and_names_the_sandbox() {
     let text = result.text();
     assert!(text.starts_with("/dev/pts/N\n"), "on a terminal: {text}");
     assert!(result.is_error, "{text}");
-    let line = agentsh_agent_session::sandbox_denial_line(session.sandbox().expect("sandbox"));
+    let line = agentsh_sandbox::sandbox_denial_line(session.sandbox().expect("sandbox"));
     assert!(
         text.ends_with(&format!(
             "Permission denied\n\nCommand exited with code 1\n\n{line}"
@@ -498,7 +498,7 @@ async fn a_failed_job_with_a_denial_names_the_sandbox() {
     let (dir, session) = temp_session("[sandbox]\nmode = \"workspace-write\"\n");
     let outside = dir.path().join("outside");
     std::fs::create_dir(&outside).expect("outside dir");
-    let line = agentsh_agent_session::sandbox_denial_line(session.sandbox().expect("sandbox"));
+    let line = agentsh_sandbox::sandbox_denial_line(session.sandbox().expect("sandbox"));
     let start = |command: String| {
         let session = session.clone();
         async move {
@@ -674,7 +674,7 @@ fn the_allowlist_probe_says_whether_it_works_here() {
         .enable_all()
         .build()
         .expect("runtime");
-    let probed = runtime.block_on(agentsh_agent_session::probe_network_allowlist());
+    let probed = runtime.block_on(agentsh_sandbox::probe_network_allowlist());
     let isolated = agentsh_agent_session::SandboxPolicy {
         mode: agentsh_agent_session::SandboxMode::ReadOnly,
         writable: vec![std::env::temp_dir()],

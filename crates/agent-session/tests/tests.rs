@@ -1,7 +1,5 @@
 //! Integration tests of `agentsh-agent-session`, compiled into one binary.
 
-mod config;
-mod config_docs;
 mod jobs;
 mod sandbox;
 mod session;

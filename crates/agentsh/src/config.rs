@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use agentsh_agent_session::{ConfigError, Settings, config_path};
+use agentsh_config::{ConfigError, Settings, config_path};
 
 /// The settings for this run: `--config FILE`, else `AGENTSH_CONFIG`, else the default file
 /// (absent → defaults). `~/` in paths expands to `$HOME`.

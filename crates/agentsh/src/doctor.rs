@@ -14,8 +14,8 @@ use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
-use agentsh_agent_session::{ConfigPath, Settings, config_path};
 use agentsh_cli::DoctorArgs;
+use agentsh_config::{ConfigPath, Settings, config_path};
 
 use crate::{print_error, runtime};
 

@@ -33,7 +33,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use agentsh_agent_session::Settings;
+use agentsh_config::Settings;
 use agentsh_cli::Cli;
 use agentsh_protocol::{
     BashArgs, JobInputArgs, JobKillArgs, JobListArgs, JobOutputArgs, TOOL_NAMES,

@@ -45,7 +45,8 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use agentsh_agent_session::{AgentSession, LocalSession, SessionOptions, Settings};
+use agentsh_agent_session::{AgentSession, LocalSession, SessionOptions};
+use agentsh_config::Settings;
 use agentsh_seam::{Handle, Signals};
 use clap::Parser;
 use tracing_subscriber::EnvFilter;

@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use agentsh_agent_session::Policy;
+use agentsh_bash_policy::Policy;
 use agentsh_bash_policy::{Judgement, SessionMemory};
 
 use crate::cli::{PolicyArgs, PolicyCommand};

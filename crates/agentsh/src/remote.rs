@@ -6,7 +6,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use agentsh_agent_session::POLICY_TIERS_KEY;
-use agentsh_agent_session::{Settings, SshTarget};
+use agentsh_config::Settings;
+use agentsh_protocol::SshTarget;
 
 use crate::cli::RemoteArgs;
 use crate::print_error;

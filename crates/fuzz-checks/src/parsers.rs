@@ -52,8 +52,7 @@ pub fn config(data: &[u8]) {
         return;
     };
     let file = Path::new("/fuzz/agentsh/config.toml");
-    if let Err(err) =
-        agentsh_agent_session::Settings::from_toml(text, file, Some(Path::new("/home/fuzz")))
+    if let Err(err) = agentsh_config::Settings::from_toml(text, file, Some(Path::new("/home/fuzz")))
     {
         let message = err.to_string();
         assert!(message.contains("/fuzz/agentsh/config.toml"), "{message}");

@@ -29,7 +29,9 @@ pub use job::{
     job_has_ended_text, job_has_no_terminal_text, job_started_line, job_state_line,
     no_such_job_text, notice_command, run_time_text, too_many_jobs_text,
 };
-pub use limits::{DEFAULT_OUTPUT_MAX_BYTES, MAX_SEQUENCE_BYTES};
+pub use limits::{
+    DEFAULT_IDLE_MINUTES, DEFAULT_MAX_SHELLS, DEFAULT_OUTPUT_MAX_BYTES, MAX_SEQUENCE_BYTES,
+};
 
 /// The RPC protocol's number: both sides of a remote connection must speak
 /// the same one.

@@ -4,6 +4,14 @@
 /// which the notice and the renderer's truncation warning name.
 pub const DEFAULT_OUTPUT_MAX_BYTES: u64 = 51_200;
 
+/// Default of `bash.max_shells`: one session keeps at most this many persistent shells (the
+/// configuration's default and the executor's).
+pub const DEFAULT_MAX_SHELLS: usize = 16;
+
+/// Default of `bash.shell_idle_minutes`: a session's shells idle this long are closed (the
+/// configuration's default and the executor's).
+pub const DEFAULT_IDLE_MINUTES: u64 = 30;
+
 /// An escape sequence still unterminated after this many bytes is abandoned: what was read of
 /// it is dropped and the next character is read as plain text. The output sink's sanitiser and
 /// the renderer's `strip_controls` share this grammar.

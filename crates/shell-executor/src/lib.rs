@@ -20,8 +20,7 @@ pub use error::ExecError;
 pub use executor::{ChunkCallback, ShellExecutor};
 pub use job::{CommandExit, Finished, JobChunks, JobProgress, JobRun, Ran, Running};
 pub use request::{
-    DEFAULT_IDLE_MINUTES, DEFAULT_MAX_SHELLS, DEFAULT_MAX_TOTAL_SHELLS, ExecRequest,
-    ExecutorConfig, SessionKey, ShellLimits, Surface,
+    DEFAULT_MAX_TOTAL_SHELLS, ExecRequest, ExecutorConfig, SessionKey, ShellLimits, Surface,
 };
 pub use shell::Output;
 pub use tokio_util::sync::CancellationToken;

@@ -7,12 +7,9 @@ use std::time::Duration;
 
 use agentsh_process::sandbox::SandboxPolicy;
 use agentsh_process::shell::{ShellSpec, discover_shell};
+use agentsh_protocol::{DEFAULT_IDLE_MINUTES, DEFAULT_MAX_SHELLS};
 use tokio_util::sync::CancellationToken;
 
-/// Default of `bash.max_shells`: one session keeps at most this many persistent shells.
-pub const DEFAULT_MAX_SHELLS: usize = 16;
-/// Default of `bash.shell_idle_minutes`: a session's shells idle this long are closed.
-pub const DEFAULT_IDLE_MINUTES: u64 = 30;
 /// Default of [`ExecutorConfig::max_total_shells`]: however many sessions one executor serves,
 /// it keeps at most this many shells in all.
 pub const DEFAULT_MAX_TOTAL_SHELLS: usize = 256;

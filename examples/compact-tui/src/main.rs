@@ -7,8 +7,9 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use agentsh_agent_session::{LocalSession, Settings, config_path};
+use agentsh_agent_session::LocalSession;
 use agentsh_compact_renderer::CompactRenderer;
+use agentsh_config::{Settings, config_path};
 use agentsh_tui::{Listen, TuiError, TuiOptions};
 
 fn main() -> ExitCode {

@@ -13,9 +13,8 @@ use std::sync::{Arc, Mutex};
 use agentsh_output_sink::TailBuffer;
 use agentsh_process::sandbox::SandboxPolicy;
 use agentsh_protocol::{OutputSummary, count_lines, tail_of};
+use agentsh_sandbox::DenialWatch;
 use regex::Regex;
-
-use crate::sandbox::DenialWatch;
 
 /// Bytes of text a job keeps in memory: more than the sink's spill batch (256 KiB), so every
 /// byte that left it is in the log file.

@@ -33,7 +33,7 @@ use crate::session::AgentSession;
 use crate::tool::ToolContext;
 use crate::{ToolDetails, ToolResult};
 
-pub use agentsh_protocol::{BASH_TOOL, TOOL_NAMES, unknown_tool};
+pub use agentsh_protocol::BASH_TOOL;
 
 /// How long a `run_in_background` call waits for its job before it answers.
 const START_WAIT: Duration = Duration::from_secs(1);

@@ -10,7 +10,7 @@ use agentsh_process::sandbox::SandboxPolicy;
 use agentsh_process::shell::ShellSpec;
 use agentsh_process::snapshot::{SnapshotOptions, rc_file, snapshot_with};
 
-use crate::settings::Settings;
+use agentsh_config::Settings;
 
 /// How a session got its rc snapshot.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -5,12 +5,13 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use agentsh_agent_session::{
-    AgentSession, ArtifactStore, BangOptions, NetworkSetting, SandboxKernel, SandboxMode,
-    SessionOptions, Settings, SnapshotOutcome, probe_network_allowlist,
+    AgentSession, ArtifactStore, BangOptions, SessionOptions, SnapshotOutcome,
 };
+use agentsh_config::{NetworkSetting, SandboxMode, Settings};
 use agentsh_output_sink::{OutputSink, SinkOptions};
 use agentsh_protocol::format_size;
 use agentsh_pty_runtime::{PtyCommand, PtyRun};
+use agentsh_sandbox::{Kernel as SandboxKernel, probe_network_allowlist};
 
 use super::Check;
 
@@ -19,7 +20,7 @@ const TRIAL_TIMEOUT_S: f64 = 20.0;
 /// How long the PTY trial waits for its prompt.
 const PTY_WAIT: Duration = Duration::from_secs(10);
 /// The oldest Landlock ABI the sandbox takes.
-const MIN_LANDLOCK_ABI: i32 = agentsh_agent_session::MIN_LANDLOCK_ABI;
+const MIN_LANDLOCK_ABI: i32 = agentsh_sandbox::MIN_LANDLOCK_ABI;
 
 /// `Linux 6.1.0-18-amd64`, from `/proc` (no `uname` to run).
 pub(super) fn host_name() -> String {

@@ -5,12 +5,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use agentsh_protocol::BashResult;
+use agentsh_protocol::{BashResult, DEFAULT_MAX_SHELLS};
 
 use crate::test_helpers::{
     alive_with, config, executor, is_alive, run, run_limited, runtime, session, unique, wait_until,
 };
-use crate::{DEFAULT_MAX_SHELLS, ExecutorConfig, SessionKey, ShellExecutor, ShellLimits};
+use crate::{ExecutorConfig, SessionKey, ShellExecutor, ShellLimits};
 
 /// An executor whose every session, and the whole cache, keep at most `max_shells` shells;
 /// shells idle for `idle` are closed.

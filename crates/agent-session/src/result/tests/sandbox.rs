@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 
 use super::*;
-use crate::sandbox::{DENIAL_MARKERS, sandbox_denial_line, shows_denial};
 use agentsh_process::sandbox::{SandboxMode, SandboxNetwork};
+use agentsh_sandbox::{DENIAL_MARKERS, sandbox_denial_line, shows_denial};
 
 fn workspace(network: bool) -> SandboxPolicy {
     SandboxPolicy {

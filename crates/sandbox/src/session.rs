@@ -1,6 +1,5 @@
-//! A session's sandbox above the spawner: its writable roots resolved from the
-//! settings, its private temp dir, the one place that decides whether it can be enforced, and
-//! the denial line of a result.
+//! A session's sandbox above the spawner: its writable roots resolved from the settings, its
+//! private temp dir, and the one place that decides whether it can be enforced.
 //!
 //! The policy itself ([`SandboxPolicy`]) and its enforcement in the child are
 //! `agentsh-process`'s; this module builds the policy a session's every shell, PTY session and
@@ -8,221 +7,26 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{LazyLock, Mutex, Once};
+use std::sync::{Mutex, Once};
 
+use agentsh_config::{NetworkSetting, SandboxSettings};
 use agentsh_process::OwnedDir;
 use agentsh_process::sandbox::{Kernel, SandboxError, SandboxMode, SandboxNetwork, SandboxPolicy};
-use regex::Regex;
 
-use crate::error::SessionError;
+use crate::error::SetupError;
 use crate::network::{SessionNetwork, proxy_env};
-use crate::settings::{NetworkSetting, SandboxSettings};
-
-/// What a failed sandboxed command's output shows when the sandbox denied it something,
-/// as the tools print it (`strerror` texts, resolver and curl messages):
-///
-/// - files: `Permission denied` (EACCES, what Landlock answers), `Read-only file system`
-///   (EROFS), `Operation not permitted` (EPERM: seccomp's `socket(AF_UNIX, …)`, `unshare`,
-///   `mount`, `setpriv`, `nsenter`);
-/// - name lookups in a network namespace with only loopback: glibc's `Temporary failure in
-///   name resolution` (EAI_AGAIN) and `Name or service not known` (EAI_NONAME), musl's and
-///   Python's `Name does not resolve`, curl's `Could not resolve host`, git's `Could not
-///   resolve hostname`, Go's `no such host`;
-/// - connects: `Network is unreachable` (ENETUNREACH: no route but loopback),
-///   `Connection refused` (ECONNREFUSED: a port on the private loopback where nothing
-///   listens, e.g. a proxy on 127.0.0.1 outside), `Cannot assign requested address`
-///   (EADDRNOTAVAIL), `No route to host` (EHOSTUNREACH).
-///
-/// Matched as plain substrings, case-sensitive (tools print them in this case; `permission
-/// denied` in lower case is how Go and Rust print EACCES, hence the second spelling).
-pub const DENIAL_MARKERS: &[&str] = &[
-    "Permission denied",
-    "permission denied",
-    "Read-only file system",
-    "read-only file system",
-    "Operation not permitted",
-    "operation not permitted",
-    "Temporary failure in name resolution",
-    "Name or service not known",
-    "Name does not resolve",
-    "Could not resolve host",
-    "no such host",
-    "Network is unreachable",
-    "network is unreachable",
-    "Connection refused",
-    "connection refused",
-    "Cannot assign requested address",
-    "No route to host",
-];
-
-/// Whether `text` (a failed command's output) shows a denial: one of [`DENIAL_MARKERS`].
-pub fn shows_denial(text: &str) -> bool {
-    // One pass for all the markers (a job's output is watched as it streams).
-    static MARKERS: LazyLock<Regex> = LazyLock::new(|| {
-        let alternatives: Vec<String> = DENIAL_MARKERS.iter().map(|m| regex::escape(m)).collect();
-        Regex::new(&alternatives.join("|")).expect("escaped literals form a valid regex")
-    });
-    MARKERS.is_match(text)
-}
-
-/// Watches a stream of text (a job's output, piece by piece) for a denial, so that
-/// the result that reports the job's failure gets the sandbox line even when the denial was
-/// in output an earlier result showed. A marker split between two pieces is found too.
-pub(crate) struct DenialWatch {
-    policy: SandboxPolicy,
-    seen: bool,
-    /// The end of the text so far: one byte shorter than the longest marker.
-    carry: String,
-}
-
-impl DenialWatch {
-    pub(crate) fn new(policy: SandboxPolicy) -> Self {
-        Self {
-            policy,
-            seen: false,
-            carry: String::new(),
-        }
-    }
-
-    /// Takes the next piece of the stream.
-    pub(crate) fn push(&mut self, text: &str) {
-        if self.seen || text.is_empty() {
-            return;
-        }
-        let keep = DENIAL_MARKERS.iter().map(|m| m.len()).max().unwrap_or(1) - 1;
-        // A marker that starts in the carry ends within the first `keep` bytes of `text`.
-        let mut head = keep.min(text.len());
-        while !text.is_char_boundary(head) {
-            head += 1;
-        }
-        let mut joined = std::mem::take(&mut self.carry);
-        joined.push_str(&text[..head]);
-        self.seen = shows_denial(&joined) || shows_denial(text);
-        let source = if text.len() >= keep { text } else { &joined };
-        let mut start = source.len().saturating_sub(keep);
-        while !source.is_char_boundary(start) {
-            start -= 1;
-        }
-        source[start..].clone_into(&mut self.carry);
-    }
-
-    /// The sandbox line for the stream's command when it `failed` and the stream showed a
-    /// denial, or when the allowlist refused connections of its (`blocked`).
-    pub(crate) fn line(&self, failed: bool, blocked: &[String]) -> Option<String> {
-        line_when(&self.policy, failed && self.seen, blocked)
-    }
-}
-
-/// The line a failed sandboxed command's result gets when its output shows a denial:
-/// `[sandbox: <mode>; writable: <roots>; network off]` (`network on` when allowed,
-/// `network: <hosts>` with an allowlist), the roots comma-separated as resolved.
-///
-/// ```
-/// use std::path::PathBuf;
-/// use agentsh_agent_session::{SandboxMode, SandboxNetwork, SandboxPolicy, sandbox_denial_line};
-///
-/// let policy = SandboxPolicy {
-///     mode: SandboxMode::WorkspaceWrite,
-///     writable: vec![PathBuf::from("/src/app"), PathBuf::from("/tmp/agentsh-sandbox-x")],
-///     read_only: Vec::new(),
-///     network: SandboxNetwork::Off,
-///     temp_dir: None,
-/// };
-/// assert_eq!(
-///     sandbox_denial_line(&policy),
-///     "[sandbox: workspace-write; writable: /src/app, /tmp/agentsh-sandbox-x; network off]"
-/// );
-/// ```
-pub fn sandbox_denial_line(policy: &SandboxPolicy) -> String {
-    sandbox_line(policy, &[])
-}
-
-/// The sandbox line naming the `host:port`s the allowlist refused (`blocked`), after the
-/// allowed hosts: `[sandbox: <mode>; writable: <roots>; network: <hosts>; blocked <host:port>,
-/// …]`. Without blocked hosts, [`sandbox_denial_line`].
-///
-/// ```
-/// use std::path::PathBuf;
-/// use agentsh_agent_session::{SandboxMode, SandboxNetwork, SandboxPolicy, sandbox_line};
-///
-/// let policy = SandboxPolicy {
-///     mode: SandboxMode::ReadOnly,
-///     writable: vec![PathBuf::from("/tmp/agentsh-sandbox-x")],
-///     read_only: Vec::new(),
-///     network: SandboxNetwork::Off,
-///     temp_dir: None,
-/// };
-/// assert_eq!(
-///     sandbox_line(&policy, &[]),
-///     "[sandbox: read-only; writable: /tmp/agentsh-sandbox-x; network off]"
-/// );
-/// ```
-pub fn sandbox_line(policy: &SandboxPolicy, blocked: &[String]) -> String {
-    let roots: Vec<String> = policy
-        .writable
-        .iter()
-        .map(|root| root.display().to_string())
-        .collect();
-    let network = match &policy.network {
-        SandboxNetwork::Off => "network off".to_owned(),
-        SandboxNetwork::On => "network on".to_owned(),
-        SandboxNetwork::Allowlist(proxy) => {
-            let mut text = format!("network: {}", proxy.hosts.join(", "));
-            if !blocked.is_empty() {
-                text.push_str("; blocked ");
-                text.push_str(&blocked.join(", "));
-            }
-            text
-        }
-    };
-    format!(
-        "[sandbox: {}; writable: {}; {network}]",
-        policy.mode,
-        roots.join(", ")
-    )
-}
-
-/// The sandbox line a result gets, if any: the command ran under `sandbox` and either the
-/// allowlist refused connections of its namespace while it ran (`blocked`, whether or not it
-/// failed), or it failed (`failed`: a non-zero exit or no exit status) and its output
-/// (`outputs`: every text of it the result was built from) shows a denial.
-pub(crate) fn denial_line_for(
-    sandbox: Option<&SandboxPolicy>,
-    failed: bool,
-    outputs: &[&str],
-    blocked: &[String],
-) -> Option<String> {
-    let policy = sandbox?;
-    line_when(
-        policy,
-        failed && outputs.iter().any(|text| shows_denial(text)),
-        blocked,
-    )
-}
-
-/// The sandbox line of a result under `policy`: when it `failed_with_denial`, or when the
-/// allowlist refused connections of its namespace (`blocked`), whether or not it failed.
-fn line_when(
-    policy: &SandboxPolicy,
-    failed_with_denial: bool,
-    blocked: &[String],
-) -> Option<String> {
-    let refused = !blocked.is_empty() && policy.network.proxy().is_some();
-    (refused || failed_with_denial).then(|| sandbox_line(policy, blocked))
-}
 
 /// The environment variable that makes a session's sandbox check stricter, for tests: the
 /// kernel is taken to offer at most what it says (comma-separated `landlock_abi=N`,
 /// `user_namespaces=false`, `seccomp=false`), so a test can see the start-up refusal a weaker
 /// kernel gets. It can only take away ([`Kernel::limited_to`]): the sandbox itself is always
 /// built from what the running kernel offers. An unreadable value refuses the sandbox too.
-#[doc(hidden)]
-pub const SANDBOX_KERNEL_LIMIT_ENV: &str = "AGENTSH_TEST_SANDBOX_KERNEL";
+const SANDBOX_KERNEL_LIMIT_ENV: &str = "AGENTSH_TEST_SANDBOX_KERNEL";
 
 /// The kernel a session's sandbox is checked against: the running one
-/// ([`Kernel::probe`]), within `limit` ([`SessionOptions::sandbox_kernel_limit`](crate::SessionOptions))
+/// ([`Kernel::probe`]), within `limit` (the session's `sandbox_kernel_limit`)
 /// and within [`SANDBOX_KERNEL_LIMIT_ENV`] when set.
-pub(crate) fn session_kernel(limit: Option<Kernel>) -> Result<Kernel, SandboxError> {
+fn session_kernel(limit: Option<Kernel>) -> Result<Kernel, SandboxError> {
     let mut kernel = Kernel::probe();
     if let Some(limit) = limit {
         kernel = kernel.limited_to(limit);
@@ -280,7 +84,7 @@ fn parse_kernel_limit(value: &str) -> Result<Kernel, String> {
 /// for every process it confines (`SpawnSpec::sandbox`), with the same answer (the kernel is
 /// probed once per process), and still refuses what it cannot build then (a writable root
 /// removed since the session started).
-pub(crate) fn can_enforce(policy: &SandboxPolicy, kernel: Kernel) -> Result<(), SandboxError> {
+fn can_enforce(policy: &SandboxPolicy, kernel: Kernel) -> Result<(), SandboxError> {
     agentsh_process::sandbox::check_with(policy, kernel)
 }
 
@@ -293,7 +97,7 @@ const TEMP_DIR_PREFIX: &str = "agentsh-sandbox-";
 /// (see `agentsh_process::OwnedDir`). Normally the session removes its own, or the supervisor
 /// of one of its shells when agentsh was killed; this finds the rest (agentsh died together
 /// with its supervisors, or no shell had started yet).
-pub(crate) fn remove_ownerless_temp_dirs() {
+pub fn remove_ownerless_temp_dirs() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         let removed = agentsh_process::remove_ownerless(&std::env::temp_dir(), TEMP_DIR_PREFIX);
@@ -310,8 +114,9 @@ pub(crate) fn remove_ownerless_temp_dirs() {
 /// `TMPDIR` of every command), removed when the session shuts down or is dropped, and else by
 /// a supervisor or a later agentsh (see [`OwnedDir`]).
 #[derive(Debug)]
-pub(crate) struct SessionSandbox {
-    pub(crate) policy: SandboxPolicy,
+pub struct SessionSandbox {
+    /// The policy every shell, PTY session and job of the session is started with.
+    pub policy: SandboxPolicy,
     temp_path: PathBuf,
     temp: Mutex<Option<OwnedDir>>,
     /// With an allowlist: the session's proxy.
@@ -323,13 +128,13 @@ impl SessionSandbox {
     /// `None` when `settings.mode` is off. Writable roots, canonicalised: in `workspace-write`
     /// `cwd`, the private temp dir and `settings.writable`; in `read-only` the private temp dir
     /// alone. Kept read-only: `<cwd>/.agentsh` when it exists. `/` or `home` as one is refused; so is a sandbox `kernel`
-    /// ([`session_kernel`]) cannot enforce (`Sandbox unavailable: <reason>`).
-    pub(crate) fn new(
+    /// (`session_kernel`) cannot enforce (`Sandbox unavailable: <reason>`).
+    pub fn new(
         settings: &SandboxSettings,
         cwd: &Path,
         home: Option<&Path>,
         kernel_limit: Option<Kernel>,
-    ) -> Result<Option<Self>, SessionError> {
+    ) -> Result<Option<Self>, SetupError> {
         let Some(mode) = settings.mode else {
             return Ok(None);
         };
@@ -367,11 +172,8 @@ impl SessionSandbox {
         // Locked while agentsh runs: removed by a supervisor that outlives agentsh, or by a
         // later agentsh (`remove_ownerless_temp_dirs`).
         let temp = OwnedDir::create(&std::env::temp_dir(), TEMP_DIR_PREFIX)
-            .map_err(SessionError::SandboxTempDir)?;
-        let temp_path = temp
-            .path()
-            .canonicalize()
-            .map_err(SessionError::SandboxTempDir)?;
+            .map_err(SetupError::TempDir)?;
+        let temp_path = temp.path().canonicalize().map_err(SetupError::TempDir)?;
         // In this order: the cwd, the temp dir, `writable`; each root once.
         let mut writable: Vec<PathBuf> = Vec::new();
         let (cwd_root, rest) = configured
@@ -404,7 +206,7 @@ impl SessionSandbox {
 
     /// What every command of the session gets in its environment from the sandbox: with an
     /// allowlist, the proxy variables naming the listener inside its namespace.
-    pub(crate) fn env(&self) -> BTreeMap<String, String> {
+    pub fn env(&self) -> BTreeMap<String, String> {
         self.network
             .as_ref()
             .map(|network| proxy_env(network.proxy.port))
@@ -413,7 +215,7 @@ impl SessionSandbox {
 
     /// The policy the rc snapshot is taken under: the session's, without its proxy (a
     /// snapshot runs on a runtime of its own and needs no network).
-    pub(crate) fn snapshot_policy(&self) -> SandboxPolicy {
+    pub fn snapshot_policy(&self) -> SandboxPolicy {
         let mut policy = self.policy.clone();
         if policy.network.proxy().is_some() {
             policy.network = SandboxNetwork::Off;
@@ -422,19 +224,19 @@ impl SessionSandbox {
     }
 
     /// Ends the session's proxy, when it has one (at shutdown; also when dropped).
-    pub(crate) fn shut_down_network(&self) {
+    pub fn shut_down_network(&self) {
         if let Some(network) = &self.network {
             network.shut_down();
         }
     }
 
     /// The private temp dir (`TMPDIR` of every command of the session).
-    pub(crate) fn temp_dir(&self) -> &Path {
+    pub fn temp_dir(&self) -> &Path {
         &self.temp_path
     }
 
     /// Removes the private temp dir and everything in it (at shutdown).
-    pub(crate) fn remove_temp_dir(&self) {
+    pub fn remove_temp_dir(&self) {
         let temp = self
             .temp
             .lock()
@@ -469,15 +271,13 @@ fn kept_read_only(cwd: &Path) -> Vec<PathBuf> {
 }
 
 /// `root` canonicalised, refused when it is `/` or `home` (canonical).
-fn writable_root(root: &Path, home: Option<&Path>) -> Result<PathBuf, SessionError> {
-    let resolved = root
-        .canonicalize()
-        .map_err(|error| SessionError::SandboxRoot {
-            path: root.to_path_buf(),
-            error,
-        })?;
+fn writable_root(root: &Path, home: Option<&Path>) -> Result<PathBuf, SetupError> {
+    let resolved = root.canonicalize().map_err(|error| SetupError::Root {
+        path: root.to_path_buf(),
+        error,
+    })?;
     if resolved == Path::new("/") || Some(resolved.as_path()) == home {
-        return Err(SessionError::Sandbox(SandboxError::RefusedRoot(
+        return Err(SetupError::Sandbox(SandboxError::RefusedRoot(
             root.to_path_buf(),
         )));
     }
@@ -520,37 +320,5 @@ mod tests {
             let err = parse_kernel_limit(bad).expect_err(bad);
             assert!(err.starts_with(why), "{bad}: {err}");
         }
-    }
-
-    #[test]
-    fn a_denial_split_between_pieces_is_seen() {
-        let policy = SandboxPolicy {
-            mode: SandboxMode::ReadOnly,
-            writable: vec![PathBuf::from("/tmp/t")],
-            read_only: Vec::new(),
-            network: SandboxNetwork::Off,
-            temp_dir: None,
-        };
-        let watched = |pieces: &[&str]| {
-            let mut watch = DenialWatch::new(policy.clone());
-            for piece in pieces {
-                watch.push(piece);
-            }
-            watch.line(true, &[]).is_some()
-        };
-        assert!(watched(&["touch: x: Permission denied\n"]));
-        assert!(watched(&["touch: x: Permiss", "ion denied\n"]));
-        // Split across several short pieces, and after long ones.
-        assert!(watched(&["Per", "mis", "sion", " de", "nied"]));
-        assert!(watched(&[&"a".repeat(100), "Read-only file sy", "stem"]));
-        // Multi-byte text around the cut is no problem.
-        assert!(watched(&["ééééé Operation not perm", "itted ééé"]));
-        assert!(!watched(&["Permission", "\ndenied"]));
-        assert!(!watched(&["all good\n", "é".repeat(40).as_str()]));
-        // Only a failure gets the line.
-        let mut watch = DenialWatch::new(policy.clone());
-        watch.push("Permission denied");
-        assert_eq!(watch.line(false, &[]), None);
-        assert_eq!(watch.line(true, &[]), Some(sandbox_denial_line(&policy)));
     }
 }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use agentsh_bash_policy::{Decision as PolicyDecision, TierKind};
 
 use super::*;
-use crate::settings::{ConfigError, ConfigPath, Settings};
+use crate::{ConfigError, ConfigPath, Settings};
 
 /// Writes `text` to `dir/name`, making the directories.
 fn write_file(dir: &Path, name: &str, text: &str) -> PathBuf {

@@ -1,11 +1,8 @@
-//! The configuration file: where it is, what it may say, and what is wrong with it.
+#![doc = include_str!("../README.md")]
 //!
-//! Every key is optional; [`Settings::default`] is what an empty or absent file means. A file is
-//! read whole and checked whole before anything runs: unknown keys, wrong types and bad values
-//! are [`ConfigError`]s naming the file, the key (a dotted path such as `bash.max_shells` or
-//! `bash_interceptor.rules[1].patern`) and the reason. Invalid interceptor *regexes* are the one
-//! exception: they are not checked here but by `Interceptor::new`, which reports them as
-//! warnings.
+//! # Modules, for contributors
+//!
+//! The modules are private; everything public is re-exported below, in one block.
 //!
 //! - `types`: the checked settings, with every default in one constant, and how the
 //!   execution sections were written;
@@ -15,11 +12,14 @@
 //! - `key_path`: which key a serde error is about, how a key path is written, and the bad
 //!   value at a key that every check reports;
 //! - `keys`: every key the file accepts ([`Settings::config_keys`]), read off the loader's types;
+//! - `network`: `sandbox.network` (off, on, or an allowlist of hosts);
+//! - `secrets`: `[secrets]`, the values and patterns the output redacts;
 //! - `remote`: `[remote]` and the `ssh://` target;
 //! - `policy`: the approval policy's tiers (the managed files, the user's `[policy]`, the
 //!   project's file) and the [`Policy`](agentsh_bash_policy::Policy) they make;
 //! - `execution`: the sections that shape execution as they travel in a remote session's
 //!   hello, and applying them on the far side.
+#![deny(missing_docs)]
 
 mod error;
 mod execution;
@@ -35,6 +35,8 @@ mod types;
 #[cfg(test)]
 mod tests;
 
+// The sandbox mode is `agentsh-process`'s (the spawner enforces it); `sandbox.mode` holds one.
+pub use agentsh_process::sandbox::SandboxMode;
 pub use error::ConfigError;
 pub use execution::HELLO_SETTINGS_SOURCE;
 pub use load::{CONFIG_ENV, ConfigPath, config_path};

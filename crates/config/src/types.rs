@@ -14,12 +14,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::remote::RemoteSettings;
-use crate::Timeout;
+use agentsh_protocol::Timeout;
 
 /// Default of `bash.max_shells`: at most this many persistent shells are cached.
-pub const DEFAULT_MAX_SHELLS: usize = agentsh_shell_executor::DEFAULT_MAX_SHELLS;
+pub const DEFAULT_MAX_SHELLS: usize = agentsh_protocol::DEFAULT_MAX_SHELLS;
 /// Default of `bash.shell_idle_minutes`: idle shells are closed after this many minutes.
-pub const DEFAULT_SHELL_IDLE_MINUTES: u64 = agentsh_shell_executor::DEFAULT_IDLE_MINUTES;
+pub const DEFAULT_SHELL_IDLE_MINUTES: u64 = agentsh_protocol::DEFAULT_IDLE_MINUTES;
 /// Default of `bash.snapshot_timeout`: the rc snapshot's shell may run this long.
 pub const DEFAULT_SNAPSHOT_TIMEOUT: std::time::Duration =
     agentsh_process::snapshot::DEFAULT_SNAPSHOT_TIMEOUT;
@@ -171,7 +171,7 @@ impl PartialEq for Settings {
 #[derive(Debug, Clone, PartialEq)]
 pub struct BashSettings {
     /// `virtual_terminal`: whether tool calls may run on a pseudo-terminal (only when the host
-    /// has an interactive UI to show it; see [`use_pty`](crate::use_pty)). Default `off`.
+    /// has an interactive UI to show it; see `use_pty` in `agentsh-agent-session`). Default `off`.
     pub virtual_terminal: VirtualTerminal,
     /// `shell`: the shell to run (a path, or a name looked up on `PATH`). Default: discovered.
     pub shell: Option<PathBuf>,

@@ -27,7 +27,7 @@ use super::types::{
     MAX_SNAPSHOT_TIMEOUT, McpSettings, OutputSettings, SandboxSettings, Settings, UiSettings,
     VirtualTerminal, Written,
 };
-use crate::Timeout;
+use agentsh_protocol::Timeout;
 
 /// Environment variable naming the config file when `--config` is not given.
 pub const CONFIG_ENV: &str = "AGENTSH_CONFIG";

@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use agentsh_net_proxy::{Allowlist, Link, Proxy, ProxyConfig, Resolver};
 use agentsh_process::sandbox::{NetworkGate, NetworkLink, NetworkProxy};
 
-use crate::error::SessionError;
+use crate::error::SetupError;
 
 /// The ports a session's proxy listener may take inside its namespaces: below the ephemeral
 /// range (32768 and up), so that no connection a command makes inside is given it as its own
@@ -58,11 +58,10 @@ impl SessionNetwork {
     /// load): a port chosen for the session and the gate of its proxy. The resolver is the
     /// system's, or the test map when `AGENTSH_TEST_RESOLVE` is set (a malformed one is an
     /// error).
-    pub(crate) fn new(hosts: &[String]) -> Result<Self, SessionError> {
+    pub(crate) fn new(hosts: &[String]) -> Result<Self, SetupError> {
         let allowlist = Allowlist::parse(hosts)
-            .map_err(|err| SessionError::Network(format!("sandbox.network: {err}")))?;
-        let resolver =
-            Resolver::from_env().map_err(|err| SessionError::Network(err.to_string()))?;
+            .map_err(|err| SetupError::Network(format!("sandbox.network: {err}")))?;
+        let resolver = Resolver::from_env().map_err(|err| SetupError::Network(err.to_string()))?;
         let span = u32::from(PORTS.end() - PORTS.start()) + 1;
         let random = u32::from_str_radix(&agentsh_process::random_hex(4), 16).unwrap_or(0);
         let offset = u16::try_from(random % span).unwrap_or(0);

@@ -25,7 +25,7 @@ impl Settings {
     /// Read off the types the loader deserializes, so it is exactly what the loader accepts.
     ///
     /// ```
-    /// let keys = agentsh_agent_session::Settings::config_keys();
+    /// let keys = agentsh_config::Settings::config_keys();
     /// assert!(keys.iter().any(|key| key == "bash.max_shells"));
     /// assert!(keys.iter().any(|key| key == "bash_interceptor.rules[].pattern"));
     /// ```

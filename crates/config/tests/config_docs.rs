@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use agentsh_agent_session::Settings;
+use agentsh_config::Settings;
 
 fn doc() -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/configuration.md");
@@ -153,5 +153,5 @@ fn the_default_secret_names_are_the_ones_in_the_code() {
         .split(',')
         .map(|name| name.split_whitespace().collect::<String>().replace('"', ""))
         .collect();
-    assert_eq!(listed, agentsh_agent_session::DEFAULT_SECRET_ENV);
+    assert_eq!(listed, agentsh_config::DEFAULT_SECRET_ENV);
 }

@@ -4,8 +4,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use agentsh_agent_session::{ConfigPath, Settings, Timeout, VirtualTerminal};
 use agentsh_bash_interceptor::Interceptor;
+use agentsh_config::{ConfigPath, Settings, VirtualTerminal};
+use agentsh_protocol::Timeout;
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

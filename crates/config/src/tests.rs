@@ -7,7 +7,7 @@ use agentsh_bash_policy::{Decision as PolicyDecision, PolicyConfig, RuleConfig};
 use agentsh_process::sandbox::SandboxMode;
 
 use super::*;
-use crate::{Theme, Timeout};
+use agentsh_protocol::{Theme, Timeout};
 
 fn parse(text: &str) -> Result<Settings, String> {
     Settings::from_toml(

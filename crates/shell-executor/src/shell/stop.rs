@@ -1,5 +1,21 @@
 //! Stopping a command (timeout, abort, head satisfied): why ([`StopReason`]), how
 //! ([`StopMethod`]), and what [`stop_command`] decided ([`Verdict`]).
+//!
+//! The deadline, the cancellation token or the output's satisfied head fires in
+//! `CommandRun::until_end` (`run.rs`), whose stop branches are polled before output (the
+//! shell's report waits while a stop is being decided). [`stop_command`] freezes the shell
+//! (SIGSTOP) and looks at it: one that has already left its command (no fd 2, not waiting for
+//! a child: `ls -la` ended as its fifth line satisfied `head`) is let go untouched and reports
+//! the command's own status, so a stop that comes as a command ends never costs the shell.
+//! Otherwise, for bash, when `/proc` shows the stop signal (40, real-time) still caught and no
+//! blanket real-time trap, it writes the command's marker to the private directory's `stop`
+//! file and sends that signal, which arms the loop's unwind trap so nothing more of the
+//! sourced command runs; then `process::end_command_with` ends the processes
+//! `command_processes` attributes to this command: SIGSTOP, SIGTERM (SIGPIPE for a head stop)
+//! + SIGCONT, SIGKILL after 500 ms, rescanning `/proc` until none is left. The output so far
+//! is drained, the shell is let go on, and if it then reports within 1 s it is kept with its
+//! state; if it burnt CPU in a builtin loop, is sh or zsh, or stays silent, it is frozen, its
+//! tree ended and it is replaced (`sessionRestarted: true`).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

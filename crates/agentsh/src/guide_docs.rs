@@ -33,8 +33,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use agentsh_config::Settings;
 use agentsh_cli::Cli;
+use agentsh_config::Settings;
 use agentsh_protocol::{
     BashArgs, JobInputArgs, JobKillArgs, JobListArgs, JobOutputArgs, TOOL_NAMES,
 };

@@ -13,8 +13,8 @@ use agentsh_protocol::BashResult;
 #[cfg(test)]
 use crate::cache::ShellStatus;
 use crate::cache::{ShellCache, ShellKey, SlotUse, close_all};
+use crate::call::{CommandExit, Finished, Ran, Running};
 use crate::error::ExecError;
-use crate::job::{CommandExit, Finished, Ran, Running};
 use crate::request::{ExecRequest, ExecutorConfig, ShellLimits};
 use crate::shell::{Output, ShellProcess};
 

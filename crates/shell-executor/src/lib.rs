@@ -3,6 +3,7 @@
 
 mod bootstrap;
 mod cache;
+mod call;
 mod error;
 mod executor;
 mod fifo;
@@ -16,9 +17,10 @@ pub use agentsh_output_sink::{OutputSink, SinkOptions, Spill, SpillSource};
 pub use agentsh_process::SpawnError;
 pub use agentsh_process::shell::{ShellKind, ShellSpec};
 pub use agentsh_protocol::{BashResult, OutputSummary};
+pub use call::{CommandExit, Finished, Ran, Running};
 pub use error::ExecError;
 pub use executor::{ChunkCallback, ShellExecutor};
-pub use job::{CommandExit, Finished, JobChunks, JobProgress, JobRun, Ran, Running};
+pub use job::{JobChunks, JobProgress, JobRun};
 pub use request::{
     DEFAULT_MAX_TOTAL_SHELLS, ExecRequest, ExecutorConfig, SessionKey, ShellLimits, Surface,
 };

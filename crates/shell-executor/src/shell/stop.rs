@@ -12,7 +12,7 @@
 //! file and sends that signal, which arms the loop's unwind trap so nothing more of the
 //! sourced command runs; then `process::end_command_with` ends the processes
 //! `command_processes` attributes to this command: SIGSTOP, SIGTERM (SIGPIPE for a head stop)
-//! + SIGCONT, SIGKILL after 500 ms, rescanning `/proc` until none is left. The output so far
+//! and SIGCONT, SIGKILL after 500 ms, rescanning `/proc` until none is left. The output so far
 //! is drained, the shell is let go on, and if it then reports within 1 s it is kept with its
 //! state; if it burnt CPU in a builtin loop, is sh or zsh, or stays silent, it is frozen, its
 //! tree ended and it is replaced (`sessionRestarted: true`).

@@ -4,9 +4,10 @@
 //!
 //! The crate's modules are private; everything public is re-exported below, in one block.
 //! `session` holds [`AgentSession`] and the bang surface; `tool` holds [`BashTool`] and depends
-//! on `session` (never the other way round) through a narrow crate-internal API; `cwd`,
-//! `pty_selection` and `result` are the pure steps of a tool call (the argument, timeout and
-//! result types themselves are `agentsh-protocol`'s); `settings` is the
+//! on `session` (never the other way round) through a narrow crate-internal API; `cwd` and
+//! `pty_selection` are pure steps of a tool call (the argument, timeout and result types
+//! themselves are `agentsh-protocol`'s; the run of a piped call, its jobs and its result are
+//! `agentsh-jobs`', which meets the session through `session/jobs.rs`); `settings` is the
 //! configuration file (`types`, `load`, `key_path`) and the approval policy's tiers (`policy`);
 //! `audit` is the audit log.
 #![deny(missing_docs)]
@@ -15,11 +16,9 @@ mod audit;
 mod cwd;
 mod error;
 mod handle;
-mod jobs;
 mod network;
 mod policy;
 mod pty_selection;
-mod result;
 mod sandbox;
 mod session;
 mod settings;
@@ -34,6 +33,10 @@ pub use agentsh_bash_normalize::Limits;
 pub use agentsh_bash_policy::{
     Decision as PolicyDecision, Policy, PolicyConfig, RuleConfig, TierKind, TierSource,
 };
+pub use agentsh_jobs::{
+    BANG_CANCELLED, DENIAL_MARKERS, FinishedRun, HeadCapture, ToolUpdate, bang_context_text,
+    blocked_result, build_tool_result, sandbox_denial_line, sandbox_line, shows_denial,
+};
 pub use agentsh_process::sandbox::{
     Kernel as SandboxKernel, MIN_LANDLOCK_ABI, SandboxError, SandboxMode, SandboxNetwork,
     SandboxPolicy,
@@ -46,6 +49,7 @@ pub use agentsh_protocol::{
     SshTarget, Theme, Timeout, ToolContent, ToolDetails, ToolMeta, ToolOutcome, ToolResult,
     TruncatedBy, Truncation, TruncationDirection, ViewSettings, job_tool_specs,
 };
+pub use agentsh_protocol::{BASH_TOOL, TOOL_NAMES, unknown_tool};
 pub use agentsh_pty_runtime::{
     Key, KeyAction, MIN_DRAW_INTERVAL as PTY_MIN_DRAW_INTERVAL, Modifiers, PtyController, Terminal,
     TerminalSize, encode_key,
@@ -57,19 +61,12 @@ pub use agentsh_shell_executor::{CancellationToken, ExecError, ExecutorConfig, S
 pub use audit::{
     AUDIT_ROTATE_BYTES, AUDIT_ROTATED_FILES, AuditDecision, AuditEnd, AuditLog, AuditSource,
 };
-pub use cwd::{CwdError, check_cwd, resolve_cwd};
+pub use cwd::{CwdError, check_cwd, cwd_error_result, resolve_cwd};
 pub use error::SessionError;
 pub use handle::{LocalSession, POLICY_TIERS_KEY};
-pub use jobs::tools::{BASH_TOOL, TOOL_NAMES, unknown_tool};
 pub use network::probe_network_allowlist;
 pub use pty_selection::{COMPAT_NO_PTY_ENV, HostUi, NO_PTY_ENV, use_pty};
-pub use result::{
-    BANG_CANCELLED, FinishedRun, HeadCapture, ToolUpdate, bang_context_text, blocked_result,
-    build_tool_result, cwd_error_result,
-};
-pub use sandbox::{
-    DENIAL_MARKERS, SANDBOX_KERNEL_LIMIT_ENV, sandbox_denial_line, sandbox_line, shows_denial,
-};
+pub use sandbox::SANDBOX_KERNEL_LIMIT_ENV;
 pub use serde_json::{Value, json};
 pub use session::{AgentSession, SessionOptions, SessionPolicy, SnapshotOutcome};
 pub use settings::{

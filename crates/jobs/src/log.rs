@@ -15,7 +15,7 @@ use agentsh_process::sandbox::SandboxPolicy;
 use agentsh_protocol::{OutputSummary, count_lines, tail_of};
 use regex::Regex;
 
-use crate::sandbox::DenialWatch;
+use crate::denial::DenialWatch;
 
 /// Bytes of text a job keeps in memory: more than the sink's spill batch (256 KiB), so every
 /// byte that left it is in the log file.

@@ -11,29 +11,21 @@ use agentsh_bash_normalize::Limits;
 use agentsh_output_sink::{OutputSink, TailBuffer};
 use agentsh_protocol::{
     BashResult, JobDetails, JobInputArgs, JobKillArgs, JobListArgs, JobState, JobSummary,
-    NEXT_CALL_NEW_SHELL, NO_JOBS, NO_NEW_OUTPUT, format_size, hidden_input_line,
-    hidden_input_sent_line, job_has_ended_text, job_has_no_terminal_text, job_started_line,
-    job_state_line, no_such_job_text, too_many_jobs_text,
+    NEXT_CALL_NEW_SHELL, NO_JOBS, NO_NEW_OUTPUT, Timeout, ToolDetails, ToolOutcome, ToolResult,
+    format_size, hidden_input_line, hidden_input_sent_line, job_has_ended_text,
+    job_has_no_terminal_text, job_started_line, job_state_line, no_such_job_text,
+    too_many_jobs_text,
 };
 use agentsh_pty_runtime::{PtyRun, key_sequence, typed_text};
-use agentsh_shell_executor::{
-    CancellationToken, ExecError, Finished, JobChunks, Output, Ran, Surface,
-};
+use agentsh_shell_executor::{CancellationToken, ExecError, Finished, JobChunks, Output, Ran};
 use serde_json::Value;
 use tokio::time::Instant;
 
-use super::args::OutputArgs;
-use super::ends::with_last_line;
-use super::{Job, JobMeta, LogSource, NewJob, lock};
-use crate::Timeout;
-use crate::ToolOutcome;
-use crate::policy::Refusal;
+use crate::args::OutputArgs;
+use crate::ends::with_last_line;
+use crate::job::{Job, JobMeta, JobOutput, LogSource, NewJob};
 use crate::result::{FinishedRun, HeadCapture, ToolUpdate, build_tool_result};
-use crate::session::AgentSession;
-use crate::tool::ToolContext;
-use crate::{ToolDetails, ToolResult};
-
-pub use agentsh_protocol::{BASH_TOOL, TOOL_NAMES, unknown_tool};
+use crate::{JobHost, Jobs, lock};
 
 /// How long a `run_in_background` call waits for its job before it answers.
 const START_WAIT: Duration = Duration::from_secs(1);
@@ -60,30 +52,38 @@ fn tool_error(text: String, cwd: &Path, timeout: Timeout) -> ToolOutcome {
     ))
 }
 
-/// What a `bash` call that starts or may become a job needs.
-pub(crate) struct JobCall<'a> {
-    pub(crate) session: &'a AgentSession,
-    pub(crate) command: &'a str,
-    pub(crate) cwd: &'a Path,
-    /// The call's own timeout, when it gave one.
-    pub(crate) timeout: Option<Timeout>,
+/// One `bash` call the session let run (judged, intercepted, its `cwd` checked), piped: it
+/// runs in the foreground ([`run`](Self::run)) and may become a job, or starts as one
+/// ([`start_background`](Self::start_background)).
+pub struct JobCall<'a, H: JobHost> {
+    /// The session the call runs in.
+    pub host: &'a H,
+    /// The session's jobs, which a job the call makes joins.
+    pub jobs: &'a Arc<Jobs>,
+    /// The command, as it runs (normalised).
+    pub command: &'a str,
+    /// Where it runs (checked).
+    pub cwd: &'a Path,
+    /// The call's own timeout, when it gave one (a job without one runs until killed).
+    pub timeout: Option<Timeout>,
     /// The clamped timeout (the argument's or the default), for `details`.
-    pub(crate) shown_timeout: Timeout,
-    pub(crate) limits: Limits,
+    pub shown_timeout: Timeout,
+    /// The merged `head`/`tail` limits.
+    pub limits: Limits,
 }
 
-impl JobCall<'_> {
+impl<H: JobHost> JobCall<'_, H> {
     fn max_bytes(&self) -> u64 {
-        self.session.settings().output.max_bytes
+        self.host.limits().output_max_bytes
     }
 
     /// A job's output side with its log reserved now (`run_in_background`).
     fn new_job(&self) -> NewJob {
         NewJob::new(
-            LogSource::Reserved(self.session.allocate_artifact()),
-            self.session.settings().jobs.max_log_bytes,
-            self.session.sandbox(),
-            self.session.secrets(),
+            LogSource::Reserved(self.host.allocate_artifact()),
+            self.host.limits().max_log_bytes,
+            self.host.sandbox(),
+            self.host.secrets(),
         )
     }
 
@@ -94,14 +94,14 @@ impl JobCall<'_> {
         NewJob::new(
             LogSource::OnOverflow {
                 allocate: {
-                    let session = self.session.clone();
-                    Box::new(move || session.allocate_artifact())
+                    let host = self.host.clone();
+                    Box::new(move || host.allocate_artifact())
                 },
                 tail_bytes: self.max_bytes(),
             },
-            self.session.settings().jobs.max_log_bytes,
-            self.session.sandbox(),
-            self.session.secrets(),
+            self.host.limits().max_log_bytes,
+            self.host.sandbox(),
+            self.host.secrets(),
         )
     }
 
@@ -114,16 +114,16 @@ impl JobCall<'_> {
             cwd: self.cwd.to_path_buf(),
             timeout: self.shown_timeout,
             pty,
-            reports: self.session.job_reports().clone(),
+            reports: self.jobs.reports.clone(),
         }
     }
 
     /// `run_in_background`: a job in a new shell (or on a terminal), answered once it exited or
     /// a second has passed.
-    pub(crate) async fn start_background(&self, pty: bool) -> ToolOutcome {
-        let session = self.session;
-        let jobs = session.jobs();
-        let slot = match jobs.reserve(session.settings().jobs.max_running) {
+    pub async fn start_background(&self, pty: bool) -> ToolOutcome {
+        let host = self.host;
+        let jobs = self.jobs;
+        let slot = match jobs.reserve(host.limits().max_running) {
             Ok(slot) => slot,
             Err(running) => {
                 return tool_error(too_many_jobs_text(running), self.cwd, self.shown_timeout);
@@ -134,27 +134,21 @@ impl JobCall<'_> {
         // Run times count from here: the command starts next.
         let started = Instant::now();
         let job = if pty {
-            let mut command = session.pty_command(self.command, self.cwd, self.shown_timeout);
+            let mut command = host.pty_command(self.command, self.cwd, self.shown_timeout);
             command.timeout = run_time;
             command.answers_prompts = true;
             let running = PtyRun::start_with_text(command, new.take_sink(), new.texts());
             let job = slot.fill(|id| new.on_pty(self.meta(id, true, started), running));
-            session.sample_jobs();
-            super::hidden::watch_hidden_input(&job, session.events().clone(), session.secrets());
+            jobs.sample();
+            crate::hidden::watch_hidden_input(&job, jobs.reports.events().clone(), host.secrets());
             job
         } else {
-            let mut request = session.exec_request(
-                self.command,
-                self.cwd,
-                self.shown_timeout,
-                Surface::Tool,
-                session.call_token(),
-            );
+            let mut request = host.exec_request(self.command, self.cwd, self.shown_timeout);
             request.timeout = run_time;
-            match session.executor().start_job(request, new.chunks()).await {
+            match host.executor().start_job(request, new.chunks()).await {
                 Ok(run) => {
                     let job = slot.fill(|id| new.piped(self.meta(id, false, started), run));
-                    session.sample_jobs();
+                    jobs.sample();
                     job
                 }
                 Err(err) => {
@@ -172,34 +166,26 @@ impl JobCall<'_> {
 
     /// Runs the call in the foreground on the session's `tool` shell, the one way every piped
     /// `bash` call runs: live updates of its output's tail (at most 20 a second, the last state
-    /// always sent, none when `ctx` skips them), `ctx.cancel` aborting it. With `yield_after`
+    /// always sent, none without `live_updates`), `cancel` aborting it. With `yield_after`
     /// (and room for one more job), its output is a job's from the start and, when it still
     /// runs then, the call answers with the yield result, the command going on as a job; else
     /// its output goes to a call's sink (whose head limit stops it).
-    pub(crate) async fn run(
+    pub async fn run(
         &self,
         yield_after: Option<Duration>,
-        ctx: &ToolContext,
+        live_updates: bool,
+        cancel: &CancellationToken,
         on_update: &mut (impl FnMut(ToolUpdate) + Send),
     ) -> ToolOutcome {
-        let session = self.session;
-        let token = session.call_token();
-        let request = session.exec_request(
-            self.command,
-            self.cwd,
-            self.shown_timeout,
-            Surface::Tool,
-            token.clone(),
-        );
+        let host = self.host;
+        let request = host.exec_request(self.command, self.cwd, self.shown_timeout);
+        let token = request.cancel.clone();
         // With no room for one more job the call cannot yield: it is an ordinary call.
         let may_yield = yield_after.and_then(|after| {
-            let slot = session
-                .jobs()
-                .reserve(session.settings().jobs.max_running)
-                .ok()?;
+            let slot = self.jobs.reserve(host.limits().max_running).ok()?;
             Some((after, slot, self.maybe_job()))
         });
-        let shown = !ctx.skip_live_updates;
+        let shown = live_updates;
         let (output, live) = if let Some((_, _, new)) = &may_yield {
             let live = shown.then(|| Live::Job(Arc::clone(&new.output)));
             (CallOutput::Job(new.chunks()), live)
@@ -209,13 +195,13 @@ impl JobCall<'_> {
                     usize::try_from(self.max_bytes()).unwrap_or(usize::MAX),
                 )))
             });
-            let sink = Box::new(session.new_sink(self.limits.head));
+            let sink = Box::new(host.new_sink(self.limits.head));
             let live = tail.clone().map(Live::Tail);
             (CallOutput::Sink { sink, tail }, live)
         };
         let yield_after = may_yield.as_ref().map(|(after, _, _)| *after);
         let started = Instant::now();
-        let run = session.executor().run(request, output, yield_after);
+        let run = host.executor().run(request, output, yield_after);
         tokio::pin!(run);
         let mut ticks = tokio::time::interval_at(Instant::now() + UPDATE_INTERVAL, UPDATE_INTERVAL);
         let mut sent = 0;
@@ -223,7 +209,7 @@ impl JobCall<'_> {
         let ran = loop {
             tokio::select! {
                 done = &mut run => break done,
-                () = ctx.cancel.cancelled(), if !aborted => {
+                () = cancel.cancelled(), if !aborted => {
                     aborted = true;
                     token.cancel();
                 }
@@ -238,7 +224,7 @@ impl JobCall<'_> {
             (Ok(Ran::Running(running)), Some((_, slot, new))) => {
                 let job =
                     slot.fill(|id| new.piped(self.meta(id, false, started), running.into_job()));
-                session.sample_jobs();
+                self.jobs.sample();
                 return self.answer(&job, true);
             }
             // Not reached: only a call that may yield is handed back running.
@@ -248,7 +234,14 @@ impl JobCall<'_> {
             }
             (Err(err), _) => (Err(err), None),
         };
-        self.finished(finished, new.as_ref(), live.as_ref(), sent, ctx, on_update)
+        self.finished(
+            finished,
+            new.as_ref(),
+            live.as_ref(),
+            sent,
+            cancel,
+            on_update,
+        )
     }
 
     /// The ordinary result of a call that ended: its output dumped (a call that could have
@@ -259,7 +252,7 @@ impl JobCall<'_> {
         new: Option<&NewJob>,
         live: Option<&Live>,
         mut sent: u64,
-        ctx: &ToolContext,
+        cancel: &CancellationToken,
         on_update: &mut (impl FnMut(ToolUpdate) + Send),
     ) -> ToolOutcome {
         let finished = match finished {
@@ -285,7 +278,7 @@ impl JobCall<'_> {
             }
             (CallOutput::Job(_), Some(new)) => {
                 let mut output = lock(&new.output);
-                let super::JobOutput { sink, log, .. } = &mut *output;
+                let JobOutput { sink, log, .. } = &mut *output;
                 sink.dump_with(&mut |text| log.push(text));
                 log.take_new(self.max_bytes(), false).summary
             }
@@ -318,10 +311,10 @@ impl JobCall<'_> {
             head_capture,
             limits: self.limits,
             max_bytes: self.max_bytes(),
-            aborted: ctx.cancel.is_cancelled(),
+            aborted: cancel.is_cancelled(),
             cwd: self.cwd,
             timeout: self.shown_timeout,
-            sandbox: self.session.sandbox(),
+            sandbox: self.host.sandbox(),
         })
     }
 
@@ -333,7 +326,7 @@ impl JobCall<'_> {
             self.max_bytes(),
             self.limits,
             Reader::Start { yielded },
-            self.session.secrets_answerable(),
+            self.jobs.secrets_answerable(),
         )
     }
 }
@@ -373,7 +366,7 @@ impl Output for CallOutput {
 /// What a running call's live updates show: the tail of its text so far.
 enum Live {
     Tail(Arc<Mutex<TailBuffer>>),
-    Job(Arc<Mutex<super::JobOutput>>),
+    Job(Arc<Mutex<JobOutput>>),
 }
 
 impl Live {
@@ -550,7 +543,7 @@ const SHELLS: [&str; 4] = ["bash", "sh", "zsh", "dash"];
 
 /// Who a job tool call is, for the approval policy.
 #[derive(Default)]
-pub(crate) struct JobToolCall {
+pub struct JobToolCall {
     /// The call's id.
     pub id: String,
     /// Who answers its approval requests.
@@ -559,47 +552,44 @@ pub(crate) struct JobToolCall {
     pub cancel: CancellationToken,
 }
 
-impl AgentSession {
-    /// This session's jobs, oldest first (the last 100 that ended, and every running one).
-    pub fn jobs_summary(&self) -> Vec<JobSummary> {
-        self.jobs().all().iter().map(|job| job.summary()).collect()
-    }
-
-    /// Runs one of the job tools by name (`job_output`, `job_input`, `job_kill`, `job_list`);
-    /// `None` for any other name.
-    /// Text for a PTY job whose foreground program is a shell is judged by the approval policy
-    /// as a command line; nobody can be asked here, so text that needs a yes is refused.
-    pub async fn execute_job_tool(&self, name: &str, args: &Value) -> Option<ToolOutcome> {
-        self.execute_job_tool_for(name, args, &JobToolCall::default())
-            .await
-    }
-
-    /// [`execute_job_tool`](Self::execute_job_tool) for call `call.id`, whose approval
-    /// requests `call.approver` answers.
-    pub(crate) async fn execute_job_tool_for(
+impl Jobs {
+    /// Runs one of the job tools by name (`job_output`, `job_input`, `job_kill`, `job_list`)
+    /// for call `call.id` of `host`'s session; `None` for any other name. Text for a PTY job
+    /// whose foreground program is a shell is judged by `host` as a command line (whose
+    /// approval requests `call.approver` answers).
+    pub async fn execute_tool<H: JobHost>(
         &self,
+        host: &H,
         name: &str,
         args: &Value,
         call: &JobToolCall,
     ) -> Option<ToolOutcome> {
-        let cwd = self.cwd().to_path_buf();
-        let timeout = self.settings().bash.default_timeout;
+        let limits = host.limits();
+        let cwd = host.cwd().to_path_buf();
+        let timeout = limits.default_timeout;
         let error = |text: String| tool_error(text, &cwd, timeout);
+        let max_bytes = limits.output_max_bytes;
         Some(match name {
             "job_output" => match OutputArgs::parse(args) {
-                Ok(args) => self.job_output(&args).await.unwrap_or_else(error),
+                Ok(args) => self
+                    .job_output(&args, max_bytes)
+                    .await
+                    .unwrap_or_else(error),
                 Err(err) => error(err.to_string()),
             },
             "job_input" => match JobInputArgs::from_value(args) {
-                Ok(args) => self.job_input(&args, call).await.unwrap_or_else(error),
+                Ok(args) => self
+                    .job_input(host, &args, call)
+                    .await
+                    .unwrap_or_else(error),
                 Err(err) => error(err.to_string()),
             },
             "job_kill" => match JobKillArgs::from_value(args) {
-                Ok(args) => self.job_kill(&args).await.unwrap_or_else(error),
+                Ok(args) => self.job_kill(&args, max_bytes).await.unwrap_or_else(error),
                 Err(err) => error(err.to_string()),
             },
             "job_list" => match JobListArgs::from_value(args) {
-                Ok(JobListArgs {}) => self.job_list(),
+                Ok(JobListArgs {}) => self.job_list(&cwd, timeout),
                 Err(err) => error(err.to_string()),
             },
             _ => return None,
@@ -607,14 +597,13 @@ impl AgentSession {
     }
 
     /// The job named `id` (as the tools take it), or the tools' error for an id no job has.
-    pub(super) fn find_job(&self, id: &str) -> Result<Arc<Job>, String> {
-        self.jobs()
-            .get(id)
-            .ok_or_else(|| no_such_job_text(id, &self.jobs().ids()))
+    pub(crate) fn find(&self, id: &str) -> Result<Arc<Job>, String> {
+        self.get(id)
+            .ok_or_else(|| no_such_job_text(id, &self.ids()))
     }
 
-    async fn job_output(&self, args: &OutputArgs) -> Result<ToolOutcome, String> {
-        let job = self.find_job(&args.job_id)?;
+    async fn job_output(&self, args: &OutputArgs, max_bytes: u64) -> Result<ToolOutcome, String> {
+        let job = self.find(&args.job_id)?;
         let limit = Duration::from_secs_f64(args.wait);
         match &args.until {
             Some(pattern) => {
@@ -641,15 +630,16 @@ impl AgentSession {
             head: args.head,
             tail: args.tail,
         };
-        Ok(self.job_answer(&job, limits, true))
+        Ok(self.job_answer(&job, max_bytes, limits, true))
     }
 
-    async fn job_input(
+    async fn job_input<H: JobHost>(
         &self,
+        host: &H,
         args: &JobInputArgs,
         call: &JobToolCall,
     ) -> Result<ToolOutcome, String> {
-        let job = self.find_job(&args.job_id)?;
+        let job = self.find(&args.job_id)?;
         let Some(terminal) = job.terminal() else {
             return Err(job_has_no_terminal_text(&job.id));
         };
@@ -663,10 +653,7 @@ impl AgentSession {
                 .is_some_and(|program| SHELLS.contains(&program.as_str()))
         {
             let shown = text.trim_end_matches(['\r', '\n']);
-            self.gate()
-                .check(&call.id, text, shown, call.approver.as_ref(), &call.cancel)
-                .await
-                .map_err(Refusal::into_text)?;
+            host.judge_input(call, text, shown).await?;
         }
         // Whether this input answers a password prompt: the result reminds the model of it.
         let to_hidden = terminal.input_hidden();
@@ -692,7 +679,12 @@ impl AgentSession {
         }
         job.settle(Duration::from_secs_f64(args.wait_seconds()))
             .await;
-        let answer = self.job_answer(&job, Limits::default(), false);
+        let answer = self.job_answer(
+            &job,
+            host.limits().output_max_bytes,
+            Limits::default(),
+            false,
+        );
         Ok(if to_hidden {
             with_last_line(answer, &hidden_input_sent_line(&job.id))
         } else {
@@ -700,18 +692,18 @@ impl AgentSession {
         })
     }
 
-    async fn job_kill(&self, args: &JobKillArgs) -> Result<ToolOutcome, String> {
-        let job = self.find_job(&args.job_id)?;
+    async fn job_kill(&self, args: &JobKillArgs, max_bytes: u64) -> Result<ToolOutcome, String> {
+        let job = self.find(&args.job_id)?;
         // The model ends it itself: no notice about its end.
         job.killed_by_model
             .store(true, std::sync::atomic::Ordering::SeqCst);
         job.kill();
         let _ = tokio::time::timeout(KILL_WAIT, job.ended()).await;
-        Ok(self.job_answer(&job, Limits::default(), true))
+        Ok(self.job_answer(&job, max_bytes, Limits::default(), true))
     }
 
-    fn job_list(&self) -> ToolOutcome {
-        let jobs = self.jobs_summary();
+    fn job_list(&self, cwd: &Path, default_timeout: Timeout) -> ToolOutcome {
+        let jobs = self.summaries();
         let text = if jobs.is_empty() {
             NO_JOBS.to_owned()
         } else {
@@ -720,14 +712,19 @@ impl AgentSession {
         };
         ToolOutcome::Finished(ToolResult::new(
             text,
-            ToolDetails::not_run(self.cwd(), self.settings().bash.default_timeout),
+            ToolDetails::not_run(cwd, default_timeout),
             false,
         ))
     }
 
     /// A job tool's answer: the new output (a PTY job's screen), then the state line.
-    fn job_answer(&self, job: &Job, limits: Limits, returned_by_output: bool) -> ToolOutcome {
-        let max_bytes = self.settings().output.max_bytes;
+    fn job_answer(
+        &self,
+        job: &Job,
+        max_bytes: u64,
+        limits: Limits,
+        returned_by_output: bool,
+    ) -> ToolOutcome {
         let answerable = self.secrets_answerable();
         answer_about(
             job,

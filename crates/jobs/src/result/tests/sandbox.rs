@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use super::*;
-use crate::sandbox::{DENIAL_MARKERS, sandbox_denial_line, shows_denial};
+use crate::denial::{DENIAL_MARKERS, sandbox_denial_line, shows_denial};
 use agentsh_process::sandbox::{SandboxMode, SandboxNetwork};
 
 fn workspace(network: bool) -> SandboxPolicy {

@@ -82,6 +82,18 @@ pub const RULES: &[(&str, &[&str])] = &[
             "agentsh-seam",
         ],
     ),
+    // Jobs meet the session through a trait they define: no session, no far side, no
+    // surface.
+    (
+        "agentsh-jobs",
+        &[
+            "agentsh-agent-session",
+            "agentsh-remote",
+            "agentsh-rpc",
+            "agentsh-tui",
+            "agentsh-mcp",
+        ],
+    ),
     // The local session knows no far side and no surface.
     (
         "agentsh-agent-session",

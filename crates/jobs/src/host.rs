@@ -10,9 +10,18 @@ use agentsh_output_sink::{OutputSink, Secrets};
 use agentsh_process::sandbox::SandboxPolicy;
 use agentsh_protocol::Timeout;
 use agentsh_pty_runtime::PtyCommand;
-use agentsh_shell_executor::{ExecRequest, ShellExecutor};
+use agentsh_shell_executor::{CancellationToken, ExecRequest, ShellExecutor};
 
-use crate::JobToolCall;
+/// Who a job tool call is, for the approval policy.
+#[derive(Default)]
+pub struct JobToolCall {
+    /// The call's id.
+    pub id: String,
+    /// Who answers its approval requests.
+    pub approver: Option<Arc<dyn agentsh_seam::Approver>>,
+    /// Cancelled when the call is aborted.
+    pub cancel: CancellationToken,
+}
 
 /// The numbers a session's calls and jobs run by, from its settings.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -24,10 +24,14 @@ use agentsh_seam::EventHub;
 use agentsh_shell_executor::{CommandExit, JobProgress, JobRun};
 use tokio::sync::watch;
 
-use crate::ends::{self, JobReports};
-use crate::log::{JobLog, LogFile};
-use crate::spill::CappedLog;
-use crate::usage;
+pub(crate) mod ends;
+pub(crate) mod log;
+mod spill;
+pub(crate) mod usage;
+
+use ends::JobReports;
+use log::{JobLog, LogFile};
+use spill::CappedLog;
 
 /// How long a PTY job's output must have been quiet before `/proc` is asked whether it waits
 /// for input.

@@ -52,24 +52,20 @@
 
 mod args;
 mod denial;
-mod ends;
 mod hidden;
 mod host;
 mod job;
-mod log;
 mod result;
-mod spill;
 mod tools;
-mod usage;
 mod view;
 
 pub use denial::{DENIAL_MARKERS, sandbox_denial_line, sandbox_line, shows_denial};
-pub use host::{JobHost, JobLimits};
+pub use host::{JobHost, JobLimits, JobToolCall};
 pub use job::Jobs;
 pub use result::{
     BANG_CANCELLED, FinishedRun, HeadCapture, ToolUpdate, bang_context_text, blocked_result,
     build_tool_result,
 };
-pub use tools::{JobCall, JobToolCall};
+pub use tools::JobCall;
 
 use agentsh_seam::lock;

@@ -22,10 +22,10 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use crate::args::OutputArgs;
-use crate::ends::with_last_line;
+use crate::job::ends::with_last_line;
 use crate::job::{Job, JobMeta, JobOutput, LogSource, NewJob};
 use crate::result::{FinishedRun, HeadCapture, ToolUpdate, build_tool_result};
-use crate::{JobHost, Jobs, lock};
+use crate::{JobHost, JobToolCall, Jobs, lock};
 
 /// How long a `run_in_background` call waits for its job before it answers.
 const START_WAIT: Duration = Duration::from_secs(1);
@@ -540,17 +540,6 @@ async fn wait_for(job: &Job, limit: Duration, done: impl Fn(&Job) -> bool) {
 
 /// The shells whose prompt takes command lines: text typed at them is judged.
 const SHELLS: [&str; 4] = ["bash", "sh", "zsh", "dash"];
-
-/// Who a job tool call is, for the approval policy.
-#[derive(Default)]
-pub struct JobToolCall {
-    /// The call's id.
-    pub id: String,
-    /// Who answers its approval requests.
-    pub approver: Option<Arc<dyn agentsh_seam::Approver>>,
-    /// Cancelled when the call is aborted.
-    pub cancel: CancellationToken,
-}
 
 impl Jobs {
     /// Runs one of the job tools by name (`job_output`, `job_input`, `job_kill`, `job_list`)

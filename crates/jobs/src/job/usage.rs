@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use agentsh_protocol::{JobUsage, job_busy_notice};
 
 use crate::Jobs;
-use crate::ends::JobReports;
+use crate::job::ends::JobReports;
 use crate::job::{Control, Job};
 use crate::lock;
 

@@ -51,6 +51,7 @@
 #![deny(missing_docs)]
 
 mod args;
+mod call;
 mod denial;
 mod hidden;
 mod host;
@@ -59,6 +60,7 @@ mod result;
 mod tools;
 mod view;
 
+pub use call::JobCall;
 pub use denial::{DENIAL_MARKERS, sandbox_denial_line, sandbox_line, shows_denial};
 pub use host::{JobHost, JobLimits, JobToolCall};
 pub use job::Jobs;
@@ -66,6 +68,5 @@ pub use result::{
     BANG_CANCELLED, FinishedRun, HeadCapture, ToolUpdate, bang_context_text, blocked_result,
     build_tool_result,
 };
-pub use tools::JobCall;
 
 use agentsh_seam::lock;

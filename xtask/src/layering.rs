@@ -91,7 +91,20 @@ pub const RULES: &[(&str, &[&str])] = &[
             "agentsh-pty-runtime",
             "agentsh-agent-session",
             "agentsh-sandbox",
+            "agentsh-jobs",
             "agentsh-seam",
+            "agentsh-remote",
+            "agentsh-rpc",
+            "agentsh-tui",
+            "agentsh-mcp",
+        ],
+    ),
+    // Jobs meet the session through a trait they define: no session, no far side, no
+    // surface.
+    (
+        "agentsh-jobs",
+        &[
+            "agentsh-agent-session",
             "agentsh-remote",
             "agentsh-rpc",
             "agentsh-tui",
@@ -106,6 +119,7 @@ pub const RULES: &[(&str, &[&str])] = &[
             "agentsh-shell-executor",
             "agentsh-pty-runtime",
             "agentsh-agent-session",
+            "agentsh-jobs",
             "agentsh-seam",
             "agentsh-remote",
             "agentsh-rpc",

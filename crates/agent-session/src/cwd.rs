@@ -3,7 +3,10 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use agentsh_protocol::{cwd_cannot_enter_text, cwd_missing_text, cwd_not_directory_text};
+use agentsh_protocol::{
+    Timeout, ToolDetails, ToolResult, cwd_cannot_enter_text, cwd_missing_text,
+    cwd_not_directory_text,
+};
 use thiserror::Error;
 
 /// Why a `cwd` argument cannot be used. Each message is the text of the tool result the model
@@ -130,6 +133,16 @@ fn os_reason(error: &io::Error) -> String {
     }
 }
 
+/// The result of a call whose `cwd` cannot be used; `details.cwd` is the resolved
+/// path.
+pub fn cwd_error_result(error: &CwdError, timeout: Timeout) -> ToolResult {
+    ToolResult::new(
+        error.to_string(),
+        ToolDetails::not_run(error.path(), timeout),
+        true,
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -213,5 +226,21 @@ mod tests {
         // A path through a file: ENOTDIR is reported as missing, like a missing component.
         let err = check_cwd(Some("file.txt/x"), root, None).unwrap_err();
         assert!(matches!(err, CwdError::Missing { .. }), "{err:?}");
+    }
+
+    #[test]
+    fn cwd_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = check_cwd(Some("missing"), dir.path(), None).unwrap_err();
+        let result = cwd_error_result(&err, Timeout::DEFAULT);
+        let missing = dir.path().join("missing");
+        assert_eq!(
+            result.text(),
+            format!("Working directory does not exist: {}", missing.display())
+        );
+        assert!(result.is_error);
+        assert_eq!(result.details.cwd, missing.to_string_lossy());
+        assert_eq!(result.details.exit_code, None);
+        assert_eq!(result.details.meta, None);
     }
 }

@@ -15,15 +15,15 @@ use serde_json::Value;
 
 use crate::audit::AuditSource;
 use crate::error::SessionError;
-use crate::jobs::tools::JobToolCall;
 use crate::policy::Verdict;
-use crate::result::ToolUpdate;
 use crate::session::{AgentSession, SessionOptions, SessionPolicy};
 use crate::tool::ToolContext;
 use agentsh_artifact_store::ArtifactInfo;
 use agentsh_bash_policy::TierSource;
 use agentsh_config::HELLO_SETTINGS_SOURCE;
 use agentsh_config::Settings;
+use agentsh_jobs::JobToolCall;
+use agentsh_jobs::ToolUpdate;
 
 /// A fresh id for a user's command in the audit log: unique within the process.
 fn next_bang_id() -> String {

@@ -4,25 +4,22 @@
 //!
 //! The crate's modules are private; everything public is re-exported below, in one block.
 //! `session` holds [`AgentSession`] and the bang surface (`session/snapshot.rs` the rc snapshot
-//! at start, `session/reports.rs` what it shares with its outputs and surfaces: secrets,
-//! events, the jobs' reports); `tool` holds the `bash` tool and depends
-//! on `session` (never the other way round) through a narrow crate-internal API; `cwd`,
-//! `pty_selection` and `result` are the pure steps of a tool call (the argument, timeout and
-//! result types themselves are `agentsh-protocol`'s); `jobs` is the background jobs (their
-//! table, logs, notices, usage and the job tools); `policy` is the approval gate that judges a
-//! call before it runs; `audit` is the audit log; `handle` is [`LocalSession`], the session
-//! behind the surfaces' seam; `error` is [`SessionError`]. The configuration is
-//! `agentsh-config`'s and the sandbox's preparation `agentsh-sandbox`'s.
+//! at start, `session/reports.rs` what it shares with its outputs and surfaces: secrets and
+//! events, `session/jobs.rs` what it gives `agentsh-jobs`, which runs every piped call, its
+//! jobs and its result); `tool` holds [`BashTool`] and depends on `session` (never the other
+//! way round) through a narrow crate-internal API; `cwd` and `pty_selection` are pure steps of
+//! a tool call; `policy` is the approval gate that judges a call before it runs; `audit` is the
+//! audit log; `handle` is [`LocalSession`], the session behind the surfaces' seam; `error` is
+//! [`SessionError`]. The configuration is `agentsh-config`'s and the sandbox's preparation
+//! `agentsh-sandbox`'s.
 #![deny(missing_docs)]
 
 mod audit;
 mod cwd;
 mod error;
 mod handle;
-mod jobs;
 mod policy;
 mod pty_selection;
-mod result;
 mod session;
 mod tool;
 
@@ -32,9 +29,11 @@ mod tool;
 pub use agentsh_artifact_store::ArtifactStore;
 pub use agentsh_bash_normalize::Limits;
 pub use agentsh_config::{SandboxMode, Settings};
+pub use agentsh_jobs::{FinishedRun, build_tool_result};
 pub use agentsh_process::sandbox::{
     Kernel as SandboxKernel, SandboxError, SandboxNetwork, SandboxPolicy,
 };
+pub use agentsh_protocol::BASH_TOOL;
 pub use agentsh_protocol::{
     BangOptions, BashArgs, BashResult, JobState, JobView, OutputSummary, Theme, Timeout,
     ToolDetails, ToolOutcome, ToolResult,
@@ -45,8 +44,6 @@ pub use agentsh_shell_executor::CancellationToken;
 pub use cwd::{CwdError, check_cwd};
 pub use error::SessionError;
 pub use handle::{LocalSession, POLICY_TIERS_KEY};
-pub use jobs::tools::BASH_TOOL;
-pub use result::{FinishedRun, build_tool_result};
 pub use serde_json::json;
 pub use session::{AgentSession, SessionOptions, SnapshotOutcome};
 pub use tool::{BashTool, ToolContext};

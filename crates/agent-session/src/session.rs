@@ -1,5 +1,6 @@
 //! `AgentSession`: one agent session's shells, artifacts, settings, warnings and context.
 
+mod jobs;
 mod reports;
 mod snapshot;
 
@@ -33,12 +34,10 @@ use crate::Timeout;
 use crate::audit::{AuditDecision, AuditEnd, AuditLog, AuditSource};
 use crate::cwd::check_cwd;
 use crate::error::SessionError;
-use crate::jobs::Jobs;
-use crate::jobs::ends::JobReports;
 use crate::policy::{Gate, Verdict};
-use crate::result::bang_context_text;
 use agentsh_config::Settings;
 use agentsh_config::{managed_policy_tiers, policy_from_tiers, project_policy_tier};
+use agentsh_jobs::{Jobs, bang_context_text};
 use agentsh_protocol::ApprovalResolution;
 
 /// How an [`AgentSession`] is set up. Start from [`SessionOptions::new`], which takes the one
@@ -132,6 +131,7 @@ struct Inner {
     bang: Mutex<Option<CancellationToken>>,
     context: Mutex<Vec<String>>,
     warnings: Mutex<Warnings>,
+    /// Its background jobs (they report through `events`).
     jobs: Arc<Jobs>,
     /// The artifacts this session reserved, oldest first.
     artifact_ids: Mutex<Vec<String>>,
@@ -146,8 +146,6 @@ struct Inner {
     mode: String,
     /// The session's events and their subscribers.
     events: EventHub,
-    /// Where its jobs report their ends.
-    reports: JobReports,
 }
 
 #[derive(Default)]
@@ -315,13 +313,12 @@ impl AgentSession {
                 bang: Mutex::new(None),
                 context: Mutex::new(Vec::new()),
                 warnings: Mutex::new(Warnings::default()),
-                jobs: Arc::default(),
+                jobs: Arc::new(Jobs::new(events.clone())),
                 artifact_ids: Mutex::new(Vec::new()),
                 gate: Gate::new(policy),
                 secrets,
                 audit,
                 mode: mode.unwrap_or_else(|| "library".to_owned()),
-                reports: JobReports::new(events.clone()),
                 events,
             }),
         };
@@ -618,16 +615,6 @@ impl AgentSession {
             },
             sandbox: self.sandbox().cloned(),
         }
-    }
-
-    /// The shell executor.
-    pub(crate) fn executor(&self) -> &ShellExecutor {
-        &self.inner.executor
-    }
-
-    /// The session's background jobs.
-    pub(crate) fn jobs(&self) -> &Jobs {
-        &self.inner.jobs
     }
 
     // The crate-internal API of the tool path (tool.rs): what a tool call needs of its session,

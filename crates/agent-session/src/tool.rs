@@ -16,15 +16,15 @@ use serde_json::Value;
 use crate::BashArgs;
 use crate::Timeout;
 use crate::audit::AuditSource;
+use crate::cwd::cwd_error_result;
 use crate::cwd::{CwdError, check_cwd};
-use crate::jobs::tools::JobCall;
 use crate::policy::Refusal;
 use crate::pty_selection::{HostUi, use_pty};
-use crate::result::{
-    FinishedRun, HeadCapture, ToolUpdate, blocked_result, build_tool_result, cwd_error_result,
-};
 use crate::session::AgentSession;
 use crate::{PtyHost, ToolDetails, ToolOutcome, ToolResult};
+use agentsh_jobs::{
+    FinishedRun, HeadCapture, JobCall, ToolUpdate, blocked_result, build_tool_result,
+};
 use agentsh_seam::Approver;
 
 /// What the caller of a tool call provides.
@@ -222,7 +222,8 @@ impl BashTool {
         };
 
         let job_call = JobCall {
-            session,
+            host: session,
+            jobs: session.jobs(),
             command: &normalized.command,
             cwd: &cwd,
             timeout: args
@@ -282,7 +283,14 @@ impl BashTool {
         let yield_after = yield_after
             .filter(|_| !ctx.no_jobs && ctx.pty_host.is_none() && limits.head.is_none())
             .map(Duration::from_secs_f64);
-        job_call.run(yield_after, &ctx, &mut on_update).await
+        job_call
+            .run(
+                yield_after,
+                !ctx.skip_live_updates,
+                &ctx.cancel,
+                &mut on_update,
+            )
+            .await
     }
 }
 

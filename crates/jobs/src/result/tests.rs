@@ -9,7 +9,6 @@ use agentsh_protocol::{BashResult, OutputSummary};
 use serde_json::json;
 
 use super::*;
-use crate::cwd::check_cwd;
 
 /// What a sink with byte limit `max` reports for `whole`.
 fn sink(whole: &str, max: usize, artifact: Option<&str>) -> OutputSummary {
@@ -589,22 +588,6 @@ fn snapshot_blocked() {
     );
     assert!(result.is_error);
     insta::assert_json_snapshot!(result);
-}
-
-#[test]
-fn cwd_errors() {
-    let dir = tempfile::tempdir().unwrap();
-    let err = check_cwd(Some("missing"), dir.path(), None).unwrap_err();
-    let result = cwd_error_result(&err, Timeout::DEFAULT);
-    let missing = dir.path().join("missing");
-    assert_eq!(
-        result.text(),
-        format!("Working directory does not exist: {}", missing.display())
-    );
-    assert!(result.is_error);
-    assert_eq!(result.details.cwd, missing.to_string_lossy());
-    assert_eq!(result.details.exit_code, None);
-    assert_eq!(result.details.meta, None);
 }
 
 mod bang;

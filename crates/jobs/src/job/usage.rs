@@ -11,8 +11,10 @@ use std::time::{Duration, Instant};
 
 use agentsh_protocol::{JobUsage, job_busy_notice};
 
-use super::ends::JobReports;
-use super::{Control, Job, Jobs, lock};
+use crate::Jobs;
+use crate::job::ends::JobReports;
+use crate::job::{Control, Job};
+use crate::lock;
 
 /// How often running jobs' trees are read.
 const SAMPLE_EVERY: Duration = Duration::from_secs(1);

@@ -34,16 +34,13 @@ use std::path::Path;
 use agentsh_bash_interceptor::Interception;
 use agentsh_bash_normalize::{Limits, apply_head_tail, count_lines};
 use agentsh_protocol::{
-    BashResult, COMMAND_ABORTED, FullOutput, NO_OUTPUT, SHELL_ENDED_LINE, ShownRange, ToolDetails,
-    ToolMeta, ToolOutcome, ToolResult, TruncatedBy, Truncation, TruncationDirection,
+    BashResult, COMMAND_ABORTED, FullOutput, NO_OUTPUT, SHELL_ENDED_LINE, ShownRange, Timeout,
+    ToolDetails, ToolMeta, ToolOutcome, ToolResult, TruncatedBy, Truncation, TruncationDirection,
     annotation_line, exit_outcome, needs_terminal_line, truncation_notice,
 };
 
 use agentsh_process::sandbox::SandboxPolicy;
 use agentsh_sandbox::denial_line_for;
-
-use crate::Timeout;
-use crate::cwd::CwdError;
 
 /// The line a bang command's context text ends with when it was stopped.
 pub const BANG_CANCELLED: &str = "(command cancelled)";
@@ -198,16 +195,6 @@ pub fn blocked_result(
     let mut details = ToolDetails::not_run(cwd, timeout);
     details.interception = Some(interception.details());
     ToolResult::new(interception.text(command), details, true)
-}
-
-/// The result of a call whose `cwd` cannot be used; `details.cwd` is the resolved
-/// path.
-pub fn cwd_error_result(error: &CwdError, timeout: Timeout) -> ToolResult {
-    ToolResult::new(
-        error.to_string(),
-        ToolDetails::not_run(error.path(), timeout),
-        true,
-    )
 }
 
 /// The text a bang command (`!cmd`) leaves in the model's context:

@@ -9,7 +9,8 @@ use std::sync::{Arc, Mutex, Weak};
 use agentsh_protocol::{JobEnd, JobState, ToolOutcome};
 use agentsh_seam::{EventHub, SessionEvent};
 
-use super::{Job, lock};
+use crate::job::Job;
+use crate::lock;
 
 /// A notice waiting for the next tool result.
 struct Queued {
@@ -35,6 +36,11 @@ impl JobReports {
             events,
             queued: Arc::default(),
         }
+    }
+
+    /// The session's events.
+    pub(crate) fn events(&self) -> &EventHub {
+        &self.events
     }
 
     /// `job` ended as `end`: the event goes out now; the notice waits, unless the model killed

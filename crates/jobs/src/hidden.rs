@@ -10,8 +10,8 @@ use agentsh_protocol::{InputRequest, JobState, job_has_ended_text, job_has_no_te
 use agentsh_pty_runtime::{PtyController, typed_text};
 use agentsh_seam::{EventHub, SessionEvent};
 
-use super::{Control, Job};
-use crate::session::AgentSession;
+use crate::Jobs;
+use crate::job::{Control, Job};
 
 /// How often a quiet PTY job is looked at for a hidden prompt while someone can answer one.
 const POLL: Duration = Duration::from_millis(250);
@@ -100,20 +100,24 @@ pub(crate) fn watch_hidden_input(job: &Arc<Job>, hub: EventHub, secrets: Option<
     });
 }
 
-impl AgentSession {
+impl Jobs {
     /// Types `text`, which a person typed at job `job_id`'s hidden prompt, followed by Enter,
-    /// after adding it to the session's secrets (`[REDACTED:input]`), so that nothing the
+    /// after adding it to `secrets`, the session's (`[REDACTED:input]`), so that nothing the
     /// session shows from then on holds it. Refused, with the reason, when `text` holds CR or
     /// LF, the job does not exist, has no terminal or has ended, or its terminal echoes now (the
     /// text would be shown).
-    pub fn secret_input(&self, job_id: &str, text: &str) -> Result<(), String> {
+    pub fn secret_input(
+        &self,
+        secrets: Option<&Secrets>,
+        job_id: &str,
+        text: &str,
+    ) -> Result<(), String> {
         if text.contains(['\r', '\n']) {
             return Err(SECRET_TEXT_LINE_BREAK.to_owned());
         }
         let job = self
-            .jobs()
             .get(job_id)
-            .ok_or_else(|| agentsh_protocol::no_such_job_text(job_id, &self.jobs().ids()))?;
+            .ok_or_else(|| agentsh_protocol::no_such_job_text(job_id, &self.ids()))?;
         let Some(terminal) = job.terminal() else {
             return Err(job_has_no_terminal_text(&job.id));
         };
@@ -126,7 +130,7 @@ impl AgentSession {
                 job.id
             ));
         }
-        if let Some(secrets) = self.secrets() {
+        if let Some(secrets) = secrets {
             secrets.add(TYPED_SECRET_NAME, text, MIN_TYPED_SECRET_BYTES);
         }
         let mut bytes = typed_text(text);
@@ -139,10 +143,5 @@ impl AgentSession {
         } else {
             Err(job_has_ended_text(&job.id))
         }
-    }
-
-    /// Whether a person can answer hidden input through some surface of this session now.
-    pub(crate) fn secrets_answerable(&self) -> bool {
-        self.events().secrets_answerable()
     }
 }

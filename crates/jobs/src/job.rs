@@ -8,33 +8,30 @@
 //! the bounded tail and the reading positions the tools use. So agentsh's memory per job is the
 //! log's tail plus the sink's spill batch, whatever the job prints.
 
-mod args;
-pub(crate) mod ends;
-pub(crate) mod hidden;
-mod log;
-mod spill;
-pub(crate) mod tools;
-pub(crate) mod usage;
-mod view;
-
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-pub(crate) use agentsh_seam::lock;
+use crate::lock;
 use std::time::{Duration, Instant};
 
 use agentsh_artifact_store::ArtifactReservation;
 use agentsh_output_sink::{OutputSink, SinkOptions};
-use agentsh_protocol::{JobDetails, JobState, JobSummary};
+use agentsh_protocol::{JobDetails, JobState, JobSummary, Timeout, ToolOutcome};
 use agentsh_pty_runtime::{InputWait, PtyController, PtyRun};
+use agentsh_seam::EventHub;
 use agentsh_shell_executor::{CommandExit, JobProgress, JobRun};
 use tokio::sync::watch;
 
-use self::log::{JobLog, LogFile};
-use self::spill::CappedLog;
-use crate::Timeout;
+pub(crate) mod ends;
+pub(crate) mod log;
+mod spill;
+pub(crate) mod usage;
+
+use ends::JobReports;
+use log::{JobLog, LogFile};
+use spill::CappedLog;
 
 /// How long a PTY job's output must have been quiet before `/proc` is asked whether it waits
 /// for input.
@@ -47,12 +44,12 @@ const FINISHED_KEPT: usize = 100;
 
 /// The output side of a job, shared by its task and its tools.
 pub(crate) struct JobOutput {
-    sink: OutputSink,
+    pub(crate) sink: OutputSink,
     pub(crate) log: JobLog,
 }
 
 /// How a job is driven.
-enum Control {
+pub(crate) enum Control {
     Piped(JobRun),
     Pty(PtyController),
 }
@@ -64,15 +61,15 @@ pub(crate) struct Job {
     pub(crate) cwd: PathBuf,
     pub(crate) timeout: Timeout,
     pub(crate) pty: bool,
-    started: Instant,
+    pub(crate) started: Instant,
     pub(crate) output: Arc<Mutex<JobOutput>>,
     /// Bumped on new text and on every change of progress: what waiting tools watch.
     changes: watch::Receiver<u64>,
-    progress: watch::Receiver<JobProgress>,
+    pub(crate) progress: watch::Receiver<JobProgress>,
     /// Set once the log stopped growing at `jobs.max_log_bytes`.
     capped: Arc<AtomicBool>,
     pub(crate) max_log_bytes: u64,
-    control: Control,
+    pub(crate) control: Control,
     /// When it ended (for `job_list`'s run time).
     ended_at: Mutex<Option<Instant>>,
     /// A PTY job's refusals by the network allowlist, once it ended (a piped job's come from
@@ -495,12 +492,14 @@ pub(crate) struct JobMeta {
 }
 
 /// A session's jobs: ids from 1, the running ones bounded, the finished ones kept (the last
-/// [`FINISHED_KEPT`]).
+/// 100), and where they report (the session's events, the notices for its next result).
 #[derive(Default)]
-pub(crate) struct Jobs {
+pub struct Jobs {
     table: Mutex<Table>,
     /// Reads what the running jobs use, while any runs.
-    pub(crate) sampler: usage::Sampler,
+    sampler: usage::Sampler,
+    /// Where the jobs report their ends.
+    pub(crate) reports: JobReports,
 }
 
 #[derive(Default)]
@@ -567,6 +566,44 @@ impl Table {
 }
 
 impl Jobs {
+    /// A session's job table, its jobs reporting through `events` (their ends, a hidden
+    /// prompt).
+    pub fn new(events: EventHub) -> Self {
+        Self {
+            table: Mutex::default(),
+            sampler: usage::Sampler::default(),
+            reports: JobReports::new(events),
+        }
+    }
+
+    /// The jobs as lists show them, oldest first (the last 100 that ended, and every running
+    /// one).
+    pub fn summaries(&self) -> Vec<JobSummary> {
+        self.all().iter().map(|job| job.summary()).collect()
+    }
+
+    /// `outcome` closed with the notices waiting for the session's next tool result (jobs
+    /// that ended or have been busy without output), each after a blank line.
+    pub fn with_notices(&self, outcome: ToolOutcome) -> ToolOutcome {
+        let notices = self.reports.take();
+        if notices.is_empty() {
+            return outcome;
+        }
+        ends::with_last_line(outcome, &notices.join("\n\n"))
+    }
+
+    /// Starts reading what the running jobs use, unless that runs already (a job just
+    /// started).
+    pub(crate) fn sample(self: &Arc<Self>) {
+        self.sampler
+            .ensure(Arc::downgrade(self), self.reports.clone());
+    }
+
+    /// Whether a person can answer hidden input through some surface of the session now.
+    pub(crate) fn secrets_answerable(&self) -> bool {
+        self.reports.events().secrets_answerable()
+    }
+
     /// A place for a new job, unless `max_running` jobs run: then the number running.
     pub(crate) fn reserve(&self, max_running: usize) -> Result<Slot<'_>, usize> {
         let mut table = lock(&self.table);
@@ -601,8 +638,8 @@ impl Jobs {
         lock(&self.table).jobs.keys().map(u64::to_string).collect()
     }
 
-    /// Kills every job and waits until all have ended.
-    pub(crate) async fn shutdown(&self) {
+    /// Kills every job (whole trees) and waits until all have ended.
+    pub async fn shutdown(&self) {
         let jobs = self.all();
         for job in &jobs {
             job.kill();

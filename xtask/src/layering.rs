@@ -82,6 +82,16 @@ pub const RULES: &[(&str, &[&str])] = &[
             "agentsh-seam",
         ],
     ),
+    // The rc snapshot spawns through `process`: it knows no executor and no session.
+    (
+        "agentsh-rc-snapshot",
+        &[
+            "agentsh-shell-executor",
+            "agentsh-pty-runtime",
+            "agentsh-agent-session",
+            "agentsh-seam",
+        ],
+    ),
     // The local session knows no far side and no surface.
     (
         "agentsh-agent-session",

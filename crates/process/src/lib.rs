@@ -10,7 +10,6 @@ mod owned_dir;
 mod procfs;
 pub mod sandbox;
 pub mod shell;
-pub mod snapshot;
 mod supervisor;
 mod syscall;
 mod terminal;
@@ -22,7 +21,9 @@ pub use id::random_hex;
 pub use input_wait::{InputWait, command_line, foreground_program, input_wait, input_waiter};
 pub use kill::{EndReport, TERM_GRACE, end_command, end_command_with, kill_tree};
 pub use owned_dir::{OWNED_MARK, OwnedDir, remove_ownerless};
-pub use supervisor::{ChildExit, ChildStdio, MAX_EXTRA_FD, SpawnError, SpawnSpec, Supervisor};
+pub use supervisor::{
+    BlockingSupervisor, ChildExit, ChildStdio, MAX_EXTRA_FD, SpawnError, SpawnSpec, Supervisor,
+};
 pub use terminal::{command_terminal_program, terminal_program};
 pub use tree::{
     CommandScope, MARKER_VAR, ProcessInfo, SignalDispositions, StartMark, can_attribute,

@@ -24,7 +24,8 @@
 //! - `thread`: the spawner thread that forks supervisors, watches every one until it is gone
 //!   and then ends what it left (its cgroup, or what agentsh adopted as subreaper), however
 //!   it died;
-//! - `blocking`: a supervisor driven without a runtime (the rc snapshot's shell);
+//! - `blocking`: a supervisor driven without a runtime (`BlockingSupervisor`, for the rc
+//!   snapshot's shell);
 //! - `confine`: the sandbox steps of the child after the fork (same rule as `forked`);
 //! - `forked`: everything that runs after the fork — the supervisor, the child until its
 //!   `execve`, the kill sweep — under the rule written at its top (only raw system calls on
@@ -64,7 +65,7 @@ use tokio::sync::oneshot;
 
 use crate::kill::EndReport;
 use crate::sandbox::{Kernel, NetworkLink, SandboxError, SandboxPolicy};
-pub(crate) use blocking::BlockingSupervisor;
+pub use blocking::BlockingSupervisor;
 use plan::ForkPlan;
 use report::REPORT_CHILD_EXIT;
 use spawner::SpawnedRaw;

@@ -44,7 +44,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use agentsh_agent_session::{AgentSession, LocalSession, SessionOptions, Settings};
-use agentsh_seam::{Handle, Signals};
+use agentsh_seam::Handle;
+use agentsh_signals::Signals;
 use clap::Parser;
 use tracing_subscriber::EnvFilter;
 

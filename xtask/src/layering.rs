@@ -58,6 +58,41 @@ pub const RULES: &[(&str, &[&str])] = &[
             "agentsh-remote",
         ],
     ),
+    // JSON lines are bytes in, lines and JSON out: no session, executor or process.
+    (
+        "agentsh-jsonl",
+        &[
+            "agentsh-shell-executor",
+            "agentsh-pty-runtime",
+            "agentsh-process",
+            "agentsh-agent-session",
+            "agentsh-seam",
+            "agentsh-remote",
+        ],
+    ),
+    // The process's own signals: what any server can take, so it knows no session, executor
+    // or process tree.
+    (
+        "agentsh-signals",
+        &[
+            "agentsh-shell-executor",
+            "agentsh-pty-runtime",
+            "agentsh-process",
+            "agentsh-agent-session",
+            "agentsh-seam",
+            "agentsh-remote",
+        ],
+    ),
+    // The rc snapshot spawns through `process`: it knows no executor and no session.
+    (
+        "agentsh-rc-snapshot",
+        &[
+            "agentsh-shell-executor",
+            "agentsh-pty-runtime",
+            "agentsh-agent-session",
+            "agentsh-seam",
+        ],
+    ),
     // The policy is pure: it judges text and runs nothing.
     (
         "agentsh-bash-policy",

@@ -21,9 +21,9 @@ use agentsh_bash_policy::{Policy, TierSource};
 use agentsh_output_sink::{OutputSink, Secrets, SinkOptions, Spill, SpillSource};
 use agentsh_process::sandbox::{Kernel as SandboxKernel, SandboxPolicy};
 use agentsh_process::shell::{ShellSpec, discover_shell, shell_prefix};
-use agentsh_process::snapshot::default_cache_dir;
 use agentsh_protocol::{BangOptions, BashResult};
 use agentsh_pty_runtime::PtyCommand;
+use agentsh_rc_snapshot::default_cache_dir;
 use agentsh_sandbox::SessionSandbox;
 use agentsh_shell_executor::{
     CancellationToken, ChunkCallback, ExecRequest, ExecutorConfig, SessionKey, ShellExecutor,

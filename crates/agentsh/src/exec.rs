@@ -8,7 +8,8 @@ use agentsh_agent_session::{
     AgentSession, BASH_TOOL, SessionError, SessionOptions, ToolContext, ToolOutcome, ToolResult,
     check_cwd,
 };
-use agentsh_seam::{EXIT_INTERRUPTED, HandleError, SessionHandle, Signals, ToolCall};
+use agentsh_seam::{HandleError, SessionHandle, ToolCall};
+use agentsh_signals::{EXIT_INTERRUPTED, Signals};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 

@@ -47,7 +47,8 @@ use std::sync::Arc;
 
 use agentsh_agent_session::{AgentSession, LocalSession, SessionOptions};
 use agentsh_config::Settings;
-use agentsh_seam::{Handle, Signals};
+use agentsh_seam::Handle;
+use agentsh_signals::Signals;
 use clap::Parser;
 use tracing_subscriber::EnvFilter;
 

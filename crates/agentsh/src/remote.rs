@@ -15,7 +15,7 @@ use agentsh_remote::{
     CommandTransport, DEFAULT_LEASE, FarSide, RemoteConfig, RemoteSession, SshTransport,
     Transport as _,
 };
-use agentsh_seam::Signals;
+use agentsh_signals::Signals;
 
 /// Overrides the far side's lease (seconds), for tests of a silent link that should not wait
 /// 30 s; not a setting.

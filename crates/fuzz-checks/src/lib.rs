@@ -26,10 +26,10 @@ pub const TARGETS: [(&str, Check); 8] = [
 ];
 
 /// The JSON `text` holds, read as both servers read a line: as JSON allows, a lone surrogate
-/// escape and a number beyond `f64` included (`agentsh_seam::lenient`).
+/// escape and a number beyond `f64` included (`agentsh-jsonl`).
 fn lenient_json(text: &str) -> Option<serde_json::Value> {
     serde_json::from_str(text).ok().or_else(|| {
-        let repaired = agentsh_seam::lenient::repair(text)?;
+        let repaired = agentsh_jsonl::repair(text)?;
         serde_json::from_str(&repaired).ok()
     })
 }
@@ -41,7 +41,7 @@ fn number_token<'t>(text: &'t str, value: &serde_json::Value) -> Option<&'t str>
     if !value.is_number() {
         return None;
     }
-    let token = agentsh_seam::lenient::id_token(text)?;
+    let token = agentsh_jsonl::id_token(text)?;
     (lenient_json(token).as_ref() == Some(value)).then_some(token)
 }
 

@@ -5,8 +5,8 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 
+use agentsh_jsonl::{is_blank, strip_bom};
 use agentsh_mcp::{CancellationToken, LineTransport};
-use agentsh_seam::lenient;
 use rmcp::RoleServer;
 use rmcp::model::{ClientJsonRpcMessage, ErrorData, ServerJsonRpcMessage};
 use rmcp::transport::Transport;
@@ -172,14 +172,14 @@ fn messages_by_line(messages: &[Value], lines: usize, mark: &str) -> Vec<usize> 
 
 /// What one line got: `answers` (id text, code) and `handed` messages.
 fn check_line(line: &[u8], answers: &[(Option<String>, i64)], handed: usize) {
-    let body = lenient::strip_bom(line.strip_suffix(b"\r").unwrap_or(line));
+    let body = strip_bom(line.strip_suffix(b"\r").unwrap_or(line));
     let said = || {
         format!(
             "line {:?}: answers {answers:?}, handed {handed}",
             String::from_utf8_lossy(line)
         )
     };
-    if lenient::is_blank(body) {
+    if is_blank(body) {
         assert!(answers.is_empty() && handed == 0, "{}", said());
         return;
     }

@@ -1,6 +1,6 @@
 //! `agentsh rpc`'s reading of its input lines.
 
-use agentsh_seam::lenient;
+use agentsh_jsonl::{is_blank, strip_bom};
 use serde_json::Value;
 
 use crate::{lenient_json, number_token, written_answer_id};
@@ -21,8 +21,8 @@ pub fn rpc_line(data: &[u8]) {
 
 fn check_line(line: &[u8]) {
     let outcome = agentsh_rpc::read_line_for_checks(line);
-    let body = lenient::strip_bom(line);
-    if lenient::is_blank(body) {
+    let body = strip_bom(line);
+    if is_blank(body) {
         assert!(matches!(outcome, Ok(None)), "a blank line is not ignored");
         return;
     }

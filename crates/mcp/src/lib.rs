@@ -13,7 +13,8 @@ use tokio::runtime::Runtime;
 
 // The seam's types these signatures use, so a host needs no other agentsh crate to serve a
 // session it was handed.
-pub use agentsh_seam::{CancellationToken, Handle, SessionHandle, Stop, Value};
+pub use agentsh_seam::{CancellationToken, Handle, SessionHandle, Value};
+pub use agentsh_signals::Stop;
 
 /// The stdio transport between the client's lines and rmcp: for the fuzz targets and their
 /// corpus replay (`crates/fuzz-checks`), which drive it with arbitrary lines; not part of the

@@ -11,7 +11,7 @@
 //!
 //! What else stands between the client and rmcp:
 //!
-//! - the lenient reading RPC mode has (`agentsh_seam::lenient`): a byte-order mark at the start
+//! - the lenient reading RPC mode has (`agentsh-jsonl`): a byte-order mark at the start
 //!   of a line is dropped, a lone surrogate escape reads as U+FFFD, a number beyond `f64`
 //!   clamps;
 //! - request ids ([`crate::ids`]): a number rmcp cannot hold as written travels as a stand-in
@@ -28,9 +28,10 @@ use std::io;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use agentsh_jsonl::{
+    AsyncLineReader, InputLine, MAX_REQUEST_LINE_BYTES, is_blank, repair, strip_bom,
+};
 use agentsh_protocol::json_kind;
-use agentsh_seam::lenient;
-use agentsh_seam::{AsyncLineReader, InputLine, MAX_REQUEST_LINE_BYTES};
 use rmcp::RoleServer;
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, ErrorData, ServerJsonRpcMessage};
 use rmcp::transport::Transport;
@@ -130,8 +131,8 @@ impl<R: AsyncRead + Unpin + Send> LineTransport<R> {
     /// nothing for rmcp (the line was answered here, ignored, or blank).
     fn read_line(&mut self, line: &[u8]) -> Option<ClientJsonRpcMessage> {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
-        let line = lenient::strip_bom(line);
-        if lenient::is_blank(line) {
+        let line = strip_bom(line);
+        if is_blank(line) {
             return None;
         }
         let text = match std::str::from_utf8(line) {
@@ -272,7 +273,7 @@ impl<R: AsyncRead + Unpin + Send> LineTransport<R> {
 
 /// `text` as JSON, read as JSON allows (a lone surrogate escape, a number beyond `f64`).
 fn parse_leniently(text: &str) -> Result<Value, serde_json::Error> {
-    serde_json::from_str(text).or_else(|err| match lenient::repair(text) {
+    serde_json::from_str(text).or_else(|err| match repair(text) {
         Some(repaired) => serde_json::from_str(&repaired),
         None => Err(err),
     })
@@ -280,7 +281,7 @@ fn parse_leniently(text: &str) -> Result<Value, serde_json::Error> {
 
 /// The request id `id` of the line `text`, as the client wrote it.
 fn written_id(text: &str, id: &Value) -> Option<WrittenId> {
-    let written = lenient::written_id(text, id.clone());
+    let written = agentsh_jsonl::written_id(text, id.clone());
     WrittenId::read(id, &written.to_json())
 }
 

@@ -10,7 +10,6 @@ mod owned_dir;
 mod procfs;
 pub mod sandbox;
 pub mod shell;
-pub mod snapshot;
 mod supervisor;
 mod syscall;
 mod terminal;
@@ -22,8 +21,10 @@ pub use id::random_hex;
 pub use input_wait::{InputWait, command_line, foreground_program, input_wait, input_waiter};
 pub use kill::{EndReport, TERM_GRACE, end_command, end_command_with, kill_tree};
 pub use owned_dir::{OWNED_MARK, OwnedDir, remove_ownerless};
-pub use supervisor::{ChildExit, ChildStdio, MAX_EXTRA_FD, SpawnError, SpawnSpec, Supervisor};
-pub use terminal::{command_terminal_program, terminal_program};
+pub use supervisor::{
+    BlockingSupervisor, ChildExit, ChildStdio, SpawnError, SpawnSpec, Supervisor,
+};
+pub use terminal::command_terminal_program;
 pub use tree::{
     CommandScope, MARKER_VAR, ProcessInfo, SignalDispositions, StartMark, can_attribute,
     command_processes, cpu_ticks, descendants, fd_target, process_info, signal_dispositions,

@@ -14,7 +14,7 @@ use crate::tree::{CommandScope, command_processes};
 /// The program `argv` runs when it is one that needs a terminal and is not used in batch mode:
 /// its name as the user knows it (`vim` for `/usr/bin/vim.basic`). `gui_display`: a graphical
 /// display is set (then `emacs` without `-nw` opens a window instead).
-pub fn terminal_program(argv: &[&[u8]], gui_display: bool) -> Option<&'static str> {
+pub(crate) fn terminal_program(argv: &[&[u8]], gui_display: bool) -> Option<&'static str> {
     let (first, args) = argv.split_first()?;
     let base = first.rsplit(|&b| b == b'/').next().unwrap_or(first);
     let base = std::str::from_utf8(base).ok()?;

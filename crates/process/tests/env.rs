@@ -68,7 +68,7 @@ fn as_map(env: &[(OsString, OsString)]) -> BTreeMap<String, String> {
         .collect()
 }
 
-pub(crate) fn user_env(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+fn user_env(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
     pairs
         .iter()
         .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))

@@ -606,47 +606,6 @@ fn a_missing_writable_root_is_unavailable_not_ignored() {
     assert!(!dirs.cwd.join("ran").exists());
 }
 
-/// A PTY pair opened by the test, outside any sandbox: the master, the slave (by
-/// `TIOCGPTPEER`) and the slave's path.
-#[test]
-fn the_rc_snapshot_runs_sandboxed_and_is_cached_apart() {
-    use agentsh_process::env::{TerminalKind, hardened_env};
-    use agentsh_process::shell::discover_shell;
-    use agentsh_process::snapshot::{SnapshotOptions, snapshot_with};
-    if !sandbox_available() {
-        return;
-    }
-    let dirs = dirs();
-    let cache = dirs.tmp.join("cache");
-    std::fs::write(
-        dirs.home.join(".bashrc"),
-        "alias sbcheck='echo sandboxed-alias'\necho x > \"$HOME/rc-wrote\"\necho x > \"$OUT_DIR/rc-wrote\"\n",
-    )
-    .expect("bashrc");
-    let shell = discover_shell(Some(Path::new("bash")), |name| std::env::var_os(name))
-        .expect("bash on PATH");
-    let mut env = hardened_env(
-        std::env::vars_os(),
-        &std::collections::BTreeMap::new(),
-        TerminalKind::Pipe,
-    );
-    env.push(("OUT_DIR".into(), dirs.outside.clone().into()));
-    let policy = policy(SandboxMode::WorkspaceWrite, &dirs, false);
-    let options = SnapshotOptions {
-        sandbox: Some(policy),
-        ..SnapshotOptions::default()
-    };
-    let snapshot = snapshot_with(&shell, &dirs.home, &cache, &env, &options)
-        .expect("a snapshot")
-        .expect("bash has one");
-    let name = snapshot.path.file_name().expect("name").to_string_lossy();
-    assert!(name.ends_with("-sandboxed.sh"), "{name}");
-    let content = std::fs::read_to_string(&snapshot.path).expect("snapshot");
-    assert!(content.contains("sandboxed-alias"), "{content}");
-    assert!(!dirs.home.join("rc-wrote").exists(), "the rc wrote to HOME");
-    no_entries(&dirs.outside);
-}
-
 /// Set in the copy of the test binary that runs inside a sandbox.
 const INNER_VAR: &str = "AGENTSH_TEST_INSIDE_SANDBOX";
 

@@ -10,7 +10,7 @@ use agentsh_process::shell::{
 };
 
 /// A made-up environment for the discovery functions.
-pub(crate) fn lookup(pairs: Vec<(&'static str, OsString)>) -> impl Fn(&str) -> Option<OsString> {
+fn lookup(pairs: Vec<(&'static str, OsString)>) -> impl Fn(&str) -> Option<OsString> {
     move |name| {
         pairs
             .iter()

@@ -4,6 +4,4 @@ mod env;
 #[cfg(target_os = "linux")]
 mod sandbox;
 mod shell;
-mod snapshot;
-mod snapshot_shared;
 mod supervisor;

@@ -82,7 +82,7 @@ pub struct PtyCommand {
     pub base_env: Option<Vec<(OsString, OsString)>>,
     /// `bash.prefix` / `AGENTSH_SHELL_PREFIX`: the command runs as `<prefix> <command>`.
     pub prefix: Option<String>,
-    /// The rc snapshot to source before the command (`process::snapshot`).
+    /// The rc snapshot to source before the command (`agentsh-rc-snapshot`).
     pub snapshot: Option<PathBuf>,
     /// The terminal size (clamped when the session starts).
     pub size: TerminalSize,

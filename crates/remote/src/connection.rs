@@ -7,10 +7,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
+use agentsh_jsonl::{AsyncLineReader, InputLine};
 use agentsh_protocol::wire::{Command, Message, Request, RequestId};
-use agentsh_seam::{
-    AsyncLineReader, EventHub, InputLine, InputRequest, JobEnd, SessionEvent, lock,
-};
+use agentsh_seam::{EventHub, InputRequest, JobEnd, SessionEvent, lock};
 use serde_json::value::RawValue;
 use tokio::io::{AsyncBufRead, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::Child;

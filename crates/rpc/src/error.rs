@@ -3,8 +3,9 @@
 //! The text of a failure is its `Display`; [`crate::output::Message::failure`] is the one place
 //! that turns a failure into a response line.
 
+use agentsh_jsonl::MAX_REQUEST_LINE_BYTES;
 use agentsh_protocol::wire::FieldError;
-use agentsh_seam::{HandleError, MAX_REQUEST_LINE_BYTES};
+use agentsh_seam::HandleError;
 
 /// Why a request failed.
 #[derive(Debug, thiserror::Error)]

@@ -10,8 +10,8 @@ use tokio::io::{AsyncReadExt, Interest};
 use tokio::net::unix::OwnedReadHalf;
 use tokio::sync::mpsc;
 
+use agentsh_jsonl::{LineReader, LineSplitter, MAX_REQUEST_LINE_BYTES};
 use agentsh_protocol::wire::Request;
-use agentsh_seam::{LineReader, LineSplitter, MAX_REQUEST_LINE_BYTES};
 
 use crate::request::{RequestError, parse_input_line};
 

@@ -4,9 +4,9 @@
 //!
 //! Three parts, so that input is read while commands run and output lines never interleave:
 //!
-//! - a reader (`input`) splits the input into lines of at most 32 MiB (`agentsh_seam`'s
+//! - a reader (`input`) splits the input into lines of at most 32 MiB (`agentsh_jsonl`'s
 //!   `LineSplitter`; a longer line is skipped, not buffered) and `request` parses each into a
-//!   wire `Request` or a `RequestError` (`agentsh_seam::lenient`, shared with the MCP server,
+//!   wire `Request` or a `RequestError` (`agentsh_jsonl`'s lenient reading, shared with the MCP server,
 //!   repairs what JSON allows but serde_json refuses and reads the `id` of a broken line). On
 //!   a socket, and on stdin when it is a pipe or a socket (the usual case: a client process),
 //!   the reader is a task on the runtime, woken by `epoll`, so a request reaches the
@@ -41,8 +41,9 @@ mod stream;
 // them: a host needs no other agentsh crate to serve a session it was handed.
 pub use agentsh_seam::{
     CallEnd, CallHooks, CallHost, CallObserver, CancellationToken, Handle, HandleError, HostedCall,
-    HostedCallKind, PtyAttachment, PtyHost, Reach, SessionHandle, Stop, Value, ready_now,
+    HostedCallKind, PtyAttachment, PtyHost, Reach, SessionHandle, Value, ready_now,
 };
+pub use agentsh_signals::Stop;
 pub use socket::{
     ListenError, Listener, listen, listen_for_host, serve_connection, serve_listener,
 };

@@ -2,18 +2,17 @@
 //!
 //! The first pass is lenient: it parses the line as JSON and takes the `id` and the `type` out
 //! of the object, so that a request rejected later still has its `id` echoed (a number as it
-//! was written: [`lenient::written_id`]). A byte-order mark at the start of the line is
+//! was written: [`written_id`]). A byte-order mark at the start of the line is
 //! dropped, and what JSON allows but `serde_json` refuses (a lone surrogate escape, a number
-//! beyond `f64`) is repaired first ([`lenient::repair`]); from a line that is still not JSON
+//! beyond `f64`) is repaired first ([`repair`]); from a line that is still not JSON
 //! (or not UTF-8, or too long) the `id` is read by a tolerant scan of its top level
-//! ([`lenient::recover_id`]). The second reads
+//! ([`recover_id`]). The second reads
 //! the fields of that type with the wire's own types (`Command::from_fields`), which name the
 //! field a bad value is in.
 
+use agentsh_jsonl::{Extent, InputLine, is_blank, recover_id, repair, strip_bom, written_id};
 use agentsh_protocol::json_kind;
 use agentsh_protocol::wire::{Command, PARSE_COMMAND, Request, RequestId, RequestType};
-use agentsh_seam::InputLine;
-use agentsh_seam::lenient::{self, Extent};
 use serde_json::Value;
 
 use crate::error::{ParseError, RpcError};
@@ -43,10 +42,7 @@ impl RequestError {
 pub fn parse_input_line(line: &InputLine) -> Result<Option<Request>, RequestError> {
     match line {
         InputLine::Oversized { bytes, head } => Err(RequestError::parse(
-            lenient::recover_id(
-                &String::from_utf8_lossy(lenient::strip_bom(head)),
-                Extent::Prefix,
-            ),
+            recover_id(&String::from_utf8_lossy(strip_bom(head)), Extent::Prefix),
             ParseError::TooLong { bytes: *bytes },
         )),
         InputLine::Complete(bytes) => parse_line(bytes),
@@ -56,16 +52,16 @@ pub fn parse_input_line(line: &InputLine) -> Result<Option<Request>, RequestErro
 /// Understands one line (without its `\n`; a byte-order mark at its start is ignored).
 /// `Ok(None)` for a blank line.
 pub fn parse_line(bytes: &[u8]) -> Result<Option<Request>, RequestError> {
-    let bytes = lenient::strip_bom(bytes);
+    let bytes = strip_bom(bytes);
     let text = std::str::from_utf8(bytes).map_err(|err| {
         RequestError::parse(
-            lenient::recover_id(&String::from_utf8_lossy(bytes), Extent::Whole),
+            recover_id(&String::from_utf8_lossy(bytes), Extent::Whole),
             ParseError::NotUtf8 {
                 offset: err.valid_up_to(),
             },
         )
     })?;
-    if lenient::is_blank(bytes) {
+    if is_blank(bytes) {
         return Ok(None);
     }
     // The lenient pass: any JSON object, from which `id` and `type` are taken.
@@ -74,7 +70,7 @@ pub fn parse_line(bytes: &[u8]) -> Result<Option<Request>, RequestError> {
     let (text, value) = match serde_json::from_str::<Value>(text) {
         Ok(value) => (text, value),
         Err(err) => {
-            let Some(fixed) = lenient::repair(text) else {
+            let Some(fixed) = repair(text) else {
                 return Err(not_json(text, err));
             };
             repaired = fixed;
@@ -94,7 +90,7 @@ pub fn parse_line(bytes: &[u8]) -> Result<Option<Request>, RequestError> {
     let id = object
         .remove("id")
         .filter(|id| !id.is_null())
-        .map(|id| lenient::written_id(sent, id));
+        .map(|id| written_id(sent, id));
     let type_name = match object.remove("type") {
         None | Some(Value::Null) => return Err(RequestError::parse(id, ParseError::MissingType)),
         Some(Value::String(name)) => name,
@@ -126,10 +122,7 @@ pub fn parse_line(bytes: &[u8]) -> Result<Option<Request>, RequestError> {
 
 /// The failure of a line that is not JSON, with the `id` when a scan of `text` can read it.
 fn not_json(text: &str, err: serde_json::Error) -> RequestError {
-    RequestError::parse(
-        lenient::recover_id(text, Extent::Whole),
-        ParseError::Json(err),
-    )
+    RequestError::parse(recover_id(text, Extent::Whole), ParseError::Json(err))
 }
 
 #[cfg(test)]

@@ -11,8 +11,9 @@ use agentsh_protocol::wire::{
 use agentsh_protocol::{BangOptions, ToolOutcome, unknown_tool};
 use agentsh_seam::{
     Approver, BangCall, BangPolicy, BoxFuture, CallEnd, CallHooks, CallHost, FirstAnswer, Handle,
-    HandleError, HostedCall, HostedCallKind, Reach, SessionEvent, Stop, ToolCall, lock, ready_now,
+    HandleError, HostedCall, HostedCallKind, Reach, SessionEvent, ToolCall, lock, ready_now,
 };
+use agentsh_signals::Stop;
 use serde::Serialize;
 use serde_json::Value;
 use serde_json::value::to_raw_value;

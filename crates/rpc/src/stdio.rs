@@ -3,7 +3,8 @@
 use std::io;
 use std::time::Duration;
 
-use agentsh_seam::{Handle, Stop};
+use agentsh_seam::Handle;
+use agentsh_signals::Stop;
 use tokio::runtime::Runtime;
 use tokio::sync::mpsc;
 

@@ -3,31 +3,18 @@
 
 mod approval;
 mod events;
-mod framing;
 mod handle;
 mod host;
-pub mod lenient;
-mod signals;
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 pub use agentsh_protocol::wire;
-pub use agentsh_protocol::{
-    Answerer, ApprovalAnswer, ApprovalDecision, ApprovalRequest, ApprovalResolution, AskedSegment,
-};
-pub use agentsh_protocol::{
-    BangOptions, InputRequest, JobEnd, JobView, SessionStatus, ToolOutcome, ToolResult,
-};
+pub use agentsh_protocol::{InputRequest, JobEnd};
 pub use approval::{Approver, FirstAnswer};
 pub use events::{EventHub, SessionEvent, Subscription};
-pub use framing::{
-    AsyncLineReader, InputLine, LineReader, LineSplitter, MAX_REQUEST_LINE_BYTES,
-    OVERSIZED_HEAD_BYTES,
-};
 pub use handle::{BangCall, BangPolicy, Handle, HandleError, Reach, SessionHandle, ToolCall};
 pub use host::{CallEnd, CallHooks, CallHost, CallObserver, HostedCall, HostedCallKind};
 pub use serde_json::{Value, json};
-pub use signals::{EXIT_HUNG_UP, EXIT_INTERRUPTED, EXIT_TERMINATED, Signals, Stop};
 pub use tokio_util::sync::CancellationToken;
 
 /// A boxed future that can be sent between threads: what the handle's methods return, so

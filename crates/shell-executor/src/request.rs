@@ -72,7 +72,7 @@ pub struct ExecRequest {
     pub env: BTreeMap<String, String>,
     /// `bash.prefix` / `AGENTSH_SHELL_PREFIX`: the command runs as `<prefix> <command>`.
     pub prefix: Option<String>,
-    /// The rc snapshot to source when the shell starts (`process::snapshot`).
+    /// The rc snapshot to source when the shell starts (`agentsh-rc-snapshot`).
     pub snapshot: Option<PathBuf>,
     /// Cancelling it aborts the command (result `cancelled: true`).
     pub cancel: CancellationToken,

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use agentsh_output_sink::{OutputSink, SinkOptions};
 use agentsh_process::env::{TerminalKind, hardened_env};
-use agentsh_process::snapshot::snapshot_for;
+use agentsh_rc_snapshot::snapshot_for;
 
 use crate::common::{
     bash, executor, path_str, request, run, run_req, runtime, session, tempdir, with_session,

@@ -17,7 +17,7 @@ use agentsh_protocol::JobState;
 use agentsh_protocol::JobSummary;
 use agentsh_pty_runtime::PtyController;
 use agentsh_renderer::Renderer;
-use agentsh_seam::Signals;
+use agentsh_signals::Signals;
 use ratatui::Terminal;
 use ratatui::backend::Backend;
 use tokio::sync::{mpsc, watch};

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use agentsh_process::env::{TerminalKind, hardened_env};
 use agentsh_process::sandbox::SandboxPolicy;
 use agentsh_process::shell::ShellSpec;
-use agentsh_process::snapshot::{SnapshotOptions, rc_file, snapshot_with};
+use agentsh_rc_snapshot::{SnapshotOptions, rc_file, snapshot_with};
 
 use agentsh_config::Settings;
 

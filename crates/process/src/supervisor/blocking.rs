@@ -1,6 +1,6 @@
-//! A supervisor driven without a runtime, for callers that block (the rc snapshot's generating
-//! shell, made while a session is set up): the same spawner thread, fork and containment as
-//! [`Supervisor`](super::Supervisor), with the report pipe read by `poll`.
+//! A supervisor driven without a runtime, for callers that block (the generating shell of
+//! `agentsh-rc-snapshot`, made while a session is set up): the same spawner thread, fork and
+//! containment as [`Supervisor`](super::Supervisor), with the report pipe read by `poll`.
 
 use std::os::fd::OwnedFd;
 use std::sync::mpsc;
@@ -15,7 +15,7 @@ use super::{ChildExit, SpawnError, SpawnSpec, end_orderly, read_records, release
 
 /// A running supervisor and its child, waited for by blocking. [`BlockingSupervisor::shutdown`]
 /// (or dropping it) ends the whole tree.
-pub(crate) struct BlockingSupervisor {
+pub struct BlockingSupervisor {
     id: u64,
     control: Option<OwnedFd>,
     report: OwnedFd,
@@ -26,7 +26,7 @@ pub(crate) struct BlockingSupervisor {
 impl BlockingSupervisor {
     /// Starts a supervisor and, under it, the child described by `spec`; blocks until it
     /// runs (or failed to start).
-    pub(crate) fn spawn(spec: SpawnSpec) -> Result<Self, SpawnError> {
+    pub fn spawn(spec: SpawnSpec) -> Result<Self, SpawnError> {
         let plan = ForkPlan::new(spec)?;
         let (reply, answer) = mpsc::channel();
         spawner()?.send(Request::Spawn(
@@ -52,7 +52,7 @@ impl BlockingSupervisor {
 
     /// Waits at most `timeout` for the child to exit. `None` when it still runs then, or when
     /// the supervisor is gone without reporting it.
-    pub(crate) fn wait_child(&mut self, timeout: Duration) -> Option<ChildExit> {
+    pub fn wait_child(&mut self, timeout: Duration) -> Option<ChildExit> {
         let deadline = Instant::now() + timeout;
         while self.child_exit.is_none() && !self.report_closed {
             if let Ok(records) = read_records(&self.report) {
@@ -79,7 +79,7 @@ impl BlockingSupervisor {
     }
 
     /// Ends the whole tree and blocks until the supervisor and everything below it are gone.
-    pub(crate) fn shutdown(mut self) {
+    pub fn shutdown(mut self) {
         end_orderly(&mut self.control);
         let (done, wait) = mpsc::channel();
         let done = Box::new(move |()| {

@@ -24,7 +24,8 @@
 //! - `thread`: the spawner thread that forks supervisors, watches every one until it is gone
 //!   and then ends what it left (its cgroup, or what agentsh adopted as subreaper), however
 //!   it died;
-//! - `blocking`: a supervisor driven without a runtime (the rc snapshot's shell);
+//! - `blocking`: a supervisor driven without a runtime (`BlockingSupervisor`, for the rc
+//!   snapshot's shell);
 //! - `confine`: the sandbox steps of the child after the fork (same rule as `forked`);
 //! - `forked`: everything that runs after the fork — the supervisor, the child until its
 //!   `execve`, the kill sweep — under the rule written at its top (only raw system calls on
@@ -64,7 +65,7 @@ use tokio::sync::oneshot;
 
 use crate::kill::EndReport;
 use crate::sandbox::{Kernel, NetworkLink, SandboxError, SandboxPolicy};
-pub(crate) use blocking::BlockingSupervisor;
+pub use blocking::BlockingSupervisor;
 use plan::ForkPlan;
 use report::REPORT_CHILD_EXIT;
 use spawner::SpawnedRaw;
@@ -73,7 +74,7 @@ use thread::{Request, spawner};
 /// The lowest descriptor number a [`SpawnSpec::fds`] entry may use in the child.
 pub(crate) const MIN_EXTRA_FD: RawFd = 3;
 /// The highest descriptor number a [`SpawnSpec::fds`] entry may use in the child.
-pub const MAX_EXTRA_FD: RawFd = 9;
+pub(crate) const MAX_EXTRA_FD: RawFd = 9;
 
 /// Where one of the child's standard descriptors (0, 1, 2) comes from.
 #[derive(Debug, Default)]
@@ -102,7 +103,7 @@ pub struct SpawnSpec {
     pub cwd: PathBuf,
     /// Standard input, output and error of the child.
     pub stdio: [ChildStdio; 3],
-    /// Further descriptors handed to the child at the given numbers (3`..=`[`MAX_EXTRA_FD`],
+    /// Further descriptors handed to the child at the given numbers (3`..=`9,
     /// each once). Every other descriptor is closed in the child.
     pub fds: Vec<(OwnedFd, RawFd)>,
     /// Start the child in a session of its own with its standard input (a terminal) as its
@@ -164,7 +165,7 @@ pub enum SpawnError {
         /// Which part (`an argument`, `the environment`, …).
         what: &'static str,
     },
-    /// An extra descriptor number outside 3`..=`[`MAX_EXTRA_FD`], or given twice.
+    /// An extra descriptor number outside 3`..=`9, or given twice.
     #[error("descriptor {0} cannot be handed to a supervised child (allowed: 3..=9, each once)")]
     BadFd(RawFd),
     /// A system call failed before the supervisor existed (pipe, fork, thread start).

@@ -9,9 +9,9 @@ use tokio::signal::unix::{Signal, SignalKind, signal};
 /// Exit status after SIGINT (128 + 2, as shells report Ctrl-C).
 pub const EXIT_INTERRUPTED: u8 = 130;
 /// Exit status after SIGTERM (128 + 15).
-pub const EXIT_TERMINATED: u8 = 143;
+const EXIT_TERMINATED: u8 = 143;
 /// Exit status after SIGHUP (128 + 1).
-pub const EXIT_HUNG_UP: u8 = 129;
+const EXIT_HUNG_UP: u8 = 129;
 
 /// The three signals, caught: from [`Signals::install`] on, none of them ends the process by
 /// its default disposition.

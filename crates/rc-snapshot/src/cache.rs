@@ -8,29 +8,38 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
+use agentsh_process::shell::{ShellKind, ShellSpec};
 use sha2::{Digest, Sha256};
 
-use super::failure::Failure;
-use super::{Snapshot, SnapshotError, io_error};
-use crate::shell::{ShellKind, ShellSpec};
+use crate::error::{SnapshotError, io_error};
+use crate::failure::Failure;
+
+/// A usable snapshot file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snapshot {
+    /// The file to `source` in a new shell of the same kind.
+    pub path: PathBuf,
+    /// True when the file was already cached and no shell was started to make it.
+    pub from_cache: bool,
+}
 
 /// Version of the snapshot format and script, part of the cache key: a change to what a
 /// snapshot contains bumps it, so old cached files are not reused.
 const FORMAT_VERSION: &str = "agentsh-rc-snapshot-1";
 
 /// The files of one cache key `<name>` (`<kind>-<hash>[-sandboxed]`) in the cache directory.
-pub(super) struct Entry {
+pub(crate) struct Entry {
     /// `<name>.sh`: the snapshot.
-    pub(super) snapshot: PathBuf,
+    pub(crate) snapshot: PathBuf,
     /// `<name>.failed`: the remembered failure.
-    pub(super) failed: PathBuf,
+    pub(crate) failed: PathBuf,
     /// `<name>.lock`: locked while a process makes the snapshot.
-    pub(super) lock: PathBuf,
+    pub(crate) lock: PathBuf,
 }
 
 impl Entry {
     /// The files of `name` in `dir`.
-    pub(super) fn new(dir: &Path, name: &str) -> Self {
+    pub(crate) fn new(dir: &Path, name: &str) -> Self {
         Self {
             snapshot: dir.join(format!("{name}.sh")),
             failed: dir.join(format!("{name}.failed")),
@@ -40,7 +49,7 @@ impl Entry {
 
     /// What the cache already knows for a run with the time box `timeout`: the snapshot, or a
     /// remembered failure of `rc` that applies; `None` when it has to be made.
-    pub(super) fn lookup(
+    pub(crate) fn lookup(
         &self,
         rc: &Path,
         timeout: std::time::Duration,
@@ -64,7 +73,7 @@ impl Entry {
 }
 
 /// The files whose size and mtime key the cache: the rc file and, for bash, `~/.bash_aliases`.
-pub(super) fn key_files(kind: ShellKind, home: &Path) -> Vec<PathBuf> {
+pub(crate) fn key_files(kind: ShellKind, home: &Path) -> Vec<PathBuf> {
     match kind {
         ShellKind::Bash => vec![home.join(".bashrc"), home.join(".bash_aliases")],
         ShellKind::Zsh => vec![home.join(".zshrc")],
@@ -73,7 +82,7 @@ pub(super) fn key_files(kind: ShellKind, home: &Path) -> Vec<PathBuf> {
 }
 
 /// Hex SHA-256 (first 128 bits) of everything a snapshot depends on.
-pub(super) fn cache_key(shell: &ShellSpec, files: &[PathBuf], path_var: Option<&OsStr>) -> String {
+pub(crate) fn cache_key(shell: &ShellSpec, files: &[PathBuf], path_var: Option<&OsStr>) -> String {
     let mut hasher = Sha256::new();
     let mut field = |bytes: &[u8]| {
         // Length-prefixed, so that field boundaries cannot shift.
@@ -117,7 +126,7 @@ fn file_stamp(path: &Path) -> Vec<u8> {
 /// Creates `dir` (and missing parents) with mode 0700 and checks that it is a real directory
 /// owned by this user that no one else can enter; a directory of ours with a wider mode is
 /// narrowed to 0700.
-pub(super) fn ensure_private_dir(dir: &Path) -> Result<(), SnapshotError> {
+pub(crate) fn ensure_private_dir(dir: &Path) -> Result<(), SnapshotError> {
     fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)

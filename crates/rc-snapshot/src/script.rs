@@ -1,10 +1,10 @@
 //! The scripts that generating shells run: source the rc between two notes of the shell
 //! options, then write every function, alias and `PATH` between marker lines.
 
-use crate::shell::ShellKind;
+use agentsh_process::shell::ShellKind;
 
 /// `$0` of the generating shell, shown in its own error messages.
-pub(super) const GENERATOR_NAME: &str = "agentsh-snapshot";
+pub(crate) const GENERATOR_NAME: &str = "agentsh-snapshot";
 
 /// Sources the rc (`$2`) and writes the dump to `$1`, each section introduced by a line
 /// `$3 <section>`. Builtins are called through `\builtin` so that rc functions or aliases of
@@ -69,18 +69,18 @@ __agentsh_snap_status=0
 "#;
 
 /// How a snapshot is made for one kind of shell.
-pub(super) struct Generator {
+pub(crate) struct Generator {
     /// Flags before the script: no startup files, interactive, command string.
-    pub(super) flags: &'static [&'static str],
+    pub(crate) flags: &'static [&'static str],
     /// The script, given `$1` dump file, `$2` rc file, `$3` marker.
-    pub(super) script: &'static str,
+    pub(crate) script: &'static str,
     /// The status `source` returns when the file has a syntax error.
-    pub(super) syntax_error_status: i32,
+    pub(crate) syntax_error_status: i32,
 }
 
 impl Generator {
     /// The generator for `kind`; `None` for `sh`, which has no rc file.
-    pub(super) fn for_kind(kind: ShellKind) -> Option<Self> {
+    pub(crate) fn for_kind(kind: ShellKind) -> Option<Self> {
         match kind {
             ShellKind::Bash => Some(Self {
                 flags: &["--norc", "--noprofile", "-i", "-c"],

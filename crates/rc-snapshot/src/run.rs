@@ -9,13 +9,15 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 use std::time::Duration;
 
-use super::dump::{Dump, render};
-use super::script::{GENERATOR_NAME, Generator};
-use super::{SnapshotError, io_error};
-use crate::sandbox::SandboxPolicy;
-use crate::shell::ShellSpec;
-use crate::supervisor::BlockingSupervisor;
-use crate::{ChildExit, ChildStdio, SpawnError, SpawnSpec};
+use agentsh_process::sandbox::SandboxPolicy;
+use agentsh_process::shell::ShellSpec;
+use agentsh_process::{
+    BlockingSupervisor, ChildExit, ChildStdio, SpawnError, SpawnSpec, random_hex,
+};
+
+use crate::dump::{Dump, render};
+use crate::error::{SnapshotError, io_error};
+use crate::script::{GENERATOR_NAME, Generator};
 
 /// Largest generated dump read back; beyond it there is no snapshot.
 const MAX_DUMP_BYTES: u64 = 32 * 1024 * 1024;
@@ -29,7 +31,7 @@ const MAX_STDERR_BYTES: u64 = 64 * 1024;
     clippy::too_many_arguments,
     reason = "the private seam between snapshot_with and the run; a struct would only rename them"
 )]
-pub(super) fn generate(
+pub(crate) fn generate(
     generator: &Generator,
     shell: &ShellSpec,
     rc: &Path,
@@ -126,7 +128,7 @@ pub(super) fn generate(
 
 /// A marker line prefix that rc content cannot contain by accident (96 random bits).
 fn new_marker() -> String {
-    format!("__agentsh_snapshot_{}", crate::random_hex(12))
+    format!("__agentsh_snapshot_{}", random_hex(12))
 }
 
 fn read_stderr(file: &mut File) -> Vec<u8> {

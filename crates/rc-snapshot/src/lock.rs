@@ -8,7 +8,7 @@ use std::path::Path;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use super::{SnapshotError, io_error};
+use crate::error::{SnapshotError, io_error};
 
 /// First pause between two tries to take a busy lock; it doubles up to [`MAX_POLL`].
 const FIRST_POLL: Duration = Duration::from_millis(5);
@@ -21,7 +21,7 @@ const MAX_POLL: Duration = Duration::from_millis(50);
 /// could not be had within `wait` (its holder is stopped or hung), or the file system does not
 /// support locks; the caller goes on without it. Snapshot files are written by rename, so such
 /// a race costs only a second run of the rc, never a torn file.
-pub(super) fn lock(path: &Path, wait: Duration) -> Result<Option<File>, SnapshotError> {
+pub(crate) fn lock(path: &Path, wait: Duration) -> Result<Option<File>, SnapshotError> {
     let file = OpenOptions::new()
         .write(true)
         .create(true)

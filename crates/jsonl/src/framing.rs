@@ -12,7 +12,7 @@ pub const MAX_REQUEST_LINE_BYTES: usize = 32 * 1024 * 1024;
 
 /// How much of a line over the limit is kept: enough for the `id` its failure echoes, which a
 /// client writes near the start.
-pub const OVERSIZED_HEAD_BYTES: usize = 4096;
+pub(crate) const OVERSIZED_HEAD_BYTES: usize = 4096;
 
 /// One line of input, as cut by a [`LineSplitter`].
 #[derive(Debug, PartialEq, Eq)]
@@ -20,7 +20,7 @@ pub enum InputLine {
     /// A line (without its `\n`) of at most the limit.
     Complete(Vec<u8>),
     /// A line longer than the limit; its bytes were skipped, not kept, but for its first
-    /// [`OVERSIZED_HEAD_BYTES`].
+    /// 4 KiB (enough for the `id` its failure echoes).
     Oversized {
         /// Its length without the `\n`.
         bytes: u64,

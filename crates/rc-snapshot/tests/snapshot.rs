@@ -9,14 +9,30 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use agentsh_process::env::{TerminalKind, hardened_env};
-use agentsh_process::shell::{ShellKind, ShellSpec, discover_shell};
-use agentsh_process::snapshot::{
-    Snapshot, SnapshotError, SnapshotOptions, default_cache_dir, snapshot_for, snapshot_with,
+use agentsh_process::shell::discover_shell;
+use agentsh_rc_snapshot::{
+    ShellKind, ShellSpec, Snapshot, SnapshotError, SnapshotOptions, default_cache_dir,
+    snapshot_for, snapshot_with,
 };
 use agentsh_test_support::alive_with_arg;
 
-use crate::env::user_env;
-use crate::shell::lookup;
+/// A made-up environment for the discovery functions.
+fn lookup(pairs: Vec<(&'static str, OsString)>) -> impl Fn(&str) -> Option<OsString> {
+    move |name| {
+        pairs
+            .iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| v.clone())
+    }
+}
+
+/// The user's `[env]` table, from pairs.
+fn user_env(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect()
+}
 
 pub(crate) fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
-use agentsh_process::snapshot::{Snapshot, SnapshotError};
+use agentsh_rc_snapshot::{Snapshot, SnapshotError};
 
 use crate::snapshot::{Home, bash};
 

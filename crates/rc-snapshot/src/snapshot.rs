@@ -44,7 +44,7 @@
 //! start; then it and its whole tree are killed with SIGKILL, and there is no snapshot
 //! ([`SnapshotError::Timeout`]). It runs under a supervisor
 //! with the same containment as every shell (a cgroup of its own, or agentsh as subreaper;
-//! see [`containment`](crate::containment())), so what it leaves is killed after a normal end
+//! see [`agentsh_process::containment()`]), so what it leaves is killed after a normal end
 //! too: an rc that starts `sleep 100 &`, `(setsid sleep 100 &)` or `eval $(ssh-agent)` leaves
 //! nothing behind. An rc counts as broken when sourcing it returns the shell's syntax-error status
 //! (bash `2`, zsh `126`: zsh's "sourcing aborted by an error") or when the shell ends before
@@ -82,28 +82,26 @@
 //!
 //! # Layout
 //!
-//! `cache` (the key, its files and the private directory), `lock` (one maker at a time),
-//! `failure` (remembered failures), `script` (the generating scripts per shell), `run` (the
-//! time-boxed run of the generating shell) and `dump` (parsing its output and rendering the
-//! snapshot file).
-
-mod cache;
-mod dump;
-mod failure;
-mod lock;
-mod run;
-mod script;
+//! This module (the entry points, the options and the error), and beside it `cache` (the key,
+//! its files and the private directory), `lock` (one maker at a time), `failure` (remembered
+//! failures), `script` (the generating scripts per shell), `run` (the time-boxed run of the
+//! generating shell, under `agentsh-process`'s supervisor) and `dump` (parsing its output and
+//! rendering the snapshot file).
 
 use std::ffi::OsString;
 use std::fs;
-use std::io::{self, Write as _};
+use std::io::Write as _;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::sandbox::SandboxPolicy;
-use crate::shell::{ShellKind, ShellSpec};
-use script::Generator;
+use agentsh_process::sandbox::SandboxPolicy;
+use agentsh_process::shell::{ShellKind, ShellSpec};
+
+use crate::cache::{self, Snapshot};
+use crate::error::{SnapshotError, io_error};
+use crate::script::Generator;
+use crate::{failure, lock, run};
 
 /// How long the child that sources the rc may run before it is killed, unless
 /// [`SnapshotOptions::timeout`] says otherwise (10 s).
@@ -117,111 +115,6 @@ pub const MAX_SNAPSHOT_TIMEOUT: Duration = Duration::from_secs(60);
 /// itself: the longest time box and a grace period for ending the shell and writing the file.
 /// Only a holder that is stopped or hung is waited for this long.
 const LOCK_WAIT: Duration = MAX_SNAPSHOT_TIMEOUT.saturating_add(Duration::from_secs(30));
-
-/// A usable snapshot file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Snapshot {
-    /// The file to `source` in a new shell of the same kind.
-    pub path: PathBuf,
-    /// True when the file was already cached and no shell was started to make it.
-    pub from_cache: bool,
-}
-
-/// Why there is no snapshot. Not fatal: commands run without the rc's aliases, functions and
-/// options; the message (its `Display`) is the warning to show the user.
-#[derive(Debug, thiserror::Error)]
-pub enum SnapshotError {
-    /// Sourcing the rc took longer than the time box ([`SnapshotOptions::timeout`]).
-    #[error(
-        "no rc snapshot: sourcing {} took longer than {} s, so it was stopped; commands run without its aliases, functions and options (make the rc faster, or allow more time with `bash.snapshot_timeout`)",
-        rc.display(), timeout.as_secs_f64()
-    )]
-    Timeout {
-        /// The rc file.
-        rc: PathBuf,
-        /// The time box.
-        timeout: Duration,
-    },
-    /// Sourcing the rc returned the shell's syntax-error status.
-    #[error(
-        "no rc snapshot: {} has an error (sourcing it returned status {status}{}); commands run without its aliases, functions and options",
-        rc.display(), detail_suffix(detail)
-    )]
-    Broken {
-        /// The rc file.
-        rc: PathBuf,
-        /// The status `source` returned.
-        status: i32,
-        /// The shell's messages about the rc (lines of its stderr naming the file), if any.
-        detail: String,
-    },
-    /// The shell ended before the snapshot was written.
-    #[error(
-        "no rc snapshot: the shell ended ({how}) while sourcing {}, does it call exit or exec?{}; commands run without its aliases, functions and options",
-        rc.display(), detail_suffix(detail)
-    )]
-    ShellEnded {
-        /// The rc file.
-        rc: PathBuf,
-        /// How the shell ended (`exit status 1`, `signal 9`).
-        how: String,
-        /// The shell's messages about the rc, if any.
-        detail: String,
-    },
-    /// The shell could not be started.
-    #[error("no rc snapshot: cannot start {}: {error}", shell.display())]
-    Spawn {
-        /// The shell program.
-        shell: PathBuf,
-        /// The error from the operating system (part of the message).
-        error: io::Error,
-    },
-    /// The cache directory exists but is not private to this user.
-    #[error(
-        "no rc snapshot: cache directory {} is not private (it must be a directory owned by you with mode 0700; remove it or fix its owner)",
-        path.display()
-    )]
-    CacheDirNotPrivate {
-        /// The directory.
-        path: PathBuf,
-    },
-    /// The generated snapshot is unreasonably large.
-    #[error("no rc snapshot: the functions and aliases of {} take more than {max} bytes", rc.display())]
-    TooLarge {
-        /// The rc file.
-        rc: PathBuf,
-        /// The limit in bytes.
-        max: u64,
-    },
-    /// An earlier try to snapshot this rc, as it is now, failed for a reason of the rc's own
-    /// (a time-out, an error, an `exit`, too much to carry). It is tried again when the rc
-    /// changes, or, after a time-out, when a longer time box is given.
-    #[error("{warning} [remembered from an earlier try: tried again when {} changes]", rc.display())]
-    Remembered {
-        /// The rc file.
-        rc: PathBuf,
-        /// The earlier failure's message.
-        warning: String,
-    },
-    /// A file system operation on the cache failed.
-    #[error("no rc snapshot: cannot {action} {}: {error}", path.display())]
-    Io {
-        /// What was being done (`create`, `write`, `read`, …).
-        action: &'static str,
-        /// The file or directory.
-        path: PathBuf,
-        /// The error from the operating system (part of the message).
-        error: io::Error,
-    },
-}
-
-fn detail_suffix(detail: &str) -> String {
-    if detail.is_empty() {
-        String::new()
-    } else {
-        format!(": {detail}")
-    }
-}
 
 /// The rc file a snapshot is made from: `~/.bashrc` for bash, `~/.zshrc` for zsh, none for sh.
 pub fn rc_file(kind: ShellKind, home: &Path) -> Option<PathBuf> {
@@ -285,7 +178,7 @@ pub fn snapshot_for(
 /// - `cache_dir`: where snapshots are kept ([`default_cache_dir`] normally); created private
 ///   (0700) if missing.
 /// - `env`: the environment the command shells start with (the output of
-///   [`hardened_env`](crate::env::hardened_env)); the generating shell gets the same, so the
+///   [`hardened_env`](agentsh_process::env::hardened_env)); the generating shell gets the same, so the
 ///   `PATH` it exports is the one the command shells would have computed.
 /// - `options`: the sandbox and the time box. A sandbox the kernel cannot enforce is
 ///   [`SnapshotError::Spawn`] with the `Sandbox unavailable: …` message, and the rc does not
@@ -385,15 +278,6 @@ fn write_private(dir: &Path, target: &Path, content: &[u8]) -> Result<(), Snapsh
     file.persist(target)
         .map_err(|err| io_error("write", target, err.error))?;
     Ok(())
-}
-
-/// A [`SnapshotError::Io`] for `action` on `path`.
-fn io_error(action: &'static str, path: &Path, error: io::Error) -> SnapshotError {
-    SnapshotError::Io {
-        action,
-        path: path.to_path_buf(),
-        error,
-    }
 }
 
 #[cfg(test)]

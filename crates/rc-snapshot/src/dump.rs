@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::shell::ShellKind;
+use agentsh_process::shell::ShellKind;
 
 /// Names of common tools and shell builtins. A function or alias of such a name is not
 /// carried into command shells: the agent relies on these behaving as documented (and
@@ -75,14 +75,14 @@ const UNCARRIED_OPTIONS_ZSH: &[&str] = &[
 
 /// The generating shell's output, split at marker lines.
 #[derive(Debug, Default)]
-pub(super) struct Dump {
+pub(crate) struct Dump {
     options_before: Vec<Vec<u8>>,
     options_after: Vec<Vec<u8>>,
-    pub(super) status: Option<i32>,
+    pub(crate) status: Option<i32>,
     functions: Vec<(String, Vec<u8>)>,
     aliases: Vec<(String, Vec<u8>)>,
     path: Vec<u8>,
-    pub(super) complete: bool,
+    pub(crate) complete: bool,
 }
 
 #[derive(Clone, Copy)]
@@ -97,7 +97,7 @@ enum Section {
 
 impl Dump {
     /// Splits `raw` at the lines that start with `marker`.
-    pub(super) fn parse(raw: &[u8], marker: &[u8]) -> Self {
+    pub(crate) fn parse(raw: &[u8], marker: &[u8]) -> Self {
         let mut dump = Self::default();
         let mut section = Section::None;
         let mut lines = raw.split(|&b| b == b'\n').peekable();
@@ -231,7 +231,7 @@ fn changed_options(kind: ShellKind, before: &[Vec<u8>], after: &[Vec<u8>]) -> Ve
 }
 
 /// The snapshot file: options, functions, aliases, `expand_aliases` (bash), `PATH`.
-pub(super) fn render(kind: ShellKind, dump: &Dump, rc: &Path) -> Vec<u8> {
+pub(crate) fn render(kind: ShellKind, dump: &Dump, rc: &Path) -> Vec<u8> {
     let mut out = Vec::new();
     let rc_name = rc.to_string_lossy().replace(['\n', '\r'], "?");
     out.extend_from_slice(

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use super::SnapshotError;
+use crate::error::SnapshotError;
 
 /// First line of a record; a record without it (an older or foreign format) is ignored.
 const HEADER: &str = "agentsh-rc-snapshot-failure-1";
@@ -18,17 +18,17 @@ const TIMEOUT_PREFIX: &str = "timeout-ms ";
 
 /// A failure worth remembering.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Failure {
+pub(crate) struct Failure {
     /// For a time-out, the time box that ran out; `None` for the other failures.
-    pub(super) timeout: Option<Duration>,
+    pub(crate) timeout: Option<Duration>,
     /// The warning to give (the failure's message).
-    pub(super) warning: String,
+    pub(crate) warning: String,
 }
 
 impl Failure {
     /// The record of `error`, when the rc is to blame; `None` for failures of the host (the
     /// shell cannot start, the cache cannot be written), which may pass.
-    pub(super) fn of(error: &SnapshotError) -> Option<Self> {
+    pub(crate) fn of(error: &SnapshotError) -> Option<Self> {
         let timeout = match error {
             SnapshotError::Timeout { timeout, .. } => Some(*timeout),
             SnapshotError::Broken { .. }
@@ -48,12 +48,12 @@ impl Failure {
     /// Whether this record answers a run with the time box `timeout`: a failure not about time
     /// always does; a time-out only when `timeout` is no longer than the box that ran out (a
     /// longer one deserves a new try).
-    pub(super) fn applies_to(&self, timeout: Duration) -> bool {
+    pub(crate) fn applies_to(&self, timeout: Duration) -> bool {
         self.timeout.is_none_or(|ran_out| timeout <= ran_out)
     }
 
     /// The record's text: the header, `error` or `timeout-ms <n>`, then the warning.
-    pub(super) fn render(&self) -> String {
+    pub(crate) fn render(&self) -> String {
         let kind = match self.timeout {
             None => NOT_TIMED.to_owned(),
             Some(timeout) => format!("{TIMEOUT_PREFIX}{}", timeout.as_millis()),
@@ -62,7 +62,7 @@ impl Failure {
     }
 
     /// Reads a record written by [`render`](Self::render); `None` for anything else.
-    pub(super) fn parse(text: &str) -> Option<Self> {
+    pub(crate) fn parse(text: &str) -> Option<Self> {
         let mut parts = text.splitn(3, '\n');
         if parts.next()? != HEADER {
             return None;

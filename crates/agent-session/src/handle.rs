@@ -1,4 +1,4 @@
-//! [`LocalSession`]: an [`AgentSession`] behind the surfaces' seam
+//! [`LocalHandle`]: an [`AgentSession`] behind the surfaces' seam
 //! ([`SessionHandle`](agentsh_seam::SessionHandle)), so the RPC server, the MCP server and the
 //! interactive mode drive a session here exactly as they drive a far side.
 
@@ -13,10 +13,10 @@ use agentsh_protocol::{
 use agentsh_seam::{BangCall, BangPolicy, BoxFuture, HandleError, Reach, SessionHandle, ToolCall};
 use serde_json::Value;
 
+use crate::approval::Verdict;
 use crate::audit::AuditSource;
 use crate::error::SessionError;
-use crate::policy::Verdict;
-use crate::session::{AgentSession, SessionOptions, SessionPolicy};
+use crate::session::{AgentSession, PolicySource, SessionOptions};
 use crate::tool::ToolContext;
 use agentsh_artifact_store::ArtifactInfo;
 use agentsh_bash_policy::TierSource;
@@ -38,19 +38,19 @@ fn next_bang_id() -> String {
 /// client (beside the execution sections).
 pub const POLICY_TIERS_KEY: &str = "policyTiers";
 
-/// Why a [`LocalSession`] made without options refuses settings.
+/// Why a [`LocalHandle`] made without options refuses settings.
 const SETTINGS_UNSUPPORTED: &str =
     "this server does not take settings in a hello (only `agentsh rpc` does)";
 
 /// A session here, as the surfaces drive it. Cheap to share: hold it as an
 /// `Arc<dyn SessionHandle>`.
-pub struct LocalSession {
+pub struct LocalHandle {
     current: RwLock<AgentSession>,
     /// What settings are applied to: a new session is made from these with them.
     options: Option<SessionOptions>,
 }
 
-impl LocalSession {
+impl LocalHandle {
     /// `session` behind the seam; settings it is asked to apply are refused.
     pub fn new(session: AgentSession) -> Self {
         Self {
@@ -111,9 +111,9 @@ impl LocalSession {
     }
 }
 
-impl std::fmt::Debug for LocalSession {
+impl std::fmt::Debug for LocalHandle {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LocalSession")
+        f.debug_struct("LocalHandle")
             .field("id", &self.session().id())
             .field("renewable", &self.options.is_some())
             .finish_non_exhaustive()
@@ -124,7 +124,7 @@ fn failed(error: impl std::fmt::Display) -> HandleError {
     HandleError::Failed(error.to_string())
 }
 
-impl SessionHandle for LocalSession {
+impl SessionHandle for LocalHandle {
     fn id(&self) -> String {
         self.session().id().to_owned()
     }
@@ -329,7 +329,7 @@ impl SessionHandle for LocalSession {
                 _ => None,
             };
             let policy = match forwarded {
-                Some(tiers) => SessionPolicy::Forwarded(
+                Some(tiers) => PolicySource::Forwarded(
                     serde_json::from_value::<Vec<TierSource>>(tiers).map_err(|err| {
                         failed(format_args!(
                             "config error in {HELLO_SETTINGS_SOURCE}: {POLICY_TIERS_KEY}: {err}"

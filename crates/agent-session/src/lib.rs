@@ -8,17 +8,17 @@
 //! events, `session/jobs.rs` what it gives `agentsh-jobs`, which runs every piped call, its
 //! jobs and its result); `tool` holds [`BashTool`] and depends on `session` (never the other
 //! way round) through a narrow crate-internal API; `cwd` and `pty_selection` are pure steps of
-//! a tool call; `policy` is the approval gate that judges a call before it runs; `audit` is the
-//! audit log; `handle` is [`LocalSession`], the session behind the surfaces' seam; `error` is
+//! a tool call; `approval` is the approval gate that judges a call before it runs; `audit` is the
+//! audit log; `handle` is [`LocalHandle`], the session behind the surfaces' seam; `error` is
 //! [`SessionError`]. The configuration is `agentsh-config`'s and the sandbox's preparation
 //! `agentsh-sandbox`'s.
 #![deny(missing_docs)]
 
+mod approval;
 mod audit;
 mod cwd;
 mod error;
 mod handle;
-mod policy;
 mod pty_selection;
 mod session;
 mod tool;
@@ -31,7 +31,7 @@ pub use agentsh_bash_normalize::Limits;
 pub use agentsh_config::{SandboxMode, Settings};
 pub use agentsh_jobs::{FinishedRun, build_tool_result};
 pub use agentsh_process::sandbox::{
-    Kernel as SandboxKernel, SandboxError, SandboxNetwork, SandboxPolicy,
+    Kernel as SandboxKernel, SandboxError, SandboxNetwork, SandboxSpec,
 };
 pub use agentsh_protocol::BASH_TOOL;
 pub use agentsh_protocol::{
@@ -43,7 +43,7 @@ pub use agentsh_seam::{PtyAttachment, PtyHost};
 pub use agentsh_shell_executor::CancellationToken;
 pub use cwd::{CwdError, check_cwd};
 pub use error::SessionError;
-pub use handle::{LocalSession, POLICY_TIERS_KEY};
+pub use handle::{LocalHandle, POLICY_TIERS_KEY};
 pub use serde_json::json;
 pub use session::{AgentSession, SessionOptions, SnapshotOutcome};
 pub use tool::{BashTool, ToolContext};

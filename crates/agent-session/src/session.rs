@@ -19,7 +19,7 @@ use agentsh_artifact_store::{
 use agentsh_bash_interceptor::Interceptor;
 use agentsh_bash_policy::{Policy, TierSource};
 use agentsh_output_sink::{OutputSink, Secrets, SinkOptions, Spill, SpillSource};
-use agentsh_process::sandbox::{Kernel as SandboxKernel, SandboxPolicy};
+use agentsh_process::sandbox::{Kernel as SandboxKernel, SandboxSpec};
 use agentsh_process::shell::{ShellSpec, discover_shell, shell_prefix};
 use agentsh_protocol::{BangOptions, BashResult};
 use agentsh_pty_runtime::PtyCommand;
@@ -31,10 +31,10 @@ use agentsh_shell_executor::{
 };
 
 use crate::Timeout;
+use crate::approval::{ApprovalGate, Verdict};
 use crate::audit::{AuditDecision, AuditEnd, AuditLog, AuditSource};
 use crate::cwd::check_cwd;
 use crate::error::SessionError;
-use crate::policy::{Gate, Verdict};
 use agentsh_config::Settings;
 use agentsh_config::{managed_policy_tiers, policy_from_tiers, project_policy_tier};
 use agentsh_jobs::{Jobs, bang_context_text};
@@ -66,7 +66,7 @@ pub struct SessionOptions {
     #[doc(hidden)]
     pub sandbox_kernel_limit: Option<SandboxKernel>,
     /// Where the approval policy comes from.
-    pub policy: SessionPolicy,
+    pub policy: PolicySource,
     /// The mode the audit log names for the session's commands (`exec`, `rpc`, `mcp`,
     /// `interactive`); `None`: `library`.
     pub mode: Option<String>,
@@ -78,7 +78,7 @@ pub struct SessionOptions {
 
 /// Where a session's approval policy comes from.
 #[derive(Clone, Debug, Default)]
-pub enum SessionPolicy {
+pub enum PolicySource {
     /// The tiers the settings name: the managed file(s), the user's `[policy]`, and the
     /// project's `.agentsh/policy.toml` in the session's cwd, read when the session starts.
     #[default]
@@ -136,7 +136,7 @@ struct Inner {
     /// The artifacts this session reserved, oldest first.
     artifact_ids: Mutex<Vec<String>>,
     /// The approval policy and what it remembers.
-    gate: Gate,
+    gate: ApprovalGate,
     /// The secrets redacted from every output of the session (`None` with `[secrets] enabled
     /// = false`).
     secrets: Option<Arc<Secrets>>,
@@ -156,16 +156,16 @@ struct Warnings {
 
 /// The approval policy of a session in `cwd`.
 fn session_policy(
-    policy: SessionPolicy,
+    policy: PolicySource,
     settings: &Settings,
     cwd: &Path,
 ) -> Result<Policy, SessionError> {
     match policy {
-        SessionPolicy::Given(policy) => Ok(policy),
-        SessionPolicy::FromSettings => settings
+        PolicySource::Given(policy) => Ok(policy),
+        PolicySource::FromSettings => settings
             .load_policy(cwd, env_var)
             .map_err(SessionError::Policy),
-        SessionPolicy::Forwarded(mut tiers) => {
+        PolicySource::Forwarded(mut tiers) => {
             let managed = managed_policy_tiers(env_var).map_err(SessionError::Policy)?;
             // The managed tiers of this host come first; the client's follow, then the
             // project file of this host's cwd.
@@ -268,7 +268,7 @@ impl AgentSession {
             home.as_deref(),
             cache_dir.as_deref(),
             &settings,
-            sandbox.as_ref().map(SessionSandbox::snapshot_policy),
+            sandbox.as_ref().map(SessionSandbox::snapshot_spec),
         );
         if let SnapshotOutcome::Failed(warning) = &snapshot_outcome {
             warnings.push(warning.clone());
@@ -315,7 +315,7 @@ impl AgentSession {
                 warnings: Mutex::new(Warnings::default()),
                 jobs: Arc::new(Jobs::new(events.clone())),
                 artifact_ids: Mutex::new(Vec::new()),
-                gate: Gate::new(policy),
+                gate: ApprovalGate::new(policy),
                 secrets,
                 audit,
                 mode: mode.unwrap_or_else(|| "library".to_owned()),
@@ -357,7 +357,7 @@ impl AgentSession {
     /// `sandbox.mode` is off: its mode, its writable roots as resolved (the cwd in
     /// `workspace-write`, the private temp dir, `sandbox.writable`) and whether the network is
     /// reachable.
-    pub fn sandbox(&self) -> Option<&SandboxPolicy> {
+    pub fn sandbox(&self) -> Option<&SandboxSpec> {
         self.inner.sandbox.as_ref().map(|sandbox| &sandbox.policy)
     }
 
@@ -626,7 +626,7 @@ impl AgentSession {
     }
 
     /// The interception rules, when interception is enabled.
-    pub(crate) fn gate(&self) -> &Gate {
+    pub(crate) fn gate(&self) -> &ApprovalGate {
         &self.inner.gate
     }
 

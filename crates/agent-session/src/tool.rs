@@ -15,10 +15,10 @@ use serde_json::Value;
 
 use crate::BashArgs;
 use crate::Timeout;
+use crate::approval::Refusal;
 use crate::audit::AuditSource;
 use crate::cwd::cwd_error_result;
 use crate::cwd::{CwdError, check_cwd};
-use crate::policy::Refusal;
 use crate::pty_selection::{HostUi, use_pty};
 use crate::session::AgentSession;
 use crate::{PtyHost, ToolDetails, ToolOutcome, ToolResult};

@@ -5,7 +5,7 @@ use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 
 use agentsh_agent_session::{
-    AgentSession, BangOptions, PtyHost, SandboxError, SandboxKernel, SandboxMode, SandboxPolicy,
+    AgentSession, BangOptions, PtyHost, SandboxError, SandboxKernel, SandboxMode, SandboxSpec,
     SessionError, SessionOptions, Settings, ToolContext, ToolResult,
 };
 use serde_json::json;
@@ -88,7 +88,7 @@ fn read_only_writes_only_its_temp_dir_and_network_is_as_set() {
     let (_dir, session) = temp_session(
         "[sandbox]\nmode = \"read-only\"\nnetwork = true\nwritable = [\"work/sub\"]\n",
     );
-    let policy: &SandboxPolicy = session.sandbox().expect("a sandbox");
+    let policy: &SandboxSpec = session.sandbox().expect("a sandbox");
     assert_eq!(policy.mode, SandboxMode::ReadOnly);
     assert_eq!(policy.network, agentsh_agent_session::SandboxNetwork::On);
     assert_eq!(policy.writable.len(), 1, "{policy:?}");
@@ -675,7 +675,7 @@ fn the_allowlist_probe_says_whether_it_works_here() {
         .build()
         .expect("runtime");
     let probed = runtime.block_on(agentsh_sandbox::probe_network_allowlist());
-    let isolated = agentsh_agent_session::SandboxPolicy {
+    let isolated = agentsh_agent_session::SandboxSpec {
         mode: agentsh_agent_session::SandboxMode::ReadOnly,
         writable: vec![std::env::temp_dir()],
         read_only: Vec::new(),

@@ -7,8 +7,8 @@ use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use agentsh_agent_session::LocalSession;
-use agentsh_remote::{RemoteConfig, RemoteSession};
+use agentsh_agent_session::LocalHandle;
+use agentsh_remote::{RemoteConfig, RemoteHandle};
 use agentsh_renderer::DefaultRenderer;
 use agentsh_seam::Handle;
 use agentsh_tui::{Listen, MakeSession, TuiError, TuiOptions};
@@ -49,12 +49,12 @@ pub fn run(args: InteractiveArgs) -> ExitCode {
     let session: MakeSession = if let Some(config) = remote {
         Box::new(move || {
             Box::pin(async move {
-                let session = RemoteSession::connect(config).await?;
+                let session = RemoteHandle::connect(config).await?;
                 Ok(Arc::new(session) as Handle)
             })
         })
     } else {
-        let make = LocalSession::factory_for(settings.clone(), cwd.clone(), "interactive");
+        let make = LocalHandle::factory_for(settings.clone(), cwd.clone(), "interactive");
         Box::new(move || {
             // Made on the mode's runtime, before the terminal is taken.
             let made = make().map_err(Into::into);
@@ -64,7 +64,7 @@ pub fn run(args: InteractiveArgs) -> ExitCode {
     // `--listen`: an RPC socket server, one session here per connection, whose calls the
     // mode shows.
     let listen = args.listen.map(|path| {
-        let new_session = LocalSession::factory(settings.clone(), cwd);
+        let new_session = LocalHandle::factory(settings.clone(), cwd);
         Listen {
             shown: path.display().to_string(),
             serve: Box::new(move |host, shutdown| {

@@ -45,7 +45,7 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use agentsh_agent_session::{AgentSession, LocalSession, SessionOptions};
+use agentsh_agent_session::{AgentSession, LocalHandle, SessionOptions};
 use agentsh_config::Settings;
 use agentsh_seam::Handle;
 use agentsh_signals::Signals;
@@ -143,7 +143,7 @@ fn serve_session(
         };
         // An unusable `bash.shell`: nothing runs on a broken configuration.
         let session = AgentSession::new(options.clone()).map_err(|err| usage_error(&err))?;
-        let session: Handle = Arc::new(LocalSession::renewable(session, options));
+        let session: Handle = Arc::new(LocalHandle::renewable(session, options));
         (signals, session)
     };
     Ok((runtime, made.0, made.1))

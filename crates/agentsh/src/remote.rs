@@ -12,7 +12,7 @@ use agentsh_protocol::SshTarget;
 use crate::cli::RemoteArgs;
 use crate::print_error;
 use agentsh_remote::{
-    CommandTransport, DEFAULT_LEASE, FarSide, RemoteConfig, RemoteSession, SshTransport,
+    CommandTransport, DEFAULT_LEASE, FarSide, RemoteConfig, RemoteHandle, SshTransport,
     Transport as _,
 };
 use agentsh_signals::Signals;
@@ -156,8 +156,8 @@ impl Choice {
     }
 
     /// Connects (installing first with `--remote-install`) and says `hello`.
-    pub async fn connect(self) -> Result<RemoteSession, String> {
-        RemoteSession::connect(self.config().await?)
+    pub async fn connect(self) -> Result<RemoteHandle, String> {
+        RemoteHandle::connect(self.config().await?)
             .await
             .map_err(|err| err.to_string())
     }
@@ -168,7 +168,7 @@ impl Choice {
 /// cannot be reached or refuses, the signal's when one came first), its error printed.
 pub fn start_server(
     remote: Choice,
-) -> Result<(tokio::runtime::Runtime, Signals, RemoteSession), ExitCode> {
+) -> Result<(tokio::runtime::Runtime, Signals, RemoteHandle), ExitCode> {
     let runtime = crate::runtime().map_err(|err| {
         print_error(&format_args!("cannot start the async runtime: {err}"));
         ExitCode::FAILURE

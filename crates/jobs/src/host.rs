@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use agentsh_artifact_store::ArtifactReservation;
 use agentsh_output_sink::{OutputSink, Secrets};
-use agentsh_process::sandbox::SandboxPolicy;
+use agentsh_process::sandbox::SandboxSpec;
 use agentsh_protocol::Timeout;
 use agentsh_pty_runtime::PtyCommand;
 use agentsh_shell_executor::{CancellationToken, ExecRequest, ShellExecutor};
@@ -49,7 +49,7 @@ pub trait JobHost: Clone + Send + Sync + 'static {
 
     /// The sandbox every command runs under, `None` when off: a job's output is watched for
     /// denials under one, and a failed call's result gets the sandbox line.
-    fn sandbox(&self) -> Option<&SandboxPolicy>;
+    fn sandbox(&self) -> Option<&SandboxSpec>;
 
     /// The secrets redacted from every output (`None` when redaction is off).
     fn secrets(&self) -> Option<Arc<Secrets>>;

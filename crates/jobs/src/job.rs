@@ -258,7 +258,7 @@ impl NewJob {
     pub(crate) fn new(
         log: LogSource,
         max_log_bytes: u64,
-        sandbox: Option<&agentsh_process::sandbox::SandboxPolicy>,
+        sandbox: Option<&agentsh_process::sandbox::SandboxSpec>,
         secrets: Option<Arc<agentsh_output_sink::Secrets>>,
     ) -> Self {
         let capped = Arc::new(AtomicBool::new(false));

@@ -39,7 +39,7 @@ use agentsh_protocol::{
     annotation_line, exit_outcome, needs_terminal_line, truncation_notice,
 };
 
-use agentsh_process::sandbox::SandboxPolicy;
+use agentsh_process::sandbox::SandboxSpec;
 use agentsh_sandbox::denial_line_for;
 
 /// The line a bang command's context text ends with when it was stopped.
@@ -82,7 +82,7 @@ pub struct FinishedRun<'a> {
     pub timeout: Timeout,
     /// The sandbox the command ran under, `None` when off: a failed command whose
     /// output shows a denial gets the sandbox line.
-    pub sandbox: Option<&'a SandboxPolicy>,
+    pub sandbox: Option<&'a SandboxSpec>,
 }
 
 /// Builds the tool result of a finished call: body, outcome line, the sandbox line
@@ -223,7 +223,7 @@ pub fn bang_context_text(
     command: &str,
     result: &BashResult,
     max_bytes: u64,
-    sandbox: Option<&SandboxPolicy>,
+    sandbox: Option<&SandboxSpec>,
 ) -> String {
     let summary = &result.summary;
     let shown = Source::tail(&summary.output, summary.truncated, summary.total_lines)

@@ -21,7 +21,7 @@
 //! [`remove_ownerless`] is that look: the directories in a parent named `<prefix>` plus six
 //! letters or digits (the shape [`OwnedDir::create`] makes), of this user, private, marked and
 //! not locked, are removed. The supervisor does the same for a session's temp dir when it
-//! ends its tree after agentsh died (`SandboxPolicy::temp_dir`).
+//! ends its tree after agentsh died (`SandboxSpec::temp_dir`).
 //!
 //! Every descriptor agentsh opens is close-on-exec and the supervisor closes every descriptor
 //! it does not need right after its fork, so the lock is agentsh's alone.

@@ -5,7 +5,7 @@
 //! at `127.0.0.1:<port>` inside it, handed to agentsh's proxy: [`SandboxNetwork::Allowlist`]).
 //!
 //! The mount namespace serves two ends Landlock cannot: a directory kept read-only inside a
-//! writable root ([`SandboxPolicy::read_only`], a read-only bind mount of it onto itself), and
+//! writable root ([`SandboxSpec::read_only`], a read-only bind mount of it onto itself), and
 //! terminals: the shell gets a private `devpts` instance at `/dev/pts`, so that no other
 //! terminal of the machine (another `/dev/pts/N`, to read its keystrokes) can be opened from
 //! inside, while the PTYs a command opens itself live in that instance. Landlock, applied
@@ -43,7 +43,7 @@ impl fmt::Display for SandboxMode {
 /// A sandbox for every process of a shell, PTY session or job: enforced by the kernel in the
 /// child before it executes, inherited by everything it starts, never lifted.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct SandboxPolicy {
+pub struct SandboxSpec {
     /// What may be written.
     pub mode: SandboxMode,
     /// The writable roots, absolute, already resolved by the session (its cwd in
@@ -74,7 +74,7 @@ pub enum SandboxNetwork {
     /// The machine's network, as outside the sandbox.
     On,
     /// As [`Off`](Self::Off), plus a TCP listener at `127.0.0.1:<port>` inside the namespace,
-    /// made by the child before anything it runs and handed to a [`NetworkGate`] outside: the
+    /// made by the child before anything it runs and handed to a [`ProxyServer`] outside: the
     /// one way out, through a proxy that decides which hosts a connection may reach.
     Allowlist(NetworkProxy),
 }
@@ -96,10 +96,10 @@ impl SandboxNetwork {
 }
 
 /// Where the connections of a sandbox with a network allowlist go: the port its listener
-/// takes inside each namespace, the allowed hosts as configured (for messages), and the gate
+/// takes inside each namespace, the allowed hosts as configured (for messages), and the server
 /// that takes each namespace's listener.
 ///
-/// Two are equal when they have the same port and hosts and the very same gate (a shell is
+/// Two are equal when they have the same port and hosts and the very same server (a shell is
 /// reused only by calls whose connections go to the same proxy).
 #[derive(Clone)]
 pub struct NetworkProxy {
@@ -109,7 +109,7 @@ pub struct NetworkProxy {
     /// The allowed hosts, as the configuration writes them.
     pub hosts: Vec<String>,
     /// What takes each namespace's listener.
-    pub gate: Arc<dyn NetworkGate>,
+    pub server: Arc<dyn ProxyServer>,
 }
 
 impl fmt::Debug for NetworkProxy {
@@ -125,7 +125,7 @@ impl PartialEq for NetworkProxy {
     fn eq(&self, other: &Self) -> bool {
         self.port == other.port
             && self.hosts == other.hosts
-            && std::ptr::addr_eq(Arc::as_ptr(&self.gate), Arc::as_ptr(&other.gate))
+            && std::ptr::addr_eq(Arc::as_ptr(&self.server), Arc::as_ptr(&other.server))
     }
 }
 
@@ -135,14 +135,14 @@ impl std::hash::Hash for NetworkProxy {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
         self.port.hash(state);
         self.hosts.hash(state);
-        Arc::as_ptr(&self.gate).cast::<()>().hash(state);
+        Arc::as_ptr(&self.server).cast::<()>().hash(state);
     }
 }
 
 /// What takes the listener a sandboxed child made inside its network namespace (one per
 /// spawned tree: a shell, a PTY session, a job). Called from within the tokio runtime the
 /// spawn ran on.
-pub trait NetworkGate: Send + Sync {
+pub trait ProxyServer: Send + Sync {
     /// Serves the connections accepted on `listener` (those of the namespace's processes)
     /// until the returned link is dropped, which the spawner does when the tree's
     /// [`Supervisor`](crate::Supervisor) goes.
@@ -264,7 +264,7 @@ fn probe_now() -> Kernel {
 ///
 /// [`SandboxError::Unavailable`] naming what the kernel lacks; [`SandboxError::RefusedRoot`]
 /// for a writable root of `/`.
-pub fn check(policy: &SandboxPolicy) -> Result<(), SandboxError> {
+pub fn check(policy: &SandboxSpec) -> Result<(), SandboxError> {
     check_with(policy, Kernel::probe())
 }
 
@@ -273,7 +273,7 @@ pub fn check(policy: &SandboxPolicy) -> Result<(), SandboxError> {
 /// # Errors
 ///
 /// As [`check`].
-pub fn check_with(policy: &SandboxPolicy, kernel: Kernel) -> Result<(), SandboxError> {
+pub fn check_with(policy: &SandboxSpec, kernel: Kernel) -> Result<(), SandboxError> {
     if !cfg!(target_os = "linux") {
         return Err(SandboxError::Unavailable(
             "the sandbox needs Linux (Landlock, user namespaces, seccomp)".to_owned(),
@@ -383,7 +383,7 @@ const ALWAYS_WRITABLE: [&str; 3] = ["/dev/null", "/dev/tty", "/dev/ptmx"];
 /// bind mounts, each checked to be a directory now (the child only mounts).
 #[cfg(target_os = "linux")]
 pub(crate) fn prepare(
-    policy: &SandboxPolicy,
+    policy: &SandboxSpec,
     kernel: Kernel,
     private_dir: Option<&std::path::Path>,
 ) -> Result<Prepared, SandboxError> {
@@ -549,7 +549,7 @@ fn unix_socket_filter() -> Result<Vec<SockFilter>, SandboxError> {
 
 #[cfg(not(target_os = "linux"))]
 pub(crate) fn prepare(
-    policy: &SandboxPolicy,
+    policy: &SandboxSpec,
     kernel: Kernel,
     _private_dir: Option<&std::path::Path>,
 ) -> Result<Prepared, SandboxError> {

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use agentsh_process::sandbox::{
-    self, Kernel, SandboxError, SandboxMode, SandboxNetwork, SandboxPolicy,
+    self, Kernel, SandboxError, SandboxMode, SandboxNetwork, SandboxSpec,
 };
 use agentsh_process::{ChildStdio, SpawnError, SpawnSpec, Supervisor};
 use agentsh_test_support::{
@@ -20,7 +20,7 @@ use agentsh_test_support::{
 
 /// Whether the running kernel can sandbox at all; tests say why they skip when it cannot.
 fn sandbox_available() -> bool {
-    let policy = SandboxPolicy {
+    let policy = SandboxSpec {
         mode: SandboxMode::WorkspaceWrite,
         writable: Vec::new(),
         read_only: Vec::new(),
@@ -62,12 +62,12 @@ fn dirs() -> Dirs {
     }
 }
 
-fn policy(mode: SandboxMode, dirs: &Dirs, network: bool) -> SandboxPolicy {
+fn policy(mode: SandboxMode, dirs: &Dirs, network: bool) -> SandboxSpec {
     let writable = match mode {
         SandboxMode::WorkspaceWrite => vec![dirs.cwd.clone(), dirs.tmp.clone()],
         SandboxMode::ReadOnly => vec![dirs.tmp.clone()],
     };
-    SandboxPolicy {
+    SandboxSpec {
         mode,
         writable,
         read_only: Vec::new(),
@@ -82,13 +82,13 @@ fn policy(mode: SandboxMode, dirs: &Dirs, network: bool) -> SandboxPolicy {
 
 /// Runs `script` in a sandboxed `bash -c` (cwd `dirs.cwd`), ends the tree, and returns its
 /// exit code and output (stdout and stderr together).
-fn run(policy: SandboxPolicy, dirs: &Dirs, script: &str) -> (i32, String) {
+fn run(policy: SandboxSpec, dirs: &Dirs, script: &str) -> (i32, String) {
     run_with(policy, dirs, script, Vec::new())
 }
 
 /// [`run`] with extra descriptors for the child.
 fn run_with(
-    policy: SandboxPolicy,
+    policy: SandboxSpec,
     dirs: &Dirs,
     script: &str,
     fds: Vec<(OwnedFd, i32)>,
@@ -620,7 +620,7 @@ fn a_step_the_kernel_refuses_in_the_child_is_unavailable_and_nothing_runs() {
         let mut spec = SpawnSpec::new("/bin/sh");
         spec.args = vec!["-c".into(), "echo ran > ran".into()];
         spec.cwd = std::env::current_dir().expect("cwd");
-        spec.sandbox = Some(SandboxPolicy {
+        spec.sandbox = Some(SandboxSpec {
             mode: SandboxMode::WorkspaceWrite,
             writable: vec![spec.cwd.clone()],
             read_only: Vec::new(),

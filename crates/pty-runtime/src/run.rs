@@ -26,7 +26,7 @@ use std::time::Duration;
 
 use agentsh_output_sink::{OutputSink, SinkOptions};
 use agentsh_process::env::{TerminalKind, hardened_env};
-use agentsh_process::sandbox::SandboxPolicy;
+use agentsh_process::sandbox::SandboxSpec;
 use agentsh_process::shell::{FALLBACK_SHELL, ShellSpec, apply_prefix, discover_shell};
 use agentsh_process::{ChildExit, ChildStdio, InputWait, SpawnSpec, Supervisor, TERM_GRACE};
 use agentsh_protocol::{BashResult, CANCELLED_ANNOTATION, timeout_annotation};
@@ -93,7 +93,7 @@ pub struct PtyCommand {
     pub answers_prompts: bool,
     /// The session's sandbox for every process on the terminal; `None` (default):
     /// off.
-    pub sandbox: Option<SandboxPolicy>,
+    pub sandbox: Option<SandboxSpec>,
 }
 
 impl PtyCommand {

@@ -2,15 +2,15 @@
 //! `/dev/pts` hides every other terminal), and that terminal behaves like any other: it has a
 //! name, takes input, waits for it visibly, follows resizes, and PTYs of its own work.
 
-use agentsh_process::sandbox::{self, SandboxMode, SandboxNetwork, SandboxPolicy};
+use agentsh_process::sandbox::{self, SandboxMode, SandboxNetwork, SandboxSpec};
 use agentsh_pty_runtime::PtyRun;
 
 use crate::util::{command, run, sink, wait_until};
 
 /// A read-only sandbox with `tmp` writable; `None` (and why, on stderr) when the kernel
 /// cannot have one.
-fn sandboxed(tmp: &std::path::Path) -> Option<SandboxPolicy> {
-    let policy = SandboxPolicy {
+fn sandboxed(tmp: &std::path::Path) -> Option<SandboxSpec> {
+    let policy = SandboxSpec {
         mode: SandboxMode::ReadOnly,
         writable: vec![tmp.to_path_buf()],
         read_only: Vec::new(),

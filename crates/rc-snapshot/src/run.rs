@@ -9,7 +9,7 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 use std::time::Duration;
 
-use agentsh_process::sandbox::SandboxPolicy;
+use agentsh_process::sandbox::SandboxSpec;
 use agentsh_process::shell::ShellSpec;
 use agentsh_process::{
     BlockingSupervisor, ChildExit, ChildStdio, SpawnError, SpawnSpec, random_hex,
@@ -38,7 +38,7 @@ pub(crate) fn generate(
     home: &Path,
     cache_dir: &Path,
     env: &[(OsString, OsString)],
-    sandbox: Option<&SandboxPolicy>,
+    sandbox: Option<&SandboxSpec>,
     timeout: Duration,
 ) -> Result<Vec<u8>, SnapshotError> {
     let dump_file = tempfile::Builder::new()

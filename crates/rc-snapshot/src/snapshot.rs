@@ -95,7 +95,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use agentsh_process::sandbox::SandboxPolicy;
+use agentsh_process::sandbox::SandboxSpec;
 use agentsh_process::shell::{ShellKind, ShellSpec};
 
 use crate::cache::{self, Snapshot};
@@ -144,7 +144,7 @@ pub struct SnapshotOptions {
     /// the cache directory writable too, for its dump), and its snapshot is cached apart from
     /// unsandboxed ones (the rc may behave differently when it cannot write). `None`: no
     /// sandbox.
-    pub sandbox: Option<SandboxPolicy>,
+    pub sandbox: Option<SandboxSpec>,
     /// How long the generating shell may run, counted from its start (not from when this
     /// process began to wait for another one making the same snapshot). At most
     /// [`MAX_SNAPSHOT_TIMEOUT`]; longer is cut to it. Default [`DEFAULT_SNAPSHOT_TIMEOUT`].

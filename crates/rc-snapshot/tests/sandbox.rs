@@ -4,13 +4,13 @@
 use std::path::{Path, PathBuf};
 
 use agentsh_process::env::{TerminalKind, hardened_env};
-use agentsh_process::sandbox::{self, SandboxMode, SandboxNetwork, SandboxPolicy};
+use agentsh_process::sandbox::{self, SandboxMode, SandboxNetwork, SandboxSpec};
 use agentsh_process::shell::discover_shell;
 use agentsh_rc_snapshot::{SnapshotOptions, snapshot_with};
 
 /// Whether the running kernel can sandbox at all; tests say why they skip when it cannot.
 fn sandbox_available() -> bool {
-    let policy = SandboxPolicy {
+    let policy = SandboxSpec {
         mode: SandboxMode::WorkspaceWrite,
         writable: Vec::new(),
         read_only: Vec::new(),
@@ -53,8 +53,8 @@ fn dirs() -> Dirs {
 }
 
 /// A workspace-write policy without network: `dirs.cwd` and `dirs.tmp` writable.
-fn policy(dirs: &Dirs) -> SandboxPolicy {
-    SandboxPolicy {
+fn policy(dirs: &Dirs) -> SandboxSpec {
+    SandboxSpec {
         mode: SandboxMode::WorkspaceWrite,
         writable: vec![dirs.cwd.clone(), dirs.tmp.clone()],
         read_only: Vec::new(),

@@ -1,4 +1,4 @@
-//! [`RemoteSession`] behind the surfaces' seam: every call, command, artifact read and look
+//! [`RemoteHandle`] behind the surfaces' seam: every call, command, artifact read and look
 //! goes to the far side as a request of the typed wire.
 
 use std::collections::HashMap;
@@ -19,9 +19,9 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::connection::{Answer, Connection};
-use crate::session::{RemoteError, RemoteSession};
+use crate::session::{RemoteError, RemoteHandle};
 
-impl SessionHandle for RemoteSession {
+impl SessionHandle for RemoteHandle {
     fn id(&self) -> String {
         self.target()
     }
@@ -31,7 +31,7 @@ impl SessionHandle for RemoteSession {
     }
 
     fn sessions_opened(&self) -> u64 {
-        RemoteSession::sessions_opened(self)
+        RemoteHandle::sessions_opened(self)
     }
 
     fn tool_call<'a>(
@@ -147,15 +147,15 @@ impl SessionHandle for RemoteSession {
     }
 
     fn take_warnings(&self) -> Vec<String> {
-        RemoteSession::take_warnings(self)
+        RemoteHandle::take_warnings(self)
     }
 
     fn shutdown(&self) -> BoxFuture<'_, ()> {
-        Box::pin(RemoteSession::shutdown(self))
+        Box::pin(RemoteHandle::shutdown(self))
     }
 }
 
-impl RemoteSession {
+impl RemoteHandle {
     /// Runs a tool call on the far side under an id of this side's: each live update's text
     /// goes to the call's `on_update`, `cancel` sends an `abort`. The result says
     /// `sessionRestarted` when the call is the first after a reconnect.

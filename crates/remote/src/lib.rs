@@ -12,7 +12,7 @@ pub use serde_json::{Map, Value, json};
 pub use tokio_util::sync::CancellationToken;
 
 pub use agentsh_seam::{BoxFuture, HandleError, Reach, SessionHandle, ToolCall};
-pub use session::{DEFAULT_LEASE, FarVersion, RemoteConfig, RemoteError, RemoteSession};
+pub use session::{DEFAULT_LEASE, FarVersion, RemoteConfig, RemoteError, RemoteHandle};
 pub use transport::{
     Channel, CommandTransport, FarSide, SSH_OPTIONS, SshRun, SshTarget, SshTransport, Transport,
     shell_word,

@@ -1,4 +1,4 @@
-//! [`RemoteSession`]: a far-side session reached through a [`Transport`], reconnected when its
+//! [`RemoteHandle`]: a far-side session reached through a [`Transport`], reconnected when its
 //! connection is lost.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -23,7 +23,7 @@ pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
 /// is bounded at 10 s).
 const CLOSE_GRACE: Duration = Duration::from_secs(12);
 
-/// How a [`RemoteSession`] reaches and sets up its far side.
+/// How a [`RemoteHandle`] reaches and sets up its far side.
 #[derive(Debug, Clone)]
 pub struct RemoteConfig {
     /// The channel.
@@ -77,7 +77,7 @@ pub struct FarVersion {
 /// the calls running on it end with [`RemoteError::Lost`] and the next call opens a new one
 /// (a new far-side session: its first result says `sessionRestarted`).
 #[derive(Debug, Clone)]
-pub struct RemoteSession {
+pub struct RemoteHandle {
     inner: Arc<Inner>,
 }
 
@@ -103,7 +103,7 @@ struct Inner {
     events: EventHub,
 }
 
-impl RemoteSession {
+impl RemoteHandle {
     /// Opens the first connection and says `hello`: fails when the far side cannot be reached
     /// or refuses.
     pub async fn connect(config: RemoteConfig) -> Result<Self, RemoteError> {
@@ -291,7 +291,7 @@ impl RemoteSession {
             .map_err(RemoteError::Failed)
     }
 
-    /// [`RemoteSession::request`] whose answer's `data` is kept as the far side wrote it, for
+    /// [`RemoteHandle::request`] whose answer's `data` is kept as the far side wrote it, for
     /// passing it on (a whole artifact is not parsed and written out again).
     pub(crate) async fn request_raw(&self, command: Command) -> Result<Box<RawValue>, RemoteError> {
         let connection = self.connection().await?;
@@ -325,7 +325,7 @@ impl RemoteSession {
     }
 
     /// How many connections (each a new far-side session) have been opened: 1 after
-    /// [`RemoteSession::connect`], one more for each reconnect.
+    /// [`RemoteHandle::connect`], one more for each reconnect.
     pub fn sessions_opened(&self) -> u64 {
         self.inner.opened.load(Ordering::Relaxed)
     }
@@ -376,7 +376,7 @@ async fn tell_answerers(
         let Some(inner) = session.upgrade() else {
             return;
         };
-        let session = RemoteSession { inner };
+        let session = RemoteHandle { inner };
         let hello = Command::Hello {
             protocol: Some(u64::from(RPC_PROTOCOL)),
             settings: None,

@@ -126,7 +126,7 @@ async fn a_transport_that_cannot_open_is_a_connect_error() {
         io::ErrorKind::NotFound,
         "cannot run `kubectl`: No such file or directory",
     ));
-    let error = agentsh_remote::RemoteSession::connect(config(transport, None))
+    let error = agentsh_remote::RemoteHandle::connect(config(transport, None))
         .await
         .expect_err("no channel");
     assert_eq!(
@@ -138,7 +138,7 @@ async fn a_transport_that_cannot_open_is_a_connect_error() {
 #[tokio::test]
 async fn lines_that_are_no_messages_are_skipped_before_and_after_hello() {
     let (transport, mut opened) = Scripted::new();
-    let connecting = agentsh_remote::RemoteSession::connect(config(transport, None));
+    let connecting = agentsh_remote::RemoteHandle::connect(config(transport, None));
     let (session, mut far) = tokio::join!(connecting, async {
         let mut far = crate::util::next_far(&mut opened).await;
         // A chatty rc file prints before the far side's agentsh speaks.

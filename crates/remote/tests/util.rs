@@ -10,8 +10,8 @@ use std::time::Duration;
 use agentsh_protocol::wire::{Command, HelloData, Message, RequestId, RequestType};
 use agentsh_protocol::{RPC_PROTOCOL, Timeout, ToolDetails, ToolResult};
 use agentsh_remote::{
-    BoxFuture, Channel, DEFAULT_LEASE, FarSide, RemoteConfig, RemoteError, RemoteSession,
-    Transport, Value,
+    BoxFuture, Channel, DEFAULT_LEASE, FarSide, RemoteConfig, RemoteError, RemoteHandle, Transport,
+    Value,
 };
 use serde::Serialize;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
@@ -223,7 +223,7 @@ pub fn config(transport: Arc<Scripted>, settings: Option<Value>) -> RemoteConfig
 
 /// A session connected to a far side, with what is needed to play it.
 pub struct Remote {
-    pub session: RemoteSession,
+    pub session: RemoteHandle,
     pub far: FarEnd,
     pub opened: mpsc::UnboundedReceiver<FarEnd>,
     pub transport: Arc<Scripted>,
@@ -234,7 +234,7 @@ pub struct Remote {
 /// Connects a session (with `settings`) whose far side says hello as this protocol's.
 pub async fn connect(settings: Option<Value>) -> Remote {
     let (transport, mut opened) = Scripted::new();
-    let connecting = RemoteSession::connect(config(Arc::clone(&transport), settings));
+    let connecting = RemoteHandle::connect(config(Arc::clone(&transport), settings));
     let (session, (far, hello)) = tokio::join!(connecting, async {
         let mut far = next_far(&mut opened).await;
         let hello = far.hello().await;
@@ -256,7 +256,7 @@ where
     F: AsyncFnOnce(FarEnd),
 {
     let (transport, mut opened) = Scripted::new();
-    let connecting = RemoteSession::connect(config(transport, None));
+    let connecting = RemoteHandle::connect(config(transport, None));
     let (session, ()) = tokio::join!(connecting, async {
         far_side(next_far(&mut opened).await).await;
     });

@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use agentsh_agent_session::{AgentSession, LocalSession, SessionOptions, Settings};
+use agentsh_agent_session::{AgentSession, LocalHandle, SessionOptions, Settings};
 use agentsh_protocol::wire::{
     ArtifactData, ArtifactList, BashData, Command, HelloData, Message, RequestType,
 };
@@ -286,7 +286,7 @@ async fn every_request_example_is_answered_by_a_real_server() {
     options.home = Some(home);
     options.settings = Settings::default();
     options.settings.artifacts.dir = Some(root.path().join("artifacts"));
-    let session = LocalSession::new(AgentSession::new(options).expect("a session"));
+    let session = LocalHandle::new(AgentSession::new(options).expect("a session"));
 
     let (server_end, client_end) = tokio::net::UnixStream::pair().expect("a socket pair");
     let shutdown = CancellationToken::new();

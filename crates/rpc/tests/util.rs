@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agentsh_agent_session::{AgentSession, LocalSession, SessionOptions, Settings};
+use agentsh_agent_session::{AgentSession, LocalHandle, SessionOptions, Settings};
 use agentsh_rpc::{CallHost, CancellationToken, Handle, Value};
 use tempfile::TempDir;
 
@@ -68,7 +68,7 @@ impl World {
                 home: Some(home),
                 ..SessionOptions::default()
             })
-            .map(|session| LocalSession::new(session).into_handle())
+            .map(|session| LocalHandle::new(session).into_handle())
         }
     }
 }

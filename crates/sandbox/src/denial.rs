@@ -4,7 +4,7 @@
 
 use std::sync::LazyLock;
 
-use agentsh_process::sandbox::{SandboxNetwork, SandboxPolicy};
+use agentsh_process::sandbox::{SandboxNetwork, SandboxSpec};
 use regex::Regex;
 
 /// What a failed sandboxed command's output shows when the sandbox denied it something,
@@ -58,7 +58,7 @@ pub fn shows_denial(text: &str) -> bool {
 /// the result that reports the job's failure gets the sandbox line even when the denial was
 /// in output an earlier result showed. A marker split between two pieces is found too.
 pub struct DenialWatch {
-    policy: SandboxPolicy,
+    policy: SandboxSpec,
     seen: bool,
     /// The end of the text so far: one byte shorter than the longest marker.
     carry: String,
@@ -66,7 +66,7 @@ pub struct DenialWatch {
 
 impl DenialWatch {
     /// A watch of the output of a command run under `policy`.
-    pub fn new(policy: SandboxPolicy) -> Self {
+    pub fn new(policy: SandboxSpec) -> Self {
         Self {
             policy,
             seen: false,
@@ -109,9 +109,9 @@ impl DenialWatch {
 ///
 /// ```
 /// use std::path::PathBuf;
-/// use agentsh_sandbox::{SandboxMode, SandboxNetwork, SandboxPolicy, sandbox_denial_line};
+/// use agentsh_sandbox::{SandboxMode, SandboxNetwork, SandboxSpec, sandbox_denial_line};
 ///
-/// let policy = SandboxPolicy {
+/// let policy = SandboxSpec {
 ///     mode: SandboxMode::WorkspaceWrite,
 ///     writable: vec![PathBuf::from("/src/app"), PathBuf::from("/tmp/agentsh-sandbox-x")],
 ///     read_only: Vec::new(),
@@ -123,7 +123,7 @@ impl DenialWatch {
 ///     "[sandbox: workspace-write; writable: /src/app, /tmp/agentsh-sandbox-x; network off]"
 /// );
 /// ```
-pub fn sandbox_denial_line(policy: &SandboxPolicy) -> String {
+pub fn sandbox_denial_line(policy: &SandboxSpec) -> String {
     sandbox_line(policy, &[])
 }
 
@@ -131,7 +131,7 @@ pub fn sandbox_denial_line(policy: &SandboxPolicy) -> String {
 /// allowed hosts: `[sandbox: <mode>; writable: <roots>; network: <hosts>; blocked <host:port>,
 /// …]`. Without blocked hosts, [`sandbox_denial_line`].
 ///
-pub(crate) fn sandbox_line(policy: &SandboxPolicy, blocked: &[String]) -> String {
+pub(crate) fn sandbox_line(policy: &SandboxSpec, blocked: &[String]) -> String {
     let roots: Vec<String> = policy
         .writable
         .iter()
@@ -161,7 +161,7 @@ pub(crate) fn sandbox_line(policy: &SandboxPolicy, blocked: &[String]) -> String
 /// failed), or it failed (`failed`: a non-zero exit or no exit status) and its output
 /// (`outputs`: every text of it the result was built from) shows a denial.
 pub fn denial_line_for(
-    sandbox: Option<&SandboxPolicy>,
+    sandbox: Option<&SandboxSpec>,
     failed: bool,
     outputs: &[&str],
     blocked: &[String],
@@ -176,11 +176,7 @@ pub fn denial_line_for(
 
 /// The sandbox line of a result under `policy`: when it `failed_with_denial`, or when the
 /// allowlist refused connections of its namespace (`blocked`), whether or not it failed.
-fn line_when(
-    policy: &SandboxPolicy,
-    failed_with_denial: bool,
-    blocked: &[String],
-) -> Option<String> {
+fn line_when(policy: &SandboxSpec, failed_with_denial: bool, blocked: &[String]) -> Option<String> {
     let refused = !blocked.is_empty() && policy.network.proxy().is_some();
     (refused || failed_with_denial).then(|| sandbox_line(policy, blocked))
 }
@@ -195,7 +191,7 @@ mod tests {
 
     #[test]
     fn a_denial_split_between_pieces_is_seen() {
-        let policy = SandboxPolicy {
+        let policy = SandboxSpec {
             mode: SandboxMode::ReadOnly,
             writable: vec![PathBuf::from("/tmp/t")],
             read_only: Vec::new(),

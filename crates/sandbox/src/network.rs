@@ -4,8 +4,8 @@
 //!
 //! The namespace side (a listener made inside each sandboxed tree's network namespace and
 //! handed out) is `agentsh-process`'s; the proxy (matching, resolving, HTTP and SOCKS5) is
-//! `agentsh-net-proxy`'s. This module joins the two: [`SessionGate`] is the
-//! [`NetworkGate`] every tree's listener is given to, serving them all with one proxy per
+//! `agentsh-net-proxy`'s. This module joins the two: [`SessionProxy`] is the
+//! [`ProxyServer`] every tree's listener is given to, serving them all with one proxy per
 //! session, started on the runtime of the session's first sandboxed spawn.
 
 mod probe;
@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use agentsh_net_proxy::{Allowlist, Link, Proxy, ProxyConfig, Resolver};
-use agentsh_process::sandbox::{NetworkGate, NetworkLink, NetworkProxy};
+use agentsh_process::sandbox::{NetworkLink, NetworkProxy, ProxyServer};
 
 use crate::error::SetupError;
 
@@ -45,17 +45,17 @@ pub(crate) fn proxy_env(port: u16) -> BTreeMap<String, String> {
     env
 }
 
-/// A session's network allowlist: the policy's network (port, hosts, gate) and the handle
+/// A session's network allowlist: the policy's network (port, hosts, server) and the handle
 /// that ends the proxy at shutdown.
 #[derive(Debug)]
 pub(crate) struct SessionNetwork {
     pub(crate) proxy: NetworkProxy,
-    gate: Arc<SessionGate>,
+    server: Arc<SessionProxy>,
 }
 
 impl SessionNetwork {
     /// The network of a sandbox with an allowlist of `hosts` (as configured, checked at
-    /// load): a port chosen for the session and the gate of its proxy. The resolver is the
+    /// load): a port chosen for the session and the server of its proxy. The resolver is the
     /// system's, or the test map when `AGENTSH_TEST_RESOLVE` is set (a malformed one is an
     /// error).
     pub(crate) fn new(hosts: &[String]) -> Result<Self, SetupError> {
@@ -65,44 +65,44 @@ impl SessionNetwork {
         let span = u32::from(PORTS.end() - PORTS.start()) + 1;
         let random = u32::from_str_radix(&agentsh_process::random_hex(4), 16).unwrap_or(0);
         let offset = u16::try_from(random % span).unwrap_or(0);
-        let gate = Arc::new(SessionGate {
+        let server = Arc::new(SessionProxy {
             config: ProxyConfig::new(allowlist, resolver),
-            proxy: Mutex::new(GateState::NotStarted),
+            proxy: Mutex::new(ProxyState::NotStarted),
         });
         Ok(Self {
             proxy: NetworkProxy {
                 port: PORTS.start() + offset,
                 hosts: hosts.to_vec(),
-                gate: Arc::clone(&gate) as Arc<dyn NetworkGate>,
+                server: Arc::clone(&server) as Arc<dyn ProxyServer>,
             },
-            gate,
+            server,
         })
     }
 
     /// Ends the proxy: every connection it serves and every listener it accepts on.
     pub(crate) fn shut_down(&self) {
-        self.gate.shut_down();
+        self.server.shut_down();
     }
 }
 
 impl Drop for SessionNetwork {
     /// The proxy lives as long as its session (shells a dropped session left in the cache
-    /// still hold the gate, not the proxy's connections).
+    /// still hold the server, not the proxy's connections).
     fn drop(&mut self) {
-        self.gate.shut_down();
+        self.server.shut_down();
     }
 }
 
-/// The gate every sandboxed tree of a session gives its listener to: one proxy for them all,
+/// The server every sandboxed tree of a session gives its listener to: one proxy for them all,
 /// started on the first listener (on the runtime of that spawn: the session's).
-struct SessionGate {
+struct SessionProxy {
     config: ProxyConfig,
     /// The proxy, once the first listener came; `Ended` after the session's shutdown.
-    proxy: Mutex<GateState>,
+    proxy: Mutex<ProxyState>,
 }
 
 /// Where a session's proxy is.
-enum GateState {
+enum ProxyState {
     /// No sandboxed tree has been started yet.
     NotStarted,
     Serving(Proxy),
@@ -111,37 +111,38 @@ enum GateState {
     Ended,
 }
 
-impl std::fmt::Debug for SessionGate {
+impl std::fmt::Debug for SessionProxy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SessionGate").finish_non_exhaustive()
+        f.debug_struct("SessionProxy").finish_non_exhaustive()
     }
 }
 
-impl SessionGate {
-    fn state(&self) -> std::sync::MutexGuard<'_, GateState> {
+impl SessionProxy {
+    fn state(&self) -> std::sync::MutexGuard<'_, ProxyState> {
         self.proxy.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn shut_down(&self) {
-        if let GateState::Serving(proxy) = std::mem::replace(&mut *self.state(), GateState::Ended) {
+        if let ProxyState::Serving(proxy) = std::mem::replace(&mut *self.state(), ProxyState::Ended)
+        {
             proxy.shutdown();
         }
     }
 }
 
-impl NetworkGate for SessionGate {
+impl ProxyServer for SessionProxy {
     fn attach(&self, listener: std::net::TcpListener) -> Box<dyn NetworkLink> {
         let mut state = self.state();
         let runtime = tokio::runtime::Handle::current();
         let link = match &*state {
-            GateState::Serving(proxy) => proxy.attach(listener),
-            GateState::NotStarted => {
+            ProxyState::Serving(proxy) => proxy.attach(listener),
+            ProxyState::NotStarted => {
                 let proxy = Proxy::new(self.config.clone(), runtime);
                 let link = proxy.attach(listener);
-                *state = GateState::Serving(proxy);
+                *state = ProxyState::Serving(proxy);
                 link
             }
-            GateState::Ended => {
+            ProxyState::Ended => {
                 let proxy = Proxy::new(self.config.clone(), runtime);
                 let link = proxy.attach(listener);
                 proxy.shutdown();
@@ -194,7 +195,7 @@ mod tests {
             network.shut_down();
             let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
             let address = listener.local_addr().expect("address");
-            let link = network.proxy.gate.attach(listener);
+            let link = network.proxy.server.attach(listener);
             assert!(link.refused_since(0).is_empty());
             tokio::time::sleep(std::time::Duration::from_millis(100)).await;
             // Refused, or accepted by nothing and closed: never answered.

@@ -1,7 +1,7 @@
 //! A session's sandbox above the spawner: its writable roots resolved from the settings, its
 //! private temp dir, and the one place that decides whether it can be enforced.
 //!
-//! The policy itself ([`SandboxPolicy`]) and its enforcement in the child are
+//! The policy itself ([`SandboxSpec`]) and its enforcement in the child are
 //! `agentsh-process`'s; this module builds the policy a session's every shell, PTY session and
 //! job is started with.
 
@@ -11,7 +11,7 @@ use std::sync::{Mutex, Once};
 
 use agentsh_config::{NetworkSetting, SandboxSettings};
 use agentsh_process::OwnedDir;
-use agentsh_process::sandbox::{Kernel, SandboxError, SandboxMode, SandboxNetwork, SandboxPolicy};
+use agentsh_process::sandbox::{Kernel, SandboxError, SandboxMode, SandboxNetwork, SandboxSpec};
 
 use crate::error::SetupError;
 use crate::network::{SessionNetwork, proxy_env};
@@ -84,7 +84,7 @@ fn parse_kernel_limit(value: &str) -> Result<Kernel, String> {
 /// for every process it confines (`SpawnSpec::sandbox`), with the same answer (the kernel is
 /// probed once per process), and still refuses what it cannot build then (a writable root
 /// removed since the session started).
-fn can_enforce(policy: &SandboxPolicy, kernel: Kernel) -> Result<(), SandboxError> {
+fn can_enforce(policy: &SandboxSpec, kernel: Kernel) -> Result<(), SandboxError> {
     agentsh_process::sandbox::check_with(policy, kernel)
 }
 
@@ -116,7 +116,7 @@ pub fn remove_ownerless_temp_dirs() {
 #[derive(Debug)]
 pub struct SessionSandbox {
     /// The policy every shell, PTY session and job of the session is started with.
-    pub policy: SandboxPolicy,
+    pub policy: SandboxSpec,
     temp_path: PathBuf,
     temp: Mutex<Option<OwnedDir>>,
     /// With an allowlist: the session's proxy.
@@ -156,7 +156,7 @@ impl SessionSandbox {
             SandboxNetwork::Off
         };
         can_enforce(
-            &SandboxPolicy {
+            &SandboxSpec {
                 mode,
                 writable: configured.clone(),
                 read_only: Vec::new(),
@@ -189,7 +189,7 @@ impl SessionSandbox {
             }
         }
         Ok(Some(Self {
-            policy: SandboxPolicy {
+            policy: SandboxSpec {
                 mode,
                 writable,
                 read_only: kept_read_only(cwd),
@@ -215,7 +215,7 @@ impl SessionSandbox {
 
     /// The policy the rc snapshot is taken under: the session's, without its proxy (a
     /// snapshot runs on a runtime of its own and needs no network).
-    pub fn snapshot_policy(&self) -> SandboxPolicy {
+    pub fn snapshot_spec(&self) -> SandboxSpec {
         let mut policy = self.policy.clone();
         if policy.network.proxy().is_some() {
             policy.network = SandboxNetwork::Off;

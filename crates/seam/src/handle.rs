@@ -21,8 +21,8 @@ pub type Handle = Arc<dyn SessionHandle>;
 /// One agent session as the surfaces (the RPC server, the MCP server, the interactive mode)
 /// drive it: tool calls with live updates and abort, users' commands with streamed output,
 /// artifacts, status, looks at jobs, settings, warnings and the end. A session here
-/// (`agentsh-agent-session`'s `LocalSession`) and a far side (`agentsh-remote`'s
-/// `RemoteSession`) implement it; a surface never knows which it has.
+/// (`agentsh-agent-session`'s `LocalHandle`) and a far side (`agentsh-remote`'s
+/// `RemoteHandle`) implement it; a surface never knows which it has.
 pub trait SessionHandle: Send + Sync {
     /// An id of the session, unique within the process (a host numbers connections by it).
     fn id(&self) -> String;

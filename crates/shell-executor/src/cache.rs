@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
-use agentsh_process::sandbox::SandboxPolicy;
+use agentsh_process::sandbox::SandboxSpec;
 use tokio::sync::Notify;
 
 use crate::request::{SessionKey, ShellLimits};
@@ -32,7 +32,7 @@ pub(crate) struct ShellKey {
     pub(crate) prefix: Option<String>,
     pub(crate) snapshot: Option<PathBuf>,
     pub(crate) env: Vec<u8>,
-    pub(crate) sandbox: Option<SandboxPolicy>,
+    pub(crate) sandbox: Option<SandboxSpec>,
     pub(crate) session: SessionKey,
 }
 

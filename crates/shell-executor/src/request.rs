@@ -5,7 +5,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use agentsh_process::sandbox::SandboxPolicy;
+use agentsh_process::sandbox::SandboxSpec;
 use agentsh_process::shell::{ShellSpec, discover_shell};
 use agentsh_protocol::{DEFAULT_IDLE_MINUTES, DEFAULT_MAX_SHELLS};
 use tokio_util::sync::CancellationToken;
@@ -80,7 +80,7 @@ pub struct ExecRequest {
     pub limits: ShellLimits,
     /// The session's sandbox, `None` when off. Part of the shell's cache key: two
     /// sessions with different sandboxes never share a shell, and a job's shell gets it too.
-    pub sandbox: Option<SandboxPolicy>,
+    pub sandbox: Option<SandboxSpec>,
 }
 
 impl ExecRequest {

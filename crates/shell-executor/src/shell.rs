@@ -16,7 +16,7 @@ use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use agentsh_process::sandbox::SandboxPolicy;
+use agentsh_process::sandbox::SandboxSpec;
 use agentsh_process::shell::ShellSpec;
 use agentsh_process::{
     ChildExit, CommandScope, OwnedDir, SpawnSpec, StartMark, Supervisor, can_attribute, descendants,
@@ -106,7 +106,7 @@ struct Ended {
 pub(crate) struct ShellProcess {
     spec: ShellSpec,
     /// The sandbox its processes run under, `None` when off.
-    sandbox: Option<SandboxPolicy>,
+    sandbox: Option<SandboxSpec>,
     /// `None` once the shell died or was replaced.
     supervisor: Option<Supervisor>,
     /// The report FIFO, held read-write (never EOF): the loop's reports come in here.
@@ -153,7 +153,7 @@ impl ShellProcess {
         env: Vec<(OsString, OsString)>,
         snapshot: Option<&Path>,
         cwd: &Path,
-        sandbox: Option<&SandboxPolicy>,
+        sandbox: Option<&SandboxSpec>,
     ) -> Result<Self, ExecError> {
         // 0700 whatever the umask: the command text and cwd written here are nobody else's.
         // Locked while agentsh runs: a later agentsh removes it if nothing else did.
@@ -199,7 +199,7 @@ impl ShellProcess {
     }
 
     /// The sandbox the shell was started with.
-    pub(crate) fn sandbox(&self) -> Option<&SandboxPolicy> {
+    pub(crate) fn sandbox(&self) -> Option<&SandboxSpec> {
         self.sandbox.as_ref()
     }
 

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::io;
 
 use agentsh_agent_session::{
-    AgentSession, LocalSession, SessionOptions, Settings, Timeout, ToolDetails,
+    AgentSession, LocalHandle, SessionOptions, Settings, Timeout, ToolDetails,
 };
 use agentsh_protocol::ToolResult;
 use agentsh_renderer::DefaultRenderer;
@@ -60,7 +60,7 @@ impl Detached {
                 ..SessionOptions::default()
             })
             .map_err(io::Error::other)?;
-            crate::session_view::SessionView::new(LocalSession::new(session).into_handle(), view)
+            crate::session_view::SessionView::new(LocalHandle::new(session).into_handle(), view)
         };
         let (events_tx, events) = mpsc::unbounded_channel();
         let config = AppConfig {

@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use agentsh_agent_session::LocalSession;
+use agentsh_agent_session::LocalHandle;
 use agentsh_compact_renderer::CompactRenderer;
 use agentsh_config::{Settings, config_path};
 use agentsh_tui::{Listen, TuiError, TuiOptions};
@@ -39,14 +39,14 @@ fn main() -> ExitCode {
         }
     };
     // The session: one here, in the current directory.
-    let new_session = LocalSession::factory(settings.clone(), cwd.clone());
+    let new_session = LocalHandle::factory(settings.clone(), cwd.clone());
     let session = Box::new(move || {
         let made = new_session().map_err(Into::into);
         Box::pin(async move { made }) as agentsh_tui::BoxFuture<'static, _>
     });
     // `--listen`: an RPC socket server, one session per connection, whose calls are shown.
     let listen = listen.map(|path: PathBuf| {
-        let new_session = LocalSession::factory(settings.clone(), cwd);
+        let new_session = LocalHandle::factory(settings.clone(), cwd);
         Listen {
             shown: path.display().to_string(),
             serve: Box::new(move |host, shutdown| {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use agentsh_artifact_store::ArtifactReservation;
 use agentsh_jobs::{JobHost, JobLimits, JobToolCall, Jobs};
 use agentsh_output_sink::{OutputSink, Secrets};
-use agentsh_process::sandbox::{SandboxNetwork, SandboxPolicy};
+use agentsh_process::sandbox::{SandboxNetwork, SandboxSpec};
 use agentsh_protocol::{JobSummary, JobView, SandboxStatus, SessionStatus, ToolOutcome};
 use agentsh_pty_runtime::PtyCommand;
 use agentsh_shell_executor::{ExecRequest, ShellExecutor, Surface};
@@ -15,8 +15,8 @@ use serde_json::Value;
 
 use super::AgentSession;
 use crate::Timeout;
+use crate::approval::Refusal;
 use crate::error::SessionError;
-use crate::policy::Refusal;
 
 impl JobHost for AgentSession {
     fn limits(&self) -> JobLimits {
@@ -33,7 +33,7 @@ impl JobHost for AgentSession {
         Self::cwd(self)
     }
 
-    fn sandbox(&self) -> Option<&SandboxPolicy> {
+    fn sandbox(&self) -> Option<&SandboxSpec> {
         Self::sandbox(self)
     }
 

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use agentsh_process::env::{TerminalKind, hardened_env};
-use agentsh_process::sandbox::SandboxPolicy;
+use agentsh_process::sandbox::SandboxSpec;
 use agentsh_process::shell::ShellSpec;
 use agentsh_rc_snapshot::{SnapshotOptions, rc_file, snapshot_with};
 
@@ -41,7 +41,7 @@ pub(super) fn session_snapshot(
     home: Option<&Path>,
     cache_dir: Option<&Path>,
     settings: &Settings,
-    sandbox: Option<SandboxPolicy>,
+    sandbox: Option<SandboxSpec>,
 ) -> (Option<PathBuf>, SnapshotOutcome) {
     let (Some(home), Some(cache)) = (home, cache_dir) else {
         return (None, SnapshotOutcome::NoRc);

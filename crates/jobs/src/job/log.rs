@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use agentsh_output_sink::TailBuffer;
-use agentsh_process::sandbox::SandboxPolicy;
+use agentsh_process::sandbox::SandboxSpec;
 use agentsh_protocol::{OutputSummary, count_lines, tail_of};
 use agentsh_sandbox::DenialWatch;
 use regex::Regex;
@@ -65,7 +65,7 @@ impl JobLog {
 
     /// The log of a job run under `sandbox` (none: nothing to watch): its stream is watched
     /// for denials, for [`denial_line`](Self::denial_line).
-    pub(crate) fn watching_denials(mut self, sandbox: Option<&SandboxPolicy>) -> Self {
+    pub(crate) fn watching_denials(mut self, sandbox: Option<&SandboxSpec>) -> Self {
         self.denials = sandbox.cloned().map(DenialWatch::new);
         self
     }

@@ -70,7 +70,7 @@ struct Call<'a> {
     max_bytes: u64,
     aborted: bool,
     timeout: Timeout,
-    sandbox: Option<&'a SandboxPolicy>,
+    sandbox: Option<&'a SandboxSpec>,
 }
 
 impl<'a> Call<'a> {
@@ -101,7 +101,7 @@ impl<'a> Call<'a> {
         self
     }
 
-    fn sandboxed(mut self, policy: &'a SandboxPolicy) -> Self {
+    fn sandboxed(mut self, policy: &'a SandboxSpec) -> Self {
         self.sandbox = Some(policy);
         self
     }

@@ -64,7 +64,7 @@ use tokio::io::unix::AsyncFd;
 use tokio::sync::oneshot;
 
 use crate::kill::EndReport;
-use crate::sandbox::{Kernel, NetworkLink, SandboxError, SandboxPolicy};
+use crate::sandbox::{Kernel, NetworkLink, SandboxError, SandboxSpec};
 pub use blocking::BlockingSupervisor;
 use plan::ForkPlan;
 use report::REPORT_CHILD_EXIT;
@@ -123,7 +123,7 @@ pub struct SpawnSpec {
     /// plus a seccomp filter on `socket(AF_UNIX, …)` (with an allowlist, the proxy's listener
     /// in it: [`Supervisor::network_link`]). The supervisor stays outside. What the kernel cannot enforce is
     /// [`SpawnError::Sandbox`], and nothing runs.
-    pub sandbox: Option<SandboxPolicy>,
+    pub sandbox: Option<SandboxSpec>,
     /// The kernel to assume instead of probing the running one: a test seam to see what a
     /// weaker kernel gets (the sandbox is still only what the running kernel can enforce).
     #[doc(hidden)]
@@ -280,11 +280,11 @@ impl Supervisor {
     ///
     /// Must be called within a tokio runtime (the report pipe is registered with it).
     pub async fn spawn(spec: SpawnSpec) -> Result<Self, SpawnError> {
-        let gate = spec
+        let server = spec
             .sandbox
             .as_ref()
             .and_then(|sandbox| sandbox.network.proxy())
-            .map(|proxy| Arc::clone(&proxy.gate));
+            .map(|proxy| Arc::clone(&proxy.server));
         let plan = ForkPlan::new(spec)?;
         let (reply, answer) = oneshot::channel();
         spawner()?.send(Request::Spawn(
@@ -313,9 +313,9 @@ impl Supervisor {
             child_exit: None,
             report_closed: false,
             terminal: raw.terminal,
-            network: gate
+            network: server
                 .zip(raw.listener)
-                .map(|(gate, listener)| NetworkLinkBox(gate.attach(listener.into()))),
+                .map(|(server, listener)| NetworkLinkBox(server.attach(listener.into()))),
         })
     }
 

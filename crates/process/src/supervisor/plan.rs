@@ -25,7 +25,7 @@ pub(super) struct ForkPlan {
     pub(super) extras: Vec<(OwnedFd, RawFd)>,
     pub(super) controlling_terminal: bool,
     pub(super) remove_on_exit: Option<CString>,
-    /// The sandbox's temp dir ([`SandboxPolicy::temp_dir`](crate::sandbox::SandboxPolicy)),
+    /// The sandbox's temp dir ([`SandboxSpec::temp_dir`](crate::sandbox::SandboxSpec)),
     /// removed when the supervisor ends its tree after agentsh is gone.
     pub(super) orphan_dir: Option<OrphanDir>,
     /// The tree's cgroup (see `crate::containment`); the child joins it before `execve`.

@@ -38,7 +38,7 @@ fn drain(master: &OwnedFd) -> String {
 /// output of that master (or of `master` without one).
 fn run_on_terminal(
     dirs: &Dirs,
-    sandbox: Option<SandboxPolicy>,
+    sandbox: Option<SandboxSpec>,
     master: &OwnedFd,
     slave: OwnedFd,
     script: &str,

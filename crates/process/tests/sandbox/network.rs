@@ -1,5 +1,5 @@
 //! A network allowlist's way out: the listener each sandboxed tree makes at `127.0.0.1:<port>`
-//! in its network namespace reaches the gate outside, for every process of the tree (also a
+//! in its network namespace reaches the server outside, for every process of the tree (also a
 //! setsid'd, double-forked one), while nothing else leaves the namespace and the listener
 //! itself is out of the commands' hands.
 
@@ -7,14 +7,14 @@ use std::io::{BufRead as _, BufReader, Write as _};
 use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
 
-use agentsh_process::sandbox::{NetworkGate, NetworkLink, NetworkProxy};
+use agentsh_process::sandbox::{NetworkLink, NetworkProxy, ProxyServer};
 
 use super::*;
 
-/// A gate that answers every connection with `pong <what the client sent>` from outside the
+/// A server that answers every connection with `pong <what the client sent>` from outside the
 /// namespace, and counts the listeners it was given.
 #[derive(Default)]
-struct EchoGate {
+struct EchoServer {
     listeners: Mutex<usize>,
 }
 
@@ -29,7 +29,7 @@ impl NetworkLink for EchoLink {
     }
 }
 
-impl NetworkGate for EchoGate {
+impl ProxyServer for EchoServer {
     fn attach(&self, listener: TcpListener) -> Box<dyn NetworkLink> {
         *self.listeners.lock().expect("count") += 1;
         std::thread::spawn(move || {
@@ -51,23 +51,23 @@ impl NetworkGate for EchoGate {
 /// A port for the listener inside (any: the namespace is new and empty).
 const PORT: u16 = 24_681;
 
-fn allowlisted(dirs: &Dirs, gate: &Arc<EchoGate>) -> SandboxPolicy {
+fn allowlisted(dirs: &Dirs, server: &Arc<EchoServer>) -> SandboxSpec {
     let mut policy = policy(SandboxMode::WorkspaceWrite, dirs, false);
     policy.network = SandboxNetwork::Allowlist(NetworkProxy {
         port: PORT,
         hosts: vec!["example.test".to_owned()],
-        gate: Arc::clone(gate) as Arc<dyn NetworkGate>,
+        server: Arc::clone(server) as Arc<dyn ProxyServer>,
     });
     policy
 }
 
 #[test]
-fn every_process_of_the_tree_reaches_the_gate_and_nothing_else() {
+fn every_process_of_the_tree_reaches_the_proxy_and_nothing_else() {
     if !sandbox_available() {
         return;
     }
     let dirs = dirs();
-    let gate = Arc::new(EchoGate::default());
+    let server = Arc::new(EchoServer::default());
     // A server on the machine's loopback: outside the namespace, out of reach.
     let outside = TcpListener::bind("127.0.0.1:0").expect("bind");
     let outside_port = outside.local_addr().expect("addr").port();
@@ -84,7 +84,7 @@ python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", {PORT}))' 2>/
 ls -l /proc/$$/fd | grep -c socket: || true
 "#
     );
-    let (code, out) = run(allowlisted(&dirs, &gate), &dirs, &script);
+    let (code, out) = run(allowlisted(&dirs, &server), &dirs, &script);
     assert_eq!(code, 0, "{out}");
     has_line(&out, "pong direct");
     has_line(&out, "pong detached");
@@ -94,7 +94,7 @@ ls -l /proc/$$/fd | grep -c socket: || true
     has_line(&out, "port-held");
     // The shell holds no socket: the listener went out before the program ran.
     has_line(&out, "0");
-    assert_eq!(*gate.listeners.lock().expect("count"), 1);
+    assert_eq!(*server.listeners.lock().expect("count"), 1);
     drop(outside);
 }
 
@@ -121,8 +121,8 @@ fn each_tree_gets_a_namespace_and_listener_of_its_own() {
         return;
     }
     let dirs = dirs();
-    let gate = Arc::new(EchoGate::default());
-    let policy = allowlisted(&dirs, &gate);
+    let server = Arc::new(EchoServer::default());
+    let policy = allowlisted(&dirs, &server);
     for round in 0..3 {
         let script =
             format!("exec 3<>/dev/tcp/127.0.0.1/{PORT} && echo r{round} >&3 && head -n1 <&3");
@@ -130,7 +130,7 @@ fn each_tree_gets_a_namespace_and_listener_of_its_own() {
         assert_eq!(code, 0, "{out}");
         has_line(&out, &format!("pong r{round}"));
     }
-    assert_eq!(*gate.listeners.lock().expect("count"), 3);
+    assert_eq!(*server.listeners.lock().expect("count"), 3);
 }
 
 #[test]
@@ -139,13 +139,13 @@ fn a_direct_connection_to_a_machine_address_fails() {
         return;
     }
     let dirs = dirs();
-    let gate = Arc::new(EchoGate::default());
+    let echo = Arc::new(EchoServer::default());
     let server = TcpListener::bind("127.0.0.1:0").expect("bind");
     let port = server.local_addr().expect("addr").port();
     // Reachable from here: the positive control.
     TcpStream::connect(("127.0.0.1", port)).expect("reachable outside the sandbox");
     let script = format!("(exec 3<>/dev/tcp/127.0.0.1/{port}) 2>&1; echo status=$?");
-    let (_, out) = run(allowlisted(&dirs, &gate), &dirs, &script);
+    let (_, out) = run(allowlisted(&dirs, &echo), &dirs, &script);
     assert!(out.contains("Connection refused"), "{out}");
     has_line(&out, "status=1");
 }

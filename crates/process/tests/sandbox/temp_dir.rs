@@ -1,4 +1,4 @@
-//! The session's temp dir ([`SandboxPolicy::temp_dir`]): a supervisor that ends its tree
+//! The session's temp dir ([`SandboxSpec::temp_dir`]): a supervisor that ends its tree
 //! removes it, whole, once its owner's lock is free (agentsh died), and leaves it alone while
 //! the owner runs. (The end that matters, agentsh killed, is the binary's to test: see
 //! `crates/agentsh/tests/leftovers.rs`.)

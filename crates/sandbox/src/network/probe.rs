@@ -4,7 +4,7 @@ use std::io::Read as _;
 use std::os::fd::OwnedFd;
 use std::path::Path;
 
-use agentsh_process::sandbox::{Kernel, SandboxMode, SandboxNetwork, SandboxPolicy};
+use agentsh_process::sandbox::{Kernel, SandboxMode, SandboxNetwork, SandboxSpec};
 use agentsh_process::{ChildStdio, SpawnSpec, Supervisor};
 
 use super::SessionNetwork;
@@ -37,7 +37,7 @@ pub async fn probe_network_allowlist() -> Result<String, String> {
         .prefix("agentsh-probe-")
         .tempdir()
         .map_err(|err| format!("cannot make a temporary directory: {err}"))?;
-    let isolated = SandboxPolicy {
+    let isolated = SandboxSpec {
         mode: SandboxMode::ReadOnly,
         writable: vec![temp.path().to_path_buf()],
         read_only: Vec::new(),
@@ -48,7 +48,7 @@ pub async fn probe_network_allowlist() -> Result<String, String> {
     let network = SessionNetwork::new(&["agentsh-probe-allowed.invalid".to_owned()])
         .map_err(|err| err.to_string())?;
     let port = network.proxy.port;
-    let policy = SandboxPolicy {
+    let policy = SandboxSpec {
         network: SandboxNetwork::Allowlist(network.proxy.clone()),
         temp_dir: None,
         ..isolated

@@ -328,14 +328,14 @@ fn a_sessions_idle_timeout_applies_only_to_its_shells() {
 /// keeps its own shell.
 #[test]
 fn a_sandbox_is_part_of_the_shell_key() {
-    use agentsh_process::sandbox::{SandboxMode, SandboxNetwork, SandboxPolicy};
+    use agentsh_process::sandbox::{SandboxMode, SandboxNetwork, SandboxSpec};
 
     runtime().block_on(async {
         let exec = executor();
         let key = session("sandbox-key");
         let sandboxed = |mode: SandboxMode, network: bool| {
             let mut request = crate::test_helpers::request("echo ${X:-fresh}", &key);
-            request.sandbox = Some(SandboxPolicy {
+            request.sandbox = Some(SandboxSpec {
                 mode,
                 writable: vec![std::env::temp_dir()],
                 read_only: Vec::new(),

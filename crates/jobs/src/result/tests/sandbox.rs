@@ -7,8 +7,8 @@ use super::*;
 use agentsh_process::sandbox::{SandboxMode, SandboxNetwork};
 use agentsh_sandbox::{DENIAL_MARKERS, sandbox_denial_line, shows_denial};
 
-fn workspace(network: bool) -> SandboxPolicy {
-    SandboxPolicy {
+fn workspace(network: bool) -> SandboxSpec {
+    SandboxSpec {
         mode: SandboxMode::WorkspaceWrite,
         writable: vec![
             PathBuf::from("/work/proj"),
@@ -34,7 +34,7 @@ fn the_sandbox_line_has_the_spec_format() {
         sandbox_denial_line(&workspace(true)),
         "[sandbox: workspace-write; writable: /work/proj, /tmp/agentsh-sandbox-ab12, /opt/cache; network on]"
     );
-    let read_only = SandboxPolicy {
+    let read_only = SandboxSpec {
         mode: SandboxMode::ReadOnly,
         writable: vec![PathBuf::from("/tmp/agentsh-sandbox-cd34")],
         read_only: Vec::new(),

@@ -15,7 +15,7 @@ use agentsh_seam::Approver;
 use agentsh_shell_executor::CancellationToken;
 
 /// The session's policy and what it remembers between lines.
-pub(crate) struct Gate {
+pub(crate) struct ApprovalGate {
     policy: Arc<Policy>,
     /// Held while a line is judged and its approval request waits: calls are judged in the
     /// order they arrived (tokio's mutex is fair), and an "allow for the session" answer
@@ -72,7 +72,7 @@ impl Refusal {
     }
 }
 
-impl Gate {
+impl ApprovalGate {
     pub(crate) fn new(policy: Policy) -> Self {
         Self {
             policy: Arc::new(policy),

@@ -123,9 +123,14 @@ impl RemoteHandle {
             }),
         };
         session.connection().await?;
+        // What the hello said: nobody can subscribe before this returns the handle. Taken here,
+        // not when the task first runs, so a subscription made before then is told too.
+        let answerers = session.inner.events.answerers();
+        let told = *answerers.borrow() > 0;
         tokio::spawn(tell_answerers(
             Arc::downgrade(&session.inner),
-            session.inner.events.answerers(),
+            answerers,
+            told,
         ));
         Ok(session)
     }
@@ -361,13 +366,14 @@ impl RemoteHandle {
 
 /// Tells the far side, with a `hello` that carries only capabilities, each time this side
 /// turns from having no subscriber that answers hidden input to having one, or back, so that
-/// its results say where the person answers. A lost connection is not reopened for it: the
-/// next connection's `hello` says it. Ends with the session.
+/// its results say where the person answers; `told` is what the far side was last told. A lost
+/// connection is not reopened for it: the next connection's `hello` says it. Ends with the
+/// session.
 async fn tell_answerers(
     session: std::sync::Weak<Inner>,
     mut answerers: tokio::sync::watch::Receiver<usize>,
+    mut told: bool,
 ) {
-    let mut told = *answerers.borrow_and_update() > 0;
     while answerers.changed().await.is_ok() {
         let answerable = *answerers.borrow_and_update() > 0;
         if answerable == told {

@@ -74,10 +74,7 @@ async fn a_subscriber_that_answers_secrets_is_told_to_the_far_side_and_its_going
             secret_input,
         }),
     };
-    // The task that tells the far side starts with the count it first sees: let it start
-    // before the count moves (a subscription made before it ran is never told; see
-    // `tell_answerers`).
-    tokio::task::yield_now().await;
+    // At once after connecting, before the task that tells the far side first ran.
     let answering = remote.session.subscribe(true);
     assert!(answering.answers_secrets());
     let told = remote.far.request().await;

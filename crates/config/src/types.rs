@@ -21,10 +21,9 @@ pub const DEFAULT_MAX_SHELLS: usize = agentsh_protocol::DEFAULT_MAX_SHELLS;
 /// Default of `bash.shell_idle_minutes`: idle shells are closed after this many minutes.
 pub const DEFAULT_SHELL_IDLE_MINUTES: u64 = agentsh_protocol::DEFAULT_IDLE_MINUTES;
 /// Default of `bash.snapshot_timeout`: the rc snapshot's shell may run this long.
-pub const DEFAULT_SNAPSHOT_TIMEOUT: std::time::Duration =
-    agentsh_rc_snapshot::DEFAULT_SNAPSHOT_TIMEOUT;
+pub use agentsh_protocol::DEFAULT_SNAPSHOT_TIMEOUT;
 /// The largest `bash.snapshot_timeout`.
-pub const MAX_SNAPSHOT_TIMEOUT: std::time::Duration = agentsh_rc_snapshot::MAX_SNAPSHOT_TIMEOUT;
+pub use agentsh_protocol::MAX_SNAPSHOT_TIMEOUT;
 /// Default of `artifacts.max_bytes`: 1 GiB in total.
 pub const DEFAULT_ARTIFACTS_MAX_BYTES: u64 = agentsh_artifact_store::DEFAULT_RETENTION_MAX_BYTES;
 /// Default of `artifacts.max_age_days`.

@@ -158,12 +158,15 @@ impl<H: JobHost> JobCall<'_, H> {
             let slot = self.jobs.reserve(host.limits().max_running).ok()?;
             Some((after, slot, self.maybe_job()))
         });
-        let shown = live_updates;
         let (output, live) = if let Some((_, _, new)) = &may_yield {
-            let live = shown.then(|| Live::Job(Arc::clone(&new.output)));
-            (CallOutput::Job(new.chunks()), live)
+            let live = live_updates.then(|| Live::Job(Arc::clone(&new.output)));
+            let output = CallOutput::Job {
+                chunks: new.chunks(),
+                output: Arc::clone(&new.output),
+            };
+            (output, live)
         } else {
-            let tail = shown.then(|| {
+            let tail = live_updates.then(|| {
                 Arc::new(Mutex::new(TailBuffer::new(
                     usize::try_from(self.max_bytes()).unwrap_or(usize::MAX),
                 )))
@@ -193,28 +196,21 @@ impl<H: JobHost> JobCall<'_, H> {
                 }
             }
         };
-        let (finished, new) = match (ran, may_yield) {
-            (Ok(Ran::Running(running)), Some((_, slot, new))) => {
-                let job =
-                    slot.fill(|id| new.piped(self.meta(id, false, started), running.into_job()));
-                self.jobs.sample();
-                return self.answer(&job, true);
-            }
-            // Not reached: only a call that may yield is handed back running.
-            (Ok(Ran::Running(running)), None) => (running.finish().await, None),
-            (Ok(Ran::Finished(finished)), may_yield) => {
-                (Ok(finished), may_yield.map(|(_, _, new)| new))
-            }
-            (Err(err), _) => (Err(err), None),
+        let finished = match ran {
+            Ok(Ran::Running(running)) => match may_yield {
+                Some((_, slot, new)) => {
+                    let job = slot
+                        .fill(|id| new.piped(self.meta(id, false, started), running.into_job()));
+                    self.jobs.sample();
+                    return self.answer(&job, true);
+                }
+                // Not reached: only a call that may yield is handed back running.
+                None => running.finish().await,
+            },
+            Ok(Ran::Finished(finished)) => Ok(finished),
+            Err(err) => Err(err),
         };
-        self.finished(
-            finished,
-            new.as_ref(),
-            live.as_ref(),
-            sent,
-            cancel,
-            on_update,
-        )
+        self.finished(finished, live.as_ref(), sent, cancel, on_update)
     }
 
     /// The ordinary result of a call that ended: its output dumped (a call that could have
@@ -222,7 +218,6 @@ impl<H: JobHost> JobCall<'_, H> {
     fn finished(
         &self,
         finished: Result<Finished<CallOutput>, ExecError>,
-        new: Option<&NewJob>,
         live: Option<&Live>,
         mut sent: u64,
         cancel: &CancellationToken,
@@ -240,8 +235,8 @@ impl<H: JobHost> JobCall<'_, H> {
         };
         // An ordinary call's sink: its head capture borrows from it.
         let mut call_sink = None;
-        let summary = match (finished.output, new) {
-            (CallOutput::Sink { mut sink, tail }, _) => {
+        let summary = match finished.output {
+            CallOutput::Sink { mut sink, tail } => {
                 let summary = match &tail {
                     Some(tail) => sink.dump_with(&mut |text| lock(tail).push(text)),
                     None => sink.dump(),
@@ -249,19 +244,11 @@ impl<H: JobHost> JobCall<'_, H> {
                 call_sink = Some(sink);
                 summary
             }
-            (CallOutput::Job(_), Some(new)) => {
-                let mut output = lock(&new.output);
+            CallOutput::Job { output, .. } => {
+                let mut output = lock(&output);
                 let JobOutput { sink, log, .. } = &mut *output;
                 sink.dump_with(&mut |text| log.push(text));
                 log.take_new(self.max_bytes(), false).summary
-            }
-            // Not reached: a job's output side comes with its job.
-            (CallOutput::Job(_), None) => {
-                return tool_error(
-                    "cannot read the command's output".into(),
-                    self.cwd,
-                    self.shown_timeout,
-                );
             }
         };
         let head_capture = call_sink.as_ref().and_then(|sink| {
@@ -312,8 +299,12 @@ enum CallOutput {
         sink: Box<OutputSink>,
         tail: Option<Arc<Mutex<TailBuffer>>>,
     },
-    /// A call that may become a job: its output side is a job's from the start.
-    Job(JobChunks),
+    /// A call that may become a job: its output side is a job's from the start (`chunks` feed
+    /// `output`).
+    Job {
+        chunks: JobChunks,
+        output: Arc<Mutex<JobOutput>>,
+    },
 }
 
 impl Output for CallOutput {
@@ -324,14 +315,14 @@ impl Output for CallOutput {
                 tail: Some(tail),
             } => sink.push_with(bytes, &mut |text| lock(tail).push(text)),
             Self::Sink { sink, tail: None } => sink.push(bytes),
-            Self::Job(chunks) => chunks(bytes),
+            Self::Job { chunks, .. } => chunks(bytes),
         }
     }
 
     fn head_satisfied(&self) -> bool {
         match self {
             Self::Sink { sink, .. } => sink.head_satisfied(),
-            Self::Job(_) => false,
+            Self::Job { .. } => false,
         }
     }
 }

@@ -30,7 +30,8 @@ pub use job::{
     no_such_job_text, notice_command, run_time_text, too_many_jobs_text,
 };
 pub use limits::{
-    DEFAULT_IDLE_MINUTES, DEFAULT_MAX_SHELLS, DEFAULT_OUTPUT_MAX_BYTES, MAX_SEQUENCE_BYTES,
+    DEFAULT_IDLE_MINUTES, DEFAULT_MAX_SHELLS, DEFAULT_OUTPUT_MAX_BYTES, DEFAULT_SNAPSHOT_TIMEOUT,
+    MAX_SEQUENCE_BYTES, MAX_SNAPSHOT_TIMEOUT,
 };
 
 /// The RPC protocol's number: both sides of a remote connection must speak

@@ -12,6 +12,14 @@ pub const DEFAULT_MAX_SHELLS: usize = 16;
 /// configuration's default and the executor's).
 pub const DEFAULT_IDLE_MINUTES: u64 = 30;
 
+/// How long the child that sources the user's rc for the snapshot may run before it is killed
+/// (10 s; setting `bash.snapshot_timeout`): the configuration's default and the snapshot's.
+pub const DEFAULT_SNAPSHOT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The longest time box an rc snapshot is given (60 s): the configuration's bound and the
+/// snapshot's cut.
+pub const MAX_SNAPSHOT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// An escape sequence still unterminated after this many bytes is abandoned: what was read of
 /// it is dropped and the next character is read as plain text. The output sink's sanitiser and
 /// the renderer's `strip_controls` share this grammar.

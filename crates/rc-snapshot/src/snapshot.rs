@@ -104,12 +104,9 @@ use crate::script::Generator;
 use crate::{failure, lock, run};
 
 /// How long the child that sources the rc may run before it is killed, unless
-/// [`SnapshotOptions::timeout`] says otherwise (10 s).
-pub const DEFAULT_SNAPSHOT_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// The longest time box a snapshot is given (60 s); a longer [`SnapshotOptions::timeout`] is
-/// cut to it.
-pub const MAX_SNAPSHOT_TIMEOUT: Duration = Duration::from_secs(60);
+/// [`SnapshotOptions::timeout`] says otherwise (10 s); the longest time box a snapshot is given
+/// (60 s), a longer [`SnapshotOptions::timeout`] being cut to it. The configuration shares both.
+pub use agentsh_protocol::{DEFAULT_SNAPSHOT_TIMEOUT, MAX_SNAPSHOT_TIMEOUT};
 
 /// How long a process waits for another one making the same snapshot before it makes it
 /// itself: the longest time box and a grace period for ending the shell and writing the file.

@@ -5,7 +5,7 @@ use agentsh_protocol::wire::{Command, Message, PartialResult};
 use agentsh_protocol::{RECONNECTED_LINE, REMOTE_LOST_PREFIX, RPC_PROTOCOL, ToolOutcome};
 use agentsh_remote::{CancellationToken, HandleError, Reach, SessionHandle, ToolCall, json};
 
-use crate::util::{TARGET, connect, far_result, next_far};
+use crate::util::{TARGET, call_as_far_closes, connect, far_result, next_far};
 
 #[tokio::test]
 async fn a_tool_call_is_forwarded_under_an_id_of_this_side_and_its_result_returned() {
@@ -190,18 +190,7 @@ async fn a_lost_connection_ends_the_call_and_the_next_call_reconnects_with_the_s
 #[tokio::test]
 async fn a_far_side_that_just_closes_is_lost_saying_so() {
     let remote = connect(None).await;
-    let arguments = json!({"command": "true"});
-    let far = remote.far;
-    let (outcome, ()) = tokio::join!(
-        remote
-            .session
-            .tool_call(ToolCall::new("c1", "bash", &arguments)),
-        async move {
-            let mut far = far;
-            let _request = far.request().await;
-            drop(far);
-        }
-    );
+    let outcome = call_as_far_closes(&remote.session, remote.far).await;
     assert_eq!(
         outcome.expect("a result").into_result().text(),
         format!("{REMOTE_LOST_PREFIX}the far side closed the connection")
@@ -297,18 +286,8 @@ async fn a_result_this_side_cannot_read_is_an_error_naming_it() {
 #[tokio::test]
 async fn a_reconnect_that_cannot_open_is_a_lost_result_and_the_next_call_tries_again() {
     let remote = connect(None).await;
+    let outcome = call_as_far_closes(&remote.session, remote.far).await;
     let arguments = json!({"command": "true"});
-    let far = remote.far;
-    let (outcome, ()) = tokio::join!(
-        remote
-            .session
-            .tool_call(ToolCall::new("c1", "bash", &arguments)),
-        async move {
-            let mut far = far;
-            let _request = far.request().await;
-            drop(far);
-        }
-    );
     assert!(outcome.expect("a result").into_result().is_error);
     remote.transport.fail_next(std::io::Error::new(
         std::io::ErrorKind::ConnectionRefused,

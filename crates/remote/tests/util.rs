@@ -8,10 +8,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agentsh_protocol::wire::{Command, HelloData, Message, RequestId, RequestType};
-use agentsh_protocol::{RPC_PROTOCOL, Timeout, ToolDetails, ToolResult};
+use agentsh_protocol::{RPC_PROTOCOL, Timeout, ToolDetails, ToolOutcome, ToolResult};
 use agentsh_remote::{
-    BoxFuture, Channel, DEFAULT_LEASE, FarSide, RemoteConfig, RemoteError, RemoteHandle, Transport,
-    Value,
+    BoxFuture, Channel, DEFAULT_LEASE, FarSide, HandleError, RemoteConfig, RemoteError,
+    RemoteHandle, SessionHandle, ToolCall, Transport, Value,
 };
 use serde::Serialize;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
@@ -229,6 +229,22 @@ pub struct Remote {
     pub transport: Arc<Scripted>,
     /// The first connection's hello.
     pub hello: Command,
+}
+
+/// A `bash` `true` call (id `c1`) whose far side reads the request and closes the connection.
+pub async fn call_as_far_closes(
+    session: &RemoteHandle,
+    mut far: FarEnd,
+) -> Result<ToolOutcome, HandleError> {
+    let arguments = serde_json::json!({"command": "true"});
+    let (outcome, ()) = tokio::join!(
+        session.tool_call(ToolCall::new("c1", "bash", &arguments)),
+        async move {
+            let _request = far.request().await;
+            drop(far);
+        }
+    );
+    outcome
 }
 
 /// Connects a session (with `settings`) whose far side says hello as this protocol's.

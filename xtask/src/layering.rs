@@ -106,6 +106,19 @@ pub const RULES: &[(&str, &[&str])] = &[
             "agentsh-seam",
         ],
     ),
+    // Shaping is pure: text in, text out; it reads files and runs nothing.
+    (
+        "agentsh-shape",
+        &[
+            "agentsh-shell-executor",
+            "agentsh-pty-runtime",
+            "agentsh-process",
+            "agentsh-output-sink",
+            "agentsh-artifact-store",
+            "agentsh-agent-session",
+            "agentsh-seam",
+        ],
+    ),
     // The network proxy serves listeners it is given: it knows no executor and no session.
     (
         "agentsh-net-proxy",

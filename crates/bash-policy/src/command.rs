@@ -6,7 +6,7 @@ use crate::arg::{Arg, dangerous_assignment};
 use crate::segment::{MAX_DEPTH, RawSegment, Segmenter, Sink};
 
 /// What a command runs besides itself.
-enum Inner {
+pub(crate) enum Inner {
     /// Nothing (as far as the policy follows).
     None,
     /// Its own command cannot be known: it reads a script, or runs a string that is not literal.
@@ -435,6 +435,12 @@ fn is_assignment(word: &str) -> bool {
         && !word.as_bytes()[0].is_ascii_digit()
         && matches!(word.as_bytes().get(name_len), Some(b'=' | b'+' | b'['))
         && word.contains('=')
+}
+
+/// What the wrapper `base` runs, given its words `args` (`args[0]` is the wrapper); `None` when
+/// `base` is no wrapper.
+pub(crate) fn wrapper_inner(base: &str, args: &[Arg]) -> Option<Inner> {
+    wrapper(base).map(|spec| unwrap(base, &spec, args))
 }
 
 fn unwrap(name: &str, spec: &Spec, args: &[Arg]) -> Inner {

@@ -11,6 +11,7 @@ mod arg;
 mod command;
 mod glob;
 mod judge;
+pub mod program;
 mod rules;
 mod segment;
 

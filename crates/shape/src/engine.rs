@@ -1,0 +1,503 @@
+//! The shaping engine: a [`Shaper`] decides each line, the [`Run`] writes what it keeps, the
+//! markers for what it leaves out and the path groups of listings — and keeps every
+//! diagnostic line, whatever the shaper said.
+
+use std::collections::VecDeque;
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+/// How many left-out lines before a kept line a shaper may take back as its context.
+pub const MAX_CONTEXT: usize = 4;
+
+/// What a shaper decides about one line of output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict<'a> {
+    /// The line is kept.
+    Keep,
+    /// The line is kept, and with it up to this many (at most [`MAX_CONTEXT`]) of the lines
+    /// just before it that were left out: the context of a diagnostic (gcc's `In function`).
+    KeepWithContext(usize),
+    /// The line is left out; runs of lines left out with the same label become one marker.
+    Drop(Label<'a>),
+    /// The line is content whose first `.0` bytes are a path (`src/a.rs:` of a grep match,
+    /// `./src/` of a found file): consecutive lines with the same prefix are written as the
+    /// prefix once, then each line's rest indented by two spaces.
+    Group(usize),
+}
+
+/// What a marker says about a run of lines left out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Label<'a> {
+    /// No marker: structure nobody needs to see (git's `Author:` and `Date:` lines, blank
+    /// lines between blocks); counted in the closing line like every line left out.
+    Quiet,
+    /// `[… 12 lines: Compiling …]`: the run described by what its lines are.
+    Lines(&'a str),
+    /// `[… 37 passing tests …]` (`[… 1 passing test …]`): the run counted as items, singular
+    /// and plural.
+    Items(&'a str, &'a str),
+}
+
+/// A [`Label`] kept while its run of lines is pending.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum PendingLabel {
+    Quiet,
+    Lines(String),
+    Items(String, String),
+}
+
+impl PendingLabel {
+    fn new(label: Label<'_>) -> Self {
+        match label {
+            Label::Quiet => Self::Quiet,
+            Label::Lines(what) => Self::Lines(what.to_owned()),
+            Label::Items(one, many) => Self::Items(one.to_owned(), many.to_owned()),
+        }
+    }
+
+    fn is(&self, label: Label<'_>) -> bool {
+        match (self, label) {
+            (Self::Quiet, Label::Quiet) => true,
+            (Self::Lines(a), Label::Lines(b)) | (Self::Items(a, _), Label::Items(b, _)) => a == b,
+            _ => false,
+        }
+    }
+
+    fn marker(&self, count: u64) -> Option<String> {
+        match self {
+            Self::Quiet => None,
+            Self::Lines(what) if count == 1 => Some(format!("[… 1 line: {what} …]")),
+            Self::Lines(what) => Some(format!("[… {count} lines: {what} …]")),
+            Self::Items(one, _) if count == 1 => Some(format!("[… 1 {one} …]")),
+            Self::Items(_, many) => Some(format!("[… {count} {many} …]")),
+        }
+    }
+}
+
+/// Decides, line by line, what of a program's output the model reads. A shaper sees every
+/// line in order (without its `\n`) and may keep state between them; it never writes text of
+/// its own.
+pub trait Shaper: Send {
+    /// Decides one line.
+    fn line(&mut self, line: &str) -> Verdict<'_>;
+}
+
+/// The words that make a line a diagnostic, whatever program printed it.
+static DIAGNOSTIC: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)\b(error|warning|warn|fail(ed|ure|ing)?|panic(ked)?|fatal|exception|traceback|assert(ion)?)\b|^\S+:\d+(:\d+)?[: ]",
+    )
+    .expect("the diagnostic pattern is valid")
+});
+
+/// Whether `line` is a diagnostic line: it names an error, warning, failure, panic, fatal
+/// condition, exception, traceback or assertion, or starts with a location (`src/a.rs:12:`).
+/// Shaping never leaves one out.
+pub fn is_diagnostic(line: &str) -> bool {
+    DIAGNOSTIC.is_match(line)
+}
+
+/// The shaped text of one output and what it counts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shaped {
+    /// What the model reads, without a final newline.
+    pub text: String,
+    /// Lines of the raw output.
+    pub raw_lines: u64,
+    /// Bytes of the raw output.
+    pub raw_bytes: u64,
+    /// Lines of the raw output the text holds (kept whole, or regrouped under their prefix).
+    pub kept_lines: u64,
+    /// Whether the text differs from the raw output at all (a line left out, or a group).
+    pub changed: bool,
+}
+
+impl Shaped {
+    /// Lines of the raw output the text does not hold.
+    pub fn left_out(&self) -> u64 {
+        self.raw_lines - self.kept_lines
+    }
+}
+
+/// A run of lines left out, not written yet: it becomes a marker when a kept line (or the
+/// end) comes, and its last lines can still be taken back as context.
+#[derive(Default)]
+struct Pending {
+    label: Option<PendingLabel>,
+    count: u64,
+    /// The last lines of the run (at most [`MAX_CONTEXT`]).
+    last: VecDeque<String>,
+}
+
+/// Consecutive grouped lines with one prefix.
+struct Group {
+    prefix: String,
+    /// The first line, held until a second one shows the prefix repeats.
+    first: Option<String>,
+}
+
+/// The shaped text as it is written: bounded to the last `max_bytes` (at a line boundary),
+/// the lines cut from its start counted.
+struct Text {
+    buf: String,
+    max_bytes: usize,
+    /// Lines of the raw output cut from the start because the text was over the limit.
+    cut_raw_lines: u64,
+    /// For each written line: how many raw lines it holds (a marker or a group header: 0).
+    weights: VecDeque<u8>,
+}
+
+impl Text {
+    fn push(&mut self, line: &str, raw: u8) {
+        self.buf.push_str(line);
+        self.buf.push('\n');
+        self.weights.push_back(raw);
+        if self.buf.len() > self.max_bytes.saturating_mul(2).max(64 * 1024) {
+            self.cut_to(self.max_bytes);
+        }
+    }
+
+    /// Cuts whole lines from the start until the text fits `limit` bytes.
+    fn cut_to(&mut self, limit: usize) {
+        let mut cut = 0;
+        while self.buf.len() - cut > limit {
+            let Some(end) = memchr::memchr(b'\n', &self.buf.as_bytes()[cut..]) else {
+                break;
+            };
+            cut += end + 1;
+            let raw = self.weights.pop_front().unwrap_or(0);
+            self.cut_raw_lines += u64::from(raw);
+        }
+        self.buf.drain(..cut);
+    }
+}
+
+/// One output being shaped: lines go in (as chunks of text, split anywhere), the
+/// [`Shaped`] text comes out.
+pub struct Run {
+    shaper: Box<dyn Shaper>,
+    text: Text,
+    pending: Pending,
+    group: Option<Group>,
+    /// The unfinished line of the last chunk.
+    carry: String,
+    raw_lines: u64,
+    raw_bytes: u64,
+    kept_lines: u64,
+    changed: bool,
+}
+
+impl Run {
+    /// A run of `shaper` whose text keeps at most `max_bytes` (its last part, cut at a line
+    /// boundary, when the shaped text is longer).
+    pub fn new(shaper: Box<dyn Shaper>, max_bytes: usize) -> Self {
+        Self {
+            shaper,
+            text: Text {
+                buf: String::new(),
+                max_bytes,
+                cut_raw_lines: 0,
+                weights: VecDeque::new(),
+            },
+            pending: Pending::default(),
+            group: None,
+            carry: String::new(),
+            raw_lines: 0,
+            raw_bytes: 0,
+            kept_lines: 0,
+            changed: false,
+        }
+    }
+
+    /// Takes the next piece of the output (sanitised text; a line may be split across pieces).
+    pub fn push(&mut self, text: &str) {
+        self.raw_bytes += text.len() as u64;
+        let mut rest = text;
+        if !self.carry.is_empty() {
+            let Some(end) = memchr::memchr(b'\n', rest.as_bytes()) else {
+                self.carry.push_str(rest);
+                return;
+            };
+            let mut line = std::mem::take(&mut self.carry);
+            line.push_str(&rest[..end]);
+            self.line(&line);
+            rest = &rest[end + 1..];
+        }
+        while let Some(end) = memchr::memchr(b'\n', rest.as_bytes()) {
+            self.line(&rest[..end]);
+            rest = &rest[end + 1..];
+        }
+        self.carry.push_str(rest);
+    }
+
+    /// Ends the output and returns its shaped text.
+    pub fn finish(mut self) -> Shaped {
+        if !self.carry.is_empty() {
+            let line = std::mem::take(&mut self.carry);
+            self.line(&line);
+        }
+        self.flush_group();
+        self.flush_pending(0);
+        let mut text = self.text;
+        if text.buf.len() > text.max_bytes {
+            text.cut_to(text.max_bytes);
+        }
+        let kept_lines = self.kept_lines - text.cut_raw_lines;
+        let mut out = String::with_capacity(text.buf.len() + 64);
+        if text.cut_raw_lines > 0 {
+            self.changed = true;
+            out = format!(
+                "[… {} more lines: the shaped text is over the {} limit …]\n",
+                text.cut_raw_lines,
+                agentsh_protocol::format_size(text.max_bytes as u64)
+            );
+        }
+        out.push_str(text.buf.strip_suffix('\n').unwrap_or(&text.buf));
+        Shaped {
+            text: out,
+            raw_lines: self.raw_lines,
+            raw_bytes: self.raw_bytes,
+            kept_lines,
+            changed: self.changed,
+        }
+    }
+
+    fn line(&mut self, line: &str) {
+        self.raw_lines += 1;
+        let verdict = self.shaper.line(line);
+        match verdict {
+            Verdict::Drop(_) if is_diagnostic(line) => self.keep(line, 0),
+            Verdict::Keep => self.keep(line, 0),
+            Verdict::KeepWithContext(n) => self.keep(line, n.min(MAX_CONTEXT)),
+            Verdict::Drop(label) => {
+                let fresh = match &self.pending.label {
+                    Some(pending) if pending.is(label) => None,
+                    _ => Some(PendingLabel::new(label)),
+                };
+                self.flush_group();
+                if let Some(fresh) = fresh {
+                    self.flush_pending(0);
+                    self.pending.label = Some(fresh);
+                }
+                self.drop_line(line);
+            }
+            Verdict::Group(prefix) => self.group(line, prefix),
+        }
+    }
+
+    fn keep(&mut self, line: &str, context: usize) {
+        self.flush_group();
+        self.flush_pending(context);
+        self.write(line);
+    }
+
+    fn write(&mut self, line: &str) {
+        self.kept_lines += 1;
+        self.text.push(line, 1);
+    }
+
+    fn drop_line(&mut self, line: &str) {
+        let pending = &mut self.pending;
+        pending.count += 1;
+        if pending.last.len() == MAX_CONTEXT {
+            let mut reused = pending.last.pop_front().unwrap_or_default();
+            reused.clear();
+            reused.push_str(line);
+            pending.last.push_back(reused);
+        } else {
+            pending.last.push_back(line.to_owned());
+        }
+    }
+
+    /// Writes the pending run: its last `context` lines as kept lines, the rest as a marker —
+    /// except one line no longer than its marker, which is kept.
+    fn flush_pending(&mut self, context: usize) {
+        let Some(label) = self.pending.label.take() else {
+            return;
+        };
+        let mut pending = std::mem::take(&mut self.pending);
+        let back = context.min(pending.last.len());
+        let mut dropped = pending.count - back as u64;
+        let taken_back: Vec<String> = pending.last.drain(pending.last.len() - back..).collect();
+        if dropped == 1 {
+            let marker = label.marker(1);
+            if let (Some(line), Some(marker)) = (pending.last.back(), marker)
+                && line.len() <= marker.len()
+            {
+                let line = line.clone();
+                self.write(&line);
+                dropped = 0;
+            }
+        }
+        if dropped > 0 {
+            self.changed = true;
+            if let Some(marker) = label.marker(dropped) {
+                self.text.push(&marker, 0);
+            }
+        }
+        for line in taken_back {
+            self.write(&line);
+        }
+    }
+
+    fn group(&mut self, line: &str, prefix: usize) {
+        let prefix_len = if line.is_char_boundary(prefix) {
+            prefix.min(line.len())
+        } else {
+            0
+        };
+        if prefix_len == 0 || prefix_len == line.len() {
+            self.keep(line, 0);
+            return;
+        }
+        let prefix = &line[..prefix_len];
+        let rest = &line[prefix_len..];
+        match &mut self.group {
+            Some(group) if group.prefix == prefix => {
+                if let Some(first) = group.first.take() {
+                    // The prefix repeats: the group is written from here on.
+                    self.changed = true;
+                    let header = group.prefix.clone();
+                    self.text.push(&header, 0);
+                    let first_rest = format!("  {}", &first[prefix_len..]);
+                    self.kept_lines += 1;
+                    self.text.push(&first_rest, 1);
+                }
+                self.kept_lines += 1;
+                self.text.push(&format!("  {rest}"), 1);
+            }
+            _ => {
+                self.flush_group();
+                self.flush_pending(0);
+                self.group = Some(Group {
+                    prefix: prefix.to_owned(),
+                    first: Some(line.to_owned()),
+                });
+            }
+        }
+    }
+
+    fn flush_group(&mut self) {
+        if let Some(Group {
+            first: Some(first), ..
+        }) = self.group.take()
+        {
+            self.write(&first);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Drops lines starting with `-`, groups lines with a `:` by what is before it, keeps the
+    /// rest; `!` lines keep two lines of context.
+    struct Test;
+
+    impl Shaper for Test {
+        fn line(&mut self, line: &str) -> Verdict<'_> {
+            if line.starts_with('-') {
+                Verdict::Drop(Label::Items("dash", "dashes"))
+            } else if line.starts_with('~') {
+                Verdict::Drop(Label::Quiet)
+            } else if line.starts_with('!') {
+                Verdict::KeepWithContext(2)
+            } else if let Some(at) = line.find(':') {
+                Verdict::Group(at + 1)
+            } else {
+                Verdict::Keep
+            }
+        }
+    }
+
+    fn shape(text: &str) -> Shaped {
+        let mut run = Run::new(Box::new(Test), 1 << 20);
+        for piece in text.as_bytes().chunks(3) {
+            // Pieces split anywhere but inside a character (the test text is ASCII).
+            run.push(std::str::from_utf8(piece).unwrap());
+        }
+        run.finish()
+    }
+
+    #[test]
+    fn runs_left_out_become_one_marker_each() {
+        let shaped = shape("a\n-1\n-2\n-3\nb\n~x\n~y\nc\n");
+        assert_eq!(shaped.text, "a\n[… 3 dashes …]\nb\nc");
+        assert_eq!(
+            (shaped.raw_lines, shaped.kept_lines, shaped.left_out()),
+            (8, 3, 5)
+        );
+        assert!(shaped.changed);
+    }
+
+    #[test]
+    fn a_single_short_line_is_kept_rather_than_marked() {
+        let shaped = shape("a\n-1\nb");
+        assert_eq!(shaped.text, "a\n-1\nb");
+        assert!(!shaped.changed);
+        assert_eq!(shaped.left_out(), 0);
+    }
+
+    #[test]
+    fn diagnostics_are_kept_whatever_the_shaper_says() {
+        let shaped = shape("-ok\n-ok\n- error: it broke\n-ok\n-ok\n");
+        assert_eq!(
+            shaped.text,
+            "[… 2 dashes …]\n- error: it broke\n[… 2 dashes …]"
+        );
+    }
+
+    #[test]
+    fn context_is_taken_back_from_the_run_before() {
+        let shaped = shape("-1\n-2\n-3\n-4\n!boom\n");
+        assert_eq!(shaped.text, "[… 2 dashes …]\n-3\n-4\n!boom");
+        assert_eq!(shaped.kept_lines, 3);
+    }
+
+    #[test]
+    fn a_repeated_prefix_is_written_once() {
+        let shaped = shape("a.rs:1:x\na.rs:2:y\nb.rs:3:z\nc\n");
+        assert_eq!(shaped.text, "a.rs:\n  1:x\n  2:y\nb.rs:3:z\nc");
+        assert_eq!(shaped.kept_lines, 4);
+        assert_eq!(shaped.left_out(), 0);
+    }
+
+    #[test]
+    fn the_text_keeps_its_end_when_over_the_limit() {
+        let mut run = Run::new(Box::new(Test), 20);
+        run.push("line1\nline2\nline3\nline4\nline5\nline6\n");
+        let shaped = run.finish();
+        assert_eq!(
+            shaped.text,
+            "[… 3 more lines: the shaped text is over the 20B limit …]\nline4\nline5\nline6"
+        );
+        assert_eq!(shaped.kept_lines, 3);
+    }
+
+    #[test]
+    fn diagnostic_lines_are_those_the_terms_name() {
+        for line in [
+            "error[E0425]: cannot find value",
+            "WARNING: x",
+            "test failed",
+            "thread 'main' panicked at",
+            "Traceback (most recent call last):",
+            "src/main.rs:12:5: note",
+            "main.c:3: undefined",
+            "assert x == 2",
+        ] {
+            assert!(is_diagnostic(line), "{line}");
+        }
+        for line in [
+            "test error_handling ... ok",
+            "   Compiling foo v0.1.0",
+            "Date:   Mon Jan 1",
+            "errors are fine here? no: 'errors' is not a term",
+            "AssertionError: 1 != 2",
+        ] {
+            assert!(!is_diagnostic(line), "{line}");
+        }
+    }
+}

@@ -37,6 +37,7 @@
 //!     ..BashResult::default()
 //! };
 //! let outcome = build_tool_result(&FinishedRun {
+//!     shaped: None,
 //!     result: &result,
 //!     head_capture: None,
 //!     limits: Limits::NONE,
@@ -56,12 +57,14 @@ mod hidden;
 mod host;
 mod job;
 mod result;
+mod shaped;
 mod tools;
 mod view;
 
 pub use call::JobCall;
 pub use host::{JobHost, JobLimits, JobToolCall};
 pub use job::Jobs;
+pub use shaped::ShapedOutput;
 pub use result::{
     BANG_CANCELLED, FinishedRun, HeadCapture, ToolUpdate, bang_context_text, blocked_result,
     build_tool_result,

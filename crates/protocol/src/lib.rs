@@ -68,6 +68,7 @@ pub use text::{
 pub use theme::{Theme, UnknownTheme};
 pub use timeout::Timeout;
 pub use tool::{
-    BASH_TOOL, ShownRange, TOOL_NAMES, ToolContent, ToolDetails, ToolMeta, ToolOutcome, ToolResult,
+    BASH_TOOL, ShapedMeta, ShownRange, TOOL_NAMES, ToolContent, ToolDetails, ToolMeta, ToolOutcome,
+    ToolResult,
     TruncatedBy, Truncation, TruncationDirection, unknown_tool,
 };

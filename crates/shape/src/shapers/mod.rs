@@ -6,13 +6,19 @@ use crate::engine::Shaper;
 use crate::select::Target;
 
 mod cargo;
+mod find;
 mod git;
+mod grep;
+mod ls;
 
 /// A fresh built-in shaper for `target`'s output, or `None` when agentsh has none for it.
 pub(crate) fn builtin(target: &Target) -> Option<Box<dyn Shaper>> {
     match target.program.as_str() {
         "git" => git::shaper(target),
         "cargo" => cargo::shaper(target),
+        "grep" | "egrep" | "fgrep" | "rg" => grep::shaper(target),
+        "find" => find::shaper(target),
+        "ls" => ls::shaper(target),
         _ => None,
     }
 }

@@ -7,6 +7,7 @@ use crate::select::Target;
 
 mod cargo;
 mod git;
+mod go;
 mod make;
 
 /// A fresh built-in shaper for `target`'s output, or `None` when agentsh has none for it.
@@ -14,6 +15,7 @@ pub(crate) fn builtin(target: &Target) -> Option<Box<dyn Shaper>> {
     match target.program.as_str() {
         "git" => git::shaper(target),
         "cargo" => cargo::shaper(target),
+        "go" => go::shaper(target),
         "make" | "gmake" => make::shaper(target),
         _ => None,
     }

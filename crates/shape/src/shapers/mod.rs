@@ -9,6 +9,7 @@ mod cargo;
 mod git;
 mod go;
 mod make;
+mod tsc;
 
 /// A fresh built-in shaper for `target`'s output, or `None` when agentsh has none for it.
 pub(crate) fn builtin(target: &Target) -> Option<Box<dyn Shaper>> {
@@ -17,6 +18,7 @@ pub(crate) fn builtin(target: &Target) -> Option<Box<dyn Shaper>> {
         "cargo" => cargo::shaper(target),
         "go" => go::shaper(target),
         "make" | "gmake" => make::shaper(target),
+        "tsc" => tsc::shaper(target),
         _ => None,
     }
 }

@@ -8,6 +8,7 @@ use crate::select::Target;
 mod cargo;
 mod git;
 mod go;
+mod lint;
 mod make;
 mod tsc;
 
@@ -19,6 +20,8 @@ pub(crate) fn builtin(target: &Target) -> Option<Box<dyn Shaper>> {
         "go" => go::shaper(target),
         "make" | "gmake" => make::shaper(target),
         "tsc" => tsc::shaper(target),
+        "eslint" => lint::eslint(target),
+        "ruff" => lint::ruff(target),
         _ => None,
     }
 }

@@ -10,6 +10,10 @@ mod find;
 mod git;
 mod grep;
 mod ls;
+mod go;
+mod lint;
+mod make;
+mod tsc;
 
 /// A fresh built-in shaper for `target`'s output, or `None` when agentsh has none for it.
 pub(crate) fn builtin(target: &Target) -> Option<Box<dyn Shaper>> {
@@ -19,6 +23,11 @@ pub(crate) fn builtin(target: &Target) -> Option<Box<dyn Shaper>> {
         "grep" | "egrep" | "fgrep" | "rg" => grep::shaper(target),
         "find" => find::shaper(target),
         "ls" => ls::shaper(target),
+        "go" => go::shaper(target),
+        "make" | "gmake" => make::shaper(target),
+        "tsc" => tsc::shaper(target),
+        "eslint" => lint::eslint(target),
+        "ruff" => lint::ruff(target),
         _ => None,
     }
 }

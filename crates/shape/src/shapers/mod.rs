@@ -7,12 +7,14 @@ use crate::select::Target;
 
 mod cargo;
 mod git;
+mod pytest;
 
 /// A fresh built-in shaper for `target`'s output, or `None` when agentsh has none for it.
 pub(crate) fn builtin(target: &Target) -> Option<Box<dyn Shaper>> {
     match target.program.as_str() {
         "git" => git::shaper(target),
         "cargo" => cargo::shaper(target),
+        "pytest" | "py.test" => pytest::shaper(target),
         _ => None,
     }
 }

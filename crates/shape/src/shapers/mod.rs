@@ -7,6 +7,8 @@ use crate::select::Target;
 
 mod cargo;
 mod git;
+mod jest;
+mod node;
 mod pytest;
 
 /// A fresh built-in shaper for `target`'s output, or `None` when agentsh has none for it.
@@ -15,6 +17,8 @@ pub(crate) fn builtin(target: &Target) -> Option<Box<dyn Shaper>> {
         "git" => git::shaper(target),
         "cargo" => cargo::shaper(target),
         "pytest" | "py.test" => pytest::shaper(target),
+        "node" => node::shaper(target),
+        "jest" | "vitest" => jest::shaper(target),
         _ => None,
     }
 }

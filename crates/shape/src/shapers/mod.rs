@@ -9,6 +9,7 @@ mod cargo;
 mod git;
 mod jest;
 mod node;
+mod npm;
 mod pytest;
 
 /// A fresh built-in shaper for `target`'s output, or `None` when agentsh has none for it.
@@ -19,6 +20,7 @@ pub(crate) fn builtin(target: &Target) -> Option<Box<dyn Shaper>> {
         "pytest" | "py.test" => pytest::shaper(target),
         "node" => node::shaper(target),
         "jest" | "vitest" => jest::shaper(target),
+        "npm" | "pnpm" | "yarn" => npm::shaper(target),
         _ => None,
     }
 }

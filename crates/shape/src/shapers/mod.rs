@@ -10,6 +10,7 @@ mod git;
 mod jest;
 mod node;
 mod npm;
+mod pip;
 mod pytest;
 
 /// A fresh built-in shaper for `target`'s output, or `None` when agentsh has none for it.
@@ -21,6 +22,7 @@ pub(crate) fn builtin(target: &Target) -> Option<Box<dyn Shaper>> {
         "node" => node::shaper(target),
         "jest" | "vitest" => jest::shaper(target),
         "npm" | "pnpm" | "yarn" => npm::shaper(target),
+        "pip" | "pip3" => pip::shaper(target),
         _ => None,
     }
 }

@@ -6,6 +6,7 @@ use crate::engine::Shaper;
 use crate::select::Target;
 
 mod cargo;
+mod docker;
 mod git;
 mod jest;
 mod node;
@@ -23,6 +24,7 @@ pub(crate) fn builtin(target: &Target) -> Option<Box<dyn Shaper>> {
         "jest" | "vitest" => jest::shaper(target),
         "npm" | "pnpm" | "yarn" => npm::shaper(target),
         "pip" | "pip3" => pip::shaper(target),
+        "docker" => docker::shaper(target),
         _ => None,
     }
 }

@@ -20,7 +20,14 @@ const PASSES: Label<'static> = Label::Lines("output of passing tests");
 
 pub(crate) fn shaper(target: &Target) -> Option<Box<dyn Shaper>> {
     // Listings and help are short or for reading whole.
-    let lists = ["--collect-only", "--co", "--help", "-h", "--version", "--fixtures"];
+    let lists = [
+        "--collect-only",
+        "--co",
+        "--help",
+        "-h",
+        "--version",
+        "--fixtures",
+    ];
     if lists.iter().any(|flag| target.has(flag)) {
         return None;
     }
@@ -70,7 +77,14 @@ fn progress_statuses(line: &str) -> Option<&str> {
         rest = rest[..open].trim_end();
     }
     let statuses = match rest.rsplit_once(' ') {
-        Some((file, statuses)) if file.ends_with(".py") || file.contains("::") => statuses,
+        Some((file, statuses))
+            if file
+                .rsplit_once('.')
+                .is_some_and(|(_, ext)| ext.eq_ignore_ascii_case("py"))
+                || file.contains("::") =>
+        {
+            statuses
+        }
         Some(_) => return None,
         None => rest,
     };
@@ -210,7 +224,9 @@ impl Pytest {
             return Verdict::Drop(LIBRARY);
         }
         let trimmed = line.trim();
-        if trimmed.bytes().all(|b| matches!(b, b'^' | b'~' | b'-' | b'+'))
+        if trimmed
+            .bytes()
+            .all(|b| matches!(b, b'^' | b'~' | b'-' | b'+'))
             && trimmed.contains('^')
         {
             return Verdict::Drop(Label::Quiet);

@@ -32,7 +32,9 @@ fn repository(dir: &Path) {
             "commit",
             "-q",
             "-m",
-            &format!("Change number {n}\n\nThe body of change {n}, which says why.\nA second line."),
+            &format!(
+                "Change number {n}\n\nThe body of change {n}, which says why.\nA second line."
+            ),
         ]);
     }
 }
@@ -116,7 +118,11 @@ fn nothing_is_shaped_where_shaping_must_not_happen() {
         let id = format!("c{n}");
         rpc.send_json(&json!({"id": id, "type": "tool_call", "toolCallId": id, "name": "bash", "arguments": arguments}));
         let data = rpc.response(&id)["data"].clone();
-        assert_eq!(data["details"]["meta"].get("shaped"), None, "{arguments}: {data}");
+        assert_eq!(
+            data["details"]["meta"].get("shaped"),
+            None,
+            "{arguments}: {data}"
+        );
         let text = data["content"][0]["text"].as_str().expect("text");
         assert_eq!(format!("{text}\n"), raw, "{arguments}");
     }
@@ -124,7 +130,12 @@ fn nothing_is_shaped_where_shaping_must_not_happen() {
     rpc.send_json(&json!({"id": "small", "type": "tool_call", "toolCallId": "small", "name": "bash", "arguments": {"command": "git log -n 1"}}));
     let data = rpc.response("small")["data"].clone();
     assert_eq!(data["details"]["meta"].get("shaped"), None, "{data}");
-    assert!(data["content"][0]["text"].as_str().unwrap().contains("Author: "));
+    assert!(
+        data["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Author: ")
+    );
     // A user's command (RPC `bash`) is never shaped.
     rpc.send(r#"{"id": "bang", "type": "bash", "command": "git log"}"#);
     assert_eq!(rpc.response("bang")["data"]["output"], raw);
@@ -152,7 +163,10 @@ fn rpc_tool_call_is_shaped_and_a_failed_run_keeps_its_exit_code() {
     // The outcome line, then the shaped line: the exit code is never hidden.
     let closing = text.rsplit("\n\n").next().unwrap();
     assert!(closing.starts_with("[Shaped output of git log: "), "{text}");
-    assert!(text.contains("\n\nCommand exited with code 3\n\n[Shaped output"), "{text}");
+    assert!(
+        text.contains("\n\nCommand exited with code 3\n\n[Shaped output"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -176,13 +190,13 @@ fn a_user_filter_shapes_a_program_agentsh_does_not_know() {
         )
     );
     // A filter whose example does not hold is a config error naming it.
-    let bad = TestEnv::with_config(
-        "[[shape.filters]]\nprogram = \"seq\"\nmatch = [\"seq 1 | cat\"]\n",
-    );
+    let bad =
+        TestEnv::with_config("[[shape.filters]]\nprogram = \"seq\"\nmatch = [\"seq 1 | cat\"]\n");
     let done = bad.exec(&["--", "true"]);
     assert_ne!(done.code(), 0);
     assert!(
-        done.stderr.contains("shape.filters[0].match[0]: the filter does not apply to \"seq 1 | cat\""),
+        done.stderr
+            .contains("shape.filters[0].match[0]: the filter does not apply to \"seq 1 | cat\""),
         "{done:?}"
     );
 }
@@ -191,14 +205,18 @@ fn a_user_filter_shapes_a_program_agentsh_does_not_know() {
 fn mcp_call(env: &TestEnv, arguments: &Value) -> Value {
     let config = env.config_path();
     let mut rpc = Rpc::spawn(env.command(&["mcp", "--config", config.to_str().expect("utf-8")]));
-    rpc.send_json(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+    rpc.send_json(
+        &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "shaping-test", "version": "0"}}}));
+        "clientInfo": {"name": "shaping-test", "version": "0"}}}),
+    );
     rpc.until(LIVENESS, |line| line["id"] == 0);
     rpc.send(r#"{"jsonrpc": "2.0", "method": "notifications/initialized"}"#);
     rpc.send_json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
         "params": {"name": "bash", "arguments": arguments}}));
-    let lines = rpc.until(LIVENESS, |line| line["id"] == 1 && line.get("method").is_none());
+    let lines = rpc.until(LIVENESS, |line| {
+        line["id"] == 1 && line.get("method").is_none()
+    });
     lines.last().expect("the answer")["result"].clone()
 }
 
@@ -206,11 +224,17 @@ fn mcp_call(env: &TestEnv, arguments: &Value) -> Value {
 fn mcp_tools_call_is_shaped_the_same() {
     let env = shaped_env();
     let work = env.work_dir();
-    let result = mcp_call(&env, &json!({"command": "git log", "cwd": work.to_str().unwrap()}));
+    let result = mcp_call(
+        &env,
+        &json!({"command": "git log", "cwd": work.to_str().unwrap()}),
+    );
     let text = result["content"][0]["text"].as_str().expect("text");
     assert!(text.contains("[Shaped output of git log: "), "{result}");
     assert!(!text.contains("Author: "), "{text}");
-    let raw = mcp_call(&env, &json!({"command": "git log", "raw": true, "cwd": work.to_str().unwrap()}));
+    let raw = mcp_call(
+        &env,
+        &json!({"command": "git log", "raw": true, "cwd": work.to_str().unwrap()}),
+    );
     assert_eq!(
         format!("{}\n", raw["content"][0]["text"].as_str().expect("text")),
         git_log(&work)

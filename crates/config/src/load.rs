@@ -24,8 +24,8 @@ use super::types::{
     ArtifactSettings, AuditSettings, BashSettings, DEFAULT_ARTIFACTS_MAX_AGE_DAYS,
     DEFAULT_ARTIFACTS_MAX_BYTES, DEFAULT_JOBS_MAX_LOG_BYTES, DEFAULT_JOBS_MAX_RUNNING,
     DEFAULT_MCP_YIELD_AFTER, DEFAULT_OUTPUT_MAX_BYTES, InterceptorSettings, JobSettings,
-    MAX_SNAPSHOT_TIMEOUT, McpSettings, OutputSettings, SandboxSettings, Settings, ShapeSettings, UiSettings,
-    VirtualTerminal, Written,
+    MAX_SNAPSHOT_TIMEOUT, McpSettings, OutputSettings, SandboxSettings, Settings, ShapeSettings,
+    UiSettings, VirtualTerminal, Written,
 };
 use agentsh_protocol::Timeout;
 

@@ -64,10 +64,10 @@ mod view;
 pub use call::JobCall;
 pub use host::{JobHost, JobLimits, JobToolCall};
 pub use job::Jobs;
-pub use shaped::ShapedOutput;
 pub use result::{
     BANG_CANCELLED, FinishedRun, HeadCapture, ToolUpdate, bang_context_text, blocked_result,
     build_tool_result,
 };
+pub use shaped::ShapedOutput;
 
 use agentsh_seam::lock;

@@ -69,6 +69,5 @@ pub use theme::{Theme, UnknownTheme};
 pub use timeout::Timeout;
 pub use tool::{
     BASH_TOOL, ShapedMeta, ShownRange, TOOL_NAMES, ToolContent, ToolDetails, ToolMeta, ToolOutcome,
-    ToolResult,
-    TruncatedBy, Truncation, TruncationDirection, unknown_tool,
+    ToolResult, TruncatedBy, Truncation, TruncationDirection, unknown_tool,
 };

@@ -6,13 +6,19 @@ use crate::engine::Shaper;
 use crate::select::Target;
 
 mod cargo;
+mod docker;
 mod find;
 mod git;
-mod grep;
-mod ls;
 mod go;
+mod grep;
+mod jest;
 mod lint;
+mod ls;
 mod make;
+mod node;
+mod npm;
+mod pip;
+mod pytest;
 mod tsc;
 
 /// A fresh built-in shaper for `target`'s output, or `None` when agentsh has none for it.
@@ -28,6 +34,12 @@ pub(crate) fn builtin(target: &Target) -> Option<Box<dyn Shaper>> {
         "tsc" => tsc::shaper(target),
         "eslint" => lint::eslint(target),
         "ruff" => lint::ruff(target),
+        "pytest" | "py.test" => pytest::shaper(target),
+        "node" => node::shaper(target),
+        "jest" | "vitest" => jest::shaper(target),
+        "npm" | "pnpm" | "yarn" => npm::shaper(target),
+        "pip" | "pip3" => pip::shaper(target),
+        "docker" => docker::shaper(target),
         _ => None,
     }
 }

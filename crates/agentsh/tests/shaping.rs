@@ -153,18 +153,34 @@ fn nothing_is_shaped_where_shaping_must_not_happen() {
 
 #[test]
 fn rpc_tool_call_is_shaped_and_a_failed_run_keeps_its_exit_code() {
-    let env = shaped_env();
+    let env = TestEnv::new();
+    let lines: String = (1..=60)
+        .map(|n| format!("line {n} of the file\n"))
+        .collect();
+    std::fs::write(env.work_dir().join("a.txt"), lines).expect("write");
     let mut rpc = env.rpc();
-    rpc.send(r#"{"id": "1", "type": "tool_call", "toolCallId": "c1", "name": "bash", "arguments": {"command": "cd . && git log; exit 3"}}"#);
+    rpc.send(r#"{"id": "1", "type": "tool_call", "toolCallId": "c1", "name": "bash", "arguments": {"command": "cd . && grep -rn line a.txt missing.txt"}}"#);
     let data = rpc.response("1")["data"].clone();
     assert_eq!(data["isError"], true, "{data}");
-    assert_eq!(data["details"]["exitCode"], 3);
+    assert_eq!(data["details"]["exitCode"], 2);
+    assert_eq!(
+        data["details"]["meta"]["shaped"]["shaper"], "grep",
+        "{data}"
+    );
     let text = data["content"][0]["text"].as_str().expect("text");
-    // The outcome line, then the shaped line: the exit code is never hidden.
-    let closing = text.rsplit("\n\n").next().unwrap();
-    assert!(closing.starts_with("[Shaped output of git log: "), "{text}");
+    // Every match is there, under its file written once; grep's error too; then the outcome
+    // line and the shaped line: the exit code is never hidden.
     assert!(
-        text.contains("\n\nCommand exited with code 3\n\n[Shaped output"),
+        text.starts_with("a.txt:\n  1:line 1 of the file\n  2:line 2 of the file\n"),
+        "{text}"
+    );
+    assert!(text.contains("\n  60:line 60 of the file\n"), "{text}");
+    assert!(
+        text.contains("grep: missing.txt: No such file or directory"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\n\nCommand exited with code 2\n\n[Shaped output of grep: 0 of 61 lines left out; full output: artifact://"),
         "{text}"
     );
 }

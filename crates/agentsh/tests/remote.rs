@@ -324,3 +324,40 @@ fn the_far_sides_approval_requests_are_answered_by_the_local_client() {
         assert!(!env.work_dir().join("never").exists());
     });
 }
+
+/// A far side shapes the model's results (the client never shapes them again), and the
+/// `[shape]` section travels to it with the other execution settings.
+#[test]
+fn the_far_side_shapes_once_and_the_shape_settings_travel() {
+    on_every_far_side("far_side_shapes", |far| {
+        let check = |config: &str, args: &[&str], shaped: bool| {
+            let env = far.env(config);
+            let work = env.work_dir();
+            for file in ["a.txt", "b.txt"] {
+                let lines: Vec<String> = (1..=40).map(|n| format!("line {n} matches")).collect();
+                std::fs::write(work.join(file), lines.join("\n")).expect("write");
+            }
+            let work = work.to_str().expect("utf-8 path").to_owned();
+            let mut all = vec!["--json", "--cwd", &work];
+            all.extend_from_slice(args);
+            all.extend_from_slice(&["--", "grep", "-rn", "matches", "a.txt", "b.txt"]);
+            let done = far.exec(&env, &all);
+            assert_eq!(done.code(), 0, "{} {done:?}", far.name());
+            let result = done.json();
+            let text = result["content"][0]["text"].as_str().unwrap_or_default();
+            let closings = text.matches("[Shaped output of grep: ").count();
+            assert_eq!(closings, usize::from(shaped), "{} {config} {args:?}: {text}", far.name());
+            assert_eq!(
+                result["details"]["meta"]["shaped"]["shaper"].as_str() == Some("grep"),
+                shaped,
+                "{} {result}",
+                far.name()
+            );
+            // Shaped or not, every match is there.
+            assert!(text.contains("40:line 40 matches"), "{text}");
+        };
+        check("", &[], true);
+        check("", &["--raw"], false);
+        check("[shape]\nenabled = false\n", &[], false);
+    });
+}

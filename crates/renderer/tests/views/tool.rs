@@ -330,3 +330,34 @@ fn snapshot_multi_line_command() {
     );
     assert_snapshot!(at_widths(|w| DefaultRenderer::default().tool_call(&view, w)));
 }
+
+#[test]
+fn a_shaped_result_is_marked_and_expands_to_the_raw_output() {
+    let args = args("cargo test");
+    let text = "[… 40 passing tests …]\ntest tests::b ... FAILED\ntest result: FAILED. 40 passed; 1 failed\n\nCommand exited with code 101\n\n[Shaped output of cargo test: 41 of 45 lines left out; full output: artifact://7]";
+    let mut details = details(Some(101));
+    details.meta = Some(agentsh_renderer::ToolMeta {
+        truncation: None,
+        shaped: Some(agentsh_renderer::ShapedMeta {
+            shaper: "cargo test".into(),
+            raw_lines: 45,
+            raw_bytes: 2000,
+            kept_lines: 4,
+            artifact_id: "7".into(),
+        }),
+    });
+    let done = result(text, details, true);
+    let view = ToolCallView::new(&args, "/project", CallState::Done(&done));
+    // ctrl+o opens the raw output, the artifact the text names.
+    assert!(matches!(
+        view.expanded_source(),
+        agentsh_renderer::ExpandedSource::Artifact("7")
+    ));
+    let rows = draw(&view, 100);
+    assert_eq!(
+        rows.last().map(String::as_str),
+        Some("[Shaped: 41 of 45 lines of cargo test left out (ctrl+o: the raw output)]"),
+        "{rows:#?}"
+    );
+    assert!(rows.iter().any(|row| row == "test tests::b ... FAILED"), "{rows:#?}");
+}

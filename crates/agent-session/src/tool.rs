@@ -178,12 +178,12 @@ impl BashTool {
             )
             .await;
         let result = outcome.result();
-        let artifact_id = result
-            .details
-            .meta
-            .as_ref()
-            .and_then(|meta| meta.truncation.as_ref())
-            .and_then(|truncation| truncation.artifact_id.as_deref());
+        let artifact_id = result.details.meta.as_ref().and_then(|meta| {
+            meta.shaped
+                .as_ref()
+                .map(|shaped| shaped.artifact_id.as_str())
+                .or_else(|| meta.truncation.as_ref()?.artifact_id.as_deref())
+        });
         session.audit_end(call_id, result.details.exit_code, started, artifact_id);
         outcome
     }
@@ -231,6 +231,7 @@ impl BashTool {
                 .map(|seconds| Timeout::from_request(Some(seconds), default_timeout)),
             shown_timeout: timeout,
             limits,
+            raw: args.raw,
         };
         if args.run_in_background {
             if ctx.no_jobs {
@@ -265,6 +266,7 @@ impl BashTool {
             }
             let (result, sink) = run_on_pty(command, sink, host.as_ref(), call_id, &ctx).await;
             return build_tool_result(&FinishedRun {
+                shaped: None,
                 result: &result,
                 head_capture: sink.head_text().map(|text| HeadCapture {
                     text,

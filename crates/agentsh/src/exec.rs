@@ -253,6 +253,9 @@ fn tool_arguments(args: &ExecArgs, cwd: Option<&str>) -> Value {
     if let Some(tail) = args.tail {
         map.insert("tail".into(), Value::from(tail));
     }
+    if args.raw {
+        map.insert("raw".into(), Value::from(true));
+    }
     Value::Object(map)
 }
 

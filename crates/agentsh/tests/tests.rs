@@ -18,5 +18,6 @@ mod remote;
 mod rpc;
 mod sandbox;
 mod secrets;
+mod shaping;
 mod snapshot;
 mod util;

@@ -252,6 +252,10 @@ pub struct ExecArgs {
     /// Show only the last N lines of the output (the exit status is kept).
     #[arg(long, value_name = "N")]
     pub tail: Option<u32>,
+    /// Print the program's output as it printed it: the output of well-known programs (git,
+    /// cargo, pytest, grep, …) is shaped by default, what says nothing left out with a marker.
+    #[arg(long)]
+    pub raw: bool,
     /// Tools the calling agent has, comma-separated (e.g. `read,grep`). The interceptor only
     /// blocks a command when the tool it suggests is among them; with none given, nothing is
     /// blocked.

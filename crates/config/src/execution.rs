@@ -84,6 +84,7 @@ impl Settings {
                 "jobs" => merged.jobs = checked.jobs.clone(),
                 "sandbox" => merged.sandbox = checked.sandbox.clone(),
                 "secrets" => merged.secrets = checked.secrets.clone(),
+                "shape" => merged.shape = checked.shape.clone(),
                 // Refused above.
                 _ => continue,
             }
@@ -263,11 +264,11 @@ target = "ssh://box"
             ),
             (
                 json!({"artifacts": {"max_age_days": 1}}),
-                "artifacts: is not a section that shapes execution (those are bash, bash_interceptor, output, jobs, sandbox, secrets)",
+                "artifacts: is not a section that shapes execution (those are bash, bash_interceptor, output, jobs, sandbox, secrets, shape)",
             ),
             (
                 json!({"remote": {}}),
-                "remote: is not a section that shapes execution (those are bash, bash_interceptor, output, jobs, sandbox, secrets)",
+                "remote: is not a section that shapes execution (those are bash, bash_interceptor, output, jobs, sandbox, secrets, shape)",
             ),
             (json!({"bash": 3}), "bash: must be a table, got a number"),
             (json!({"output": null}), "output: must be a table, got null"),

@@ -53,5 +53,5 @@ pub use types::{
     DEFAULT_MAX_SHELLS, DEFAULT_MCP_YIELD_AFTER, DEFAULT_OUTPUT_MAX_BYTES,
     DEFAULT_SHELL_IDLE_MINUTES, DEFAULT_SNAPSHOT_TIMEOUT, EXECUTION_SECTIONS, InterceptorSettings,
     JobSettings, MAX_SNAPSHOT_TIMEOUT, McpSettings, OutputSettings, SandboxSettings, Settings,
-    UiSettings, VirtualTerminal, default_audit_path,
+    ShapeSettings, UiSettings, VirtualTerminal, default_audit_path,
 };

@@ -24,8 +24,8 @@ use super::types::{
     ArtifactSettings, AuditSettings, BashSettings, DEFAULT_ARTIFACTS_MAX_AGE_DAYS,
     DEFAULT_ARTIFACTS_MAX_BYTES, DEFAULT_JOBS_MAX_LOG_BYTES, DEFAULT_JOBS_MAX_RUNNING,
     DEFAULT_MCP_YIELD_AFTER, DEFAULT_OUTPUT_MAX_BYTES, InterceptorSettings, JobSettings,
-    MAX_SNAPSHOT_TIMEOUT, McpSettings, OutputSettings, SandboxSettings, Settings, UiSettings,
-    VirtualTerminal, Written,
+    MAX_SNAPSHOT_TIMEOUT, McpSettings, OutputSettings, SandboxSettings, Settings, ShapeSettings,
+    UiSettings, VirtualTerminal, Written,
 };
 use agentsh_protocol::Timeout;
 
@@ -171,6 +171,33 @@ pub(super) struct RawSettings {
     policy: PolicyConfig,
     audit: RawAudit,
     secrets: RawSecrets,
+    shape: RawShape,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields, default, expecting = "a table")]
+struct RawShape {
+    enabled: Option<bool>,
+    except: Vec<String>,
+    filters: Vec<agentsh_shape::FilterConfig>,
+}
+
+impl RawShape {
+    fn check(self) -> Result<ShapeSettings, Invalid> {
+        let mut filters = Vec::new();
+        for (index, config) in self.filters.iter().enumerate() {
+            filters.push(
+                agentsh_shape::Filter::new(config, index)
+                    .map_err(|err| invalid(&err.key, err.reason))?,
+            );
+        }
+        Ok(ShapeSettings {
+            enabled: self.enabled.unwrap_or(true),
+            shaping: agentsh_shape::Shaping::new(filters, self.except.clone()),
+            except: self.except,
+            filters: self.filters,
+        })
+    }
 }
 
 #[derive(Deserialize, Default)]
@@ -424,6 +451,7 @@ impl RawSettings {
                 required: self.audit.required.unwrap_or(false),
             },
             secrets: self.secrets.check()?,
+            shape: self.shape.check()?,
             config_file: None,
             written: Written::default(),
         })

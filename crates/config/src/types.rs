@@ -33,15 +33,16 @@ pub const DEFAULT_ARTIFACTS_MAX_AGE_DAYS: u32 =
 pub const DEFAULT_OUTPUT_MAX_BYTES: u64 = agentsh_protocol::DEFAULT_OUTPUT_MAX_BYTES;
 
 /// The sections that shape how commands run, and travel in a remote session's hello: `bash`,
-/// `bash_interceptor`, `output`, `jobs`, `sandbox`. (`artifacts`, `mcp`, `ui` and `remote`
-/// stay with the side that reads them.)
-pub const EXECUTION_SECTIONS: [&str; 6] = [
+/// `bash_interceptor`, `output`, `jobs`, `sandbox`, `secrets`, `shape`. (`artifacts`, `mcp`,
+/// `ui` and `remote` stay with the side that reads them.)
+pub const EXECUTION_SECTIONS: [&str; 7] = [
     "bash",
     "bash_interceptor",
     "output",
     "jobs",
     "sandbox",
     "secrets",
+    "shape",
 ];
 
 /// How the execution sections of a configuration were written, and the home its `~` expanded
@@ -106,6 +107,8 @@ pub struct Settings {
     pub audit: AuditSettings,
     /// `[secrets]`: what is redacted from every output.
     pub secrets: super::SecretsSettings,
+    /// `[shape]`: what the model reads of known programs' output.
+    pub shape: ShapeSettings,
     /// The configuration file these settings were read from; `None` for defaults (no file, or
     /// a missing default file). The user tier of the policy is named after it.
     pub config_file: Option<PathBuf>,
@@ -147,6 +150,7 @@ impl PartialEq for Settings {
             policy,
             audit,
             secrets,
+            shape,
             config_file: _,
             written: _,
         } = self;
@@ -158,6 +162,7 @@ impl PartialEq for Settings {
             && *mcp == other.mcp
             && *ui == other.ui
             && *sandbox == other.sandbox
+            && *shape == other.shape
             && *remote == other.remote
             && *policy == other.policy
             && *audit == other.audit
@@ -294,6 +299,45 @@ impl Default for OutputSettings {
         Self {
             max_bytes: DEFAULT_OUTPUT_MAX_BYTES,
         }
+    }
+}
+
+/// `[shape]`: output shaping.
+#[derive(Debug, Clone)]
+pub struct ShapeSettings {
+    /// `enabled`: shape the output of known programs (default on).
+    pub enabled: bool,
+    /// `except`: programs never shaped (default none).
+    pub except: Vec<String>,
+    /// `[[shape.filters]]`: the user's shapers, as written (checked when read).
+    pub filters: Vec<agentsh_shape::FilterConfig>,
+    /// The shapers these mean.
+    pub(super) shaping: agentsh_shape::Shaping,
+}
+
+impl ShapeSettings {
+    /// The shapers a session uses, `None` when shaping is off.
+    pub fn shaping(&self) -> Option<&agentsh_shape::Shaping> {
+        self.enabled.then_some(&self.shaping)
+    }
+}
+
+impl Default for ShapeSettings {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            except: Vec::new(),
+            filters: Vec::new(),
+            shaping: agentsh_shape::Shaping::default(),
+        }
+    }
+}
+
+impl PartialEq for ShapeSettings {
+    fn eq(&self, other: &Self) -> bool {
+        self.enabled == other.enabled
+            && self.except == other.except
+            && self.filters == other.filters
     }
 }
 

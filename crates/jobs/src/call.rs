@@ -8,13 +8,14 @@ use std::time::Duration;
 
 use agentsh_bash_normalize::Limits;
 use agentsh_output_sink::{OutputSink, TailBuffer};
-use agentsh_protocol::{Timeout, ToolOutcome, too_many_jobs_text};
+use agentsh_protocol::{BashResult, Timeout, ToolOutcome, too_many_jobs_text};
 use agentsh_pty_runtime::PtyRun;
 use agentsh_shell_executor::{CancellationToken, ExecError, Finished, JobChunks, Output, Ran};
 use tokio::time::Instant;
 
 use crate::job::{Job, JobMeta, JobOutput, LogSource, NewJob};
 use crate::result::{FinishedRun, HeadCapture, ToolUpdate, build_tool_result};
+use crate::shaped::{ShapedOutput, shape_output};
 use crate::tools::{Reader, answer_about, tool_error, wait_for};
 use crate::{JobHost, Jobs, lock};
 
@@ -43,6 +44,8 @@ pub struct JobCall<'a, H: JobHost> {
     pub shown_timeout: Timeout,
     /// The merged `head`/`tail` limits.
     pub limits: Limits,
+    /// The caller asked for the output as the program printed it (`raw`): not shaped.
+    pub raw: bool,
 }
 
 impl<H: JobHost> JobCall<'_, H> {
@@ -163,6 +166,7 @@ impl<H: JobHost> JobCall<'_, H> {
             let output = CallOutput::Job {
                 chunks: new.chunks(),
                 output: Arc::clone(&new.output),
+                capped: new.capped(),
             };
             (output, live)
         } else {
@@ -235,6 +239,8 @@ impl<H: JobHost> JobCall<'_, H> {
         };
         // An ordinary call's sink: its head capture borrows from it.
         let mut call_sink = None;
+        // A job log that stopped growing does not hold the whole output.
+        let mut capped = false;
         let summary = match finished.output {
             CallOutput::Sink { mut sink, tail } => {
                 let summary = match &tail {
@@ -244,7 +250,12 @@ impl<H: JobHost> JobCall<'_, H> {
                 call_sink = Some(sink);
                 summary
             }
-            CallOutput::Job { output, .. } => {
+            CallOutput::Job {
+                output,
+                capped: log_capped,
+                ..
+            } => {
+                capped = log_capped.load(std::sync::atomic::Ordering::SeqCst);
                 let mut output = lock(&output);
                 let JobOutput { sink, log, .. } = &mut *output;
                 sink.dump_with(&mut |text| log.push(text));
@@ -266,8 +277,10 @@ impl<H: JobHost> JobCall<'_, H> {
             self.shown_timeout.duration(),
             finished.blocked_hosts,
         );
+        let shaped = self.shape(&result, capped);
         build_tool_result(&FinishedRun {
             result: &result,
+            shaped: shaped.as_ref(),
             head_capture,
             limits: self.limits,
             max_bytes: self.max_bytes(),
@@ -276,6 +289,22 @@ impl<H: JobHost> JobCall<'_, H> {
             timeout: self.shown_timeout,
             sandbox: self.host.sandbox(),
         })
+    }
+
+    /// The call's output shaped for the model, when it is (`agentsh-shape`): not with `raw`,
+    /// a `head`/`tail` limit, a run that was stopped, or a job log that was capped.
+    fn shape(&self, result: &BashResult, capped: bool) -> Option<ShapedOutput> {
+        if self.raw
+            || capped
+            || !self.limits.is_none()
+            || result.cancelled
+            || result.timed_out
+            || result.needs_terminal.is_some()
+        {
+            return None;
+        }
+        let plan = self.host.shape_plan(self.command)?;
+        shape_output(self.host, plan, &result.summary)
     }
 
     /// The result of a call that made a job: the output so far as a tool result shows it, then the job
@@ -304,6 +333,8 @@ enum CallOutput {
     Job {
         chunks: JobChunks,
         output: Arc<Mutex<JobOutput>>,
+        /// Set when its log reached `jobs.max_log_bytes` and stopped growing.
+        capped: Arc<std::sync::atomic::AtomicBool>,
     },
 }
 

@@ -58,6 +58,13 @@ pub trait JobHost: Clone + Send + Sync + 'static {
     /// and `None`.
     fn allocate_artifact(&self) -> Option<ArtifactReservation>;
 
+    /// The file of artifact `id` (digits), when the session's store has it.
+    fn artifact_path(&self, id: &str) -> Option<std::path::PathBuf>;
+
+    /// How `command`'s output is shaped for the model; `None` when shaping is off or the
+    /// command is not one it shapes.
+    fn shape_plan(&self, command: &str) -> Option<agentsh_shape::Plan>;
+
     /// A foreground call's sink: `output.max_bytes`, the head capture for `head_lines`, and
     /// an artifact allocated when the output first overflows.
     fn new_sink(&self, head_lines: Option<u32>) -> OutputSink;

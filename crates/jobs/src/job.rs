@@ -253,6 +253,11 @@ pub(crate) struct NewJob {
 }
 
 impl NewJob {
+    /// Set when the job's log reaches its cap and stops growing.
+    pub(crate) fn capped(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.capped)
+    }
+
     /// An output side whose log comes from `log`, of a command run under `sandbox` (its
     /// stream is watched for denials then).
     pub(crate) fn new(

@@ -37,6 +37,7 @@
 //!     ..BashResult::default()
 //! };
 //! let outcome = build_tool_result(&FinishedRun {
+//!     shaped: None,
 //!     result: &result,
 //!     head_capture: None,
 //!     limits: Limits::NONE,
@@ -56,6 +57,7 @@ mod hidden;
 mod host;
 mod job;
 mod result;
+mod shaped;
 mod tools;
 mod view;
 
@@ -66,5 +68,6 @@ pub use result::{
     BANG_CANCELLED, FinishedRun, HeadCapture, ToolUpdate, bang_context_text, blocked_result,
     build_tool_result,
 };
+pub use shaped::ShapedOutput;
 
 use agentsh_seam::lock;

@@ -42,6 +42,8 @@ use agentsh_protocol::{
 use agentsh_process::sandbox::SandboxSpec;
 use agentsh_sandbox::denial_line_for;
 
+use crate::shaped::ShapedOutput;
+
 /// The line a bang command's context text ends with when it was stopped.
 pub const BANG_CANCELLED: &str = "(command cancelled)";
 
@@ -67,6 +69,10 @@ pub struct FinishedRun<'a> {
     /// What the executor reported; `annotation` says why a stopped run stopped, and becomes
     /// the first line of the text.
     pub result: &'a BashResult,
+    /// The output shaped for the model, when it was: its text is the body, its closing line
+    /// comes first of the closing lines (in place of the notice), and `details.meta.shaped`
+    /// says what shaped it.
+    pub shaped: Option<&'a ShapedOutput>,
     /// The head capture, when a `head` limit was in force. Without one, `head` is applied to
     /// the tail the sink kept (exact when the output was not truncated).
     pub head_capture: Option<HeadCapture<'a>>,
@@ -119,7 +125,10 @@ pub fn build_tool_result(run: &FinishedRun<'_>) -> ToolOutcome {
     let is_error = aborted || result.timed_out || result.exit_code != Some(0);
 
     let mut text = annotation_text(result);
-    text.push_str(body_or_placeholder(shown.text));
+    match run.shaped {
+        Some(shaped) => text.push_str(&shaped.text),
+        None => text.push_str(body_or_placeholder(shown.text)),
+    }
     if let Some(outcome) = outcome {
         text.push_str("\n\n");
         text.push_str(&outcome);
@@ -134,7 +143,10 @@ pub fn build_tool_result(run: &FinishedRun<'_>) -> ToolOutcome {
         text.push_str("\n\n");
         text.push_str(&line);
     }
-    if shown.byte_limited {
+    if let Some(shaped) = run.shaped {
+        text.push_str("\n\n");
+        text.push_str(&shaped.closing);
+    } else if shown.byte_limited {
         text.push_str("\n\n");
         text.push_str(&shown.notice(run.max_bytes, summary.full_output()));
     }
@@ -143,7 +155,7 @@ pub fn build_tool_result(run: &FinishedRun<'_>) -> ToolOutcome {
         text.push_str(SHELL_ENDED_LINE);
     }
 
-    let truncation = shown.left_out().then(|| Truncation {
+    let truncation = (run.shaped.is_none() && shown.left_out()).then(|| Truncation {
         direction: if run.limits.head.is_some() {
             TruncationDirection::Head
         } else {
@@ -169,8 +181,9 @@ pub fn build_tool_result(run: &FinishedRun<'_>) -> ToolOutcome {
         session_restarted: result.session_restarted,
         cwd: run.cwd.to_string_lossy().into_owned(),
         timeout: run.timeout,
-        meta: truncation.map(|truncation| ToolMeta {
-            truncation: Some(truncation),
+        meta: (truncation.is_some() || run.shaped.is_some()).then(|| ToolMeta {
+            truncation,
+            shaped: run.shaped.map(|shaped| shaped.meta.clone()),
         }),
         interception: None,
         job: None,

@@ -84,6 +84,7 @@ pub(crate) fn answer_about(
         needs_terminal: None,
     };
     let mut outcome = build_tool_result(&FinishedRun {
+        shaped: None,
         result: &result,
         head_capture: None,
         limits,

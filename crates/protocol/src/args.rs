@@ -97,6 +97,12 @@ pub struct BashArgs {
     )]
     #[cfg_attr(feature = "schema", schemars(with = "f64"))]
     pub yield_after: Option<f64>,
+    /// Return the program's output as it printed it. By default the output of well-known programs (git, cargo, pytest, npm, grep, find, …) is shaped: lines that say nothing (progress, passing tests) are left out with a marker, errors and summaries always kept, and the full output is kept as an artifact.
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "std::ops::Not::not")
+    )]
+    pub raw: bool,
 }
 
 /// Why a tool call's arguments cannot be used. Every text names the argument at fault.
@@ -168,6 +174,7 @@ mod tests {
                 run_in_background: false,
                 pty: false,
                 yield_after: None,
+                raw: false,
             })
         );
         assert_eq!(
@@ -181,6 +188,7 @@ mod tests {
                 run_in_background: false,
                 pty: false,
                 yield_after: None,
+                raw: false,
             })
         );
     }
@@ -349,6 +357,7 @@ mod tests {
                 ("cwd", &json!("string")),
                 ("head", &json!("integer")),
                 ("pty", &json!("boolean")),
+                ("raw", &json!("boolean")),
                 ("run_in_background", &json!("boolean")),
                 ("tail", &json!("integer")),
                 ("timeout", &json!("number")),
@@ -371,7 +380,7 @@ mod tests {
         // Every property the schema offers is accepted by the parser, with the type it states.
         let args = parse(&json!({
             "command": "c", "timeout": 2, "cwd": "d", "head": 3, "tail": 4,
-            "run_in_background": true, "pty": true, "yield_after": 1
+            "run_in_background": true, "pty": true, "yield_after": 1, "raw": true
         }))
         .unwrap();
         let echoed = serde_json::to_value(&args).unwrap();

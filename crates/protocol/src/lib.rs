@@ -68,6 +68,6 @@ pub use text::{
 pub use theme::{Theme, UnknownTheme};
 pub use timeout::Timeout;
 pub use tool::{
-    BASH_TOOL, ShownRange, TOOL_NAMES, ToolContent, ToolDetails, ToolMeta, ToolOutcome, ToolResult,
-    TruncatedBy, Truncation, TruncationDirection, unknown_tool,
+    BASH_TOOL, ShapedMeta, ShownRange, TOOL_NAMES, ToolContent, ToolDetails, ToolMeta, ToolOutcome,
+    ToolResult, TruncatedBy, Truncation, TruncationDirection, unknown_tool,
 };

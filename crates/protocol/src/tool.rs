@@ -113,6 +113,21 @@ impl ToolDetails {
         self.meta.as_ref()?.truncation.as_ref()
     }
 
+    /// `meta.shaped`, when the text is a shaped output.
+    pub fn shaped(&self) -> Option<&ShapedMeta> {
+        self.meta.as_ref()?.shaped.as_ref()
+    }
+
+    /// The artifact holding the whole raw output, when there is one: the shaped output's, or
+    /// the truncated one's.
+    pub fn raw_artifact(&self) -> Option<(&str, u64)> {
+        if let Some(shaped) = self.shaped() {
+            return Some((&shaped.artifact_id, shaped.raw_lines));
+        }
+        let truncation = self.truncation()?;
+        Some((truncation.artifact_id.as_deref()?, truncation.total_lines))
+    }
+
     /// Details of a call that never ran: no exit code, nothing stopped.
     pub fn not_run(cwd: &Path, timeout: Timeout) -> Self {
         Self {
@@ -140,6 +155,30 @@ pub struct ToolMeta {
         serde(default, skip_serializing_if = "Option::is_none")
     )]
     pub truncation: Option<Truncation>,
+    /// Present when the text is the shaped output of a known program (the raw output is the
+    /// artifact it names).
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
+    pub shaped: Option<ShapedMeta>,
+}
+
+/// `details.meta.shaped`: the text is a shaped output; the whole one is an artifact.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
+pub struct ShapedMeta {
+    /// What shaped it: `<program>[ <subcommand>]` (`git log`, `cargo test`).
+    pub shaper: String,
+    /// Lines of the raw output.
+    pub raw_lines: u64,
+    /// Bytes of the raw output.
+    pub raw_bytes: u64,
+    /// Lines of the raw output the text holds.
+    pub kept_lines: u64,
+    /// The artifact holding the raw output.
+    pub artifact_id: String,
 }
 
 /// `details.meta.truncation`: what the text shows of the whole output.

@@ -42,12 +42,9 @@ impl<'a> ToolCallView<'a> {
     pub fn expanded_source(&self) -> ExpandedSource<'a> {
         match self.state {
             CallState::Done(result) => {
-                match result
-                    .details
-                    .truncation()
-                    .and_then(|truncation| truncation.artifact_id.as_deref())
-                {
-                    Some(id) => ExpandedSource::Artifact(id),
+                // A shaped result expands to the raw output.
+                match result.details.raw_artifact() {
+                    Some((id, _)) => ExpandedSource::Artifact(id),
                     None => ExpandedSource::Text(result.first_text()),
                 }
             }

@@ -45,8 +45,6 @@ const FORMAT_OPTIONS: &[&str] = &[
     "--json",
     "--format",
     "--porcelain",
-    "--pretty",
-    "--oneline",
     "--message-format",
     "--output-format",
     "--reporter",
@@ -55,7 +53,8 @@ const FORMAT_OPTIONS: &[&str] = &[
     "-z",
 ];
 
-/// The program `command` runs as §23 reads it, or `None` when its output is not shaped.
+/// The program `command` runs, read as the module doc says, or `None` when its output is not
+/// shaped.
 pub fn select(command: &str) -> Option<Target> {
     let tokens = syntax::tokenize(command).ok()?;
     // Simple commands at the top level, as word texts; `2>&1` allowed, nothing else.
@@ -143,7 +142,13 @@ fn target(words: &[(&str, WordRole)]) -> Option<Target> {
         subcommand,
         args: rest.iter().map(|w| w.value.clone()).collect(),
     };
-    let asks_format = FORMAT_OPTIONS.iter().any(|flag| target.has(flag))
+    // git's own format options (`tsc --pretty` is only colour).
+    let git_format = target.program == "git"
+        && ["--pretty", "--oneline", "--graph"]
+            .iter()
+            .any(|flag| target.has(flag));
+    let asks_format = git_format
+        || FORMAT_OPTIONS.iter().any(|flag| target.has(flag))
         || target.args.windows(2).any(|pair| {
             pair[0] == "-o" && matches!(pair[1].as_str(), "json" | "yaml" | "wide" | "name")
         })

@@ -69,6 +69,8 @@ fn check(raw: &str, shaped: &Shaped) -> Result<(), String> {
     let mut at = 0;
     let mut kept = vec![false; raw_lines.len()];
     let mut header: Option<&str> = None;
+    // The header has members: it stood for their common prefix.
+    let mut members = false;
     let find = |from: usize, wanted: &str| raw_lines[from..].iter().position(|l| *l == wanted);
     for line in shaped.text.lines() {
         if is_marker(line) {
@@ -80,6 +82,7 @@ fn check(raw: &str, shaped: &Shaped) -> Result<(), String> {
             if let Some(i) = find(at, &whole) {
                 kept[at + i] = true;
                 at += i + 1;
+                members = true;
                 continue;
             }
         }
@@ -90,9 +93,13 @@ fn check(raw: &str, shaped: &Shaped) -> Result<(), String> {
             continue;
         }
         // Not a line of the output: it can only be a group's header.
+        if let Some(h) = header.filter(|_| !members) {
+            return Err(format!("a line that is not in the output: {h:?}"));
+        }
         header = Some(line);
+        members = false;
     }
-    if let Some(h) = header {
+    if let Some(h) = header.filter(|_| !members) {
         return Err(format!("a line that is not in the output: {h:?}"));
     }
     for (i, line) in raw_lines.iter().enumerate() {

@@ -273,8 +273,8 @@ impl Entry {
                         let total = match &tool.state {
                             ToolState::Done(result) => result
                                 .details
-                                .truncation()
-                                .map_or(0, |truncation| truncation.total_lines),
+                                .raw_artifact()
+                                .map_or(0, |(_, total_lines)| total_lines),
                             ToolState::Running(_) => 0,
                         };
                         ExpandSource::Artifact {

@@ -45,6 +45,14 @@ impl JobHost for AgentSession {
         Self::allocate_artifact(self)
     }
 
+    fn artifact_path(&self, id: &str) -> Option<std::path::PathBuf> {
+        self.inner.store.as_ref().ok()?.resolve(id).ok()
+    }
+
+    fn shape_plan(&self, command: &str) -> Option<agentsh_shape::Plan> {
+        self.settings().shape.shaping()?.plan(command)
+    }
+
     fn new_sink(&self, head_lines: Option<u32>) -> OutputSink {
         Self::new_sink(self, head_lines)
     }

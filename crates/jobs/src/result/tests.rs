@@ -113,6 +113,7 @@ impl<'a> Call<'a> {
 
     fn build(&self) -> ToolOutcome {
         build_tool_result(&FinishedRun {
+            shaped: None,
             result: &self.result,
             head_capture: self.head_capture,
             limits: self.limits,

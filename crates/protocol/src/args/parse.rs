@@ -86,6 +86,7 @@ impl BashArgs {
             run_in_background,
             pty,
             yield_after: raw.yield_after,
+            raw: raw.raw.unwrap_or(false),
         })
     }
 
@@ -118,6 +119,8 @@ struct RawArgs {
     pty: Option<bool>,
     #[serde(default, deserialize_with = "seconds")]
     yield_after: Option<f64>,
+    #[serde(default, deserialize_with = "flag")]
+    raw: Option<bool>,
 }
 
 /// A boolean argument; `null` is absent.

@@ -83,6 +83,19 @@ impl DefaultRenderer {
                 glyphs.ellipsis,
             );
         }
+        // A shaped result: its text is what the model read; ctrl+o shows the raw output.
+        if let Some(shaped) = result.and_then(|result| result.details.shaped()) {
+            let left_out = shaped.raw_lines.saturating_sub(shaped.kept_lines);
+            rows.chrome(
+                &glyphs.bracketed(&format!(
+                    "Shaped: {left_out} of {} lines of {} left out (ctrl+o: the raw output)",
+                    shaped.raw_lines,
+                    strip_controls(&shaped.shaper)
+                )),
+                palette.muted,
+                glyphs.ellipsis,
+            );
+        }
         if let Some(timeout) = view.args.timeout {
             rows.chrome(
                 &glyphs.bracketed(&format!("Timeout: {}s", Timeout::clamp(timeout))),

@@ -79,6 +79,7 @@ pub fn truncation(
             artifact_id: artifact.map(str::to_owned),
             artifact_error: None,
         }),
+        shaped: None,
     }
 }
 

@@ -1023,6 +1023,12 @@ fn speed(setting: &Setting, bytes: u64) {
         let (text, details) = server.call(command, &tree);
         let elapsed = start.elapsed();
         assert!(!text.is_empty(), "{command}: no text");
+        // Every byte went through: the shaped or the truncated result counts them all.
+        let meta = &details["meta"];
+        let total = meta["shaped"]["rawBytes"]
+            .as_u64()
+            .or_else(|| meta["truncation"]["totalBytes"].as_u64());
+        assert_eq!(total, Some(printed), "{command}: {details}");
         server.clear_artifacts();
         (elapsed, !details["meta"]["shaped"].is_null())
     };

@@ -153,18 +153,35 @@ fn nothing_is_shaped_where_shaping_must_not_happen() {
 
 #[test]
 fn rpc_tool_call_is_shaped_and_a_failed_run_keeps_its_exit_code() {
-    let env = shaped_env();
+    let env = TestEnv::new();
+    let lines = (1..=60)
+        .map(|n| format!("line {n} of the file"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    std::fs::write(env.work_dir().join("a.txt"), lines).expect("write");
     let mut rpc = env.rpc();
-    rpc.send(r#"{"id": "1", "type": "tool_call", "toolCallId": "c1", "name": "bash", "arguments": {"command": "cd . && git log; exit 3"}}"#);
+    rpc.send(r#"{"id": "1", "type": "tool_call", "toolCallId": "c1", "name": "bash", "arguments": {"command": "cd . && grep -rn line a.txt missing.txt"}}"#);
     let data = rpc.response("1")["data"].clone();
     assert_eq!(data["isError"], true, "{data}");
-    assert_eq!(data["details"]["exitCode"], 3);
+    assert_eq!(data["details"]["exitCode"], 2);
+    assert_eq!(
+        data["details"]["meta"]["shaped"]["shaper"], "grep",
+        "{data}"
+    );
     let text = data["content"][0]["text"].as_str().expect("text");
-    // The outcome line, then the shaped line: the exit code is never hidden.
-    let closing = text.rsplit("\n\n").next().unwrap();
-    assert!(closing.starts_with("[Shaped output of git log: "), "{text}");
+    // Every match is there, under its file written once; grep's error too; then the outcome
+    // line and the shaped line: the exit code is never hidden.
     assert!(
-        text.contains("\n\nCommand exited with code 3\n\n[Shaped output"),
+        text.starts_with("a.txt:\n  1:line 1 of the file\n  2:line 2 of the file\n"),
+        "{text}"
+    );
+    assert!(text.contains("\n  60:line 60 of the file\n"), "{text}");
+    assert!(
+        text.contains("grep: missing.txt: No such file or directory"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\n\nCommand exited with code 2\n\n[Shaped output of grep: 0 of 61 lines left out; full output: artifact://"),
         "{text}"
     );
 }
@@ -238,5 +255,67 @@ fn mcp_tools_call_is_shaped_the_same() {
     assert_eq!(
         format!("{}\n", raw["content"][0]["text"].as_str().expect("text")),
         git_log(&work)
+    );
+}
+
+#[test]
+fn an_ended_job_s_output_is_shaped_when_job_output_first_reads_it() {
+    // A program that prints only after the start's answer (one second), shaped by a filter.
+    let env =
+        TestEnv::with_config("[[shape.filters]]\nprogram = \"python3\"\ncollapse = [\"^x$\"]\n");
+    let command = r#"python3 -c 'import time; time.sleep(2); print("x\n" * 999 + "done")'"#;
+    let mut rpc = env.rpc();
+    for id in ["a", "b"] {
+        rpc.send_json(
+            &json!({"id": id, "type": "tool_call", "toolCallId": id, "name": "bash",
+            "arguments": {"command": command, "run_in_background": true}}),
+        );
+        let data = rpc.response(id)["data"].clone();
+        assert_eq!(data["details"]["meta"].get("shaped"), None, "{data}");
+        assert_eq!(data["details"]["job"]["state"], "running", "{data}");
+    }
+    // Once a job ended (a UI's look moves nothing), its output is read for the first time.
+    let read = |rpc: &mut Rpc, id: &str, job: &str, raw: bool| {
+        let deadline = std::time::Instant::now() + LIVENESS;
+        loop {
+            rpc.send_json(&json!({"id": id, "type": "job_view", "jobId": job}));
+            let view = rpc.response(id)["data"].clone();
+            if view["job"]["state"] != "running" {
+                break;
+            }
+            assert!(std::time::Instant::now() < deadline, "{view}");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        rpc.send_json(
+            &json!({"id": id, "type": "tool_call", "toolCallId": id, "name": "job_output",
+            "arguments": {"jobId": job, "raw": raw}}),
+        );
+        rpc.response(id)["data"].clone()
+    };
+    let shaped = read(&mut rpc, "ra", "1", false);
+    let text = shaped["content"][0]["text"].as_str().expect("text");
+    assert!(
+        text.starts_with("[… 999 lines: matching ^x$ …]\ndone\n\n"),
+        "{text}"
+    );
+    let id = shaped["details"]["meta"]["shaped"]["artifactId"]
+        .as_str()
+        .expect("an artifact");
+    assert_eq!(
+        artifact_text(&env, id),
+        format!("{}done\n", "x\n".repeat(999))
+    );
+    assert!(
+        text.contains("[Shaped output of python3: 999 of 1000 lines left out"),
+        "{text}"
+    );
+    let raw = read(&mut rpc, "rb", "2", true);
+    assert_eq!(raw["details"]["meta"].get("shaped"), None, "{raw}");
+    assert!(
+        raw["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("x\nx\n"),
+        "{raw}"
     );
 }

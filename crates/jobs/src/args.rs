@@ -14,6 +14,8 @@ pub(crate) struct OutputArgs {
     pub(crate) until: Option<Regex>,
     pub(crate) head: Option<u32>,
     pub(crate) tail: Option<u32>,
+    /// The output as printed, never shaped.
+    pub(crate) raw: bool,
 }
 
 impl OutputArgs {
@@ -34,6 +36,7 @@ impl OutputArgs {
             until,
             head: args.head,
             tail: args.tail,
+            raw: args.raw,
         })
     }
 }

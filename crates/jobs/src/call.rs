@@ -15,7 +15,7 @@ use tokio::time::Instant;
 
 use crate::job::{Job, JobMeta, JobOutput, LogSource, NewJob};
 use crate::result::{FinishedRun, HeadCapture, ToolUpdate, build_tool_result};
-use crate::shaped::{ShapedOutput, shape_output};
+use crate::shaped::{ShapeFn, ShapedOutput, shape_output};
 use crate::tools::{Reader, answer_about, tool_error, wait_for};
 use crate::{JobHost, Jobs, lock};
 
@@ -310,12 +310,19 @@ impl<H: JobHost> JobCall<'_, H> {
     /// The result of a call that made a job: the output so far as a tool result shows it, then the job
     /// line (and, after a yield, the new-shell line) — or, when the job already ended, its end.
     fn answer(&self, job: &Job, yielded: bool) -> ToolOutcome {
+        // A job that already ended: its output is shaped as the call's would have been.
+        let shape = |summary: &agentsh_protocol::OutputSummary| {
+            let plan = self.host.shape_plan(self.command)?;
+            shape_output(self.host, plan, summary)
+        };
+        let shape: Option<&ShapeFn<'_>> = (!self.raw && self.limits.is_none()).then_some(&shape);
         answer_about(
             job,
             self.max_bytes(),
             self.limits,
             Reader::Start { yielded },
             self.jobs.secrets_answerable(),
+            shape,
         )
     }
 }

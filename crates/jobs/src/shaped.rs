@@ -11,6 +11,9 @@ use agentsh_shape::{Plan, closing_line};
 
 use crate::JobHost;
 
+/// Shapes an output summary, when it is shaped (a job tool's view of [`shape_output`]).
+pub(crate) type ShapeFn<'a> = dyn Fn(&OutputSummary) -> Option<ShapedOutput> + 'a;
+
 /// What the artifact is read in: large enough that a 200 MB output is few reads.
 const READ_BYTES: usize = 256 * 1024;
 

@@ -21,6 +21,7 @@ use crate::args::OutputArgs;
 use crate::job::Job;
 use crate::job::ends::with_last_line;
 use crate::result::{FinishedRun, build_tool_result};
+use crate::shaped::{ShapeFn, shape_output};
 use crate::{JobHost, JobToolCall, Jobs, lock};
 
 /// How long `job_input` lets the terminal take its input before it says how much went in.
@@ -60,8 +61,17 @@ pub(crate) fn answer_about(
     limits: Limits,
     reader: Reader,
     answerable: bool,
+    shape: Option<&ShapeFn<'_>>,
 ) -> ToolOutcome {
     let (state, exit_code) = job.state();
+    // Shaped: the whole output of an ended piped job, read for the first time, whose log holds
+    // all of it.
+    let shape = shape.filter(|_| {
+        state.is_over()
+            && job.terminal().is_none()
+            && !job.log_capped()
+            && lock(&job.output).log.nothing_shown()
+    });
     let returned_by_output = matches!(
         reader,
         Reader::Tool {
@@ -83,8 +93,9 @@ pub(crate) fn answer_about(
         blocked_hosts: Vec::new(),
         needs_terminal: None,
     };
+    let shaped = shape.and_then(|shape| shape(&result.summary));
     let mut outcome = build_tool_result(&FinishedRun {
-        shaped: None,
+        shaped: shaped.as_ref(),
         result: &result,
         head_capture: None,
         limits,
@@ -209,7 +220,7 @@ impl Jobs {
         Some(match name {
             "job_output" => match OutputArgs::parse(args) {
                 Ok(args) => self
-                    .job_output(&args, max_bytes)
+                    .job_output(host, &args, max_bytes)
                     .await
                     .unwrap_or_else(error),
                 Err(err) => error(err.to_string()),
@@ -239,7 +250,12 @@ impl Jobs {
             .ok_or_else(|| no_such_job_text(id, &self.ids()))
     }
 
-    async fn job_output(&self, args: &OutputArgs, max_bytes: u64) -> Result<ToolOutcome, String> {
+    async fn job_output<H: JobHost>(
+        &self,
+        host: &H,
+        args: &OutputArgs,
+        max_bytes: u64,
+    ) -> Result<ToolOutcome, String> {
         let job = self.find(&args.job_id)?;
         let limit = Duration::from_secs_f64(args.wait);
         match &args.until {
@@ -267,7 +283,13 @@ impl Jobs {
             head: args.head,
             tail: args.tail,
         };
-        Ok(self.job_answer(&job, max_bytes, limits, true))
+        // An ended job's output no result showed is shaped as a call's would be.
+        let shape = |summary: &agentsh_protocol::OutputSummary| {
+            let plan = host.shape_plan(&job.command)?;
+            shape_output(host, plan, summary)
+        };
+        let shape: Option<&ShapeFn<'_>> = (!args.raw && limits.is_none()).then_some(&shape);
+        Ok(self.job_answer(&job, max_bytes, limits, true, shape))
     }
 
     async fn job_input<H: JobHost>(
@@ -321,6 +343,7 @@ impl Jobs {
             host.limits().output_max_bytes,
             Limits::default(),
             false,
+            None,
         );
         Ok(if to_hidden {
             with_last_line(answer, &hidden_input_sent_line(&job.id))
@@ -336,7 +359,7 @@ impl Jobs {
             .store(true, std::sync::atomic::Ordering::SeqCst);
         job.kill();
         let _ = tokio::time::timeout(KILL_WAIT, job.ended()).await;
-        Ok(self.job_answer(&job, max_bytes, Limits::default(), true))
+        Ok(self.job_answer(&job, max_bytes, Limits::default(), true, None))
     }
 
     fn job_list(&self, cwd: &Path, default_timeout: Timeout) -> ToolOutcome {
@@ -361,6 +384,7 @@ impl Jobs {
         max_bytes: u64,
         limits: Limits,
         returned_by_output: bool,
+        shape: Option<&ShapeFn<'_>>,
     ) -> ToolOutcome {
         let answerable = self.secrets_answerable();
         answer_about(
@@ -369,6 +393,7 @@ impl Jobs {
             limits,
             Reader::Tool { returned_by_output },
             answerable,
+            shape,
         )
     }
 }

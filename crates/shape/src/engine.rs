@@ -120,6 +120,30 @@ impl Shaped {
     }
 }
 
+/// What the engine does with a line, once the shaper's verdict is checked: a diagnostic is
+/// kept whatever the verdict; a line left out under a new label starts a new run.
+enum Decision {
+    /// Kept, with this many lines of context.
+    Keep(usize),
+    /// Left out; the label of a new run, when it starts one.
+    Drop(Option<PendingLabel>),
+    /// Grouped under its first `.0` bytes.
+    Group(usize),
+}
+
+fn decide(pending: &Pending, verdict: Verdict<'_>, line: &str) -> Decision {
+    match verdict {
+        Verdict::Keep => Decision::Keep(0),
+        Verdict::KeepWithContext(n) => Decision::Keep(n.min(MAX_CONTEXT)),
+        Verdict::Drop(_) if is_diagnostic(line) => Decision::Keep(0),
+        Verdict::Drop(label) => Decision::Drop(match &pending.label {
+            Some(run) if run.is(label) => None,
+            _ => Some(PendingLabel::new(label)),
+        }),
+        Verdict::Group(prefix) => Decision::Group(prefix),
+    }
+}
+
 /// A run of lines left out, not written yet: it becomes a marker when a kept line (or the
 /// end) comes, and its last lines can still be taken back as context.
 #[derive(Default)]
@@ -131,10 +155,13 @@ struct Pending {
 }
 
 /// Consecutive grouped lines with one prefix.
+#[derive(Default)]
 struct Group {
     prefix: String,
     /// The first line, held until a second one shows the prefix repeats.
     first: Option<String>,
+    /// The first line's buffer once written, kept for the next group.
+    spare: String,
 }
 
 /// The shaped text as it is written: bounded to the last `max_bytes` (at a line boundary),
@@ -142,34 +169,68 @@ struct Group {
 struct Text {
     buf: String,
     max_bytes: usize,
+    /// Bytes cut from the start so far: where `buf` starts in everything written.
+    cut_bytes: u64,
     /// Lines of the raw output cut from the start because the text was over the limit.
     cut_raw_lines: u64,
-    /// For each written line: how many raw lines it holds (a marker or a group header: 0).
-    weights: VecDeque<u8>,
+    /// Where each written line that holds no raw line (a marker, a group header) starts, in
+    /// everything written; every other written line holds one.
+    empty_lines: VecDeque<u64>,
 }
 
 impl Text {
-    fn push(&mut self, line: &str, raw: u8) {
+    /// Writes a line that holds a raw line (`raw`) or not (a marker, a group header).
+    fn line(&mut self, line: &str, raw: bool) {
+        if !raw {
+            self.empty_lines
+                .push_back(self.cut_bytes + self.buf.len() as u64);
+        }
         self.buf.push_str(line);
         self.buf.push('\n');
-        self.weights.push_back(raw);
+        self.bound();
+    }
+
+    /// Writes whole raw lines, each ending with `\n`, at once.
+    fn raw_lines(&mut self, lines: &str) {
+        self.buf.push_str(lines);
+        self.bound();
+    }
+
+    /// Writes a group member: the rest of a raw line after its group's prefix, indented.
+    fn member(&mut self, rest: &str) {
+        self.buf.push_str("  ");
+        self.buf.push_str(rest);
+        self.buf.push('\n');
+        self.bound();
+    }
+
+    fn bound(&mut self) {
         if self.buf.len() > self.max_bytes.saturating_mul(2).max(64 * 1024) {
             self.cut_to(self.max_bytes);
         }
     }
 
-    /// Cuts whole lines from the start until the text fits `limit` bytes.
+    /// Cuts whole lines from the start until the text fits `limit` bytes (a last line longer
+    /// than that stays whole).
     fn cut_to(&mut self, limit: usize) {
-        let mut cut = 0;
-        while self.buf.len() - cut > limit {
-            let Some(end) = memchr::memchr(b'\n', &self.buf.as_bytes()[cut..]) else {
-                break;
-            };
-            cut += end + 1;
-            let raw = self.weights.pop_front().unwrap_or(0);
-            self.cut_raw_lines += u64::from(raw);
+        let Some(must) = self.buf.len().checked_sub(limit).filter(|&n| n > 0) else {
+            return;
+        };
+        let bytes = self.buf.as_bytes();
+        let Some(end) = memchr::memchr(b'\n', &bytes[must - 1..]) else {
+            return;
+        };
+        let cut = must + end;
+        let lines = memchr::memchr_iter(b'\n', &bytes[..cut]).count() as u64;
+        let cut_to = self.cut_bytes + cut as u64;
+        let mut empty = 0;
+        while self.empty_lines.front().is_some_and(|&at| at < cut_to) {
+            self.empty_lines.pop_front();
+            empty += 1;
         }
+        self.cut_raw_lines += lines - empty;
         self.buf.drain(..cut);
+        self.cut_bytes = cut_to;
     }
 }
 
@@ -180,6 +241,8 @@ pub struct Run {
     text: Text,
     pending: Pending,
     group: Option<Group>,
+    /// A group that ended, its buffers kept for the next.
+    spare_group: Option<Group>,
     /// The unfinished line of the last chunk.
     carry: String,
     raw_lines: u64,
@@ -197,11 +260,13 @@ impl Run {
             text: Text {
                 buf: String::new(),
                 max_bytes,
+                cut_bytes: 0,
                 cut_raw_lines: 0,
-                weights: VecDeque::new(),
+                empty_lines: VecDeque::new(),
             },
             pending: Pending::default(),
             group: None,
+            spare_group: None,
             carry: String::new(),
             raw_lines: 0,
             raw_bytes: 0,
@@ -224,11 +289,32 @@ impl Run {
             self.line(&line);
             rest = &rest[end + 1..];
         }
-        while let Some(end) = memchr::memchr(b'\n', rest.as_bytes()) {
-            self.line(&rest[..end]);
-            rest = &rest[end + 1..];
+        // A run of lines kept as they are, with nothing pending before them, is written at
+        // once: `kept` is where it starts.
+        let mut kept = 0;
+        let mut at = 0;
+        while let Some(end) = memchr::memchr(b'\n', &rest.as_bytes()[at..]) {
+            let line = &rest[at..at + end];
+            let next = at + end + 1;
+            self.raw_lines += 1;
+            let verdict = self.shaper.line(line);
+            if verdict == Verdict::Keep && self.pending.label.is_none() && self.group.is_none() {
+                self.kept_lines += 1;
+                at = next;
+                continue;
+            }
+            let decision = decide(&self.pending, verdict, line);
+            if kept < at {
+                self.text.raw_lines(&rest[kept..at]);
+            }
+            self.act(line, decision);
+            at = next;
+            kept = next;
         }
-        self.carry.push_str(rest);
+        if kept < at {
+            self.text.raw_lines(&rest[kept..at]);
+        }
+        self.carry.push_str(&rest[at..]);
     }
 
     /// Ends the output and returns its shaped text.
@@ -263,18 +349,18 @@ impl Run {
         }
     }
 
+    /// One line on its own (the one a chunk's end split, the last one).
     fn line(&mut self, line: &str) {
         self.raw_lines += 1;
         let verdict = self.shaper.line(line);
-        match verdict {
-            Verdict::Drop(_) if is_diagnostic(line) => self.keep(line, 0),
-            Verdict::Keep => self.keep(line, 0),
-            Verdict::KeepWithContext(n) => self.keep(line, n.min(MAX_CONTEXT)),
-            Verdict::Drop(label) => {
-                let fresh = match &self.pending.label {
-                    Some(pending) if pending.is(label) => None,
-                    _ => Some(PendingLabel::new(label)),
-                };
+        let decision = decide(&self.pending, verdict, line);
+        self.act(line, decision);
+    }
+
+    fn act(&mut self, line: &str, decision: Decision) {
+        match decision {
+            Decision::Keep(context) => self.keep(line, context),
+            Decision::Drop(fresh) => {
                 self.flush_group();
                 if let Some(fresh) = fresh {
                     self.flush_pending(0);
@@ -282,7 +368,7 @@ impl Run {
                 }
                 self.drop_line(line);
             }
-            Verdict::Group(prefix) => self.group(line, prefix),
+            Decision::Group(prefix) => self.group(line, prefix),
         }
     }
 
@@ -294,7 +380,7 @@ impl Run {
 
     fn write(&mut self, line: &str) {
         self.kept_lines += 1;
-        self.text.push(line, 1);
+        self.text.line(line, true);
     }
 
     fn drop_line(&mut self, line: &str) {
@@ -333,7 +419,7 @@ impl Run {
         if dropped > 0 {
             self.changed = true;
             if let Some(marker) = label.marker(dropped) {
-                self.text.push(&marker, 0);
+                self.text.line(&marker, false);
             }
         }
         for line in taken_back {
@@ -358,32 +444,36 @@ impl Run {
                 if let Some(first) = group.first.take() {
                     // The prefix repeats: the group is written from here on.
                     self.changed = true;
-                    let header = group.prefix.clone();
-                    self.text.push(&header, 0);
-                    let first_rest = format!("  {}", &first[prefix_len..]);
+                    self.text.line(&group.prefix, false);
                     self.kept_lines += 1;
-                    self.text.push(&first_rest, 1);
+                    self.text.member(&first[prefix_len..]);
                 }
                 self.kept_lines += 1;
-                self.text.push(&format!("  {rest}"), 1);
+                self.text.member(rest);
             }
             _ => {
                 self.flush_group();
                 self.flush_pending(0);
-                self.group = Some(Group {
-                    prefix: prefix.to_owned(),
-                    first: Some(line.to_owned()),
-                });
+                // The last group's buffers, reused: most lines of a listing start a group.
+                let mut group = self.spare_group.take().unwrap_or_default();
+                group.prefix.clear();
+                group.prefix.push_str(prefix);
+                let mut first = std::mem::take(&mut group.spare);
+                first.clear();
+                first.push_str(line);
+                group.first = Some(first);
+                self.group = Some(group);
             }
         }
     }
 
     fn flush_group(&mut self) {
-        if let Some(Group {
-            first: Some(first), ..
-        }) = self.group.take()
-        {
-            self.write(&first);
+        if let Some(mut group) = self.group.take() {
+            if let Some(first) = group.first.take() {
+                self.write(&first);
+                group.spare = first;
+            }
+            self.spare_group = Some(group);
         }
     }
 }

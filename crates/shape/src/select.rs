@@ -124,8 +124,9 @@ fn target(words: &[(&str, WordRole)]) -> Option<Target> {
     let runner = match (program.as_str(), words.get(1).map(|w| w.value.as_str())) {
         ("python" | "python3", Some("-m"))
         | ("uv" | "poetry" | "pipenv", Some("run"))
-        | ("pnpm" | "npm", Some("exec")) => Some(2),
-        ("npx" | "pnpx" | "bunx", _) => Some(1),
+        | ("pnpm" | "npm", Some("exec"))
+        | ("pnpm" | "yarn", Some("dlx")) => Some(2),
+        ("npx" | "pnpx" | "bunx", _) | ("uv", Some("pip")) => Some(1),
         _ => None,
     };
     if let Some(skip) = runner {
@@ -186,6 +187,12 @@ mod tests {
         assert_eq!(name("grep -rn foo src").as_deref(), Some("grep"));
         assert_eq!(name("python3 -m pytest -x").as_deref(), Some("pytest"));
         assert_eq!(name("npx jest").as_deref(), Some("jest"));
+        assert_eq!(name("uv pip install x").as_deref(), Some("pip install"));
+        assert_eq!(
+            name("python -m pip install x").as_deref(),
+            Some("pip install")
+        );
+        assert_eq!(name("pnpm dlx vitest run").as_deref(), Some("vitest"));
         assert_eq!(name("'git' lo\"g\"").as_deref(), Some("git log"));
     }
 

@@ -108,6 +108,11 @@ impl JobLog {
         self.newlines + u64::from(self.total_bytes() > 0 && !self.ends_with_newline)
     }
 
+    /// No result has shown any of the output yet.
+    pub(crate) fn nothing_shown(&self) -> bool {
+        self.shown == 0
+    }
+
     /// The text no result has shown, bounded by `max_bytes`, and marks it shown; with
     /// `returned_by_output`, `until` will look after it from now on.
     pub(crate) fn take_new(&mut self, max_bytes: u64, returned_by_output: bool) -> NewText {

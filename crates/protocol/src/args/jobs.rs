@@ -60,6 +60,12 @@ pub struct JobOutputArgs {
     )]
     #[cfg_attr(feature = "schema", schemars(with = "u32"))]
     pub tail: Option<u32>,
+    /// Return an ended job's output as the program printed it (by default the output of well-known programs is shaped, as bash's is).
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "std::ops::Not::not")
+    )]
+    pub raw: bool,
 }
 
 impl JobOutputArgs {

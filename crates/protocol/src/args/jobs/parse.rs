@@ -13,7 +13,7 @@ use crate::args::ArgsError;
 #[cfg(feature = "schema")]
 use crate::args::parse::arguments_schema;
 use crate::args::parse::{
-    ArgVisitor, Given, Rejection, line_count, number_text, read_fields, seconds, text,
+    ArgVisitor, Given, Rejection, flag, line_count, number_text, read_fields, seconds, text,
 };
 
 /// What a missing `jobId` is.
@@ -39,6 +39,7 @@ impl JobOutputArgs {
             until: raw.until,
             head: raw.head,
             tail: raw.tail,
+            raw: raw.raw.unwrap_or(false),
         })
     }
 }
@@ -87,6 +88,8 @@ struct RawOutput {
     head: Option<u32>,
     #[serde(default, deserialize_with = "line_count")]
     tail: Option<u32>,
+    #[serde(default, deserialize_with = "flag")]
+    raw: Option<bool>,
 }
 
 #[derive(Deserialize)]

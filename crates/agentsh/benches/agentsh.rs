@@ -28,6 +28,12 @@
 //! - `jobs`, `sandbox`, `policy`, `remote`, `network` (issues 12, 16, 27, 17, 28): the cost of
 //!   jobs, the sandbox, a 50-rule approval policy, a far side over sshd and the network
 //!   allowlist's proxy (each `agentsh/<group>.rs` says how).
+//! - `shaping` (SPEC §23, in `agentsh/shaping.rs`): o200k tokens the model reads of twelve
+//!   everyday commands (git, cargo, pytest, node --test, make, grep, find) in fixture projects
+//!   the bench builds, raw vs agentsh's `tool_call` vs oh-my-pi 18.2.3's minimizer, with the
+//!   lines a model needs named per command and checked in each text (goals: ≤ 0.55× of raw,
+//!   fewer tokens than oh-my-pi where it keeps every needed line, every needed line kept); and
+//!   the time of a 200 MB `grep -rn` through a tool call, shaped vs `[shape] enabled = false`.
 //!
 //! Subject and baseline samples alternate (one `exec` then one `bash -c true`; a block of 50 RPC
 //! calls then 50 spawns, so the RPC figure is the steady state of a warm server), so a machine
@@ -42,7 +48,7 @@
 //! `AGENTSH_BENCH_QUICK=1` shrinks the sizes and counts (for a smoke run). A filter argument
 //! (`cargo xtask bench FILTER`) runs only the groups whose name contains it: `rpc round trip`,
 //! `rpc baseline`, `exec true`, `throughput`, `cpu`, `rss`, `jobs`, `mcp`, `policy`, `sandbox`,
-//! `remote`, `network`.
+//! `remote`, `network`, `shaping`.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -66,6 +72,8 @@ mod policy;
 mod remote;
 #[path = "agentsh/sandbox.rs"]
 mod sandbox;
+#[path = "agentsh/shaping.rs"]
+mod shaping;
 
 use agentsh_bench_support::{Filter, Row, mb_per_s, median, pipe_floor, quick, vm_hwm_kib};
 use serde_json::Value;
@@ -659,6 +667,10 @@ fn main() {
     }
     if filter.wants("network") {
         network::rows(&env, sizes.download_bytes);
+    }
+
+    if filter.wants("shaping") {
+        shaping::rows(quick());
     }
 
     if filter.wants("rss") {

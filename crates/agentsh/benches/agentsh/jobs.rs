@@ -23,7 +23,7 @@ const IDLE_JOBS: usize = 10;
 impl RpcServer {
     /// One `tool_call` of tool `name` with `arguments`, timed until its response; returns the
     /// result.
-    fn tool_call(&mut self, name: &str, arguments: &Value) -> (Value, Duration) {
+    pub(crate) fn tool_call(&mut self, name: &str, arguments: &Value) -> (Value, Duration) {
         self.calls += 1;
         let id = self.calls.to_string();
         let request = json!({

@@ -346,7 +346,12 @@ fn the_far_side_shapes_once_and_the_shape_settings_travel() {
             let result = done.json();
             let text = result["content"][0]["text"].as_str().unwrap_or_default();
             let closings = text.matches("[Shaped output of grep: ").count();
-            assert_eq!(closings, usize::from(shaped), "{} {config} {args:?}: {text}", far.name());
+            assert_eq!(
+                closings,
+                usize::from(shaped),
+                "{} {config} {args:?}: {text}",
+                far.name()
+            );
             assert_eq!(
                 result["details"]["meta"]["shaped"]["shaper"].as_str() == Some("grep"),
                 shaped,

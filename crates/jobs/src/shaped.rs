@@ -3,7 +3,6 @@
 //! holding the raw output: one is written now when the output never spilled.
 
 use std::fs::File;
-use std::io::Read;
 
 use agentsh_output_sink::Spill;
 use agentsh_protocol::{OutputSummary, ShapedMeta};
@@ -13,9 +12,6 @@ use crate::JobHost;
 
 /// Shapes an output summary, when it is shaped (a job tool's view of [`shape_output`]).
 pub(crate) type ShapeFn<'a> = dyn Fn(&OutputSummary) -> Option<ShapedOutput> + 'a;
-
-/// What the artifact is read in: large enough that a 200 MB output is few reads.
-const READ_BYTES: usize = 256 * 1024;
 
 /// The shaped text of a call's output, and what its result says of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,17 +38,23 @@ pub(crate) fn shape_output(
     }
     let name = plan.name().to_owned();
     let max_bytes = usize::try_from(host.limits().output_max_bytes).unwrap_or(usize::MAX);
-    let mut run = plan.run(max_bytes);
-    let artifact_id = if summary.truncated {
+    let (shaped, artifact_id) = if summary.truncated {
         let id = summary.artifact_id.clone()?;
         let mut file = File::open(host.artifact_path(&id)?).ok()?;
-        read_text(&mut file, |text| run.push(text)).ok()?;
-        id
+        let shaped = plan
+            .shape_file(
+                &mut file,
+                summary.total_bytes,
+                summary.total_lines,
+                max_bytes,
+            )
+            .ok()?;
+        (shaped, id)
     } else {
+        let mut run = plan.run(max_bytes);
         run.push(&summary.output);
-        String::new()
+        (run.finish(), String::new())
     };
-    let shaped = run.finish();
     if !shaped.changed || shaped.raw_bytes != summary.total_bytes {
         return None;
     }
@@ -78,35 +80,4 @@ pub(crate) fn shape_output(
         },
         text: shaped.text,
     })
-}
-
-/// Reads `file` (UTF-8 text, as the sink wrote it) in pieces that end on character boundaries.
-fn read_text(file: &mut File, mut on_text: impl FnMut(&str)) -> std::io::Result<()> {
-    let mut buf = vec![0u8; READ_BYTES];
-    let mut held = 0;
-    loop {
-        let n = file.read(&mut buf[held..])?;
-        if n == 0 {
-            if held > 0 {
-                on_text(&String::from_utf8_lossy(&buf[..held]));
-            }
-            return Ok(());
-        }
-        let end = held + n;
-        let valid = match std::str::from_utf8(&buf[..end]) {
-            Ok(_) => end,
-            // An incomplete character at the end waits for the next read.
-            Err(err) if err.error_len().is_none() => err.valid_up_to(),
-            Err(_) => {
-                on_text(&String::from_utf8_lossy(&buf[..end]));
-                held = 0;
-                continue;
-            }
-        };
-        if let Ok(text) = std::str::from_utf8(&buf[..valid]) {
-            on_text(text);
-        }
-        buf.copy_within(valid..end, 0);
-        held = end - valid;
-    }
 }

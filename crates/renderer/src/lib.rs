@@ -22,8 +22,8 @@ pub use widgets::{BangWidget, JobLineWidget, PtyOverlayWidget, ToolCallWidget};
 // needs no other to call it.
 pub use agentsh_protocol::{
     BangRun, BangState, BashArgs, BashResult, Cell, CellAttrs, CellColor, JobState, JobSummary,
-    OutputSummary, Screen, ShapedMeta, ShownRange, Theme, Timeout, ToolContent, ToolDetails, ToolMeta,
-    ToolResult, TruncatedBy, Truncation, TruncationDirection,
+    OutputSummary, Screen, ShapedMeta, ShownRange, Theme, Timeout, ToolContent, ToolDetails,
+    ToolMeta, ToolResult, TruncatedBy, Truncation, TruncationDirection,
 };
 pub use ratatui_core;
 

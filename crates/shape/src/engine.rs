@@ -81,6 +81,11 @@ impl PendingLabel {
 pub trait Shaper: Send {
     /// Decides one line.
     fn line(&mut self, line: &str) -> Verdict<'_>;
+
+    /// Whether it never leaves a line out (a listing's shaper: it keeps or groups every line).
+    fn keeps_every_line(&self) -> bool {
+        false
+    }
 }
 
 /// The words that make a line a diagnostic, whatever program printed it.
@@ -176,6 +181,15 @@ struct Text {
     /// Where each written line that holds no raw line (a marker, a group header) starts, in
     /// everything written; every other written line holds one.
     empty_lines: VecDeque<u64>,
+    /// The groups written whose header may still be in `buf`, oldest first.
+    groups: VecDeque<GroupSpan>,
+}
+
+/// Where a written group is: from its header to its end (`None` while it goes on).
+struct GroupSpan {
+    start: u64,
+    end: Option<u64>,
+    prefix: String,
 }
 
 impl Text {
@@ -210,17 +224,70 @@ impl Text {
         }
     }
 
+    /// Where the text written so far ends, in everything written.
+    fn end(&self) -> u64 {
+        self.cut_bytes + self.buf.len() as u64
+    }
+
+    /// Writes a group's header: its members follow.
+    fn open_group(&mut self, prefix: &str) {
+        self.groups.push_back(GroupSpan {
+            start: self.end(),
+            end: None,
+            prefix: prefix.to_owned(),
+        });
+        self.line(prefix, false);
+    }
+
+    /// The group being written has ended.
+    fn close_group(&mut self) {
+        let end = self.end();
+        if let Some(group) = self.groups.back_mut()
+            && group.end.is_none()
+        {
+            group.end = Some(end);
+        }
+    }
+
+    /// Where to cut `buf` so that what is left fits `limit` bytes: after a line's `\n`, or
+    /// `None` when nothing needs to go (or a last line longer than `limit` would have to).
+    fn cut_point(&self, limit: usize) -> Option<usize> {
+        let must = self.buf.len().checked_sub(limit).filter(|&n| n > 0)?;
+        let end = memchr::memchr(b'\n', &self.buf.as_bytes()[must - 1..])?;
+        Some(must + end)
+    }
+
     /// Cuts whole lines from the start until the text fits `limit` bytes (a last line longer
-    /// than that stays whole).
+    /// than that stays whole). A group the cut goes through keeps its header: it is written
+    /// again first, so its members never stand without it.
     fn cut_to(&mut self, limit: usize) {
-        let Some(must) = self.buf.len().checked_sub(limit).filter(|&n| n > 0) else {
+        let Some(mut cut) = self.cut_point(limit) else {
             return;
         };
+        let mut header = None;
+        while let Some(group) = self.groups.front() {
+            let cut_to = self.cut_bytes + cut as u64;
+            if group.end.is_some_and(|end| end <= cut_to) {
+                self.groups.pop_front();
+                continue;
+            }
+            if group.start < cut_to {
+                let room = limit.saturating_sub(group.prefix.len() + 1);
+                if let Some(further) = self.cut_point(room).filter(|&c| c > cut) {
+                    cut = further;
+                    // The group may end before the further cut: look again.
+                    if group
+                        .end
+                        .is_some_and(|end| end <= self.cut_bytes + cut as u64)
+                    {
+                        continue;
+                    }
+                }
+                header = Some(group.prefix.clone());
+            }
+            break;
+        }
         let bytes = self.buf.as_bytes();
-        let Some(end) = memchr::memchr(b'\n', &bytes[must - 1..]) else {
-            return;
-        };
-        let cut = must + end;
         let lines = memchr::memchr_iter(b'\n', &bytes[..cut]).count() as u64;
         let cut_to = self.cut_bytes + cut as u64;
         let mut empty = 0;
@@ -231,6 +298,19 @@ impl Text {
         self.cut_raw_lines += lines - empty;
         self.buf.drain(..cut);
         self.cut_bytes = cut_to;
+        if let Some(prefix) = header {
+            let start = cut_to - (prefix.len() as u64 + 1);
+            let mut text = String::with_capacity(prefix.len() + 1 + self.buf.len());
+            text.push_str(&prefix);
+            text.push('\n');
+            text.push_str(&self.buf);
+            self.buf = text;
+            self.cut_bytes = start;
+            self.empty_lines.push_front(start);
+            if let Some(group) = self.groups.front_mut() {
+                group.start = start;
+            }
+        }
     }
 }
 
@@ -248,6 +328,8 @@ pub struct Run {
     raw_lines: u64,
     raw_bytes: u64,
     kept_lines: u64,
+    /// Lines of a listing before the part pushed ([`Run::skipped_before`]).
+    skipped: u64,
     changed: bool,
 }
 
@@ -263,6 +345,7 @@ impl Run {
                 cut_bytes: 0,
                 cut_raw_lines: 0,
                 empty_lines: VecDeque::new(),
+                groups: VecDeque::new(),
             },
             pending: Pending::default(),
             group: None,
@@ -271,6 +354,7 @@ impl Run {
             raw_lines: 0,
             raw_bytes: 0,
             kept_lines: 0,
+            skipped: 0,
             changed: false,
         }
     }
@@ -317,6 +401,21 @@ impl Run {
         self.carry.push_str(&rest[at..]);
     }
 
+    /// Lines of the output the text has cut from its start so far (it was over the limit).
+    pub fn cut_lines(&self) -> u64 {
+        self.text.cut_raw_lines
+    }
+
+    /// Counts `lines` lines (`bytes` bytes) that came before everything pushed and are not
+    /// in the text: what a run from the end of an output (a listing's, whose shaper leaves no
+    /// line out, once the text was cut) says of the output's start.
+    pub fn skipped_before(&mut self, lines: u64, bytes: u64) {
+        self.raw_lines += lines;
+        self.raw_bytes += bytes;
+        self.skipped += lines;
+        self.changed = true;
+    }
+
     /// Ends the output and returns its shaped text.
     pub fn finish(mut self) -> Shaped {
         if !self.carry.is_empty() {
@@ -330,12 +429,12 @@ impl Run {
             text.cut_to(text.max_bytes);
         }
         let kept_lines = self.kept_lines - text.cut_raw_lines;
+        let cut = text.cut_raw_lines + self.skipped;
         let mut out = String::with_capacity(text.buf.len() + 64);
-        if text.cut_raw_lines > 0 {
+        if cut > 0 {
             self.changed = true;
             out = format!(
-                "[… {} more lines: the shaped text is over the {} limit …]\n",
-                text.cut_raw_lines,
+                "[… {cut} more lines: the shaped text is over the {} limit …]\n",
                 agentsh_protocol::format_size(text.max_bytes as u64)
             );
         }
@@ -444,7 +543,7 @@ impl Run {
                 if let Some(first) = group.first.take() {
                     // The prefix repeats: the group is written from here on.
                     self.changed = true;
-                    self.text.line(&group.prefix, false);
+                    self.text.open_group(&group.prefix);
                     self.kept_lines += 1;
                     self.text.member(&first[prefix_len..]);
                 }
@@ -472,6 +571,8 @@ impl Run {
             if let Some(first) = group.first.take() {
                 self.write(&first);
                 group.spare = first;
+            } else {
+                self.text.close_group();
             }
             self.spare_group = Some(group);
         }
@@ -480,6 +581,8 @@ impl Run {
 
 #[cfg(test)]
 mod tests {
+    use std::fmt::Write as _;
+
     use super::*;
 
     /// Drops lines starting with `-`, groups lines with a `:` by what is before it, keeps the
@@ -564,6 +667,40 @@ mod tests {
             "[… 3 more lines: the shaped text is over the 20B limit …]\nline4\nline5\nline6"
         );
         assert_eq!(shaped.kept_lines, 3);
+    }
+
+    #[test]
+    fn a_group_cut_by_the_limit_keeps_its_header() {
+        for max_bytes in [30, 64, 100, 1000] {
+            let mut run = Run::new(Box::new(Test), max_bytes);
+            let mut raw = String::from("zz\n");
+            for n in 0..200 {
+                writeln!(raw, "a.rs:{n}").unwrap();
+            }
+            run.push(&raw);
+            let shaped = run.finish();
+            let lines: Vec<&str> = shaped.text.lines().collect();
+            assert!(lines[0].starts_with("[… "), "{max_bytes}: {}", shaped.text);
+            assert_eq!(lines[1], "a.rs:", "{max_bytes}: {}", shaped.text);
+            assert!(
+                lines[2..].iter().all(|l| l.starts_with("  ")),
+                "{}",
+                shaped.text
+            );
+            assert_eq!(lines.last(), Some(&"  199"));
+            // What is left fits the limit, the marker aside.
+            let body = shaped.text.len() - lines[0].len() - 1;
+            assert!(body <= max_bytes.max(8), "{max_bytes}: {body}");
+            // Every raw line is counted: kept, or in the marker.
+            let marker: u64 = lines[0]["[… ".len()..]
+                .split(' ')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap();
+            assert_eq!(shaped.kept_lines, lines.len() as u64 - 2);
+            assert_eq!(marker + shaped.kept_lines, 201, "{}", shaped.text);
+        }
     }
 
     #[test]

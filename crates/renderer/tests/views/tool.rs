@@ -359,5 +359,8 @@ fn a_shaped_result_is_marked_and_expands_to_the_raw_output() {
         Some("[Shaped: 41 of 45 lines of cargo test left out (ctrl+o: the raw output)]"),
         "{rows:#?}"
     );
-    assert!(rows.iter().any(|row| row == "test tests::b ... FAILED"), "{rows:#?}");
+    assert!(
+        rows.iter().any(|row| row == "test tests::b ... FAILED"),
+        "{rows:#?}"
+    );
 }

@@ -34,6 +34,10 @@ pub(crate) fn dir_prefix(path: &str) -> Option<usize> {
 struct Find;
 
 impl Shaper for Find {
+    fn keeps_every_line(&self) -> bool {
+        true
+    }
+
     fn line(&mut self, line: &str) -> Verdict<'_> {
         if line.starts_with("find: ") {
             return Verdict::Keep;

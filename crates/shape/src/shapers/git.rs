@@ -7,7 +7,7 @@
 //!   are kept; a patch (`-p`, `show`) is shaped as `diff` shapes it.
 //! - `diff`: every `diff --git` line, mode and rename line, hunk header and hunk line is kept;
 //!   `index` and `similarity` lines, and `---`/`+++` lines that name what the `diff --git` line
-//!   names, are left out; so are the removed lines of a deleted file (a marker counts them).
+//!   names, are left out (a deleted file's removed lines are kept: what was lost).
 //!   The summary forms (`--stat`, `--name-only`, …) and word diffs are not shaped.
 //! - `status`: the branch state, every file line (grouped by directory) and the closing line
 //!   (`no changes added to commit …`, `nothing to commit …`) are kept; the `(use "git …")`
@@ -23,7 +23,6 @@ use crate::shapers::blank;
 const MESSAGE: Label<'static> = Label::Lines("commit message");
 const PROGRESS: Label<'static> = Label::Lines("transfer progress");
 const HINT: Label<'static> = Label::Lines("hint");
-const DELETED: Label<'static> = Label::Lines("deleted file content");
 
 /// Options of `git diff` (and `log`/`show`) that print a summary or a format of their own
 /// instead of hunks: such output is short already, or not in the form the shaper reads.
@@ -206,8 +205,6 @@ struct Diff {
     at: DiffAt,
     /// What follows `diff --git ` on the current file's first line: `a/x b/x`.
     paths: String,
-    /// Whether the current file is deleted (its removed lines are left out).
-    deleted: bool,
 }
 
 /// The line counts of a hunk header `@@ -a,b +c,d @@ …`.
@@ -233,9 +230,6 @@ impl Diff {
             DiffAt::Hunk { old, new } => {
                 let (old, new, verdict) = match line.as_bytes().first() {
                     Some(b'+') => (old, new.saturating_sub(1), Verdict::Keep),
-                    Some(b'-') if self.deleted => {
-                        (old.saturating_sub(1), new, Verdict::Drop(DELETED))
-                    }
                     Some(b'-') => (old.saturating_sub(1), new, Verdict::Keep),
                     Some(b'\\') => (old, new, Verdict::Keep),
                     _ => (old.saturating_sub(1), new.saturating_sub(1), Verdict::Keep),
@@ -253,13 +247,11 @@ impl Diff {
         if let Some(paths) = line.strip_prefix("diff --git ") {
             self.at = DiffAt::Header;
             paths.clone_into(&mut self.paths);
-            self.deleted = false;
             return Some(Verdict::Keep);
         }
         if line.starts_with("diff --cc ") || line.starts_with("diff --combined ") {
             self.at = DiffAt::Header;
             self.paths.clear();
-            self.deleted = false;
             return Some(Verdict::Keep);
         }
         if self.at == DiffAt::Outside {
@@ -284,10 +276,6 @@ impl Diff {
         }
         if line.starts_with("index ") || line.starts_with("similarity index ") {
             return Some(Verdict::Drop(Label::Quiet));
-        }
-        if line.starts_with("deleted file mode ") {
-            self.deleted = true;
-            return Some(Verdict::Keep);
         }
         if let Some(path) = line.strip_prefix("--- ") {
             let named = path == "/dev/null"
@@ -317,6 +305,7 @@ impl Diff {
         }
         let header = [
             "new file mode ",
+            "deleted file mode ",
             "old mode ",
             "new mode ",
             "rename from ",

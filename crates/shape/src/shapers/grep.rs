@@ -200,6 +200,10 @@ fn file_prefix(line: &str, context: bool) -> Option<usize> {
 }
 
 impl Shaper for Grep {
+    fn keeps_every_line(&self) -> bool {
+        true
+    }
+
     fn line(&mut self, line: &str) -> Verdict<'_> {
         if line == "--" || line.starts_with("grep: ") || line.starts_with("rg: ") {
             return Verdict::Keep;

@@ -30,7 +30,7 @@ pub struct ShapedOutput {
 /// unchanged by its shaper, or without an artifact that holds it whole.
 pub(crate) fn shape_output(
     host: &impl JobHost,
-    plan: Plan,
+    plan: &Plan,
     summary: &OutputSummary,
 ) -> Option<ShapedOutput> {
     if summary.total_bytes < plan.min_bytes() || summary.artifact_error.is_some() {

@@ -133,6 +133,11 @@ pub fn build_tool_result(run: &FinishedRun<'_>) -> ToolOutcome {
         text.push_str("\n\n");
         text.push_str(&outcome);
     }
+    // The shaped-output line comes first of the closing lines, in place of the notice.
+    if let Some(shaped) = run.shaped {
+        text.push_str("\n\n");
+        text.push_str(&shaped.closing);
+    }
     let head_text = run.head_capture.map_or("", |capture| capture.text);
     if let Some(line) = denial_line_for(
         run.sandbox,
@@ -143,10 +148,7 @@ pub fn build_tool_result(run: &FinishedRun<'_>) -> ToolOutcome {
         text.push_str("\n\n");
         text.push_str(&line);
     }
-    if let Some(shaped) = run.shaped {
-        text.push_str("\n\n");
-        text.push_str(&shaped.closing);
-    } else if shown.byte_limited {
+    if run.shaped.is_none() && shown.byte_limited {
         text.push_str("\n\n");
         text.push_str(&shown.notice(run.max_bytes, summary.full_output()));
     }

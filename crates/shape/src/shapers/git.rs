@@ -5,7 +5,8 @@
 //!   it), `show` keeps it. `Author:`, `Date:`, `Merge:`, trailers (`Signed-off-by:`) and blank
 //!   lines are left out. `--stat`, `--name-status` lines
 //!   are kept; a patch (`-p`, `show`) is shaped as `diff` shapes it.
-//! - `diff`: every `diff --git` line, mode and rename line, hunk header and hunk line is kept;
+//! - `diff`: every `diff --git` line, mode and rename line, hunk header and changed line is
+//!   kept, with one unchanged line before and after each change (as `-U1` would show);
 //!   `index` and `similarity` lines, and `---`/`+++` lines that name what the `diff --git` line
 //!   names, are left out (a deleted file's removed lines are kept: what was lost).
 //!   The summary forms (`--stat`, `--name-only`, …) and word diffs are not shaped.
@@ -205,7 +206,13 @@ struct Diff {
     at: DiffAt,
     /// What follows `diff --git ` on the current file's first line: `a/x b/x`.
     paths: String,
+    /// The last hunk line was a change: the unchanged line after it is kept.
+    after_change: bool,
 }
+
+/// Unchanged lines of a hunk, but the one before and the one after each change (what
+/// `git diff -U1` would show).
+const UNCHANGED: Label<'static> = Label::Lines("unchanged");
 
 /// The line counts of a hunk header `@@ -a,b +c,d @@ …`.
 fn hunk_counts(line: &str) -> Option<(u64, u64)> {
@@ -228,12 +235,21 @@ impl Diff {
     fn take(&mut self, line: &str) -> Option<Verdict<'static>> {
         match self.at {
             DiffAt::Hunk { old, new } => {
+                let change = Verdict::KeepWithContext(1);
                 let (old, new, verdict) = match line.as_bytes().first() {
-                    Some(b'+') => (old, new.saturating_sub(1), Verdict::Keep),
-                    Some(b'-') => (old.saturating_sub(1), new, Verdict::Keep),
+                    Some(b'+') => (old, new.saturating_sub(1), change),
+                    Some(b'-') => (old.saturating_sub(1), new, change),
                     Some(b'\\') => (old, new, Verdict::Keep),
-                    _ => (old.saturating_sub(1), new.saturating_sub(1), Verdict::Keep),
+                    _ if self.after_change => {
+                        (old.saturating_sub(1), new.saturating_sub(1), Verdict::Keep)
+                    }
+                    _ => (
+                        old.saturating_sub(1),
+                        new.saturating_sub(1),
+                        Verdict::Drop(UNCHANGED),
+                    ),
                 };
+                self.after_change = matches!(line.as_bytes().first(), Some(b'+' | b'-'));
                 self.at = if old == 0 && new == 0 {
                     DiffAt::Header
                 } else {
@@ -262,6 +278,7 @@ impl Diff {
             return Some(Verdict::Keep);
         }
         if let Some((old, new)) = hunk_counts(line) {
+            self.after_change = false;
             if old > 0 || new > 0 {
                 self.at = DiffAt::Hunk { old, new };
             }
@@ -446,9 +463,29 @@ mod tests {
                 "Drop(Quiet)",
                 "Drop(Quiet)",
                 "Keep",
-                "Keep",
+                "KeepWithContext(1)",
                 "Keep",
                 "Keep"
+            ]
+        );
+    }
+
+    #[test]
+    fn unchanged_lines_keep_one_each_side_of_a_change() {
+        let diff = "diff --git a/x b/x\n@@ -1,7 +1,7 @@\n a\n b\n c\n-d\n+D\n e\n f\n g";
+        assert_eq!(
+            verdicts("git diff", diff),
+            [
+                "Keep",
+                "Keep",
+                "Drop(Lines(\"unchanged\"))",
+                "Drop(Lines(\"unchanged\"))",
+                "Drop(Lines(\"unchanged\"))",
+                "KeepWithContext(1)",
+                "KeepWithContext(1)",
+                "Keep",
+                "Drop(Lines(\"unchanged\"))",
+                "Drop(Lines(\"unchanged\"))"
             ]
         );
     }
@@ -459,7 +496,14 @@ mod tests {
         let diff = "diff --git a/x b/y\n--- a/old\n+++ b/y\n@@ -1 +1 @@\n-a\n+b";
         assert_eq!(
             verdicts("git diff", diff),
-            ["Keep", "Keep", "Drop(Quiet)", "Keep", "Keep", "Keep"]
+            [
+                "Keep",
+                "Keep",
+                "Drop(Quiet)",
+                "Keep",
+                "KeepWithContext(1)",
+                "KeepWithContext(1)"
+            ]
         );
     }
 

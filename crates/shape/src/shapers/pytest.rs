@@ -46,9 +46,15 @@ enum Section {
     Failures,
     /// `PASSES` (`-rP`): the output of passing tests.
     Passes,
-    /// `warnings summary`, `short test summary info`, and the other sections: kept.
+    /// `short test summary info`: one line per failure, kept; the rest of a multi-line
+    /// message (under `CI`, a whole assertion diff) repeats the failure's block above.
+    ShortSummary,
+    /// `warnings summary` and the other sections: kept.
     Kept,
 }
+
+/// The rest of a failure's message in the short summary: its block above has it.
+const REPEATED: Label<'static> = Label::Lines("the message again, as in its failure above");
 
 #[derive(Default)]
 struct Pytest {
@@ -56,6 +62,8 @@ struct Pytest {
     /// In a traceback, the code lines under a frame of a library (site-packages, the
     /// standard library, `<frozen …>`).
     library_frame: bool,
+    /// A `FAILURES` or `ERRORS` section was printed: the short summary's messages repeat it.
+    failures_shown: bool,
 }
 
 /// The title of a `===== title =====` section line.
@@ -116,9 +124,13 @@ impl Shaper for Pytest {
             self.library_frame = false;
             let (section, verdict) = match title {
                 "test session starts" => (Section::Header, Verdict::Drop(Label::Quiet)),
-                "FAILURES" | "ERRORS" => (Section::Failures, Verdict::Keep),
+                "FAILURES" | "ERRORS" => {
+                    self.failures_shown = true;
+                    (Section::Failures, Verdict::Keep)
+                }
                 "PASSES" => (Section::Passes, Verdict::Drop(PASSES)),
-                // `warnings summary`, `short test summary info`, the closing counts.
+                "short test summary info" => (Section::ShortSummary, Verdict::Keep),
+                // `warnings summary`, the closing counts.
                 _ => (Section::Kept, Verdict::Keep),
             };
             self.section = section;
@@ -136,7 +148,10 @@ impl Shaper for Pytest {
             Section::Progress => progress_line(line),
             Section::Failures => self.failure_line(line),
             Section::Passes => Verdict::Drop(PASSES),
-            Section::Kept => {
+            Section::ShortSummary if self.failures_shown && line.starts_with(' ') => {
+                Verdict::Drop(REPEATED)
+            }
+            Section::ShortSummary | Section::Kept => {
                 if line.starts_with("-- Docs: ") {
                     Verdict::Drop(Label::Quiet)
                 } else if line.starts_with("PASSED ") {
@@ -267,10 +282,35 @@ mod tests {
     }
 
     #[test]
+    fn a_short_summary_message_repeated_from_its_failure_is_left_out() {
+        let summary = [
+            "=========================== short test summary info ============================",
+            "FAILED tests/test_a.py::test_x - AssertionError: assert {'a': 1} == {'a': 2}",
+            "  Differing items:",
+            "  {'a': 1} != {'a': 2}",
+            "FAILED tests/test_a.py::test_y - KeyError: 'k'",
+        ];
+        let after_failures = {
+            let mut pytest = Pytest {
+                failures_shown: true,
+                ..Pytest::default()
+            };
+            summary.map(|line| format!("{:?}", pytest.line(line)))
+        };
+        assert_eq!(
+            after_failures.map(|v| v.starts_with("Drop")),
+            [false, false, true, true, false]
+        );
+        // With `--tb=no` the summary is the only place the message is: kept.
+        let mut alone = Pytest::default();
+        assert!(summary.iter().all(|line| alone.line(line) == Verdict::Keep));
+    }
+
+    #[test]
     fn library_frames_end_at_the_next_unindented_line() {
         let mut pytest = Pytest {
             section: Section::Failures,
-            library_frame: false,
+            ..Pytest::default()
         };
         let verdicts: Vec<bool> = [
             "<frozen importlib._bootstrap>:1204: in _gcd_import",

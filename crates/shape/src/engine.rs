@@ -20,6 +20,10 @@ pub enum Verdict<'a> {
     KeepWithContext(usize),
     /// The line is left out; runs of lines left out with the same label become one marker.
     Drop(Label<'a>),
+    /// The line is left out with the run before it, whatever that run's label, and is not
+    /// one more of its items: the rest of an item (a passing test's details, the blank line
+    /// after it). With no run before it, it is left out quietly.
+    DropMore,
     /// The line is content whose first `.0` bytes are a path (`src/a.rs:` of a grep match,
     /// `./src/` of a found file): consecutive lines with the same prefix are written as the
     /// prefix once, then each line's rest indented by two spaces.
@@ -132,6 +136,8 @@ enum Decision {
     Keep(usize),
     /// Left out; the label of a new run, when it starts one.
     Drop(Option<PendingLabel>),
+    /// Left out with the run before it.
+    DropMore,
     /// Grouped under its first `.0` bytes.
     Group(usize),
 }
@@ -140,7 +146,8 @@ fn decide(pending: &Pending, verdict: Verdict<'_>, line: &str) -> Decision {
     match verdict {
         Verdict::Keep => Decision::Keep(0),
         Verdict::KeepWithContext(n) => Decision::Keep(n.min(MAX_CONTEXT)),
-        Verdict::Drop(_) if is_diagnostic(line) => Decision::Keep(0),
+        Verdict::Drop(_) | Verdict::DropMore if is_diagnostic(line) => Decision::Keep(0),
+        Verdict::DropMore => Decision::DropMore,
         Verdict::Drop(label) => Decision::Drop(match &pending.label {
             Some(run) if run.is(label) => None,
             _ => Some(PendingLabel::new(label)),
@@ -154,9 +161,12 @@ fn decide(pending: &Pending, verdict: Verdict<'_>, line: &str) -> Decision {
 #[derive(Default)]
 struct Pending {
     label: Option<PendingLabel>,
+    /// Lines of the run.
     count: u64,
-    /// The last lines of the run (at most [`MAX_CONTEXT`]).
-    last: VecDeque<String>,
+    /// Items of the run: its lines but those left out with [`Verdict::DropMore`].
+    items: u64,
+    /// The last lines of the run (at most [`MAX_CONTEXT`]), each with whether it is an item.
+    last: VecDeque<(String, bool)>,
 }
 
 /// Consecutive grouped lines with one prefix.
@@ -465,7 +475,14 @@ impl Run {
                     self.flush_pending(0);
                     self.pending.label = Some(fresh);
                 }
-                self.drop_line(line);
+                self.drop_line(line, true);
+            }
+            Decision::DropMore => {
+                self.flush_group();
+                if self.pending.label.is_none() {
+                    self.pending.label = Some(PendingLabel::Quiet);
+                }
+                self.drop_line(line, false);
             }
             Decision::Group(prefix) => self.group(line, prefix),
         }
@@ -482,16 +499,17 @@ impl Run {
         self.text.line(line, true);
     }
 
-    fn drop_line(&mut self, line: &str) {
+    fn drop_line(&mut self, line: &str, item: bool) {
         let pending = &mut self.pending;
         pending.count += 1;
+        pending.items += u64::from(item);
         if pending.last.len() == MAX_CONTEXT {
-            let mut reused = pending.last.pop_front().unwrap_or_default();
+            let (mut reused, _) = pending.last.pop_front().unwrap_or_default();
             reused.clear();
             reused.push_str(line);
-            pending.last.push_back(reused);
+            pending.last.push_back((reused, item));
         } else {
-            pending.last.push_back(line.to_owned());
+            pending.last.push_back((line.to_owned(), item));
         }
     }
 
@@ -504,10 +522,20 @@ impl Run {
         let mut pending = std::mem::take(&mut self.pending);
         let back = context.min(pending.last.len());
         let mut dropped = pending.count - back as u64;
-        let taken_back: Vec<String> = pending.last.drain(pending.last.len() - back..).collect();
+        let taken_back: Vec<(String, bool)> =
+            pending.last.drain(pending.last.len() - back..).collect();
+        let items = pending.items - taken_back.iter().filter(|(_, item)| *item).count() as u64;
+        // A run counted in items says how many; one counted in lines, how many lines.
+        // Items whose item lines were all taken back: the rest goes quietly.
+        let label = match label {
+            PendingLabel::Items(..) if items == 0 => PendingLabel::Quiet,
+            label => label,
+        };
+        let by_items = matches!(label, PendingLabel::Items(..));
+        let counted = |dropped: u64| if by_items { items } else { dropped };
         if dropped == 1 {
-            let marker = label.marker(1);
-            if let (Some(line), Some(marker)) = (pending.last.back(), marker)
+            let marker = label.marker(counted(1));
+            if let (Some((line, _)), Some(marker)) = (pending.last.back(), marker)
                 && line.len() <= marker.len()
             {
                 let line = line.clone();
@@ -517,11 +545,11 @@ impl Run {
         }
         if dropped > 0 {
             self.changed = true;
-            if let Some(marker) = label.marker(dropped) {
+            if let Some(marker) = label.marker(counted(dropped)) {
                 self.text.line(&marker, false);
             }
         }
-        for line in taken_back {
+        for (line, _) in taken_back {
             self.write(&line);
         }
     }
@@ -595,6 +623,8 @@ mod tests {
                 Verdict::Drop(Label::Items("dash", "dashes"))
             } else if line.starts_with('~') {
                 Verdict::Drop(Label::Quiet)
+            } else if line.starts_with('+') {
+                Verdict::DropMore
             } else if line.starts_with('!') {
                 Verdict::KeepWithContext(2)
             } else if let Some(at) = line.find(':') {
@@ -623,6 +653,16 @@ mod tests {
             (8, 3, 5)
         );
         assert!(shaped.changed);
+    }
+
+    #[test]
+    fn the_rest_of_an_item_joins_its_run_without_counting() {
+        let shaped = shape("a\n-1\n+detail\n+more\n-2\n+detail\nb\n+stray\n+stray\nc\n");
+        assert_eq!(shaped.text, "a\n[… 2 dashes …]\nb\nc");
+        assert_eq!(shaped.left_out(), 7);
+        // A diagnostic among them is kept all the same.
+        let shaped = shape("-1\n+error: in the details\n-2\n+x\n");
+        assert_eq!(shaped.text, "-1\n+error: in the details\n[… 1 dash …]");
     }
 
     #[test]

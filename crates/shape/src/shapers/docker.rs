@@ -69,8 +69,6 @@ struct Build {
     steps: HashMap<u32, Step>,
     /// After the steps: BuildKit's error report, kept.
     report: bool,
-    /// The label of the last line left out: a blank line joins that run.
-    last: Option<Label<'static>>,
 }
 
 /// `#8 [4/6] RUN …` → `(8, "[4/6] RUN …")`.
@@ -113,20 +111,10 @@ fn step_kind(text: &str) -> Step {
 }
 
 impl Build {
-    /// Decides a line, remembering the label of a line left out for the blank lines after it
-    /// (not a count of items: a blank line is no item).
-    fn decide(&mut self, line: &str) -> Verdict<'static> {
-        let verdict = self.classify(line);
-        self.last = match verdict {
-            Verdict::Drop(label @ (Label::Lines(_) | Label::Quiet)) => Some(label),
-            _ => None,
-        };
-        verdict
-    }
-
     fn classify(&mut self, line: &str) -> Verdict<'static> {
         if blank(line) {
-            return Verdict::Drop(self.last.unwrap_or(Label::Quiet));
+            // A blank line joins the run before it, as no item of its own.
+            return Verdict::DropMore;
         }
         let Some((number, text)) = step_line(line) else {
             return self.other_line(line);
@@ -186,7 +174,7 @@ impl Build {
 
 impl Shaper for Build {
     fn line(&mut self, line: &str) -> Verdict<'_> {
-        self.decide(line)
+        self.classify(line)
     }
 }
 
@@ -235,7 +223,7 @@ mod tests {
             " > [4/5] RUN npm ci:",
             "Dockerfile:4",
         ];
-        let got: Vec<Verdict<'_>> = lines.iter().map(|l| build.decide(l)).collect();
+        let got: Vec<Verdict<'_>> = lines.iter().map(|l| build.classify(l)).collect();
         assert_eq!(
             got,
             [

@@ -59,8 +59,6 @@ struct Jest {
     block: Block,
     /// The line of vitest's last `❯ file:12:37` location: the line of its code frame kept.
     focus: Option<u32>,
-    /// The label of the last line left out: a blank line joins that run.
-    last: Option<Label<'static>>,
 }
 
 /// A passing test or file line of vitest or jest's `--verbose`: `✓ name (3 ms)`.
@@ -133,21 +131,11 @@ fn is_summary(trimmed: &str) -> bool {
 }
 
 impl Jest {
-    /// Decides a line, remembering the label of a line left out for the blank lines after it
-    /// (not a count of items: a blank line is no item).
-    fn decide(&mut self, line: &str) -> Verdict<'static> {
-        let verdict = self.classify(line);
-        self.last = match verdict {
-            Verdict::Drop(label @ (Label::Lines(_) | Label::Quiet)) => Some(label),
-            _ => None,
-        };
-        verdict
-    }
-
     fn classify(&mut self, line: &str) -> Verdict<'static> {
         let trimmed = line.trim();
         if blank(line) {
-            return Verdict::Drop(self.last.unwrap_or(Label::Quiet));
+            // A blank line joins the run before it, as no item of its own.
+            return Verdict::DropMore;
         }
         if line.starts_with("PASS ") {
             self.block = Block::PassingFile;
@@ -221,7 +209,7 @@ impl Jest {
 
 impl Shaper for Jest {
     fn line(&mut self, line: &str) -> Verdict<'_> {
-        self.decide(line)
+        self.classify(line)
     }
 }
 
@@ -246,17 +234,22 @@ mod tests {
             "  ● div › negative",
         ]
         .iter()
-        .map(|line| jest.decide(line))
+        .map(|line| jest.classify(line))
         .collect();
-        assert_eq!(got[..4], [Verdict::Drop(PASSING_FILES); 4]);
+        assert_eq!(got[..3], [Verdict::Drop(PASSING_FILES); 3]);
+        assert_eq!(
+            got[3],
+            Verdict::DropMore,
+            "a blank line joins the run before it"
+        );
         assert_eq!(got[4..6], [Verdict::Keep; 2]);
         assert_eq!(got[6], Verdict::Drop(PASSING));
         assert_eq!(got[7], Verdict::Keep);
         assert_eq!(got[8], Verdict::Drop(SKIPPED));
         assert_eq!(
             got[9],
-            Verdict::Drop(Label::Quiet),
-            "a blank line is no skipped test"
+            Verdict::DropMore,
+            "a blank line joins the skipped test's run, as no test of its own"
         );
         assert_eq!(got[10], Verdict::Keep);
     }

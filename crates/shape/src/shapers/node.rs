@@ -11,8 +11,8 @@ use crate::engine::{Label, Shaper, Verdict};
 use crate::select::Target;
 use crate::shapers::blank;
 
-const PASSING: Label<'static> = Label::Lines("passing tests");
-const SKIPPED: Label<'static> = Label::Lines("skipped tests");
+const PASSING: Label<'static> = Label::Items("passing test", "passing tests");
+const SKIPPED: Label<'static> = Label::Items("skipped test", "skipped tests");
 const INTERNAL: Label<'static> = Label::Lines("node internal frames");
 
 pub(crate) fn shaper(target: &Target) -> Option<Box<dyn Shaper>> {
@@ -62,7 +62,7 @@ impl Shaper for NodeTest {
         let after_subtest = std::mem::take(&mut self.after_subtest);
         let trimmed = line.trim_start();
         if blank(line) {
-            return Verdict::Drop(self.item.unwrap_or(Label::Quiet));
+            return Verdict::DropMore;
         }
         // TAP.
         if line.starts_with("TAP version ") {
@@ -76,7 +76,7 @@ impl Shaper for NodeTest {
             }
             // It joins the run of the test before; the first one, or one after a failure, is
             // left out quietly (a failing test's `not ok` takes it back).
-            return Verdict::Drop(self.item.unwrap_or(Label::Quiet));
+            return Verdict::DropMore;
         }
         if let Some(rest) = trimmed.strip_prefix("ok ")
             && rest.starts_with(|c: char| c.is_ascii_digit())
@@ -105,15 +105,15 @@ impl Shaper for NodeTest {
         if let Some(plan) = trimmed.strip_prefix("1..")
             && plan.bytes().all(|b| b.is_ascii_digit())
         {
-            return Verdict::Drop(self.item.unwrap_or(Label::Quiet));
+            return Verdict::DropMore;
         }
         if is_internal_frame(trimmed) {
             return Verdict::Drop(INTERNAL);
         }
-        if let Some(label) = self.item {
-            // The YAML block of a passing TAP test.
+        if self.item.is_some() {
+            // The YAML block of a passing TAP test: the rest of its item.
             if line.starts_with(' ') {
-                return Verdict::Drop(label);
+                return Verdict::DropMore;
             }
             self.item = None;
         }
@@ -132,7 +132,8 @@ impl Shaper for NodeTest {
             }
         }
         if trimmed.starts_with("▶ ") {
-            return Verdict::Drop(PASSING);
+            // A passing suite's line: with its tests, no test of its own.
+            return Verdict::DropMore;
         }
         if trimmed.starts_with("﹣ ") && trimmed.ends_with("# SKIP") {
             return Verdict::Drop(SKIPPED);
@@ -174,17 +175,19 @@ mod tests {
         let passing = format!("{:?}", Verdict::Drop(PASSING));
         let quiet = format!("{:?}", Verdict::Drop(Label::Quiet));
         let skipped = format!("{:?}", Verdict::Drop(SKIPPED));
-        assert_eq!(got[0], quiet, "the first subtest line is left out quietly");
-        assert_eq!(got[1..5], [&passing; 4].map(String::to_owned));
-        assert_eq!(got[5], passing);
+        let more = "DropMore";
+        assert_eq!(got[0], more, "the first subtest line is left out quietly");
+        assert_eq!(got[1], passing, "one passing test: its `ok` line");
+        assert_eq!(got[2..5], [more; 3], "the rest of the test, not counted");
+        assert_eq!(got[5], more);
         assert_eq!(got[6], "KeepWithContext(1)");
         assert_eq!(got[7], quiet);
         assert_eq!(got[8], "Keep");
         assert_eq!(got[9], format!("{:?}", Verdict::Drop(INTERNAL)));
         assert_eq!(got[10], quiet);
-        assert_eq!(got[11], quiet, "the next subtest line ends the failure");
+        assert_eq!(got[11], more, "the next subtest line ends the failure");
         assert_eq!(got[12], skipped);
-        assert_eq!(got[13], skipped);
+        assert_eq!(got[13], more);
     }
 
     #[test]

@@ -255,18 +255,23 @@ impl RpcServer {
 
     /// Starts `binary args` (an `rpc` command line), warmed up or not.
     fn start_with(env: &Env, binary: &Path, args: &[&str], warm: bool) -> Self {
-        let (child, stdin, stdout) = spawn_piped(env.binary(binary, args));
-        let mut server = Self {
+        let mut server = Self::spawn(env.binary(binary, args));
+        for _ in 0..if warm { WARM_UP_CALLS } else { 0 } {
+            server.call();
+        }
+        server
+    }
+
+    /// Starts `command` (an `agentsh rpc` command line) with piped stdin and stdout.
+    fn spawn(command: Command) -> Self {
+        let (child, stdin, stdout) = spawn_piped(command);
+        Self {
             child,
             stdin,
             stdout,
             line: String::new(),
             calls: 0,
-        };
-        for _ in 0..if warm { WARM_UP_CALLS } else { 0 } {
-            server.call();
         }
-        server
     }
 
     /// One `true` round trip, timed.

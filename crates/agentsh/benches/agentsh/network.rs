@@ -12,7 +12,7 @@ use std::time::Duration;
 use agentsh_bench_support::{Row, median};
 use serde_json::Value;
 
-use super::{AGENTSH, BENCH, Env, RpcServer, spawn_piped};
+use super::{AGENTSH, BENCH, Env, RpcServer};
 
 /// Downloads per side, alternating.
 const ROUNDS: usize = 5;
@@ -71,14 +71,7 @@ fn server(env: &Env, name: &str, sandbox: &str) -> RpcServer {
     let config = path.to_str().expect("a UTF-8 temp path");
     let mut command = env.binary(Path::new(AGENTSH), &["rpc", "--config", config]);
     command.env("AGENTSH_TEST_RESOLVE", "dl.test=127.0.0.1");
-    let (child, stdin, stdout) = spawn_piped(command);
-    let mut server = RpcServer {
-        child,
-        stdin,
-        stdout,
-        line: String::new(),
-        calls: 0,
-    };
+    let mut server = RpcServer::spawn(command);
     server.call();
     server
 }

@@ -500,14 +500,7 @@ impl Agentsh {
         if !check.status.success() {
             return Err(String::from_utf8_lossy(&check.stderr).trim().to_owned());
         }
-        let (child, stdin, stdout) = spawn_piped(command(&["rpc"]));
-        let mut server = RpcServer {
-            child,
-            stdin,
-            stdout,
-            line: String::new(),
-            calls: 0,
-        };
+        let mut server = RpcServer::spawn(command(&["rpc"]));
         server.tool_true();
         Ok(Self {
             server,

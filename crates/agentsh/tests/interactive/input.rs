@@ -336,3 +336,65 @@ fn interactive_esc_cancels_the_running_tool_call_and_its_whole_tree() {
         screen.join("\n")
     );
 }
+
+#[test]
+fn interactive_a_shaped_result_is_marked_and_ctrl_o_shows_the_raw_output() {
+    let Some(tui) = Tui::start("interactive_shaped", "") else {
+        return;
+    };
+    // A repository whose `git log` is shaped: 30 commits, their Author lines left out.
+    let work = tui.env.work_dir();
+    let git = |args: &[&str]| {
+        let done = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&work)
+            .output()
+            .expect("git runs");
+        assert!(done.status.success(), "git {args:?}: {done:?}");
+    };
+    git(&["init", "-q", "-b", "main"]);
+    git(&["config", "user.name", "Test Person"]);
+    git(&["config", "user.email", "test@example.com"]);
+    for n in 0..30 {
+        git(&[
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            &format!("Change number {n}\n\nWhy it was made."),
+        ]);
+    }
+    tui.submit("git log");
+    let screen = tui.wait("the shaped result and its marker", LIVENESS, |screen| {
+        screen.iter().any(|row| row.starts_with("⟦Shaped: "))
+    });
+    let marker = screen
+        .iter()
+        .find(|row| row.starts_with("⟦Shaped: "))
+        .expect("the marker");
+    assert!(
+        marker
+            .trim_end()
+            .ends_with("lines of git log left out (ctrl+o: the raw output)⟧"),
+        "{marker}"
+    );
+    assert!(
+        !screen.iter().any(|row| row.starts_with("Author: ")),
+        "{}",
+        screen.join("\n")
+    );
+    // ctrl+o: the raw output, which has the Author lines, to its last line.
+    tui.pane.send_keys(&["C-o"]);
+    let screen = tui.wait("the raw output expanded at its end", LIVENESS, |screen| {
+        !reading(screen)
+            && expanded_position(screen)
+                .is_some_and(|(_, _, last, total)| last == total && total == 30 * 8 - 1)
+    });
+    assert!(
+        screen
+            .iter()
+            .any(|row| row.trim_end() == "Author: Test Person <test@example.com>"),
+        "{}",
+        screen.join("\n")
+    );
+}

@@ -28,7 +28,7 @@
 //! - `jobs`, `sandbox`, `policy`, `remote`, `network` (issues 12, 16, 27, 17, 28): the cost of
 //!   jobs, the sandbox, a 50-rule approval policy, a far side over sshd and the network
 //!   allowlist's proxy (each `agentsh/<group>.rs` says how).
-//! - `shaping` (SPEC §23, in `agentsh/shaping.rs`): o200k tokens the model reads of twelve
+//! - `shaping` (docs/shaping.md, in `agentsh/shaping.rs`): o200k tokens the model reads of twelve
 //!   everyday commands (git, cargo, pytest, node --test, make, grep, find) in fixture projects
 //!   the bench builds, raw vs agentsh's `tool_call` vs oh-my-pi 18.2.3's minimizer, with the
 //!   lines a model needs named per command and checked in each text (goals: ≤ 0.55× of raw,

@@ -1,4 +1,5 @@
-//! The `shaping` group (SPEC §23): what output shaping saves the model, side by side with
+// Kept as one file: the cases, the three ways each runs and the rows read as one table.
+//! The `shaping` group (docs/shaping.md): what output shaping saves the model, side by side with
 //! oh-my-pi 18.2.3's shell minimizer on the same work, in one run.
 //!
 //! The group builds its fixture projects in a temp dir (`shaping_fixtures.rs`, no network) and
@@ -17,8 +18,8 @@
 //! `CARGO_TARGET_DIR` in the temp dir that is removed before each way, as is the C build's
 //! folder, so each compiles alike). Tokens are o200k (`tiktoken-rs`).
 //!
-//! The lines a model needs are named per case from the raw output by §23's rules: every
-//! diagnostic line (§23's pattern), the case's summary lines (each case's `Needs` picks them:
+//! The lines a model needs are named per case from the raw output by the shaping rules
+//! (docs/shaping.md, "What is never lost"): every diagnostic line (the pattern below), the case's summary lines (each case's `Needs` picks them:
 //! commit lines and subjects, changed lines of a diff, `test result:`, a failure's block, …),
 //! and for grep/find every line. A line is kept when its text appears in the model's text, or
 //! in a regrouped listing: agentsh's path groups (a prefix line, then each line's rest indented
@@ -51,7 +52,8 @@ use serde_json::{Value, json};
 
 use super::{AGENTSH, BENCH, RpcServer, end_at_eof, spawn_piped};
 
-/// §23's diagnostic line.
+/// A diagnostic line, as docs/shaping.md words it (written here again: the bench checks the
+/// shapers against the rule, not against their own code).
 static DIAGNOSTIC: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
         r"(?i)\b(error|warning|warn|fail(ed|ure|ing)?|panic(ked)?|fatal|exception|traceback|assert(ion)?)\b|^\S+:\d+(:\d+)?[: ]",

@@ -5,6 +5,8 @@
 //! a source tree to search with `grep -rn` and `find`. Everything is generated from fixed data,
 //! so two runs build the same projects (but for the temp dir's name).
 
+// Kept as one file: the fixture projects' fixed data, one project after another.
+
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;

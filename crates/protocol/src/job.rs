@@ -78,6 +78,28 @@ pub struct InputRequest {
     pub command: String,
 }
 
+/// Something a session tells every surface, whether or not a call runs. The RPC server writes
+/// each as its wire event and a far side's client reads it back (`wire::Message::event` and
+/// `wire::Message::into_event` are the one place the two forms meet), so a new event is added
+/// here and where it is made and shown, and forwarded without more code.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SessionEvent {
+    /// A PTY job began to wait for hidden input (a password or passphrase prompt): a person
+    /// answers it with the session's `secret_input`. Sent once per prompt.
+    InputRequest(InputRequest),
+    /// A background job ended (exited, or was killed): sent at once, for every job.
+    JobEnd(JobEnd),
+}
+
+impl SessionEvent {
+    /// Whether only a subscriber that answers hidden input gets it (a client that said
+    /// `capabilities.secretInput`, the interactive mode).
+    pub fn for_answerers_only(&self) -> bool {
+        matches!(self, Self::InputRequest(_))
+    }
+}
+
 /// A background job ended (exited or killed): what its `job_end` event says.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JobEnd {

@@ -25,9 +25,9 @@ pub use json::json_kind;
 
 pub use job::{
     InputRequest, JobDetails, JobEnd, JobState, JobSummary, JobUsage, JobView, NEXT_CALL_NEW_SHELL,
-    NO_JOBS, NO_NEW_OUTPUT, hidden_input_line, hidden_input_sent_line, job_busy_notice,
-    job_has_ended_text, job_has_no_terminal_text, job_started_line, job_state_line,
-    no_such_job_text, notice_command, run_time_text, too_many_jobs_text,
+    NO_JOBS, NO_NEW_OUTPUT, SessionEvent, hidden_input_line, hidden_input_sent_line,
+    job_busy_notice, job_has_ended_text, job_has_no_terminal_text, job_started_line,
+    job_state_line, no_such_job_text, notice_command, run_time_text, too_many_jobs_text,
 };
 pub use limits::{
     DEFAULT_IDLE_MINUTES, DEFAULT_MAX_SHELLS, DEFAULT_OUTPUT_MAX_BYTES, DEFAULT_SNAPSHOT_TIMEOUT,

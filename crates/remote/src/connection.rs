@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use agentsh_jsonl::{AsyncLineReader, InputLine};
 use agentsh_protocol::wire::{Command, Message, Request, RequestId};
-use agentsh_seam::{EventHub, InputRequest, JobEnd, SessionEvent, lock};
+use agentsh_seam::{EventHub, lock};
 use serde_json::value::RawValue;
 use tokio::io::{AsyncBufRead, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::Child;
@@ -127,6 +127,11 @@ impl Shared {
     }
 
     fn route(&self, message: Message) {
+        // The session's own events, whatever they are, go to this side's subscribers.
+        let message = match message.into_event() {
+            Ok(event) => return self.events.send(event),
+            Err(message) => message,
+        };
         match message {
             Message::Response {
                 id,
@@ -148,27 +153,6 @@ impl Shared {
                 }
             }
             Message::Warning { message } => lock(&self.warnings).push(message),
-            Message::InputRequest {
-                job_id,
-                prompt,
-                command,
-                ..
-            } => self.events.send(SessionEvent::InputRequest(InputRequest {
-                job_id,
-                prompt,
-                command,
-            })),
-            Message::JobEnd {
-                job_id,
-                state,
-                exit_code,
-                run_time_ms,
-            } => self.events.send(SessionEvent::JobEnd(JobEnd {
-                job_id,
-                state,
-                exit_code,
-                run_time: Duration::from_millis(run_time_ms),
-            })),
             event => {
                 // A tool call's events name it by `toolCallId`; a streamed `bash` request's
                 // output by its `streamId` (the two share one namespace of this side's ids).

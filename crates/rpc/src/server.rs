@@ -11,7 +11,7 @@ use agentsh_protocol::wire::{
 use agentsh_protocol::{BangOptions, ToolOutcome, unknown_tool};
 use agentsh_seam::{
     Approver, BangCall, BangPolicy, BoxFuture, CallEnd, CallHooks, CallHost, FirstAnswer, Handle,
-    HandleError, HostedCall, HostedCallKind, Reach, SessionEvent, ToolCall, lock, ready_now,
+    HandleError, HostedCall, HostedCallKind, Reach, ToolCall, lock, ready_now,
 };
 use agentsh_signals::Stop;
 use serde::Serialize;
@@ -311,17 +311,8 @@ impl Server {
         let output = self.output.clone();
         self.events = Some(tokio::spawn(async move {
             while let Some(event) = subscription.recv().await {
-                match event {
-                    SessionEvent::InputRequest(request) if subscription.answers_secrets() => {
-                        output.send(&Message::InputRequest {
-                            job_id: request.job_id,
-                            prompt: request.prompt,
-                            command: request.command,
-                            hidden: true,
-                        });
-                    }
-                    SessionEvent::JobEnd(end) => output.send(&Message::job_end(&end)),
-                    _ => {}
+                if !event.for_answerers_only() || subscription.answers_secrets() {
+                    output.send(&Message::event(&event));
                 }
             }
         }));

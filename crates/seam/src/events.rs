@@ -4,23 +4,11 @@
 
 use std::sync::Arc;
 
-use agentsh_protocol::{InputRequest, JobEnd};
+pub use agentsh_protocol::SessionEvent;
 use tokio::sync::{broadcast, watch};
 
 /// How many events a subscriber that does not read may fall behind before it misses some.
 const EVENTS_KEPT: usize = 64;
-
-/// Something a session tells every surface, whether or not a call runs.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum SessionEvent {
-    /// A PTY job began to wait for hidden input (a password or passphrase prompt): a person
-    /// answers it with [`SessionHandle::secret_input`](crate::SessionHandle::secret_input).
-    /// Sent once per prompt.
-    InputRequest(InputRequest),
-    /// A background job ended (exited, or was killed): sent at once, for every job.
-    JobEnd(JobEnd),
-}
 
 /// A surface's subscription to a session's events. While one that
 /// [answers secrets](EventHub::subscribe) is held, the session counts it as a way for a
@@ -127,6 +115,8 @@ impl EventHub {
 
 #[cfg(test)]
 mod tests {
+    use agentsh_protocol::InputRequest;
+
     use super::*;
 
     fn request(job: &str) -> SessionEvent {

@@ -127,6 +127,49 @@ pub enum Message {
 }
 
 impl Message {
+    /// The wire event of a session's `event`: `input_request` (always `"hidden": true`),
+    /// `job_end`.
+    pub fn event(event: &crate::SessionEvent) -> Self {
+        match event {
+            crate::SessionEvent::InputRequest(request) => Self::InputRequest {
+                job_id: request.job_id.clone(),
+                prompt: request.prompt.clone(),
+                command: request.command.clone(),
+                hidden: true,
+            },
+            crate::SessionEvent::JobEnd(end) => Self::job_end(end),
+        }
+    }
+
+    /// The session event this line is, or the line back when it is none (a response, a
+    /// call's event).
+    pub fn into_event(self) -> Result<crate::SessionEvent, Self> {
+        match self {
+            Self::InputRequest {
+                job_id,
+                prompt,
+                command,
+                ..
+            } => Ok(crate::SessionEvent::InputRequest(crate::InputRequest {
+                job_id,
+                prompt,
+                command,
+            })),
+            Self::JobEnd {
+                job_id,
+                state,
+                exit_code,
+                run_time_ms,
+            } => Ok(crate::SessionEvent::JobEnd(crate::JobEnd {
+                job_id,
+                state,
+                exit_code,
+                run_time: std::time::Duration::from_millis(run_time_ms),
+            })),
+            other => Err(other),
+        }
+    }
+
     /// The `job_end` event of `end`.
     pub fn job_end(end: &crate::JobEnd) -> Self {
         Self::JobEnd {
@@ -364,5 +407,52 @@ impl TryFrom<ServerLine> for Message {
                 run_time_ms: line.run_time_ms.ok_or_else(|| need("runTimeMs"))?,
             },
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::{InputRequest, JobEnd, JobState, SessionEvent};
+
+    /// Every session event written as its line and read back is itself: what the RPC server
+    /// writes is what a far side's client hands its subscribers.
+    #[test]
+    fn a_session_event_survives_its_line() {
+        let events = [
+            SessionEvent::InputRequest(InputRequest {
+                job_id: "2".into(),
+                prompt: "Password: ".into(),
+                command: "sudo true".into(),
+            }),
+            SessionEvent::JobEnd(JobEnd {
+                job_id: "1".into(),
+                state: JobState::Exited,
+                exit_code: Some(3),
+                run_time: Duration::from_millis(1500),
+            }),
+            SessionEvent::JobEnd(JobEnd {
+                job_id: "4".into(),
+                state: JobState::Killed,
+                exit_code: None,
+                run_time: Duration::from_millis(20),
+            }),
+        ];
+        for event in events {
+            let line = serde_json::to_string(&Message::event(&event)).unwrap();
+            let read: Message = serde_json::from_str(&line).unwrap();
+            assert_eq!(read.into_event().ok(), Some(event), "{line}");
+        }
+        let line =
+            r#"{"type":"input_request","jobId":"2","prompt":"P: ","command":"c","hidden":true}"#;
+        let read: Message = serde_json::from_str(line).unwrap();
+        assert!(
+            read.into_event()
+                .is_ok_and(|event| event.for_answerers_only())
+        );
+        let warning: Message = serde_json::from_str(r#"{"type":"warning","message":"m"}"#).unwrap();
+        assert!(warning.into_event().is_err());
     }
 }

@@ -11,7 +11,7 @@ use crate::util::{LIVENESS, Rpc, TestEnv};
 
 /// A git repository in `dir` with 30 commits of three-line messages: `git log` prints about
 /// 5 KB, with `Author:` and `Date:` lines shaping leaves out.
-fn repository(dir: &Path) {
+pub(crate) fn repository(dir: &Path) {
     let git = |args: &[&str]| {
         let done = Command::new("git")
             .args(args)

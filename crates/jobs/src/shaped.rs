@@ -58,9 +58,16 @@ pub(crate) fn shape_output(
     if !shaped.changed || shaped.raw_bytes != summary.total_bytes {
         return None;
     }
+    // An artifact the output already has names it only once it holds all of it (a job's log
+    // may still be flushing when the job is seen to have ended).
+    let whole = |id: &String| {
+        host.artifact_path(id)
+            .and_then(|path| std::fs::metadata(path).ok())
+            .is_some_and(|meta| meta.len() == summary.total_bytes)
+    };
     let artifact_id = if summary.truncated {
         artifact_id
-    } else if let Some(id) = &summary.artifact_id {
+    } else if let Some(id) = summary.artifact_id.as_ref().filter(|id| whole(id)) {
         id.clone()
     } else {
         // The output fit: the raw text becomes an artifact now, or nothing is shaped.

@@ -343,27 +343,7 @@ fn interactive_a_shaped_result_is_marked_and_ctrl_o_shows_the_raw_output() {
         return;
     };
     // A repository whose `git log` is shaped: 30 commits, their Author lines left out.
-    let work = tui.env.work_dir();
-    let git = |args: &[&str]| {
-        let done = std::process::Command::new("git")
-            .args(args)
-            .current_dir(&work)
-            .output()
-            .expect("git runs");
-        assert!(done.status.success(), "git {args:?}: {done:?}");
-    };
-    git(&["init", "-q", "-b", "main"]);
-    git(&["config", "user.name", "Test Person"]);
-    git(&["config", "user.email", "test@example.com"]);
-    for n in 0..30 {
-        git(&[
-            "commit",
-            "-q",
-            "--allow-empty",
-            "-m",
-            &format!("Change number {n}\n\nWhy it was made."),
-        ]);
-    }
+    crate::shaping::repository(&tui.env.work_dir());
     tui.submit("git log");
     let screen = tui.wait("the shaped result and its marker", LIVENESS, |screen| {
         screen.iter().any(|row| row.starts_with("⟦Shaped: "))
@@ -385,10 +365,11 @@ fn interactive_a_shaped_result_is_marked_and_ctrl_o_shows_the_raw_output() {
     );
     // ctrl+o: the raw output, which has the Author lines, to its last line.
     tui.pane.send_keys(&["C-o"]);
+    // Each commit is 9 lines (commit, Author, Date, blank, subject, blank, two body lines, blank).
     let screen = tui.wait("the raw output expanded at its end", LIVENESS, |screen| {
         !reading(screen)
             && expanded_position(screen)
-                .is_some_and(|(_, _, last, total)| last == total && total == 30 * 8 - 1)
+                .is_some_and(|(_, _, last, total)| last == total && total == 30 * 9 - 1)
     });
     assert!(
         screen

@@ -303,8 +303,7 @@ impl<H: JobHost> JobCall<'_, H> {
         {
             return None;
         }
-        let plan = self.host.shape_plan(self.command)?;
-        shape_output(self.host, &plan, &result.summary)
+        shape_output(self.host, self.command, &result.summary)
     }
 
     /// The result of a call that made a job: the output so far as a tool result shows it, then the job
@@ -312,8 +311,7 @@ impl<H: JobHost> JobCall<'_, H> {
     fn answer(&self, job: &Job, yielded: bool) -> ToolOutcome {
         // A job that already ended: its output is shaped as the call's would have been.
         let shape = |summary: &agentsh_protocol::OutputSummary| {
-            let plan = self.host.shape_plan(self.command)?;
-            shape_output(self.host, &plan, summary)
+            shape_output(self.host, self.command, summary)
         };
         let shape: Option<&ShapeFn<'_>> = (!self.raw && self.limits.is_none()).then_some(&shape);
         answer_about(

@@ -6,7 +6,7 @@ use std::fs::File;
 
 use agentsh_output_sink::Spill;
 use agentsh_protocol::{OutputSummary, ShapedMeta};
-use agentsh_shape::{Plan, closing_line};
+use agentsh_shape::closing_line;
 
 use crate::JobHost;
 
@@ -24,15 +24,17 @@ pub struct ShapedOutput {
     pub meta: ShapedMeta,
 }
 
-/// Shapes an output with `plan`: `summary` is what the sink (or job log) reported — its
-/// `output` is the whole output when it is not `truncated`, else the raw output is artifact
-/// `summary.artifact_id`. `None` when it is not shaped: smaller than the plan's minimum,
-/// unchanged by its shaper, or without an artifact that holds it whole.
+/// Shapes the output of `command` as the session's shaping says: `summary` is what the sink
+/// (or job log) reported — its `output` is the whole output when it is not `truncated`, else
+/// the raw output is artifact `summary.artifact_id`. `None` when it is not shaped: shaping off
+/// or no shaper for the command, smaller than the plan's minimum, unchanged by its shaper, or
+/// without an artifact that holds it whole.
 pub(crate) fn shape_output(
     host: &impl JobHost,
-    plan: &Plan,
+    command: &str,
     summary: &OutputSummary,
 ) -> Option<ShapedOutput> {
+    let plan = host.shape_plan(command)?;
     if summary.total_bytes < plan.min_bytes() || summary.artifact_error.is_some() {
         return None;
     }

@@ -284,10 +284,8 @@ impl Jobs {
             tail: args.tail,
         };
         // An ended job's output no result showed is shaped as a call's would be.
-        let shape = |summary: &agentsh_protocol::OutputSummary| {
-            let plan = host.shape_plan(&job.command)?;
-            shape_output(host, &plan, summary)
-        };
+        let shape =
+            |summary: &agentsh_protocol::OutputSummary| shape_output(host, &job.command, summary);
         let shape: Option<&ShapeFn<'_>> = (!args.raw && limits.is_none()).then_some(&shape);
         Ok(self.job_answer(&job, max_bytes, limits, true, shape))
     }

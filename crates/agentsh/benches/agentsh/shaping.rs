@@ -19,7 +19,7 @@
 //! folder, so each compiles alike). Tokens are o200k (`tiktoken-rs`).
 //!
 //! The lines a model needs are named per case from the raw output by the shaping rules
-//! (docs/shaping.md, "What is never lost"): every diagnostic line (the pattern below), the case's summary lines (each case's `Needs` picks them:
+//! (docs/shaping.md, "What is never lost"): every diagnostic line (`agentsh_shape::is_diagnostic`, the one rule), the case's summary lines (each case's `Needs` picks them:
 //! commit lines and subjects, changed lines of a diff, `test result:`, a failure's block, …),
 //! and for grep/find every line. A line is kept when its text appears in the model's text, or
 //! in a regrouped listing: agentsh's path groups (a prefix line, then each line's rest indented
@@ -51,15 +51,6 @@ use regex::Regex;
 use serde_json::{Value, json};
 
 use super::{AGENTSH, BENCH, RpcServer, end_at_eof, spawn_piped};
-
-/// A diagnostic line, as docs/shaping.md words it (written here again: the bench checks the
-/// shapers against the rule, not against their own code).
-static DIAGNOSTIC: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r"(?i)\b(error|warning|warn|fail(ed|ure|ing)?|panic(ked)?|fatal|exception|traceback|assert(ion)?)\b|^\S+:\d+(:\d+)?[: ]",
-    )
-    .expect("a valid pattern")
-});
 
 /// A `--stat` line: ` path | 12 ++--`, or its total ` 3 files changed, …`.
 static STAT: LazyLock<Regex> = LazyLock::new(|| {
@@ -249,7 +240,7 @@ fn needed_lines(raw: &str, needs: Needs) -> Vec<String> {
         .iter()
         .enumerate()
         .filter(|(i, line)| {
-            !line.trim().is_empty() && (named.contains(i) || DIAGNOSTIC.is_match(line))
+            !line.trim().is_empty() && (named.contains(i) || agentsh_shape::is_diagnostic(line))
         })
         .map(|(_, line)| line.trim_end().to_owned())
         .collect()

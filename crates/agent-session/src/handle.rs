@@ -6,12 +6,15 @@ use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 use std::time::UNIX_EPOCH;
 
-use agentsh_protocol::wire::{ArtifactData, BashData, ListedArtifact};
-use agentsh_protocol::{
-    COMMAND_ABORTED, JobView, SessionStatus, ToolDetails, ToolOutcome, ToolResult,
+use agentsh_protocol::wire::{
+    ArtifactData, ArtifactList, BashData, JOB_VIEW_BYTES, JOB_VIEW_MAX_BYTES, ListedArtifact, Query,
 };
-use agentsh_seam::{BangCall, BangPolicy, BoxFuture, HandleError, Reach, SessionHandle, ToolCall};
+use agentsh_protocol::{COMMAND_ABORTED, ToolDetails, ToolOutcome, ToolResult};
+use agentsh_seam::{
+    BangCall, BangPolicy, BoxFuture, HandleError, Reach, SessionHandle, ToolCall, answer_data,
+};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::approval::Verdict;
 use crate::audit::AuditSource;
@@ -255,38 +258,56 @@ impl SessionHandle for LocalHandle {
         })
     }
 
+    fn query(
+        &self,
+        query: Query,
+        _reach: Reach,
+    ) -> BoxFuture<'_, Result<Option<Box<RawValue>>, HandleError>> {
+        let session = self.session();
+        match query {
+            Query::ReadArtifact {
+                artifact_id,
+                offset,
+                limit,
+            } => Box::pin(async move {
+                answer_data(&read_artifact(session, artifact_id, offset, limit).await?)
+            }),
+            Query::ListArtifacts => Box::pin(async move {
+                // A listing reads the directory: off the async threads.
+                let listed = tokio::task::spawn_blocking(move || session.list_artifacts())
+                    .await
+                    .map_err(|err| failed(format_args!("internal error: {err}")))?
+                    .map_err(failed)?;
+                answer_data(&ArtifactList {
+                    artifacts: listed.iter().map(listed_artifact).collect(),
+                })
+            }),
+            Query::Status => Box::pin(std::future::ready(answer_data(&session.status()))),
+            Query::JobView { job_id, bytes } => {
+                let bytes = bytes.unwrap_or(JOB_VIEW_BYTES).min(JOB_VIEW_MAX_BYTES) as usize;
+                let look = session.find_job_view(&job_id, bytes).map_err(failed);
+                Box::pin(std::future::ready(look.and_then(|view| answer_data(&view))))
+            }
+            Query::SecretInput { job_id, text } => {
+                let sent = session.secret_input(&job_id, &text.0);
+                // The text was a secret: not left in memory longer than needed.
+                let mut text = text.0.into_bytes();
+                text.fill(0);
+                Box::pin(std::future::ready(
+                    sent.map(|()| None).map_err(HandleError::Failed),
+                ))
+            }
+        }
+    }
+
     fn read_artifact(
         &self,
         id: String,
         offset: Option<u64>,
         limit: Option<u64>,
     ) -> BoxFuture<'_, Result<ArtifactData, HandleError>> {
-        let session = self.session();
-        Box::pin(async move {
-            // A read streams the file: off the async threads.
-            let artifact =
-                tokio::task::spawn_blocking(move || session.read_artifact(&id, offset, limit))
-                    .await
-                    .map_err(|err| failed(format_args!("internal error: {err}")))?
-                    .map_err(failed)?;
-            Ok(ArtifactData {
-                text: artifact.text,
-                total_lines: artifact.total_lines,
-                path: artifact.path.to_string_lossy().into_owned(),
-            })
-        })
-    }
-
-    fn list_artifacts(&self) -> BoxFuture<'_, Result<Vec<ListedArtifact>, HandleError>> {
-        let session = self.session();
-        Box::pin(async move {
-            // A listing reads the directory: off the async threads.
-            let listed = tokio::task::spawn_blocking(move || session.list_artifacts())
-                .await
-                .map_err(|err| failed(format_args!("internal error: {err}")))?
-                .map_err(failed)?;
-            Ok(listed.iter().map(listed_artifact).collect())
-        })
+        // The query's answer without its trip through JSON (an artifact can be large).
+        Box::pin(read_artifact(self.session(), id, offset, limit))
     }
 
     fn artifact_size(&self, id: String) -> BoxFuture<'_, Result<Option<u64>, HandleError>> {
@@ -300,21 +321,6 @@ impl SessionHandle for LocalHandle {
             let path = store.resolve(&id).map_err(failed)?;
             Ok(std::fs::metadata(&path).ok().map(|meta| meta.len()))
         })
-    }
-
-    fn status(&self, _reach: Reach) -> BoxFuture<'_, Result<SessionStatus, HandleError>> {
-        let status = self.session().status();
-        Box::pin(std::future::ready(Ok(status)))
-    }
-
-    fn job_view(
-        &self,
-        id: String,
-        bytes: usize,
-        _reach: Reach,
-    ) -> BoxFuture<'_, Result<JobView, HandleError>> {
-        let look = self.session().find_job_view(&id, bytes).map_err(failed);
-        Box::pin(std::future::ready(look))
     }
 
     fn apply_settings(&self, settings: Value) -> BoxFuture<'_, Result<(), HandleError>> {
@@ -370,14 +376,6 @@ impl SessionHandle for LocalHandle {
         self.session().events().subscribe(answers_secrets)
     }
 
-    fn secret_input(&self, job_id: String, text: String) -> BoxFuture<'_, Result<(), HandleError>> {
-        let sent = self.session().secret_input(&job_id, &text);
-        // The text was a secret: not left in memory longer than needed.
-        let mut text = text.into_bytes();
-        text.fill(0);
-        Box::pin(std::future::ready(sent.map_err(HandleError::Failed)))
-    }
-
     fn context_messages(&self) -> Vec<String> {
         self.session().context_messages()
     }
@@ -413,6 +411,25 @@ async fn abortable<T>(
 }
 
 /// An artifact as a listing shows it.
+/// Lines `offset ..` of artifact `id`, at most `limit`, as a query answers them.
+async fn read_artifact(
+    session: AgentSession,
+    id: String,
+    offset: Option<u64>,
+    limit: Option<u64>,
+) -> Result<ArtifactData, HandleError> {
+    // A read streams the file: off the async threads.
+    let artifact = tokio::task::spawn_blocking(move || session.read_artifact(&id, offset, limit))
+        .await
+        .map_err(|err| failed(format_args!("internal error: {err}")))?
+        .map_err(failed)?;
+    Ok(ArtifactData {
+        text: artifact.text,
+        total_lines: artifact.total_lines,
+        path: artifact.path.to_string_lossy().into_owned(),
+    })
+}
+
 fn listed_artifact(info: &ArtifactInfo) -> ListedArtifact {
     let since_epoch = info.modified.duration_since(UNIX_EPOCH).unwrap_or_default();
     ListedArtifact {

@@ -4,12 +4,9 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use agentsh_protocol::wire::{
-    ArtifactData, ArtifactList, BashData, Command, ListedArtifact, Message,
-};
+use agentsh_protocol::wire::{BashData, Command, Message, Query};
 use agentsh_protocol::{
-    ApprovalAnswer, ApprovalRequest, ApprovalResolution, JobView, SessionStatus, ToolOutcome,
-    ToolResult,
+    ApprovalAnswer, ApprovalRequest, ApprovalResolution, ToolOutcome, ToolResult,
 };
 use agentsh_seam::{
     Approver, BangCall, BangPolicy, BoxFuture, CancellationToken, HandleError, Reach,
@@ -65,50 +62,17 @@ impl SessionHandle for RemoteHandle {
         })
     }
 
-    fn read_artifact(
+    fn query(
         &self,
-        id: String,
-        offset: Option<u64>,
-        limit: Option<u64>,
-    ) -> BoxFuture<'_, Result<ArtifactData, HandleError>> {
-        let command = read_artifact(id, offset, limit);
-        Box::pin(async move { Ok(self.request(command, Reach::Reconnect).await?) })
-    }
-
-    fn read_artifact_json(
-        &self,
-        id: String,
-        offset: Option<u64>,
-        limit: Option<u64>,
-    ) -> BoxFuture<'_, Result<Box<RawValue>, HandleError>> {
-        let command = read_artifact(id, offset, limit);
-        Box::pin(async move { Ok(self.request_raw(command).await?) })
-    }
-
-    fn list_artifacts(&self) -> BoxFuture<'_, Result<Vec<ListedArtifact>, HandleError>> {
-        Box::pin(async move {
-            let list: ArtifactList = self
-                .request(Command::ListArtifacts, Reach::Reconnect)
-                .await?;
-            Ok(list.artifacts)
-        })
-    }
-
-    fn status(&self, reach: Reach) -> BoxFuture<'_, Result<SessionStatus, HandleError>> {
-        Box::pin(async move { Ok(self.request(Command::Status, reach).await?) })
-    }
-
-    fn job_view(
-        &self,
-        id: String,
-        bytes: usize,
+        query: Query,
         reach: Reach,
-    ) -> BoxFuture<'_, Result<JobView, HandleError>> {
-        let command = Command::JobView {
-            job_id: id,
-            bytes: Some(bytes as u64),
+    ) -> BoxFuture<'_, Result<Option<Box<RawValue>>, HandleError>> {
+        // The far side's jobs live on its connection: a lost one is not reopened for a secret.
+        let reach = match query {
+            Query::SecretInput { .. } => Reach::IfConnected,
+            _ => reach,
         };
-        Box::pin(async move { Ok(self.request(command, reach).await?) })
+        Box::pin(async move { Ok(self.request_raw(query.into(), reach).await?) })
     }
 
     fn apply_settings(&self, settings: Value) -> BoxFuture<'_, Result<(), HandleError>> {
@@ -128,18 +92,6 @@ impl SessionHandle for RemoteHandle {
 
     fn subscribe(&self, answers_secrets: bool) -> agentsh_seam::Subscription {
         self.events().subscribe(answers_secrets)
-    }
-
-    fn secret_input(&self, job_id: String, text: String) -> BoxFuture<'_, Result<(), HandleError>> {
-        let command = Command::SecretInput {
-            job_id,
-            text: agentsh_protocol::wire::SecretText(text),
-        };
-        // The far side's jobs live on its connection: a lost one is not reopened for this.
-        Box::pin(async move {
-            let _: Value = self.request(command, Reach::IfConnected).await?;
-            Ok(())
-        })
     }
 
     fn context_messages(&self) -> Vec<String> {
@@ -400,14 +352,5 @@ impl<'a> ForwardedApprovals<'a> {
                 approver.resolved(&request_id, ApprovalResolution::Aborted);
             }
         }
-    }
-}
-
-/// The `read_artifact` request of lines `offset ..` (at most `limit`) of artifact `id`.
-fn read_artifact(id: String, offset: Option<u64>, limit: Option<u64>) -> Command {
-    Command::ReadArtifact {
-        artifact_id: id,
-        offset,
-        limit,
     }
 }

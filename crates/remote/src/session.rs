@@ -296,18 +296,21 @@ impl RemoteHandle {
             .map_err(RemoteError::Failed)
     }
 
-    /// [`RemoteHandle::request`] whose answer's `data` is kept as the far side wrote it, for
-    /// passing it on (a whole artifact is not parsed and written out again).
-    pub(crate) async fn request_raw(&self, command: Command) -> Result<Box<RawValue>, RemoteError> {
-        let connection = self.connection().await?;
-        let answer = connection
+    /// Sends `command` over the connection `reach` allows and returns its answer's `data` as
+    /// the far side wrote it, for passing it on (a whole artifact is not parsed and written
+    /// out again); a `success: false` answer is [`RemoteError::Failed`] with the reason.
+    pub(crate) async fn request_raw(
+        &self,
+        command: Command,
+        reach: Reach,
+    ) -> Result<Option<Box<RawValue>>, RemoteError> {
+        let connection = self.reach(reach).await?;
+        connection
             .request(command)
             .await
-            .map_err(RemoteError::Lost)?;
-        answer
+            .map_err(RemoteError::Lost)?
             .checked()
-            .map_err(RemoteError::Failed)?
-            .ok_or_else(|| RemoteError::Failed("the far side answered without `data`".to_owned()))
+            .map_err(RemoteError::Failed)
     }
 
     /// Keeps `sections` (an object of settings sections, as a client's `hello` that the far

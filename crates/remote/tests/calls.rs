@@ -1,7 +1,7 @@
 //! Tool calls forwarded to the far side: results, live updates, abort, a lost connection and
 //! the reconnect, artifacts, answers this side cannot read.
 
-use agentsh_protocol::wire::{Command, Message, PartialResult};
+use agentsh_protocol::wire::{Command, Message, PartialResult, Query};
 use agentsh_protocol::{RECONNECTED_LINE, REMOTE_LOST_PREFIX, RPC_PROTOCOL, ToolOutcome};
 use agentsh_remote::{CancellationToken, HandleError, Reach, SessionHandle, ToolCall, json};
 
@@ -198,14 +198,19 @@ async fn a_far_side_that_just_closes_is_lost_saying_so() {
 }
 
 #[tokio::test]
-async fn artifact_reads_pass_the_far_sides_json_through_as_written() {
+async fn queries_pass_the_far_sides_json_through_as_written() {
     let mut remote = connect(None).await;
     let written = r#"{"text":"b\n","totalLines":3,"path":"/far/artifacts/7","extra":[1, 2]}"#;
     let far = &mut remote.far;
     let (raw, request) = tokio::join!(
-        remote
-            .session
-            .read_artifact_json("artifact://7".to_owned(), Some(2), Some(1)),
+        remote.session.query(
+            Query::ReadArtifact {
+                artifact_id: "artifact://7".to_owned(),
+                offset: Some(2),
+                limit: Some(1),
+            },
+            Reach::Reconnect
+        ),
         async {
             let request = far.request().await;
             far.answer_raw(&request, written).await;
@@ -214,13 +219,13 @@ async fn artifact_reads_pass_the_far_sides_json_through_as_written() {
     );
     assert_eq!(
         request,
-        Command::ReadArtifact {
+        Command::Query(Query::ReadArtifact {
             artifact_id: "artifact://7".to_owned(),
             offset: Some(2),
             limit: Some(1),
-        }
+        })
     );
-    assert_eq!(raw.expect("data").get(), written);
+    assert_eq!(raw.expect("an answer").expect("data").get(), written);
 
     let (typed, ()) = tokio::join!(
         remote.session.read_artifact("7".to_owned(), None, None),
@@ -233,16 +238,21 @@ async fn artifact_reads_pass_the_far_sides_json_through_as_written() {
     assert_eq!((typed.text.as_str(), typed.total_lines), ("b\n", 3));
 
     let (missing, ()) = tokio::join!(
-        remote
-            .session
-            .read_artifact_json("9".to_owned(), None, None),
+        remote.session.query(
+            Query::ReadArtifact {
+                artifact_id: "9".to_owned(),
+                offset: None,
+                limit: None,
+            },
+            Reach::Reconnect
+        ),
         async {
             let request = far.request().await;
             far.fail(&request, "Unknown artifact: 9").await;
         }
     );
     assert_eq!(
-        missing.map(|raw| raw.get().to_owned()),
+        missing.map(|raw| raw.map(|raw| raw.get().to_owned())),
         Err(HandleError::Failed("Unknown artifact: 9".to_owned()))
     );
 }

@@ -5,18 +5,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agentsh_protocol::wire::{
-    ArtifactList, Command, JOB_VIEW_BYTES, JOB_VIEW_MAX_BYTES, Request, RequestId, RequestType,
-};
+use agentsh_protocol::wire::{Command, Request, RequestId, RequestType};
 use agentsh_protocol::{BangOptions, ToolOutcome, unknown_tool};
 use agentsh_seam::{
     Approver, BangCall, BangPolicy, BoxFuture, CallEnd, CallHooks, CallHost, FirstAnswer, Handle,
     HandleError, HostedCall, HostedCallKind, Reach, ToolCall, lock, ready_now,
 };
 use agentsh_signals::Stop;
-use serde::Serialize;
 use serde_json::Value;
-use serde_json::value::to_raw_value;
+use serde_json::value::{RawValue, to_raw_value};
 use tokio::sync::mpsc;
 use tokio::task::{self, JoinError, JoinSet};
 use tokio_util::sync::CancellationToken;
@@ -252,44 +249,14 @@ impl Server {
                     ));
                 }
             }
-            Command::ReadArtifact {
-                artifact_id,
-                offset,
-                limit,
-            } => self.read_artifact(id, artifact_id, offset, limit),
-            Command::ListArtifacts => self.list_artifacts(id),
             Command::Ping => self.output.send(&Message::success(id, name, None)),
-            Command::Status => {
+            Command::Query(query) => {
                 let session = Arc::clone(&self.session);
-                self.answer(id, name, move || {
-                    Box::pin(async move { session.status(Reach::Reconnect).await })
-                });
-            }
-            Command::JobView { job_id, bytes } => {
-                let bytes = bytes.unwrap_or(JOB_VIEW_BYTES).min(JOB_VIEW_MAX_BYTES) as usize;
-                let session = Arc::clone(&self.session);
-                self.answer(id, name, move || {
-                    Box::pin(async move { session.job_view(job_id, bytes, Reach::Reconnect).await })
-                });
-            }
-            Command::SecretInput { job_id, text } => {
-                let session = Arc::clone(&self.session);
-                let respond = move |id, sent: Result<(), HandleError>| match sent {
-                    Ok(()) => Message::success(id, name, None),
-                    Err(error) => Message::failure(id, name, RpcError::Session(error)),
-                };
-                let sent: BoxFuture<'static, _> =
-                    Box::pin(async move { session.secret_input(job_id, text.0).await });
-                match ready_now(sent) {
-                    Ok(sent) => self.output.send(&respond(id, sent)),
-                    Err(pending) => {
-                        let output = self.output.clone();
-                        let request_id = id.clone();
-                        self.spawn(id, name, async move {
-                            output.send(&respond(request_id, pending.await));
-                        });
-                    }
-                }
+                self.answer(
+                    id,
+                    name,
+                    Box::pin(async move { session.query(query, Reach::Reconnect).await }),
+                );
             }
             // A hello with settings is served by `serve` itself; this one only checks.
             Command::Hello { protocol, .. } => self.output.send(&hello_response(id, protocol)),
@@ -318,19 +285,21 @@ impl Server {
         }));
     }
 
-    /// Answers a request whose answer the session gives now when it can (a session here),
-    /// else in a task of its own (a far side's round trip), so that a quick answer keeps its
-    /// place among the responses.
-    fn answer<T, F>(&mut self, id: Option<RequestId>, name: &'static str, ask: F)
-    where
-        T: Serialize + Send + 'static,
-        F: FnOnce() -> BoxFuture<'static, Result<T, HandleError>> + Send + 'static,
-    {
-        let respond = move |id, answered: Result<T, HandleError>| match answered {
-            Ok(data) => Message::with_data(id, name, &data),
+    /// Answers a query with the session's answer: at once when the session gives it now (a
+    /// session here), else in a task of its own (a far side's round trip, a read of a file), so
+    /// that a quick answer keeps its place among the responses.
+    fn answer(
+        &mut self,
+        id: Option<RequestId>,
+        name: &'static str,
+        answer: BoxFuture<'static, Result<Option<Box<RawValue>>, HandleError>>,
+    ) {
+        let respond = move |id, answered: Result<Option<Box<RawValue>>, HandleError>| match answered
+        {
+            Ok(data) => Message::success(id, name, data),
             Err(error) => Message::failure(id, name, RpcError::Session(error)),
         };
-        match ready_now(ask()) {
+        match ready_now(answer) {
             Ok(answered) => self.output.send(&respond(id, answered)),
             Err(pending) => {
                 let output = self.output.clone();
@@ -376,41 +345,6 @@ impl Server {
                     .send(&Message::failure(id, NAME, RpcError::Session(error)));
             }
         }
-    }
-
-    fn list_artifacts(&mut self, id: Option<RequestId>) {
-        const NAME: &str = RequestType::ListArtifacts.name();
-        let session = Arc::clone(&self.session);
-        let output = self.output.clone();
-        let request_id = id.clone();
-        self.spawn(id, NAME, async move {
-            let message = match session.list_artifacts().await {
-                Ok(artifacts) => Message::with_data(request_id, NAME, &ArtifactList { artifacts }),
-                Err(err) => Message::failure(request_id, NAME, RpcError::Session(err)),
-            };
-            output.send(&message);
-        });
-    }
-
-    fn read_artifact(
-        &mut self,
-        id: Option<RequestId>,
-        artifact_id: String,
-        offset: Option<u64>,
-        limit: Option<u64>,
-    ) {
-        const NAME: &str = RequestType::ReadArtifact.name();
-        let session = Arc::clone(&self.session);
-        let output = self.output.clone();
-        let request_id = id.clone();
-        self.spawn(id, NAME, async move {
-            let read = session.read_artifact_json(artifact_id, offset, limit).await;
-            let message = match read {
-                Ok(artifact) => Message::success(request_id, NAME, Some(artifact)),
-                Err(err) => Message::failure(request_id, NAME, RpcError::Session(err)),
-            };
-            output.send(&message);
-        });
     }
 
     fn bash(

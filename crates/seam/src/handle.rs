@@ -4,7 +4,9 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use agentsh_protocol::wire::{ArtifactData, BashData, ListedArtifact};
+use agentsh_protocol::wire::{
+    ArtifactData, ArtifactList, BashData, ListedArtifact, Query, SecretText,
+};
 use agentsh_protocol::{
     BangOptions, JobView, REMOTE_LOST_PREFIX, SessionStatus, Timeout, ToolDetails, ToolOutcome,
     ToolResult,
@@ -52,6 +54,18 @@ pub trait SessionHandle: Send + Sync {
     /// aborts it (its result then says `cancelled`).
     fn bang<'a>(&'a self, bang: BangCall<'a>) -> BoxFuture<'a, Result<BashData, HandleError>>;
 
+    /// Answers `query` with the JSON of its answer's `data` (`None`: it has none), as a
+    /// response line carries it: the one place each query is answered. A far side passes the
+    /// query on and hands back the far side's `data` unread; the RPC server writes it into its
+    /// response. `reach` says whether a far side may open a new connection for it (a secret for
+    /// a job never does: the far side's jobs lived on the lost one). The typed methods below
+    /// build a query and read its answer.
+    fn query(
+        &self,
+        query: Query,
+        reach: Reach,
+    ) -> BoxFuture<'_, Result<Option<Box<RawValue>>, HandleError>>;
+
     /// Lines `offset ..` (1-based; all from the first without it) of an artifact, at most
     /// `limit` of them; `id` is digits or an `artifact://` URL.
     fn read_artifact(
@@ -59,27 +73,26 @@ pub trait SessionHandle: Send + Sync {
         id: String,
         offset: Option<u64>,
         limit: Option<u64>,
-    ) -> BoxFuture<'_, Result<ArtifactData, HandleError>>;
-
-    /// [`SessionHandle::read_artifact`] as the JSON of its [`ArtifactData`], for what only
-    /// passes it on (the RPC server): a far side's answer is handed over as it came, never
-    /// parsed and written out again (a whole artifact can be large). By default, the data
-    /// serialised.
-    fn read_artifact_json(
-        &self,
-        id: String,
-        offset: Option<u64>,
-        limit: Option<u64>,
-    ) -> BoxFuture<'_, Result<Box<RawValue>, HandleError>> {
-        Box::pin(async move {
-            let data = self.read_artifact(id, offset, limit).await?;
-            serde_json::value::to_raw_value(&data)
-                .map_err(|err| HandleError::Failed(format!("internal error: {err}")))
-        })
+    ) -> BoxFuture<'_, Result<ArtifactData, HandleError>> {
+        let query = Query::ReadArtifact {
+            artifact_id: id,
+            offset,
+            limit,
+        };
+        Box::pin(async move { read_data(self.query(query, Reach::Reconnect).await?.as_deref()) })
     }
 
     /// The session's artifacts, newest first.
-    fn list_artifacts(&self) -> BoxFuture<'_, Result<Vec<ListedArtifact>, HandleError>>;
+    fn list_artifacts(&self) -> BoxFuture<'_, Result<Vec<ListedArtifact>, HandleError>> {
+        Box::pin(async move {
+            let list: ArtifactList = read_data(
+                self.query(Query::ListArtifacts, Reach::Reconnect)
+                    .await?
+                    .as_deref(),
+            )?;
+            Ok(list.artifacts)
+        })
+    }
 
     /// The size of artifact `id` (digits or an `artifact://` URL), when it can be found; by
     /// default, as the session's listing has it.
@@ -96,17 +109,25 @@ pub trait SessionHandle: Send + Sync {
     }
 
     /// What a status line shows of the session.
-    fn status(&self, reach: Reach) -> BoxFuture<'_, Result<SessionStatus, HandleError>>;
+    fn status(&self, reach: Reach) -> BoxFuture<'_, Result<SessionStatus, HandleError>> {
+        Box::pin(async move { read_data(self.query(Query::Status, reach).await?.as_deref()) })
+    }
 
-    /// A UI's look at job `id` (at most `bytes` of its newest output), which moves nothing
-    /// `job_output` returns; an id no job has is [`HandleError::Failed`] with the job tools'
-    /// text.
+    /// A UI's look at job `id` (at most `bytes` of its newest output, at most 1 MiB), which
+    /// moves nothing `job_output` returns; an id no job has is [`HandleError::Failed`] with
+    /// the job tools' text.
     fn job_view(
         &self,
         id: String,
         bytes: usize,
         reach: Reach,
-    ) -> BoxFuture<'_, Result<JobView, HandleError>>;
+    ) -> BoxFuture<'_, Result<JobView, HandleError>> {
+        let query = Query::JobView {
+            job_id: id,
+            bytes: Some(bytes as u64),
+        };
+        Box::pin(async move { read_data(self.query(query, reach).await?.as_deref()) })
+    }
 
     /// Applies execution `settings` (an object of settings sections, as a remote `hello`
     /// carries them): the session is made anew with them, the old one ended. Refused
@@ -124,7 +145,16 @@ pub trait SessionHandle: Send + Sync {
     /// (`\r`), and redacts it from everything the session shows from then on
     /// (`[REDACTED:input]`). Never logged, audited or kept. [`HandleError::Failed`] when
     /// `text` holds CR or LF, or the job does not exist, has no terminal or has ended.
-    fn secret_input(&self, job_id: String, text: String) -> BoxFuture<'_, Result<(), HandleError>>;
+    fn secret_input(&self, job_id: String, text: String) -> BoxFuture<'_, Result<(), HandleError>> {
+        let query = Query::SecretInput {
+            job_id,
+            text: SecretText(text),
+        };
+        Box::pin(async move {
+            self.query(query, Reach::IfConnected).await?;
+            Ok(())
+        })
+    }
 
     /// The context messages users' commands recorded (not those of `!!cmd`).
     fn context_messages(&self) -> Vec<String>;
@@ -295,4 +325,22 @@ impl HandleError {
     pub fn into_outcome(self) -> ToolOutcome {
         ToolOutcome::Finished(self.tool_result())
     }
+}
+
+/// A query's answer read as a `T` (`null` when it has none); data this agentsh cannot read (a
+/// far side of another version) is [`HandleError::Failed`] saying so.
+fn read_data<T: serde::de::DeserializeOwned>(data: Option<&RawValue>) -> Result<T, HandleError> {
+    let raw = data.map_or("null", RawValue::get);
+    serde_json::from_str(raw).map_err(|err| {
+        HandleError::Failed(format!(
+            "the session sent an answer this agentsh cannot read: {err}"
+        ))
+    })
+}
+
+/// The answer `data` of a query: `value` as JSON.
+pub fn answer_data<T: serde::Serialize>(value: &T) -> Result<Option<Box<RawValue>>, HandleError> {
+    serde_json::value::to_raw_value(value)
+        .map(Some)
+        .map_err(|err| HandleError::Failed(format!("internal error: {err}")))
 }

@@ -12,8 +12,11 @@ pub use agentsh_protocol::wire;
 pub use agentsh_protocol::{InputRequest, JobEnd};
 pub use approval::{Approver, FirstAnswer};
 pub use events::{EventHub, SessionEvent, Subscription};
-pub use handle::{BangCall, BangPolicy, Handle, HandleError, Reach, SessionHandle, ToolCall};
+pub use handle::{
+    BangCall, BangPolicy, Handle, HandleError, Reach, SessionHandle, ToolCall, answer_data,
+};
 pub use host::{CallEnd, CallHooks, CallHost, CallObserver, HostedCall, HostedCallKind};
+pub use serde_json::value::RawValue;
 pub use serde_json::{Value, json};
 pub use tokio_util::sync::CancellationToken;
 

@@ -32,14 +32,14 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agentsh_protocol::wire::{ArtifactData, BashData, ListedArtifact};
+use agentsh_protocol::wire::{ArtifactData, ArtifactList, BashData, ListedArtifact, Query};
 use agentsh_protocol::{
-    ApprovalAnswer, ApprovalRequest, ApprovalResolution, JobView, SessionStatus, Timeout,
-    ToolDetails, ToolOutcome, ToolResult,
+    ApprovalAnswer, ApprovalRequest, ApprovalResolution, SessionStatus, Timeout, ToolDetails,
+    ToolOutcome, ToolResult,
 };
 use agentsh_seam::{
-    BangCall, BoxFuture, CancellationToken, EventHub, Handle, HandleError, Reach, SessionEvent,
-    SessionHandle, Subscription, ToolCall, Value,
+    BangCall, BoxFuture, CancellationToken, EventHub, Handle, HandleError, RawValue, Reach,
+    SessionEvent, SessionHandle, Subscription, ToolCall, Value, answer_data,
 };
 use tokio::sync::watch;
 
@@ -366,62 +366,66 @@ impl SessionHandle for FakeSession {
         })
     }
 
-    fn read_artifact(
+    fn query(
         &self,
-        id: String,
-        offset: Option<u64>,
-        limit: Option<u64>,
-    ) -> BoxFuture<'_, Result<ArtifactData, HandleError>> {
-        let digits = id.strip_prefix("artifact://").unwrap_or(&id).to_owned();
-        let text = self.with_state(|state| state.artifacts.get(&digits).cloned());
-        Box::pin(async move {
-            let text = text.ok_or_else(|| HandleError::Failed(format!("No artifact {id}")))?;
-            let lines: Vec<&str> = text.split_inclusive('\n').collect();
-            let first = offset.unwrap_or(1).saturating_sub(1) as usize;
-            let count = limit.map_or(usize::MAX, |limit| limit as usize);
-            Ok(ArtifactData {
-                text: lines.iter().skip(first).take(count).copied().collect(),
-                total_lines: lines.len() as u64,
-                path: format!("/fake/artifacts/{digits}"),
-            })
-        })
-    }
-
-    fn list_artifacts(&self) -> BoxFuture<'_, Result<Vec<ListedArtifact>, HandleError>> {
-        let listed = self.with_state(|state| {
-            state
-                .artifacts
-                .iter()
-                .rev()
-                .map(|(id, text)| ListedArtifact {
-                    id: id.clone(),
-                    size: text.len() as u64,
-                    modified_ms: 0,
-                })
-                .collect()
-        });
-        Box::pin(async move { Ok(listed) })
-    }
-
-    fn status(&self, _reach: Reach) -> BoxFuture<'_, Result<SessionStatus, HandleError>> {
-        let status = self.with_state(|state| state.status.clone());
-        Box::pin(async move {
-            Ok(status.unwrap_or_else(|| SessionStatus {
-                cwd: FAKE_CWD.to_owned(),
-                shell: "/bin/sh".to_owned(),
-                sandbox: None,
-                jobs: Vec::new(),
-            }))
-        })
-    }
-
-    fn job_view(
-        &self,
-        id: String,
-        _bytes: usize,
+        query: Query,
         _reach: Reach,
-    ) -> BoxFuture<'_, Result<JobView, HandleError>> {
-        Box::pin(async move { Err(HandleError::Failed(format!("No job {id}"))) })
+    ) -> BoxFuture<'_, Result<Option<Box<RawValue>>, HandleError>> {
+        let answer = match query {
+            Query::ReadArtifact {
+                artifact_id,
+                offset,
+                limit,
+            } => {
+                let digits = artifact_id
+                    .strip_prefix("artifact://")
+                    .unwrap_or(&artifact_id)
+                    .to_owned();
+                let text = self.with_state(|state| state.artifacts.get(&digits).cloned());
+                text.ok_or_else(|| HandleError::Failed(format!("No artifact {artifact_id}")))
+                    .and_then(|text| {
+                        let lines: Vec<&str> = text.split_inclusive('\n').collect();
+                        let first = offset.unwrap_or(1).saturating_sub(1) as usize;
+                        let count = limit.map_or(usize::MAX, |limit| limit as usize);
+                        answer_data(&ArtifactData {
+                            text: lines.iter().skip(first).take(count).copied().collect(),
+                            total_lines: lines.len() as u64,
+                            path: format!("/fake/artifacts/{digits}"),
+                        })
+                    })
+            }
+            Query::ListArtifacts => {
+                let artifacts = self.with_state(|state| {
+                    state
+                        .artifacts
+                        .iter()
+                        .rev()
+                        .map(|(id, text)| ListedArtifact {
+                            id: id.clone(),
+                            size: text.len() as u64,
+                            modified_ms: 0,
+                        })
+                        .collect()
+                });
+                answer_data(&ArtifactList { artifacts })
+            }
+            Query::Status => {
+                let status = self.with_state(|state| state.status.clone());
+                answer_data(&status.unwrap_or_else(|| SessionStatus {
+                    cwd: FAKE_CWD.to_owned(),
+                    shell: "/bin/sh".to_owned(),
+                    sandbox: None,
+                    jobs: Vec::new(),
+                }))
+            }
+            Query::JobView { job_id, .. } => Err(HandleError::Failed(format!("No job {job_id}"))),
+            Query::SecretInput { job_id, text } => {
+                self.state
+                    .send_modify(|state| state.secret_inputs.push((job_id, text.0)));
+                Ok(None)
+            }
+        };
+        Box::pin(std::future::ready(answer))
     }
 
     fn apply_settings(&self, settings: Value) -> BoxFuture<'_, Result<(), HandleError>> {
@@ -434,12 +438,6 @@ impl SessionHandle for FakeSession {
         let subscription = self.events.subscribe(answers_secrets);
         self.state.send_modify(|state| state.subscriptions += 1);
         subscription
-    }
-
-    fn secret_input(&self, job_id: String, text: String) -> BoxFuture<'_, Result<(), HandleError>> {
-        self.state
-            .send_modify(|state| state.secret_inputs.push((job_id, text)));
-        Box::pin(async { Ok(()) })
     }
 
     fn context_messages(&self) -> Vec<String> {

@@ -13,7 +13,7 @@ mod request;
 pub use data::{ArtifactData, ArtifactList, BashData, HelloData, ListedArtifact};
 pub use id::RequestId;
 pub use message::{LineType, Message, MissingField, PartialResult, ServerLine, TextBlock};
-pub use request::{Capabilities, Command, FieldError, Request, RequestType, SecretText};
+pub use request::{Capabilities, Command, FieldError, Query, Request, RequestType, SecretText};
 
 /// The bytes of a job's output a `job_view` returns without `bytes`.
 pub const JOB_VIEW_BYTES: u64 = 16 * 1024;

@@ -85,19 +85,6 @@ pub enum Command {
         /// The call to abort.
         tool_call_id: String,
     },
-    /// `{"type": "read_artifact", "artifactId", "offset"?, "limit"?}`.
-    ReadArtifact {
-        /// Digits or an `artifact://` URL.
-        artifact_id: String,
-        /// First line, 1-based.
-        #[serde(skip_serializing_if = "Option::is_none")]
-        offset: Option<u64>,
-        /// Number of lines.
-        #[serde(skip_serializing_if = "Option::is_none")]
-        limit: Option<u64>,
-    },
-    /// `{"type": "list_artifacts"}`.
-    ListArtifacts,
     /// `{"type": "hello", "protocol"?, "settings"?}`: the two sides of remote execution
     /// check each other's protocol; with `settings`, the session is made anew with them.
     Hello {
@@ -121,6 +108,36 @@ pub enum Command {
     },
     /// `{"type": "ping"}`.
     Ping,
+    /// A question the session answers with data and nothing else (an artifact, its status, a
+    /// look at a job, a secret typed at a job): passed on as it came by whatever stands between
+    /// the client and the session.
+    #[serde(untagged)]
+    Query(Query),
+}
+
+/// The requests a session answers with data and nothing else. A far side's client sends them
+/// as they are, and the RPC server hands them to its session as they came: each is answered in
+/// one place, the session's own ([`Query`] in, the JSON of the answer's `data` out).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(
+    tag = "type",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
+pub enum Query {
+    /// `{"type": "read_artifact", "artifactId", "offset"?, "limit"?}`.
+    ReadArtifact {
+        /// Digits or an `artifact://` URL.
+        artifact_id: String,
+        /// First line, 1-based.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        offset: Option<u64>,
+        /// Number of lines.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        limit: Option<u64>,
+    },
+    /// `{"type": "list_artifacts"}`.
+    ListArtifacts,
     /// `{"type": "status"}`: what a status line shows (the session's cwd, shell, sandbox and
     /// jobs).
     Status,
@@ -141,6 +158,25 @@ pub enum Command {
         /// The text, without CR or LF.
         text: SecretText,
     },
+}
+
+impl Query {
+    /// The type of this request.
+    pub fn request_type(&self) -> RequestType {
+        match self {
+            Self::ReadArtifact { .. } => RequestType::ReadArtifact,
+            Self::ListArtifacts => RequestType::ListArtifacts,
+            Self::Status => RequestType::Status,
+            Self::JobView { .. } => RequestType::JobView,
+            Self::SecretInput { .. } => RequestType::SecretInput,
+        }
+    }
+}
+
+impl From<Query> for Command {
+    fn from(query: Query) -> Self {
+        Self::Query(query)
+    }
 }
 
 /// A secret a person typed: its `Debug` form shows only its length, so no log or error
@@ -168,14 +204,10 @@ impl Command {
             Self::AbortBash => RequestType::AbortBash,
             Self::ToolCall { .. } => RequestType::ToolCall,
             Self::Abort { .. } => RequestType::Abort,
-            Self::ReadArtifact { .. } => RequestType::ReadArtifact,
-            Self::ListArtifacts => RequestType::ListArtifacts,
             Self::Hello { .. } => RequestType::Hello,
             Self::Ping => RequestType::Ping,
-            Self::Status => RequestType::Status,
-            Self::JobView { .. } => RequestType::JobView,
             Self::Approval { .. } => RequestType::Approval,
-            Self::SecretInput { .. } => RequestType::SecretInput,
+            Self::Query(query) => query.request_type(),
         }
     }
 
@@ -229,13 +261,13 @@ impl Command {
                     offset,
                     limit,
                 } = deserialize(fields, line)?;
-                Self::ReadArtifact {
+                Self::Query(Query::ReadArtifact {
                     artifact_id: required(artifact_id, "artifactId")?.0,
                     offset: offset.map(|count| count.0),
                     limit: limit.map(|count| count.0),
-                }
+                })
             }
-            RequestType::ListArtifacts => Self::ListArtifacts,
+            RequestType::ListArtifacts => Self::Query(Query::ListArtifacts),
             RequestType::Hello => {
                 let HelloFields {
                     protocol,
@@ -249,13 +281,13 @@ impl Command {
                 }
             }
             RequestType::Ping => Self::Ping,
-            RequestType::Status => Self::Status,
+            RequestType::Status => Self::Query(Query::Status),
             RequestType::JobView => {
                 let JobViewFields { job_id, bytes } = deserialize(fields, line)?;
-                Self::JobView {
+                Self::Query(Query::JobView {
                     job_id: required(job_id, "jobId")?.0,
                     bytes: bytes.map(|count| count.0),
-                }
+                })
             }
             RequestType::Approval => {
                 let ApprovalFields {
@@ -272,10 +304,10 @@ impl Command {
             }
             RequestType::SecretInput => {
                 let SecretInputFields { job_id, text } = deserialize(fields, line)?;
-                Self::SecretInput {
+                Self::Query(Query::SecretInput {
                     job_id: required(job_id, "jobId")?.0,
                     text: SecretText(required(text, "text")?.0),
-                }
+                })
             }
         })
     }

@@ -3,6 +3,7 @@
 use serde_json::json;
 
 use super::*;
+use agentsh_protocol::wire::Query;
 
 fn ok(line: &str) -> Request {
     parse_line(line.as_bytes())
@@ -80,31 +81,34 @@ fn each_request_type() {
     );
     assert_eq!(
         ok(r#"{"type":"read_artifact","artifactId":"artifact://3","offset":2,"limit":0}"#).command,
-        Command::ReadArtifact {
+        Command::Query(Query::ReadArtifact {
             artifact_id: "artifact://3".into(),
             offset: Some(2),
             limit: Some(0)
-        }
+        })
     );
     assert_eq!(
         ok(r#"{"id":"l","type":"list_artifacts"}"#).command,
-        Command::ListArtifacts
+        Command::Query(Query::ListArtifacts)
     );
     assert_eq!(ok(r#"{"type":"ping"}"#).command, Command::Ping);
-    assert_eq!(ok(r#"{"type":"status"}"#).command, Command::Status);
+    assert_eq!(
+        ok(r#"{"type":"status"}"#).command,
+        Command::Query(Query::Status)
+    );
     assert_eq!(
         ok(r#"{"type":"job_view","jobId":3}"#).command,
-        Command::JobView {
+        Command::Query(Query::JobView {
             job_id: "3".into(),
             bytes: None
-        }
+        })
     );
     assert_eq!(
         ok(r#"{"type":"job_view","jobId":"12","bytes":100}"#).command,
-        Command::JobView {
+        Command::Query(Query::JobView {
             job_id: "12".into(),
             bytes: Some(100)
-        }
+        })
     );
     assert_eq!(
         ok(r#"{"type":"hello"}"#).command,

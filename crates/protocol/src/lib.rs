@@ -7,6 +7,7 @@ mod bang;
 mod job;
 mod limits;
 mod lines;
+mod resources;
 mod result;
 mod screen;
 mod ssh_target;
@@ -42,6 +43,7 @@ pub const RPC_PROTOCOL: u32 = 2;
 /// `Remote connection lost: <reason>`.
 pub const REMOTE_LOST_PREFIX: &str = "Remote connection lost: ";
 pub use lines::{count_lines, lines_of, tail_of};
+pub use resources::{LimitHit, LimitKind, ResourceLimits};
 
 pub use approval::{
     Answerer, ApprovalAnswer, ApprovalDecision, ApprovalRequest, ApprovalResolution, AskedSegment,

@@ -21,7 +21,7 @@ use agentsh_bash_policy::{Policy, TierSource};
 use agentsh_output_sink::{OutputSink, Secrets, SinkOptions, Spill, SpillSource};
 use agentsh_process::sandbox::{Kernel as SandboxKernel, SandboxSpec};
 use agentsh_process::shell::{ShellSpec, discover_shell, shell_prefix};
-use agentsh_protocol::{BangOptions, BashResult};
+use agentsh_protocol::{BangOptions, BashResult, ResourceLimits};
 use agentsh_pty_runtime::PtyCommand;
 use agentsh_rc_snapshot::default_cache_dir;
 use agentsh_sandbox::SessionSandbox;
@@ -123,6 +123,8 @@ struct Inner {
     shell: ShellSpec,
     prefix: Option<String>,
     snapshot: Option<PathBuf>,
+    /// The resource limits of each command tree (`[limits]`, resolved at start).
+    resources: ResourceLimits,
     /// How the snapshot was had.
     snapshot_outcome: SnapshotOutcome,
     executor: Arc<ShellExecutor>,
@@ -307,6 +309,7 @@ impl AgentSession {
                 shell,
                 prefix,
                 snapshot,
+                resources: ResourceLimits::default(),
                 snapshot_outcome,
                 executor,
                 shutdown: CancellationToken::new(),
@@ -614,6 +617,7 @@ impl AgentSession {
                 idle_timeout: inner.settings.bash.shell_idle_timeout(),
             },
             sandbox: self.sandbox().cloned(),
+            resources: inner.resources,
         }
     }
 

@@ -115,7 +115,8 @@ pub fn build_tool_result(run: &FinishedRun<'_>) -> ToolOutcome {
     let aborted = run.aborted || (result.cancelled && !result.timed_out);
     let outcome = if aborted {
         Some(COMMAND_ABORTED.to_owned())
-    } else if result.timed_out {
+    } else if result.timed_out || ended_by_limit(result) {
+        // The annotation, or the limit line, says why it ended.
         None
     } else if let Some(program) = &result.needs_terminal {
         Some(needs_terminal_line(program, true))
@@ -151,6 +152,10 @@ pub fn build_tool_result(run: &FinishedRun<'_>) -> ToolOutcome {
     if run.shaped.is_none() && shown.byte_limited {
         text.push_str("\n\n");
         text.push_str(&shown.notice(run.max_bytes, summary.full_output()));
+    }
+    if let Some(limit) = &result.limit {
+        text.push_str("\n\n");
+        text.push_str(&limit.closing_line());
     }
     if result.session_restarted {
         text.push_str("\n\n");
@@ -189,6 +194,7 @@ pub fn build_tool_result(run: &FinishedRun<'_>) -> ToolOutcome {
         }),
         interception: None,
         job: None,
+        limit: result.limit,
     };
     let tool_result = ToolResult::new(text, details, is_error);
     if aborted {
@@ -265,6 +271,8 @@ pub fn bang_context_text(
     }
     let outcome = if result.cancelled {
         Some(BANG_CANCELLED.to_owned())
+    } else if ended_by_limit(result) {
+        None
     } else if let Some(program) = &result.needs_terminal {
         Some(needs_terminal_line(program, false))
     } else {
@@ -287,11 +295,22 @@ pub fn bang_context_text(
         text.push_str("\n\n");
         text.push_str(&shown.notice(max_bytes, summary.full_output()));
     }
+    if let Some(limit) = &result.limit {
+        text.push_str("\n\n");
+        text.push_str(&limit.closing_line());
+    }
     if result.session_restarted {
         text.push_str("\n\n");
         text.push_str(SHELL_ENDED_LINE);
     }
     text
+}
+
+/// Whether a resource limit ended the command (it has no exit status of its own then; the
+/// limit line says why it ended). A process limit the kernel enforced by refusing forks ends
+/// nothing: that command's own status stands.
+fn ended_by_limit(result: &BashResult) -> bool {
+    result.limit.is_some() && result.exit_code.is_none()
 }
 
 /// The `[<annotation>]\n` line a stopped run's text starts with; empty for other runs.

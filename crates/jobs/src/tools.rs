@@ -92,6 +92,8 @@ pub(crate) fn answer_about(
         // The job's refusals go with its state line, below.
         blocked_hosts: Vec::new(),
         needs_terminal: None,
+        // The job's limit goes with its state line, below.
+        limit: None,
     };
     let shaped = shape.and_then(|shape| shape(&result.summary));
     let mut outcome = build_tool_result(&FinishedRun {

@@ -30,4 +30,6 @@ pub use tree::{
     command_processes, cpu_ticks, descendants, fd_target, process_info, signal_dispositions,
     waits_for_a_child,
 };
-pub use usage::{TreeUsage, parent_pid, ticks_per_second, tree_usages};
+pub use usage::{
+    CommandUsage, TreeUsage, command_usage, parent_pid, ticks_per_second, tree_usages,
+};

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use crate::procfs;
+use crate::tree::{CommandScope, command_processes};
 
 /// What one process tree uses now.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -83,6 +84,66 @@ pub fn tree_usages(roots: &[u32]) -> Vec<Option<TreeUsage>> {
         .collect()
 }
 
+/// What one command's processes use now, its shell aside: what a resource limit is checked
+/// against where no cgroup holds the tree.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CommandUsage {
+    /// Memory only these processes hold (`RssAnon` + `RssShmem` of each: pages of files they
+    /// read are not theirs alone and the kernel can drop them), in bytes.
+    pub memory_bytes: u64,
+    /// How many processes the command has.
+    pub processes: usize,
+    /// CPU time in clock ticks of these processes (user and system), with that of the
+    /// children they waited for.
+    pub cpu_ticks: u64,
+}
+
+/// What the processes of command `scope` use now (one pass over `/proc`, then each process's
+/// `stat` and `status`). A process that ends on the way counts for nothing.
+pub fn command_usage(scope: &CommandScope) -> CommandUsage {
+    let mut usage = CommandUsage::default();
+    let mut stat_buf = [0u8; procfs::STAT_BUFFER];
+    let mut status_buf = [0u8; 4096];
+    for process in command_processes(scope) {
+        let pid = u64::from(process.pid);
+        usage.processes += 1;
+        if let Some(cpu) = procfs::read_stat(pid, &mut stat_buf).and_then(|stat| stat.cpu_ticks()) {
+            usage.cpu_ticks = usage.cpu_ticks.saturating_add(cpu);
+        }
+        let mut path = [0u8; 48];
+        if let Some(path) = procfs::proc_path(pid, b"/status", &mut path)
+            && let Some(status) = procfs::read_file(path, &mut status_buf)
+        {
+            usage.memory_bytes = usage.memory_bytes.saturating_add(own_memory(status));
+        }
+    }
+    usage
+}
+
+/// `RssAnon` + `RssShmem` of a `/proc/<pid>/status` text, in bytes (0 for a kernel thread or a
+/// zombie, which have neither).
+fn own_memory(status: &[u8]) -> u64 {
+    let mut kib = 0u64;
+    for line in status.split(|&b| b == b'\n') {
+        let Some(rest) = line
+            .strip_prefix(b"RssAnon:")
+            .or_else(|| line.strip_prefix(b"RssShmem:"))
+        else {
+            continue;
+        };
+        let digits: Vec<u8> = rest
+            .iter()
+            .copied()
+            .skip_while(u8::is_ascii_whitespace)
+            .take_while(u8::is_ascii_digit)
+            .collect();
+        if let Some(value) = procfs::parse_decimal(&digits) {
+            kib = kib.saturating_add(value);
+        }
+    }
+    kib.saturating_mul(1024)
+}
+
 /// The parent of process `pid`, as `/proc` tells.
 pub fn parent_pid(pid: u32) -> Option<u32> {
     let mut buf = [0u8; procfs::STAT_BUFFER];
@@ -93,6 +154,13 @@ pub fn parent_pid(pid: u32) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn own_memory_is_anonymous_and_shared_memory() {
+        let status = b"Name:\tpython3\nVmRSS:\t  70000 kB\nRssAnon:\t   65536 kB\nRssFile:\t    4000 kB\nRssShmem:\t      16 kB\nThreads:\t1\n";
+        assert_eq!(own_memory(status), (65536 + 16) * 1024);
+        assert_eq!(own_memory(b"Name:\tkthreadd\nState:\tS\n"), 0);
+    }
 
     #[test]
     fn a_busy_child_and_its_memory_count_for_its_tree() {

@@ -85,6 +85,10 @@ pub struct BashResult {
     /// JSON `needsTerminal`, left out when `None`; the texts say how to run it
     /// ([`needs_terminal_line`](crate::needs_terminal_line)).
     pub needs_terminal: Option<String>,
+    /// The resource limit the command's processes passed (`limits.*`), when one did: the
+    /// texts close with its line ([`LimitHit::closing_line`](crate::LimitHit::closing_line)).
+    /// In JSON `limit`, left out when `None`.
+    pub limit: Option<crate::LimitHit>,
 }
 
 impl BashResult {

@@ -105,6 +105,12 @@ pub struct ToolDetails {
         serde(default, skip_serializing_if = "Option::is_none")
     )]
     pub job: Option<JobDetails>,
+    /// The resource limit the command's processes passed (`limits.*`), when one did.
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
+    pub limit: Option<crate::LimitHit>,
 }
 
 impl ToolDetails {
@@ -140,6 +146,7 @@ impl ToolDetails {
             meta: None,
             interception: None,
             job: None,
+            limit: None,
         }
     }
 }

@@ -738,6 +738,7 @@ impl Driver {
             session_restarted: false,
             blocked_hosts: std::mem::take(&mut self.blocked_hosts),
             needs_terminal: None,
+            limit: None,
         };
         (result, self.sink)
     }

@@ -7,7 +7,9 @@ use std::pin::Pin;
 use std::time::Duration;
 
 use agentsh_process::shell::apply_prefix;
-use agentsh_protocol::{BashResult, CANCELLED_ANNOTATION, OutputSummary, timeout_annotation};
+use agentsh_protocol::{
+    BashResult, CANCELLED_ANNOTATION, LimitHit, OutputSummary, timeout_annotation,
+};
 use tokio_util::sync::CancellationToken;
 
 use crate::error::ExecError;
@@ -27,6 +29,8 @@ pub struct CommandExit {
     pub shell_restarted: bool,
     /// It was ended because a program that needs a terminal (`vim`) started in it.
     pub needs_terminal: Option<&'static str>,
+    /// The resource limit its processes passed, when one did.
+    pub limit: Option<LimitHit>,
 }
 
 impl CommandExit {
@@ -55,6 +59,7 @@ impl CommandExit {
             session_restarted: self.shell_restarted,
             blocked_hosts,
             needs_terminal: self.needs_terminal.map(str::to_owned),
+            limit: self.limit,
         }
     }
 
@@ -66,6 +71,7 @@ impl CommandExit {
                 killed: outcome.stopped == Some(StopReason::Abort),
                 shell_restarted: outcome.restarted,
                 needs_terminal: outcome.needs_terminal,
+                limit: outcome.limit,
             },
             Err(_) => Self {
                 shell_restarted: true,
@@ -182,6 +188,7 @@ pub(crate) async fn run_command(
             &command,
             &request.cwd,
             request.timeout,
+            request.resources,
             &request.cancel,
             output,
         )

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use agentsh_process::sandbox::SandboxSpec;
 use agentsh_process::shell::{ShellSpec, discover_shell};
-use agentsh_protocol::{DEFAULT_IDLE_MINUTES, DEFAULT_MAX_SHELLS};
+use agentsh_protocol::{DEFAULT_IDLE_MINUTES, DEFAULT_MAX_SHELLS, ResourceLimits};
 use tokio_util::sync::CancellationToken;
 
 /// Default of [`ExecutorConfig::max_total_shells`]: however many sessions one executor serves,
@@ -81,6 +81,9 @@ pub struct ExecRequest {
     /// The session's sandbox, `None` when off. Part of the shell's cache key: two
     /// sessions with different sandboxes never share a shell, and a job's shell gets it too.
     pub sandbox: Option<SandboxSpec>,
+    /// The resource limits of the command's tree (`[limits]`, resolved): a tree that passes
+    /// one is ended and its result says which.
+    pub resources: ResourceLimits,
 }
 
 impl ExecRequest {
@@ -107,6 +110,7 @@ impl ExecRequest {
             cancel: CancellationToken::new(),
             limits: ShellLimits::default(),
             sandbox: None,
+            resources: ResourceLimits::default(),
         }
     }
 }

@@ -21,6 +21,7 @@ use agentsh_process::shell::ShellSpec;
 use agentsh_process::{
     ChildExit, CommandScope, OwnedDir, SpawnSpec, StartMark, Supervisor, can_attribute, descendants,
 };
+use agentsh_protocol::{LimitHit, ResourceLimits};
 use rustix::process::Signal;
 use tokio::io::unix::AsyncFd;
 use tokio::time::Instant;
@@ -64,6 +65,8 @@ pub(crate) struct RunOutcome {
     /// The program that needs a terminal the command was stopped for
     /// ([`StopReason::NeedsTerminal`]).
     pub needs_terminal: Option<&'static str>,
+    /// The resource limit the command's processes passed, when one did.
+    pub limit: Option<LimitHit>,
     /// The shell ended during the command (the command ended it, it crashed) or was replaced
     /// (it could not be kept after a stop): the next command runs in a new shell.
     pub restarted: bool,
@@ -76,6 +79,7 @@ impl RunOutcome {
             exit_code: None,
             stopped: Some(StopReason::Abort),
             needs_terminal: None,
+            limit: None,
             restarted: false,
         }
     }
@@ -86,6 +90,7 @@ impl RunOutcome {
             exit_code: None,
             stopped: None,
             needs_terminal: None,
+            limit: None,
             restarted: true,
         }
     }
@@ -96,6 +101,7 @@ struct Ended {
     end: CommandEnd,
     stopped: Option<StopReason>,
     needs_terminal: Option<&'static str>,
+    limit: Option<LimitHit>,
     shell_ready: bool,
     /// A stop let the shell go on after the command's processes were ended and its output
     /// taken: what the FIFO holds since is the shell's, not the command's.
@@ -310,6 +316,7 @@ impl ShellProcess {
         command: &str,
         cwd: &Path,
         timeout: Duration,
+        resources: ResourceLimits,
         cancel: &CancellationToken,
         out: &mut dyn Output,
     ) -> Result<RunOutcome, ExecError> {
@@ -375,7 +382,9 @@ impl ShellProcess {
         let Some(supervisor) = supervisor.as_mut() else {
             return Ok(RunOutcome::shell_gone());
         };
-        let mut run = CommandRun::new(seq, timeout, stop, &mut fifo, out, buf, report, readiness);
+        let mut run = CommandRun::new(
+            seq, timeout, resources, stop, &mut fifo, out, buf, report, readiness,
+        );
         let end = if sent.is_err() {
             // The trigger FIFO is broken: the shell cannot be reached.
             CommandEnd::Replace
@@ -386,6 +395,11 @@ impl ShellProcess {
         let stopped = run.stopped.filter(|_| !run.ended_on_its_own);
         let (shell_ready, resumed) = (run.shell_ready, run.resumed);
         let needs_terminal = run.needs_terminal.filter(|_| stopped.is_some());
+        // A limit that stopped the command counts only if the stop did (not a command that was
+        // over already); one the kernel enforced (refused forks) counts however it ended.
+        let limit = run
+            .limit_hit
+            .filter(|_| stopped.is_some() || !run.limit_ended);
         let traps = run.saved_traps.take();
         drop(run);
         if let Some(traps) = traps {
@@ -398,6 +412,7 @@ impl ShellProcess {
             end,
             stopped,
             needs_terminal,
+            limit,
             shell_ready,
             resumed,
         };
@@ -436,6 +451,7 @@ impl ShellProcess {
             end,
             stopped,
             needs_terminal,
+            limit,
             shell_ready,
             resumed,
         } = ended;
@@ -512,13 +528,19 @@ impl ShellProcess {
         }
         let exit_code = match stopped {
             Some(StopReason::Head) => Some(0),
-            Some(StopReason::Timeout | StopReason::Abort | StopReason::NeedsTerminal) => None,
+            Some(
+                StopReason::Timeout
+                | StopReason::Abort
+                | StopReason::NeedsTerminal
+                | StopReason::Limit,
+            ) => None,
             None => status.or(shell_exit.map(ChildExit::shell_code)),
         };
         Ok(RunOutcome {
             exit_code,
             stopped,
             needs_terminal,
+            limit,
             restarted: replaced,
         })
     }

@@ -13,6 +13,7 @@ mod hangs;
 mod head;
 mod hostile;
 mod isolation;
+mod limits;
 mod privacy;
 mod shells;
 mod state;

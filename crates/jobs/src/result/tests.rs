@@ -5,7 +5,7 @@ use std::path::Path;
 
 use agentsh_bash_interceptor::Interceptor;
 use agentsh_bash_normalize::{Limits, count_lines};
-use agentsh_protocol::{BashResult, OutputSummary};
+use agentsh_protocol::{BashResult, LimitHit, LimitKind, OutputSummary};
 use serde_json::json;
 
 use super::*;
@@ -60,6 +60,7 @@ fn timed_out(summary: OutputSummary, annotation: &str) -> BashResult {
         session_restarted: false,
         blocked_hosts: Vec::new(),
         needs_terminal: None,
+        limit: None,
     }
 }
 
@@ -202,6 +203,44 @@ fn timeout_keeps_the_annotation_and_adds_nothing() {
 }
 
 #[test]
+fn a_limit_that_ended_the_command_closes_its_text_and_is_in_the_details() {
+    let hit = LimitHit {
+        kind: LimitKind::Memory,
+        limit: 256 << 20,
+        used: 300 << 20,
+    };
+    let result = BashResult {
+        limit: Some(hit),
+        ..exited(sink("loading\n", LIMIT, None), None)
+    };
+    let tool_result = Call::new(result, LIMIT as u64).build().into_result();
+    // No outcome line: the limit line says why it ended.
+    assert_eq!(
+        tool_result.text(),
+        "loading\n\n[Ended: this command's processes used more than 256.0MB of memory (limits.memory)]"
+    );
+    assert!(tool_result.is_error);
+    assert_eq!(tool_result.details.limit, Some(hit));
+    assert_eq!(tool_result.details.exit_code, None);
+
+    // Forks refused by the kernel end nothing: the command's own status stands, the line
+    // follows it.
+    let refused = LimitHit {
+        kind: LimitKind::Processes,
+        limit: 256,
+        used: 256,
+    };
+    let result = BashResult {
+        limit: Some(refused),
+        ..exited(sink("fork failed\n", LIMIT, None), Some(1))
+    };
+    assert_eq!(
+        Call::new(result, LIMIT as u64).build().into_result().text(),
+        "fork failed\n\nCommand exited with code 1\n\n[Process limit: this command's processes reached 256 at once; more were refused (limits.processes)]"
+    );
+}
+
+#[test]
 fn abort_is_an_abort_outcome() {
     let result = BashResult {
         summary: sink("a\n", LIMIT, None),
@@ -212,6 +251,7 @@ fn abort_is_an_abort_outcome() {
         session_restarted: false,
         blocked_hosts: Vec::new(),
         needs_terminal: None,
+        limit: None,
     };
     let outcome = Call::new(result.clone(), LIMIT as u64).aborted().build();
     assert!(outcome.is_aborted());

@@ -33,6 +33,8 @@ struct WireRef<'a> {
     blocked_hosts: &'a [String],
     #[serde(skip_serializing_if = "Option::is_none")]
     needs_terminal: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    limit: Option<crate::LimitHit>,
 }
 
 /// The same object, read back.
@@ -57,6 +59,8 @@ struct Wire {
     blocked_hosts: Vec<String>,
     #[serde(default)]
     needs_terminal: Option<String>,
+    #[serde(default)]
+    limit: Option<crate::LimitHit>,
 }
 
 impl Serialize for BashResult {
@@ -77,6 +81,7 @@ impl Serialize for BashResult {
             session_restarted: self.session_restarted,
             blocked_hosts: &self.blocked_hosts,
             needs_terminal: self.needs_terminal.as_deref(),
+            limit: self.limit,
         }
         .serialize(serializer)
     }
@@ -104,6 +109,7 @@ impl<'de> Deserialize<'de> for BashResult {
             session_restarted: wire.session_restarted,
             blocked_hosts: wire.blocked_hosts,
             needs_terminal: wire.needs_terminal,
+            limit: wire.limit,
         })
     }
 }

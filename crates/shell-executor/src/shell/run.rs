@@ -21,7 +21,11 @@ use std::path::PathBuf;
 use std::pin::Pin;
 use std::time::Duration;
 
-use agentsh_process::{ChildExit, CommandScope, Supervisor, command_terminal_program};
+use agentsh_process::{
+    ChildExit, CommandScope, Supervisor, command_terminal_program, command_usage, cpu_ticks,
+    ticks_per_second,
+};
+use agentsh_protocol::{LimitHit, LimitKind, ResourceLimits};
 use rustix::process::Signal;
 use tokio::io::unix::AsyncFd;
 use tokio::time::Instant;
@@ -55,6 +59,72 @@ const TERMINAL_CHECKS: [Duration; 4] = [
     Duration::from_millis(500),
     Duration::from_secs(1),
 ];
+
+/// How often a command under resource limits is measured where no cgroup holds its tree (the
+/// watchdog): its processes' memory and number, and the CPU time it used.
+const LIMIT_CHECK: Duration = Duration::from_millis(100);
+
+/// The watchdog of one command's resource limits.
+struct Watchdog {
+    limits: ResourceLimits,
+    /// The next look.
+    next: Instant,
+    /// The shell's CPU time (its own and its waited children's) when the command started: what
+    /// it grows by is the command's (builtins, and the children the shell waited for).
+    shell_ticks: u64,
+}
+
+impl Watchdog {
+    /// A watchdog for `limits`, `None` when none is set.
+    fn new(limits: ResourceLimits, shell: u32) -> Option<Self> {
+        limits.any().then(|| Self {
+            limits,
+            next: Instant::now() + LIMIT_CHECK,
+            shell_ticks: cpu_ticks(shell).unwrap_or(0),
+        })
+    }
+
+    /// Measures the command's processes: the limit they passed, if any (memory first, then
+    /// processes, then CPU time).
+    fn check(&mut self, scope: &CommandScope) -> Option<LimitHit> {
+        self.next = Instant::now() + LIMIT_CHECK;
+        let usage = command_usage(scope);
+        if let Some(limit) = self.limits.memory
+            && usage.memory_bytes > limit
+        {
+            return Some(LimitHit {
+                kind: LimitKind::Memory,
+                limit,
+                used: usage.memory_bytes,
+            });
+        }
+        let processes = usage.processes as u64;
+        if let Some(limit) = self.limits.processes
+            && processes > limit
+        {
+            return Some(LimitHit {
+                kind: LimitKind::Processes,
+                limit,
+                used: processes,
+            });
+        }
+        if let Some(limit) = self.limits.cpu_time {
+            let shell = cpu_ticks(scope.shell)
+                .unwrap_or(self.shell_ticks)
+                .saturating_sub(self.shell_ticks);
+            let ticks = shell.saturating_add(usage.cpu_ticks);
+            let per_second = ticks_per_second();
+            if ticks >= limit.as_secs().saturating_mul(per_second) {
+                return Some(LimitHit {
+                    kind: LimitKind::CpuTime,
+                    limit: limit.as_secs(),
+                    used: ticks / per_second,
+                });
+            }
+        }
+        None
+    }
+}
 
 /// Where a command's output goes while it runs.
 pub trait Output: Send {
@@ -140,6 +210,13 @@ pub(super) struct CommandRun<'a> {
     pub(super) resumed: bool,
     /// Trap lines received since the last status line.
     pending_traps: Vec<u8>,
+    /// Measures the command against its resource limits, when it has any.
+    watchdog: Option<Watchdog>,
+    /// The resource limit the command's processes passed.
+    pub(super) limit_hit: Option<LimitHit>,
+    /// The limit was enforced by ending the command (the watchdog), not by the kernel refusing
+    /// what went over it.
+    pub(super) limit_ended: bool,
     /// The user traps the loop saved with the report it was accepted for (see `bootstrap`).
     pub(super) saved_traps: Option<Vec<u8>>,
 }
@@ -149,6 +226,7 @@ impl<'a> CommandRun<'a> {
     pub(super) fn new(
         seq: u64,
         timeout: Duration,
+        resources: ResourceLimits,
         stop: StopPlan,
         fifo: &'a mut Fifo,
         out: &'a mut dyn Output,
@@ -161,6 +239,7 @@ impl<'a> CommandRun<'a> {
             Readiness::Ready => (true, now + timeout),
             Readiness::StartingUntil(limit) => (false, limit),
         };
+        let watchdog = Watchdog::new(resources, stop.scope.shell);
         Self {
             seq,
             timeout,
@@ -183,6 +262,9 @@ impl<'a> CommandRun<'a> {
             resumed: false,
             pending_traps: Vec::new(),
             saved_traps: None,
+            watchdog,
+            limit_hit: None,
+            limit_ended: false,
         }
     }
 
@@ -262,10 +344,29 @@ impl<'a> CommandRun<'a> {
             self.next_terminal_check.map(|(at, _)| at),
             self.next_end_check,
             self.wedged_after,
+            self.limit_check_due(),
         ]
         .into_iter()
         .flatten()
         .min()
+    }
+
+    /// The watchdog's next look, while the command runs and is not being stopped.
+    fn limit_check_due(&self) -> Option<Instant> {
+        let watchdog = self.watchdog.as_ref()?;
+        (self.shell_ready && self.stopped.is_none()).then_some(watchdog.next)
+    }
+
+    /// Measures the command against its limits; ends it when it passed one.
+    fn on_limit_check_due(&mut self) {
+        let Some(watchdog) = self.watchdog.as_mut() else {
+            return;
+        };
+        if let Some(hit) = watchdog.check(&self.stop.scope) {
+            self.limit_hit = Some(hit);
+            self.limit_ended = true;
+            self.begin_stop(StopReason::Limit);
+        }
     }
 
     /// The start-up limit or the timeout, until the command is being stopped.
@@ -294,6 +395,9 @@ impl<'a> CommandRun<'a> {
             if let Some(reason) = self.stopped {
                 self.start_stopper(reason, false);
             }
+        }
+        if due(self.limit_check_due()) {
+            self.on_limit_check_due();
         }
         if due(self.next_end_check) {
             self.on_end_check_due();
@@ -482,11 +586,12 @@ impl<'a> CommandRun<'a> {
 
     /// Starts stopping the command; `check_over`: see [`stop_command`].
     fn start_stopper(&mut self, reason: StopReason, check_over: bool) {
-        // A satisfied head ends the producer like `head` closing its pipe would.
-        let signal = if reason == StopReason::Head {
-            Signal::PIPE
-        } else {
-            Signal::TERM
+        // A satisfied head ends the producer like `head` closing its pipe would; a tree over
+        // a limit gets no grace to grow further in.
+        let signal = match reason {
+            StopReason::Head => Signal::PIPE,
+            StopReason::Limit => Signal::KILL,
+            _ => Signal::TERM,
         };
         self.stopper = Some(Box::pin(stop_command(
             self.stop.scope.clone(),

@@ -52,6 +52,8 @@ pub(crate) enum StopReason {
     /// A program that needs a terminal (`vim`) started: it would wait for keys until the
     /// timeout.
     NeedsTerminal,
+    /// The command's processes passed a resource limit (`[limits]`).
+    Limit,
 }
 
 /// What stopping a command decided.

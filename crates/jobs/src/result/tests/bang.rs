@@ -31,6 +31,7 @@ fn bang_context_texts() {
         session_restarted: false,
         blocked_hosts: Vec::new(),
         needs_terminal: None,
+        limit: None,
     };
     assert_eq!(
         bang_context_text("sleep 9", &cancelled, LIMIT as u64, None),

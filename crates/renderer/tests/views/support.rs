@@ -48,6 +48,7 @@ pub fn details(code: Option<i32>) -> ToolDetails {
         meta: None,
         interception: None,
         job: None,
+        limit: None,
     }
 }
 

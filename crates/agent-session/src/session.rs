@@ -624,6 +624,11 @@ impl AgentSession {
     // The crate-internal API of the tool path (tool.rs): what a tool call needs of its session,
     // without reaching into its state.
 
+    /// The resource limits of each command tree, resolved at start.
+    pub(crate) fn resources(&self) -> ResourceLimits {
+        self.inner.resources
+    }
+
     /// The user's home (`~` in `cwd` arguments).
     pub(crate) fn home(&self) -> Option<&Path> {
         self.inner.home.as_deref()

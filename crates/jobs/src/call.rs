@@ -90,6 +90,7 @@ impl<H: JobHost> JobCall<'_, H> {
             cwd: self.cwd.to_path_buf(),
             timeout: self.shown_timeout,
             pty,
+            memory_limit: self.host.limits().memory,
             reports: self.jobs.reports.clone(),
         }
     }

@@ -34,6 +34,8 @@ pub struct JobLimits {
     pub max_log_bytes: u64,
     /// `bash.default_timeout`: what a job tool's result names as the timeout.
     pub default_timeout: Timeout,
+    /// `limits.memory`, resolved: what `job_list` shows a job's memory against.
+    pub memory: Option<u64>,
 }
 
 /// What a session gives the calls and jobs it runs: its settings' numbers, its artifacts, its

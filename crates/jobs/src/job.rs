@@ -18,7 +18,9 @@ use std::time::{Duration, Instant};
 
 use agentsh_artifact_store::ArtifactReservation;
 use agentsh_output_sink::{OutputSink, SinkOptions};
-use agentsh_protocol::{JobDetails, JobState, JobSummary, Timeout, ToolOutcome};
+use agentsh_protocol::{
+    JobDetails, JobState, JobSummary, JobUsage, LimitHit, Timeout, ToolOutcome,
+};
 use agentsh_pty_runtime::{InputWait, PtyController, PtyRun};
 use agentsh_seam::EventHub;
 use agentsh_shell_executor::{CommandExit, JobProgress, JobRun};
@@ -62,6 +64,8 @@ pub(crate) struct Job {
     pub(crate) timeout: Timeout,
     pub(crate) pty: bool,
     pub(crate) started: Instant,
+    /// `limits.memory`, resolved: what `job_list` shows its memory against.
+    memory_limit: Option<u64>,
     pub(crate) output: Arc<Mutex<JobOutput>>,
     /// Bumped on new text and on every change of progress: what waiting tools watch.
     changes: watch::Receiver<u64>,
@@ -90,6 +94,11 @@ pub(crate) struct Job {
 impl Job {
     /// Where the job is now. A PTY job whose output has been quiet for 300 ms
     /// ([`QUIET_FOR_INPUT`]) is asked in `/proc` whether its program waits for input.
+    /// The resource limit the job's processes passed, once its command returned or ended.
+    pub(crate) fn limit(&self) -> Option<LimitHit> {
+        self.progress.borrow().exit().and_then(|exit| exit.limit)
+    }
+
     pub(crate) fn state(&self) -> (JobState, Option<i32>) {
         match *self.progress.borrow() {
             JobProgress::Running => {
@@ -221,7 +230,10 @@ impl Job {
             command: self.command.clone(),
             run_time: self.run_time(),
             output_bytes: lock(&self.output).log.total_bytes(),
-            usage: Some(lock(&self.usage).view(self.is_live() && !state.is_over())),
+            usage: Some(JobUsage {
+                memory_limit: self.memory_limit,
+                ..lock(&self.usage).view(self.is_live() && !state.is_over())
+            }),
         }
     }
 
@@ -235,7 +247,7 @@ impl Job {
 }
 
 /// The state a command's end gives.
-fn exit_state(exit: CommandExit) -> (JobState, Option<i32>) {
+pub(crate) fn exit_state(exit: CommandExit) -> (JobState, Option<i32>) {
     if exit.killed || exit.timed_out {
         (JobState::Killed, None)
     } else {
@@ -393,6 +405,7 @@ impl NewJob {
             timeout: meta.timeout,
             pty: meta.pty,
             started: meta.started,
+            memory_limit: meta.memory_limit,
             output: self.output,
             changes: self.changes,
             progress,
@@ -423,9 +436,8 @@ impl NewJob {
                     && let Some(job) = watched.upgrade()
                 {
                     reported = true;
-                    let (state, exit_code) = exit_state(exit);
                     let run_time = job.started.elapsed();
-                    reports.ended(&job, ends::job_end(&job, state, exit_code, run_time));
+                    reports.ended(&job, ends::job_end(&job, exit, run_time));
                 }
                 if matches!(now, JobProgress::Ended(_)) || progress.changed().await.is_err() {
                     break;
@@ -442,9 +454,8 @@ impl NewJob {
                 // Ended without returning first (killed, a terminal's program): reported once
                 // its last output is in its log.
                 if !reported && let Some(exit) = job.progress.borrow().exit() {
-                    let (state, exit_code) = exit_state(exit);
                     let run_time = job.run_time();
-                    reports.ended(&job, ends::job_end(&job, state, exit_code, run_time));
+                    reports.ended(&job, ends::job_end(&job, exit, run_time));
                 }
             }
         });
@@ -493,6 +504,8 @@ pub(crate) struct JobMeta {
     pub(crate) pty: bool,
     /// When its command started.
     pub(crate) started: Instant,
+    /// `limits.memory`, resolved: what `job_list` shows its memory against.
+    pub(crate) memory_limit: Option<u64>,
     /// Where the job reports its end.
     pub(crate) reports: ends::JobReports,
 }

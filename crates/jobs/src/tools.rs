@@ -157,6 +157,12 @@ pub(crate) fn answer_about(
                 text.push_str(&line);
                 text.push_str("\n\n");
             }
+            // A limit its processes passed: said before the state, as on any result.
+            if let Some(limit) = job.limit().filter(|_| ended) {
+                text.push_str(&limit.closing_line());
+                text.push_str("\n\n");
+                result.details.limit = Some(limit);
+            }
             text.push_str(&job_state_line(&job.id, state, exit_code));
         }
     }

@@ -48,6 +48,7 @@ async fn a_job_end_is_an_info_log_with_the_job_end_event_and_its_line() {
         state: JobState::Exited,
         exit_code: Some(2),
         run_time: Duration::from_millis(1500),
+        reason: None,
     };
     mcp.session.send_event(SessionEvent::JobEnd(end.clone()));
     let log = mcp.notification("notifications/message").await;

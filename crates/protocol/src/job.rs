@@ -111,6 +111,8 @@ pub struct JobEnd {
     pub exit_code: Option<i32>,
     /// How long it ran.
     pub run_time: Duration,
+    /// The resource limit its processes passed, when one ended it (or refused it forks).
+    pub reason: Option<crate::LimitHit>,
 }
 
 impl JobEnd {
@@ -285,6 +287,8 @@ pub struct JobUsage {
     /// Whole minutes it has used more than 90% of a core with no output, once that passed
     /// the mark's threshold (10 minutes).
     pub busy_minutes: Option<u64>,
+    /// `limits.memory`: the memory its tree may hold, shown beside what it holds.
+    pub memory_limit: Option<u64>,
 }
 
 /// A [`Duration`] as seconds (a JSON number); a negative or non-finite one reads as zero.
@@ -310,8 +314,8 @@ mod seconds {
 }
 
 impl JobSummary {
-    /// `job_list`'s line: `job N · <state> · <run time> · cpu <P>% · <RSS> · <output size> ·
-    /// $ <command>`, the state written `exited with code C` once the command returned, and
+    /// `job_list`'s line: `job N · <state> · <run time> · cpu <P>% · <RSS>[ of <limit>] ·
+    /// <output size> · $ <command>`, the state written `exited with code C` once the command returned, and
     /// `· busy without output for <M> min` before the command once it has been; without
     /// [`usage`](Self::usage), no cpu and RSS fields.
     pub fn list_line(&self) -> String {
@@ -332,6 +336,9 @@ impl JobSummary {
                 usage.cpu_percent,
                 format_size(usage.rss_bytes)
             );
+            if let Some(limit) = usage.memory_limit {
+                let _ = write!(line, " of {}", format_size(limit));
+            }
         }
         let _ = write!(line, " · {}", format_size(self.output_bytes));
         if let Some(minutes) = self.usage.and_then(|usage| usage.busy_minutes) {
@@ -386,6 +393,7 @@ mod tests {
             state: JobState::Exited,
             exit_code: Some(3),
             run_time: Duration::from_secs(2),
+            reason: None,
         };
         assert_eq!(
             end.notice("sleep 2; exit 3"),
@@ -471,10 +479,21 @@ mod tests {
             cpu_percent: 197,
             rss_bytes: 210 << 20,
             busy_minutes: Some(12),
+            memory_limit: None,
         });
         assert_eq!(
             job.list_line(),
             "job 2 · exited with code 1 · 3m 04s · cpu 197% · 210.0MB · 2.0KB · busy without output for 12 min · $ make"
+        );
+        job.usage = Some(JobUsage {
+            cpu_percent: 3,
+            rss_bytes: 210 << 20,
+            busy_minutes: None,
+            memory_limit: Some(4 << 30),
+        });
+        assert_eq!(
+            job.list_line(),
+            "job 2 · exited with code 1 · 3m 04s · cpu 3% · 210.0MB of 4.0GB · 2.0KB · $ make"
         );
         job.usage = None;
         job.state = JobState::WaitingForInput;

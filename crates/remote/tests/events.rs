@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use agentsh_protocol::wire::{Capabilities, Command, Message};
-use agentsh_protocol::{InputRequest, JobEnd, JobState, RPC_PROTOCOL};
+use agentsh_protocol::{InputRequest, JobEnd, JobState, LimitHit, LimitKind, RPC_PROTOCOL};
 use agentsh_remote::{SessionHandle, json};
 use agentsh_seam::SessionEvent;
 
@@ -32,6 +32,11 @@ async fn job_ends_and_input_requests_reach_every_subscriber_and_warnings_are_kep
         state: JobState::Killed,
         exit_code: None,
         run_time_ms: 2500,
+        reason: Some(LimitHit {
+            kind: LimitKind::Memory,
+            limit: 256 << 20,
+            used: 257 << 20,
+        }),
     })
     .await;
     let expected = [
@@ -45,6 +50,11 @@ async fn job_ends_and_input_requests_reach_every_subscriber_and_warnings_are_kep
             state: JobState::Killed,
             exit_code: None,
             run_time: Duration::from_millis(2500),
+            reason: Some(LimitHit {
+                kind: LimitKind::Memory,
+                limit: 256 << 20,
+                used: 257 << 20,
+            }),
         }),
     ];
     for subscription in [&mut first, &mut second] {

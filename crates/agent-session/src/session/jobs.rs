@@ -26,6 +26,7 @@ impl JobHost for AgentSession {
             max_running: settings.jobs.max_running,
             max_log_bytes: settings.jobs.max_log_bytes,
             default_timeout: settings.bash.default_timeout,
+            memory: self.resources().memory,
         }
     }
 

@@ -6,10 +6,11 @@
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, Weak};
 
-use agentsh_protocol::{JobEnd, JobState, ToolOutcome};
+use agentsh_protocol::{JobEnd, ToolOutcome};
 use agentsh_seam::{EventHub, SessionEvent};
+use agentsh_shell_executor::CommandExit;
 
-use crate::job::Job;
+use crate::job::{Job, exit_state};
 use crate::lock;
 
 /// A notice waiting for the next tool result.
@@ -83,18 +84,15 @@ impl JobReports {
     }
 }
 
-/// The end of a job that is in `state` with `exit_code` after `run_time`.
-pub(crate) fn job_end(
-    job: &Job,
-    state: JobState,
-    exit_code: Option<i32>,
-    run_time: std::time::Duration,
-) -> JobEnd {
+/// The end of a job whose command ended as `exit` after `run_time`.
+pub(crate) fn job_end(job: &Job, exit: CommandExit, run_time: std::time::Duration) -> JobEnd {
+    let (state, exit_code) = exit_state(exit);
     JobEnd {
         job_id: job.id.clone(),
         state,
         exit_code,
         run_time,
+        reason: exit.limit,
     }
 }
 

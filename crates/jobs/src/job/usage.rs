@@ -130,6 +130,7 @@ impl Usage {
             cpu_percent,
             rss_bytes: self.rss_bytes,
             busy_minutes: self.busy,
+            memory_limit: None,
         }
     }
 }

@@ -123,6 +123,9 @@ pub enum Message {
         exit_code: Option<i32>,
         /// How long it ran, in milliseconds.
         run_time_ms: u64,
+        /// The resource limit its processes passed: `{kind, limit, used}`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<crate::LimitHit>,
     },
 }
 
@@ -160,11 +163,13 @@ impl Message {
                 state,
                 exit_code,
                 run_time_ms,
+                reason,
             } => Ok(crate::SessionEvent::JobEnd(crate::JobEnd {
                 job_id,
                 state,
                 exit_code,
                 run_time: std::time::Duration::from_millis(run_time_ms),
+                reason,
             })),
             other => Err(other),
         }
@@ -177,6 +182,7 @@ impl Message {
             state: end.state,
             exit_code: end.exit_code,
             run_time_ms: u64::try_from(end.run_time.as_millis()).unwrap_or(u64::MAX),
+            reason: end.reason,
         }
     }
 
@@ -326,6 +332,7 @@ pub struct ServerLine {
     state: Option<crate::JobState>,
     exit_code: Option<i32>,
     run_time_ms: Option<u64>,
+    reason: Option<crate::LimitHit>,
 }
 
 /// A server's line that lacks a field its type must have.
@@ -405,6 +412,7 @@ impl TryFrom<ServerLine> for Message {
                 state: line.state.ok_or_else(|| need("state"))?,
                 exit_code: line.exit_code,
                 run_time_ms: line.run_time_ms.ok_or_else(|| need("runTimeMs"))?,
+                reason: line.reason,
             },
         })
     }
@@ -432,12 +440,25 @@ mod tests {
                 state: JobState::Exited,
                 exit_code: Some(3),
                 run_time: Duration::from_millis(1500),
+                reason: None,
             }),
             SessionEvent::JobEnd(JobEnd {
                 job_id: "4".into(),
                 state: JobState::Killed,
                 exit_code: None,
                 run_time: Duration::from_millis(20),
+                reason: None,
+            }),
+            SessionEvent::JobEnd(JobEnd {
+                job_id: "5".into(),
+                state: JobState::Exited,
+                exit_code: None,
+                run_time: Duration::from_millis(900),
+                reason: Some(crate::LimitHit {
+                    kind: crate::LimitKind::Memory,
+                    limit: 256 << 20,
+                    used: 300 << 20,
+                }),
             }),
         ];
         for event in events {

@@ -26,8 +26,8 @@ use agentsh_pty_runtime::PtyCommand;
 use agentsh_rc_snapshot::default_cache_dir;
 use agentsh_sandbox::SessionSandbox;
 use agentsh_shell_executor::{
-    CancellationToken, ChunkCallback, ExecRequest, ExecutorConfig, SessionKey, ShellExecutor,
-    ShellLimits, Surface,
+    CancellationToken, ChunkCallback, ExecRequest, ExecutorConfig, LateLimits, SessionKey,
+    ShellExecutor, ShellLimits, Surface,
 };
 
 use crate::Timeout;
@@ -125,6 +125,8 @@ struct Inner {
     snapshot: Option<PathBuf>,
     /// The resource limits of each command tree (`[limits]`, resolved at start).
     resources: ResourceLimits,
+    /// Where a limit passed after a call's result was sent goes: the next result's notices.
+    late_limits: LateLimits,
     /// How the snapshot was had.
     snapshot_outcome: SnapshotOutcome,
     executor: Arc<ShellExecutor>,
@@ -296,6 +298,16 @@ impl AgentSession {
 
         let secrets = settings.secrets.session_secrets(&settings.bash.env);
         let executor = executor.unwrap_or_else(global_executor);
+        let jobs = Arc::new(Jobs::new(events.clone()));
+        // A limit passed by what a command left running is told on the session's next result.
+        let late_limits = {
+            let jobs = Arc::downgrade(&jobs);
+            LateLimits::new(move |hit| {
+                if let Some(jobs) = jobs.upgrade() {
+                    jobs.tell_next_result(hit.closing_line());
+                }
+            })
+        };
         let session = Self {
             inner: Arc::new(Inner {
                 id: session_id.unwrap_or_else(fresh_session_id),
@@ -310,13 +322,14 @@ impl AgentSession {
                 prefix,
                 snapshot,
                 resources: ResourceLimits::default(),
+                late_limits,
                 snapshot_outcome,
                 executor,
                 shutdown: CancellationToken::new(),
                 bang: Mutex::new(None),
                 context: Mutex::new(Vec::new()),
                 warnings: Mutex::new(Warnings::default()),
-                jobs: Arc::new(Jobs::new(events.clone())),
+                jobs,
                 artifact_ids: Mutex::new(Vec::new()),
                 gate: ApprovalGate::new(policy),
                 secrets,
@@ -618,6 +631,7 @@ impl AgentSession {
             },
             sandbox: self.sandbox().cloned(),
             resources: inner.resources,
+            late_limits: Some(inner.late_limits.clone()),
         }
     }
 

@@ -601,6 +601,11 @@ impl Jobs {
         self.all().iter().map(|job| job.summary()).collect()
     }
 
+    /// Queues `text` for the session's next tool result, which closes with it (once).
+    pub fn tell_next_result(&self, text: String) {
+        self.reports.session_notice(text);
+    }
+
     /// `outcome` closed with the notices waiting for the session's next tool result (jobs
     /// that ended or have been busy without output), each after a blank line.
     pub fn with_notices(&self, outcome: ToolOutcome) -> ToolOutcome {

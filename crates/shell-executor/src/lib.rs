@@ -22,7 +22,8 @@ pub use error::ExecError;
 pub use executor::{ChunkCallback, ShellExecutor};
 pub use job::{JobChunks, JobProgress, JobRun};
 pub use request::{
-    DEFAULT_MAX_TOTAL_SHELLS, ExecRequest, ExecutorConfig, SessionKey, ShellLimits, Surface,
+    DEFAULT_MAX_TOTAL_SHELLS, ExecRequest, ExecutorConfig, LateLimits, SessionKey, ShellLimits,
+    Surface,
 };
 pub use shell::Output;
 pub use tokio_util::sync::CancellationToken;

@@ -3,11 +3,12 @@
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use agentsh_process::sandbox::SandboxSpec;
 use agentsh_process::shell::{ShellSpec, discover_shell};
-use agentsh_protocol::{DEFAULT_IDLE_MINUTES, DEFAULT_MAX_SHELLS, ResourceLimits};
+use agentsh_protocol::{DEFAULT_IDLE_MINUTES, DEFAULT_MAX_SHELLS, LimitHit, ResourceLimits};
 use tokio_util::sync::CancellationToken;
 
 /// Default of [`ExecutorConfig::max_total_shells`]: however many sessions one executor serves,
@@ -84,6 +85,32 @@ pub struct ExecRequest {
     /// The resource limits of the command's tree (`[limits]`, resolved): a tree that passes
     /// one is ended and its result says which.
     pub resources: ResourceLimits,
+    /// Where a limit passed after the result was sent goes (by processes the command left
+    /// running with `&`); `None`: such processes are not watched.
+    pub late_limits: Option<LateLimits>,
+}
+
+/// Told each limit that processes a command left running (`&`) passed after its call's result
+/// was sent: they are ended, and the session says so on its next result. Cheap to clone.
+#[derive(Clone)]
+pub struct LateLimits(Arc<dyn Fn(LimitHit) + Send + Sync>);
+
+impl LateLimits {
+    /// Calls `tell` with each late limit.
+    pub fn new(tell: impl Fn(LimitHit) + Send + Sync + 'static) -> Self {
+        Self(Arc::new(tell))
+    }
+
+    /// Tells `hit`.
+    pub(crate) fn tell(&self, hit: LimitHit) {
+        (self.0)(hit);
+    }
+}
+
+impl std::fmt::Debug for LateLimits {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LateLimits")
+    }
 }
 
 impl ExecRequest {
@@ -111,6 +138,7 @@ impl ExecRequest {
             limits: ShellLimits::default(),
             sandbox: None,
             resources: ResourceLimits::default(),
+            late_limits: None,
         }
     }
 }

@@ -19,13 +19,16 @@ use std::time::Duration;
 use agentsh_process::sandbox::SandboxSpec;
 use agentsh_process::shell::ShellSpec;
 use agentsh_process::{
-    ChildExit, CommandScope, OwnedDir, SpawnSpec, StartMark, Supervisor, can_attribute, descendants,
+    ChildExit, CommandScope, OwnedDir, SpawnSpec, StartMark, Supervisor, can_attribute, children,
+    command_usage, descendants, end_command_with,
 };
-use agentsh_protocol::{LimitHit, ResourceLimits};
+use agentsh_protocol::{LimitHit, LimitKind, ResourceLimits};
 use rustix::process::Signal;
 use tokio::io::unix::AsyncFd;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
+
+use crate::request::LateLimits;
 
 use self::files::{
     PRIVATE_DIR_PREFIX, find_gave_up_file, private_dir_parent, private_fifo, write_all,
@@ -50,6 +53,8 @@ const STARTUP_LIMIT: Duration = Duration::from_secs(10);
 /// sanitised and copied into the spill batch: 256 KiB reads ran 10–15 % slower end to end
 /// (measured against the pipe floor, both output shapes of the throughput bench).
 const READ_CHUNK: usize = 64 * 1024;
+/// How often what a command left running (`&`) is measured against its limits.
+const LEFTOVER_LIMIT_CHECK: Duration = Duration::from_millis(100);
 /// How often a job whose command returned is checked for processes it left behind.
 const LEFTOVER_CHECK: Duration = Duration::from_millis(250);
 /// At most this much is read from a FIFO after its shell died or was replaced.
@@ -316,10 +321,11 @@ impl ShellProcess {
         command: &str,
         cwd: &Path,
         timeout: Duration,
-        resources: ResourceLimits,
+        limits: TreeLimits<'_>,
         cancel: &CancellationToken,
         out: &mut dyn Output,
     ) -> Result<RunOutcome, ExecError> {
+        let resources = limits.resources;
         let Some(supervisor) = self.supervisor.as_ref() else {
             return Ok(RunOutcome::shell_gone());
         };
@@ -382,6 +388,7 @@ impl ShellProcess {
         let Some(supervisor) = supervisor.as_mut() else {
             return Ok(RunOutcome::shell_gone());
         };
+        let scope = stop.scope.clone();
         let mut run = CommandRun::new(
             seq, timeout, resources, stop, &mut fifo, out, buf, report, readiness,
         );
@@ -418,7 +425,29 @@ impl ShellProcess {
         };
         let outcome = self.finish(ended, fifo, out).await;
         out.finish();
+        if let (Ok(outcome), Some(late)) = (&outcome, limits.late)
+            && resources.any()
+            && !outcome.restarted
+            && self.left_processes(&scope)
+        {
+            tokio::spawn(watch_leftovers(scope, resources, late.clone()));
+        }
         outcome
+    }
+
+    /// Whether the command `scope` ended with processes of it still running (`&`), as far as
+    /// the cheap look tells: the shell has children, or its supervisor has some other than the
+    /// shell (orphans it reaped as a subreaper).
+    fn left_processes(&self, scope: &CommandScope) -> bool {
+        let shell_children = children(scope.shell);
+        let supervisor_children = children(scope.supervisor);
+        match (shell_children, supervisor_children) {
+            (Some(shell), Some(supervisor)) => {
+                !shell.is_empty() || supervisor.iter().any(|&pid| pid != scope.shell)
+            }
+            // The kernel does not tell: the full look.
+            _ => self.has_background_jobs(),
+        }
     }
 
     /// Records the user traps the loop saved, in [`PRE_FILE`] for the next command when they
@@ -549,6 +578,50 @@ impl ShellProcess {
     fn drain_after_end(&mut self, fifo: &mut Fifo, out: &mut dyn Output) {
         fifo.release();
         fifo.drain_now(&mut self.buf, DRAIN_LIMIT, &mut |bytes| out.chunk(bytes));
+    }
+}
+
+/// The limits a command's tree runs under, and where one passed after its result goes.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct TreeLimits<'a> {
+    pub(crate) resources: ResourceLimits,
+    pub(crate) late: Option<&'a LateLimits>,
+}
+
+/// Watches what a command left running (`&`) after its call's result was sent, every
+/// [`LEFTOVER_LIMIT_CHECK`], until none of it is left: the memory and number of its processes
+/// stay under its limits, else they are ended and `late` is told. (Its CPU time was the
+/// call's.)
+async fn watch_leftovers(scope: CommandScope, resources: ResourceLimits, late: LateLimits) {
+    let mut check = tokio::time::interval(LEFTOVER_LIMIT_CHECK);
+    check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        check.tick().await;
+        let usage = command_usage(&scope);
+        if usage.processes == 0 {
+            return;
+        }
+        let memory = resources
+            .memory
+            .filter(|&limit| usage.memory_bytes > limit)
+            .map(|limit| LimitHit {
+                kind: LimitKind::Memory,
+                limit,
+                used: usage.memory_bytes,
+            });
+        let processes = resources
+            .processes
+            .filter(|&limit| usage.processes as u64 > limit)
+            .map(|limit| LimitHit {
+                kind: LimitKind::Processes,
+                limit,
+                used: usage.processes as u64,
+            });
+        if let Some(hit) = memory.or(processes) {
+            end_command_with(&scope, Signal::KILL.as_raw(), Duration::ZERO).await;
+            late.tell(hit);
+            return;
+        }
     }
 }
 

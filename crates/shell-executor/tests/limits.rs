@@ -2,9 +2,11 @@
 //! a tree over its memory, process or CPU limit ends, the result says which, and the shell
 //! with its state stays.
 
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use agentsh_protocol::{LimitKind, ResourceLimits};
+use agentsh_shell_executor::LateLimits;
 
 use crate::common::{request, run, run_req, with_session};
 
@@ -69,7 +71,7 @@ fn a_spinning_loop_ends_after_its_cpu_time() {
 fn a_tree_of_too_many_processes_ends() {
     with_session("limit-processes", async |exec, s| {
         let mut req = request(
-            "for i in $(seq 200); do sleep 600 & done; wait",
+            "for i in $(seq 200); do sleep 611 & done; wait",
             &s,
             Duration::from_secs(60),
         );
@@ -82,8 +84,12 @@ fn a_tree_of_too_many_processes_ends() {
         assert_eq!(limit.kind, LimitKind::Processes, "{result:?}");
         assert_eq!(limit.limit, 64);
         assert!(limit.used > 64, "{limit:?}");
-        let left = run(&exec, &s, "pgrep -c -x sleep -P $$ || true").await;
-        assert_eq!(left.summary.output.trim(), "0", "{left:?}");
+        // (bash also reports the background jobs it saw killed.)
+        let left = run(&exec, &s, "echo left=$(pgrep -c -x -f 'sleep 611')").await;
+        assert!(
+            left.summary.output.lines().any(|line| line == "left=0"),
+            "{left:?}"
+        );
     });
 }
 
@@ -104,5 +110,42 @@ fn a_command_within_its_limits_is_untouched() {
         assert_eq!(result.limit, None, "{result:?}");
         assert_eq!(result.exit_code, Some(0));
         assert_eq!(result.summary.output, "16777216\n");
+    });
+}
+
+#[test]
+fn what_a_command_left_running_is_held_to_its_limits_after_the_result() {
+    with_session("limit-leftovers", async |exec, s| {
+        let told = Arc::new(Mutex::new(Vec::new()));
+        let mut req = request(
+            "(for i in $(seq 100); do sleep 617 & done; wait) & echo started",
+            &s,
+            Duration::from_secs(60),
+        );
+        req.resources = ResourceLimits {
+            processes: Some(64),
+            ..ResourceLimits::default()
+        };
+        let sink = Arc::clone(&told);
+        req.late_limits = Some(LateLimits::new(move |hit| {
+            sink.lock().expect("lock").push(hit);
+        }));
+        let result = run_req(&exec, req).await;
+        assert_eq!(result.summary.output, "started\n", "{result:?}");
+        assert_eq!(result.exit_code, Some(0), "{result:?}");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while told.lock().expect("lock").is_empty() {
+            assert!(Instant::now() < deadline, "no late limit was told");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let hit = told.lock().expect("lock")[0];
+        assert_eq!(hit.kind, LimitKind::Processes);
+        assert_eq!(hit.limit, 64);
+        assert!(hit.used > 64, "{hit:?}");
+        let left = run(&exec, &s, "echo left=$(pgrep -c -x -f 'sleep 617')").await;
+        assert!(
+            left.summary.output.lines().any(|line| line == "left=0"),
+            "{left:?}"
+        );
     });
 }

@@ -66,6 +66,15 @@ impl JobReports {
         });
     }
 
+    /// Queues `text`, a notice of the session's own (not about a job).
+    pub(crate) fn session_notice(&self, text: String) {
+        lock(&self.queued).push(Queued {
+            job: Weak::new(),
+            end: false,
+            text,
+        });
+    }
+
     /// The notices for the result being made now, taken (each goes out once): an end notice
     /// whose job's end a result has shown since is dropped.
     pub(crate) fn take(&self) -> Vec<String> {

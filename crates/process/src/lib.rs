@@ -22,7 +22,7 @@ pub use input_wait::{InputWait, command_line, foreground_program, input_wait, in
 pub use kill::{EndReport, TERM_GRACE, end_command, end_command_with, kill_tree};
 pub use owned_dir::{OWNED_MARK, OwnedDir, remove_ownerless};
 pub use supervisor::{
-    BlockingSupervisor, ChildExit, ChildStdio, SpawnError, SpawnSpec, Supervisor,
+    Backstops, BlockingSupervisor, ChildExit, ChildStdio, SpawnError, SpawnSpec, Supervisor,
 };
 pub use terminal::command_terminal_program;
 pub use tree::{

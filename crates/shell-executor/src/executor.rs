@@ -316,6 +316,7 @@ pub(crate) async fn start_shell(
         request.snapshot.as_deref(),
         &request.cwd,
         request.sandbox.as_ref(),
+        request.resources,
     )
     .await
 }

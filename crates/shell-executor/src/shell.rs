@@ -19,8 +19,8 @@ use std::time::Duration;
 use agentsh_process::sandbox::SandboxSpec;
 use agentsh_process::shell::ShellSpec;
 use agentsh_process::{
-    ChildExit, CommandScope, OwnedDir, SpawnSpec, StartMark, Supervisor, can_attribute, children,
-    command_usage, descendants, end_command_with,
+    Backstops, ChildExit, CommandScope, OwnedDir, SpawnSpec, StartMark, Supervisor, can_attribute,
+    children, command_usage, descendants, end_command_with,
 };
 use agentsh_protocol::{LimitHit, LimitKind, ResourceLimits};
 use rustix::process::Signal;
@@ -165,6 +165,7 @@ impl ShellProcess {
         snapshot: Option<&Path>,
         cwd: &Path,
         sandbox: Option<&SandboxSpec>,
+        resources: ResourceLimits,
     ) -> Result<Self, ExecError> {
         // 0700 whatever the umask: the command text and cwd written here are nobody else's.
         // Locked while agentsh runs: a later agentsh removes it if nothing else did.
@@ -181,6 +182,12 @@ impl ShellProcess {
         // The session's sandbox; the spawner adds the shell's own directory
         // (`remove_on_exit`) to the writable roots.
         spawn.sandbox = sandbox.cloned();
+        // Per-process backstops of the tree's limits: a heap stops at twice the tree's memory
+        // (what the watchdog or the cgroup ends first), and in the sandbox the tree's tasks.
+        spawn.backstops = Backstops {
+            data_bytes: resources.memory.map(|bytes| bytes.saturating_mul(2)),
+            sandboxed_tasks: resources.processes,
+        };
         let supervisor = Supervisor::spawn(spawn).await?;
         Ok(Self {
             spec: spec.clone(),

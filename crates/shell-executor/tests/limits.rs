@@ -110,6 +110,14 @@ fn a_command_within_its_limits_is_untouched() {
         assert_eq!(result.limit, None, "{result:?}");
         assert_eq!(result.exit_code, Some(0));
         assert_eq!(result.summary.output, "16777216\n");
+        // The per-process backstop: a heap stops at twice the tree's memory.
+        let limits = run(&exec, &s, "grep 'Max data size' /proc/self/limits").await;
+        let fields: Vec<&str> = limits.summary.output.split_whitespace().collect();
+        assert_eq!(
+            fields.get(3..5),
+            Some(&["536870912", "536870912"][..]),
+            "{limits:?}"
+        );
     });
 }
 

@@ -581,6 +581,17 @@ unsafe fn child_main(view: &ChildView<'_>, self_pipe: [c_int; 2], joined: bool) 
                 terminal_inside,
             );
         }
+        // Backstops of the tree's resource limits (lowering an rlimit never fails for want of
+        // a privilege; one the host already holds lower stays lower).
+        if let Some(bytes) = plan.backstops.data_bytes {
+            lower_rlimit(libc::RLIMIT_DATA, bytes);
+        }
+        if let Some(tasks) = plan.backstops.sandboxed_tasks
+            && plan.sandbox.is_some()
+            && libc::getuid() != 0
+        {
+            lower_rlimit(libc::RLIMIT_NPROC, tasks);
+        }
         if libc::chdir(plan.cwd.as_ptr()) != 0 {
             report_error(SUP_ERROR, Stage::ChildCwd, errno());
             libc::_exit(127);
@@ -596,6 +607,34 @@ unsafe fn child_main(view: &ChildView<'_>, self_pipe: [c_int; 2], joined: bool) 
 }
 
 // Raw helpers.
+
+/// The type of an rlimit's resource number, as the C library declares it.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+type RlimitResource = libc::__rlimit_resource_t;
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+type RlimitResource = libc::c_int;
+
+/// Lowers `resource` to `value` (soft and hard), unless it is already lower. Async-signal-safe.
+///
+/// # Safety
+/// Raw system calls; called in the forked child.
+unsafe fn lower_rlimit(resource: RlimitResource, value: u64) {
+    let mut current = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `current` is a valid rlimit to fill.
+    if unsafe { libc::getrlimit(resource, &mut current) } != 0 {
+        return;
+    }
+    let value = value as libc::rlim_t;
+    let lowered = libc::rlimit {
+        rlim_cur: current.rlim_cur.min(value),
+        rlim_max: current.rlim_max.min(value),
+    };
+    // SAFETY: `lowered` is a valid rlimit.
+    unsafe { libc::setrlimit(resource, &lowered) };
+}
 
 /// Closes every descriptor `>= lowest`.
 fn close_from(lowest: c_int) {

@@ -128,6 +128,23 @@ pub struct SpawnSpec {
     /// weaker kernel gets (the sandbox is still only what the running kernel can enforce).
     #[doc(hidden)]
     pub sandbox_kernel: Option<Kernel>,
+    /// Backstops of resource limits, set on the child before its `execve` and inherited by
+    /// everything it starts (see [`Backstops`]).
+    pub backstops: Backstops,
+}
+
+/// Resource limits (rlimits) a supervised child and its descendants get, backstops of the
+/// limits a watchdog or a cgroup enforces on a whole tree: each counts per process (or per
+/// user), so none of them alone bounds a tree.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Backstops {
+    /// `RLIMIT_DATA`, bytes: a process's heap and private writable mappings stop growing there
+    /// (address-space reservations, as WASM runtimes, the JVM and Go make, are left alone).
+    pub data_bytes: Option<u64>,
+    /// `RLIMIT_NPROC`, set only inside the sandbox's user namespace and only when the child's
+    /// uid is not 0 there: in a user namespace of its own (Linux 5.14 or later) it counts the
+    /// tree's tasks rather than the user's, and the kernel exempts uid 0.
+    pub sandboxed_tasks: Option<u64>,
 }
 
 impl SpawnSpec {
@@ -150,6 +167,7 @@ impl SpawnSpec {
             remove_on_exit: None,
             sandbox: None,
             sandbox_kernel: None,
+            backstops: Backstops::default(),
         }
     }
 }

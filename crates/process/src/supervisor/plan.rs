@@ -32,6 +32,8 @@ pub(super) struct ForkPlan {
     pub(super) cgroup: Option<Cgroup>,
     /// The sandbox, ready for the child's raw system calls.
     pub(super) sandbox: Option<Prepared>,
+    /// The rlimits the child sets before `execve`.
+    pub(super) backstops: super::Backstops,
 }
 
 fn cstring(bytes: &[u8], program: &str, what: &'static str) -> Result<CString, SpawnError> {
@@ -127,6 +129,7 @@ impl ForkPlan {
             orphan_dir,
             cgroup: containment::new_cgroup(),
             sandbox,
+            backstops: spec.backstops,
         })
     }
 }

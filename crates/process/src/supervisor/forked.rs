@@ -624,7 +624,7 @@ unsafe fn lower_rlimit(resource: RlimitResource, value: u64) {
         rlim_max: 0,
     };
     // SAFETY: `current` is a valid rlimit to fill.
-    if unsafe { libc::getrlimit(resource, &mut current) } != 0 {
+    if unsafe { libc::getrlimit(resource, &raw mut current) } != 0 {
         return;
     }
     let value = value as libc::rlim_t;
@@ -633,7 +633,7 @@ unsafe fn lower_rlimit(resource: RlimitResource, value: u64) {
         rlim_max: current.rlim_max.min(value),
     };
     // SAFETY: `lowered` is a valid rlimit.
-    unsafe { libc::setrlimit(resource, &lowered) };
+    unsafe { libc::setrlimit(resource, &raw const lowered) };
 }
 
 /// Closes every descriptor `>= lowest`.

@@ -3,8 +3,6 @@
 
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-
 use crate::text::format_size;
 
 /// The limits one command tree (a foreground call's command with everything it starts, or a
@@ -27,8 +25,9 @@ impl ResourceLimits {
 }
 
 /// Which limit a tree passed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum LimitKind {
     /// `limits.memory`.
     Memory,
@@ -51,7 +50,8 @@ impl LimitKind {
 
 /// A limit a command tree passed: `details.limit` of its result, a job's `job_end` reason.
 /// `limit` and `used` are bytes (memory), tasks (processes) or whole seconds (CPU time).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct LimitHit {
     /// Which limit.
     pub kind: LimitKind,

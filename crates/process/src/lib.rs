@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 #![deny(missing_docs)]
 
+mod cgroupfs;
 mod containment;
 pub mod env;
 mod id;

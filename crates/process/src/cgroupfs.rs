@@ -1,6 +1,8 @@
 //! Reading the cgroup file systems: which hierarchies are mounted where
 //! (`/proc/self/mountinfo`), which cgroup a process is in (`/proc/<pid>/cgroup`), the owner
-//! names of agentsh's cgroups (`<pidns>-<pid>-<start>-<n>`), and their private directories.
+//! names of agentsh's cgroups (`<pidns>-<pid>-<start>-<n>`), and the small reads and writes of
+//! cgroup control files. Shared by containment (one cgroup v2 per supervised tree) and the
+//! resource limits (one cgroup per command tree, v1 or v2).
 
 use std::fs;
 use std::io;
@@ -19,9 +21,17 @@ pub(crate) struct CgroupMount {
     pub(crate) root: String,
     /// Where it is mounted.
     pub(crate) mount: PathBuf,
+    /// The v1 controllers of the hierarchy (`memory`, `cpu`, `cpuacct`, `name=systemd`, …):
+    /// the mount's super options less `rw`/`ro` and the like; empty for v2.
+    pub(crate) controllers: Vec<String>,
 }
 
 impl CgroupMount {
+    /// Whether this v1 hierarchy has `controller`.
+    pub(crate) fn has(&self, controller: &str) -> bool {
+        self.controllers.iter().any(|c| c == controller)
+    }
+
     /// The directory of cgroup `path` (as `/proc/<pid>/cgroup` names it) in this mount;
     /// `None` when the path lies outside the mounted part.
     pub(crate) fn dir_of(&self, path: &str) -> Option<PathBuf> {
@@ -50,13 +60,30 @@ fn parse_mount(line: &str) -> Option<CgroupMount> {
         "cgroup" => false,
         _ => return None,
     };
+    let _source = tail.next()?;
+    let options = tail.next().unwrap_or("");
     let fields: Vec<&str> = before.split(' ').collect();
     let root = unescape(fields.get(3)?);
     let mount = PathBuf::from(unescape(fields.get(4)?));
+    let controllers = if unified {
+        Vec::new()
+    } else {
+        options
+            .split(',')
+            .filter(|o| {
+                !matches!(
+                    *o,
+                    "rw" | "ro" | "noprefix" | "clone_children" | "xattr" | "cpuset_v2_mode"
+                ) && !o.starts_with("release_agent=")
+            })
+            .map(str::to_owned)
+            .collect()
+    };
     Some(CgroupMount {
         unified,
         root,
         mount,
+        controllers,
     })
 }
 
@@ -94,6 +121,21 @@ pub(crate) fn own_cgroup() -> Option<String> {
         .ok()?
         .into_iter()
         .find_map(|(controllers, path)| controllers.is_empty().then_some(path))
+}
+
+/// The directory of process `pid`'s cgroup in `mount` (`None`: this process); `None` when it
+/// cannot be told.
+pub(crate) fn cgroup_dir_of(mount: &CgroupMount, pid: Option<u32>) -> Option<PathBuf> {
+    let lines = process_cgroups(pid).ok()?;
+    let path = lines.into_iter().find_map(|(controllers, path)| {
+        let matches = if mount.unified {
+            controllers.is_empty()
+        } else {
+            !controllers.is_empty() && controllers.iter().all(|c| mount.has(c))
+        };
+        matches.then_some(path)
+    })?;
+    mount.dir_of(&path)
 }
 
 /// Undoes the octal escapes (`\040` for a space) of `/proc/self/mountinfo`.
@@ -135,6 +177,47 @@ pub(crate) fn create_new_private_dir(dir: &Path) -> io::Result<()> {
     fs::DirBuilder::new().mode(0o700).create(dir)?;
     let _ = fs::set_permissions(dir, fs::Permissions::from_mode(0o700));
     Ok(())
+}
+
+/// The number after `key ` in a flat keyed control file (`memory.events`, `pids.events`,
+/// `memory.oom_control`, `cpu.stat`); `None` when the key is missing.
+pub(crate) fn keyed_value(text: &str, key: &str) -> Option<u64> {
+    text.lines().find_map(|line| {
+        let (name, value) = line.split_once(' ')?;
+        (name == key).then(|| value.trim().parse().ok())?
+    })
+}
+
+/// A single-number control file (`memory.current`, `pids.current`); `max` reads as `None`.
+pub(crate) fn read_number(path: &Path) -> io::Result<Option<u64>> {
+    let text = fs::read_to_string(path)?;
+    let text = text.trim();
+    if text == "max" {
+        return Ok(None);
+    }
+    text.parse().map(Some).map_err(|_| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{}: not a number: {text:?}", path.display()),
+        )
+    })
+}
+
+/// The pids in a `cgroup.procs` file (none when it is gone).
+pub(crate) fn read_procs(procs: &Path) -> Vec<u32> {
+    fs::read_to_string(procs)
+        .map(|text| text.lines().filter_map(|l| l.trim().parse().ok()).collect())
+        .unwrap_or_default()
+}
+
+/// Moves process `pid` into the cgroup at `dir` (its `cgroup.procs`).
+pub(crate) fn move_process(dir: &Path, pid: u32) -> io::Result<()> {
+    fs::write(dir.join("cgroup.procs"), pid.to_string()).map_err(|err| {
+        io::Error::new(
+            err.kind(),
+            format!("cannot move process {pid} into {}: {err}", dir.display()),
+        )
+    })
 }
 
 /// The owner fields of a cgroup name `<pidns>-<pid>-<start>-<n>`.
@@ -196,16 +279,16 @@ mod tests {
     }
 
     #[test]
-    fn cgroup_mounts_are_parsed() {
+    fn cgroup_mounts_are_parsed_with_their_controllers() {
         let v1 = parse_mount(
             "32 31 0:29 / /sys/fs/cgroup/cpu,cpuacct rw,relatime - cgroup cgroup rw,cpu,cpuacct",
         )
         .expect("a v1 mount");
-        assert!(!v1.unified);
+        assert!(!v1.unified && v1.has("cpu") && v1.has("cpuacct") && !v1.has("rw"));
         assert_eq!(v1.mount, Path::new("/sys/fs/cgroup/cpu,cpuacct"));
         let v2 = parse_mount("41 31 0:38 /box /sys/fs/cgroup rw,relatime - cgroup2 cgroup2 rw")
             .expect("a v2 mount");
-        assert!(v2.unified);
+        assert!(v2.unified && v2.controllers.is_empty());
         assert_eq!(
             v2.dir_of("/box/a/b"),
             Some(PathBuf::from("/sys/fs/cgroup/a/b"))
@@ -213,6 +296,15 @@ mod tests {
         assert_eq!(v2.dir_of("/box"), Some(PathBuf::from("/sys/fs/cgroup")));
         assert_eq!(v2.dir_of("/boxes"), None, "outside the mounted part");
         assert!(parse_mount("22 1 8:1 / / rw - ext4 /dev/vda rw").is_none());
+    }
+
+    #[test]
+    fn keyed_files_are_read_by_key() {
+        let text = "low 0\nhigh 0\nmax 7\noom 2\noom_kill 1\n";
+        assert_eq!(keyed_value(text, "max"), Some(7));
+        assert_eq!(keyed_value(text, "oom_kill"), Some(1));
+        assert_eq!(keyed_value(text, "oom_group_kill"), None);
+        assert_eq!(keyed_value("oom_kill_disable 0\n", "oom_kill"), None);
     }
 
     #[test]

@@ -80,6 +80,9 @@ pub fn run(args: &DoctorArgs) -> ExitCode {
         probes::host_name()
     );
 
+    // Decided before the first session starts a shell (on cgroup v2 agentsh may have to move
+    // itself into a leaf, which a supervisor beside it would prevent); printed in its place.
+    let limits = probes::resource_limits();
     let (settings, config) = config_check(args.session.config.as_deref());
     broken |= !config.ok;
     print(config);
@@ -106,6 +109,7 @@ pub fn run(args: &DoctorArgs) -> ExitCode {
         for check in probes::kernel() {
             print(check);
         }
+        print(limits);
         for check in probes::sandbox_modes().await {
             print(check);
         }

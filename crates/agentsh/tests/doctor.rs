@@ -77,6 +77,7 @@ fn every_line_of_the_doctor_is_true_here() {
         "Landlock",
         "user namespaces",
         "seccomp",
+        "resource limits",
         "sandbox read-only",
         "sandbox workspace-write",
         "network namespaces",
@@ -175,6 +176,19 @@ fn every_line_of_the_doctor_is_true_here() {
         line(&lines, "sandbox read-only").0,
         "the allowlist works where a sandbox does: {allowlist:?}"
     );
+
+    // The resource limits: a cgroup where this test process finds one too, named as it
+    // describes it.
+    let limits = line(&lines, "resource limits");
+    let mechanism = agentsh_process::limits_mechanism();
+    assert_eq!(limits.0, mechanism.is_kernel_enforced(), "{limits:?}");
+    let kind = mechanism
+        .describe()
+        .split(':')
+        .next()
+        .expect("a kind")
+        .to_owned();
+    assert!(limits.2.starts_with(&kind), "{limits:?} vs {kind}");
 
     // The artifact directory the config names.
     let artifacts = line(&lines, "artifacts");

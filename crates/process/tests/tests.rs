@@ -2,6 +2,8 @@
 
 mod env;
 #[cfg(target_os = "linux")]
+mod limits;
+#[cfg(target_os = "linux")]
 mod sandbox;
 mod shell;
 mod supervisor;

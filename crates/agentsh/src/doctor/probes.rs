@@ -274,6 +274,18 @@ pub(super) fn kernel() -> Vec<Check> {
     vec![landlock, user_namespaces, seccomp]
 }
 
+/// How the resource limits (`[limits]`) of command trees are enforced here: by the kernel in
+/// a cgroup per tree, or by a watchdog that samples the tree (and why not a cgroup).
+pub(super) fn resource_limits() -> Check {
+    const WHAT: &str = "resource limits";
+    let mechanism = agentsh_process::limits_mechanism();
+    if mechanism.is_kernel_enforced() {
+        Check::pass(WHAT, mechanism.describe())
+    } else {
+        Check::fail(WHAT, mechanism.describe())
+    }
+}
+
 /// Each sandbox mode tried for real: a session in a scratch directory, a write to its cwd,
 /// and the network interfaces its commands see.
 pub(super) async fn sandbox_modes() -> Vec<Check> {

@@ -6,12 +6,13 @@ use std::ffi::CString;
 use std::fs;
 use std::io;
 use std::os::unix::ffi::OsStrExt as _;
-use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::procfs;
+use crate::cgroupfs::{
+    create_new_private_dir, create_private_dir, is_dead_owners, own_cgroup, owner_id, unified_mount,
+};
 
 /// The name of agentsh's parent cgroup, inside the cgroup agentsh runs in.
 const PARENT_NAME: &str = "agentsh";
@@ -31,25 +32,21 @@ impl Root {
     /// Finds the unified hierarchy, creates the private parent cgroup (0700) and checks that
     /// a cgroup can be made there. The error is the reason, for the warning.
     pub(super) fn open() -> Result<Self, String> {
-        let (mount, root) =
+        let mount =
             unified_mount().ok_or_else(|| "no cgroup v2 hierarchy is mounted".to_owned())?;
         let own =
             own_cgroup().ok_or_else(|| "no cgroup v2 entry in /proc/self/cgroup".to_owned())?;
-        let relative = own
-            .strip_prefix(root.trim_end_matches('/'))
-            .filter(|rest| rest.is_empty() || rest.starts_with('/'))
-            .ok_or_else(|| format!("agentsh's cgroup {own} is outside the mounted {root}"))?;
         let parent = mount
-            .join(relative.trim_start_matches('/'))
+            .dir_of(&own)
+            .ok_or_else(|| {
+                format!(
+                    "agentsh's cgroup {own} is outside the mounted {}",
+                    mount.root
+                )
+            })?
             .join(PARENT_NAME);
-        match fs::DirBuilder::new().mode(0o700).create(&parent) {
-            Ok(()) => {
-                // The mode holds whatever the umask.
-                let _ = fs::set_permissions(&parent, fs::Permissions::from_mode(0o700));
-            }
-            Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {}
-            Err(err) => return Err(format!("cannot create {}: {err}", parent.display())),
-        }
+        create_private_dir(&parent)
+            .map_err(|err| format!("cannot create {}: {err}", parent.display()))?;
         if !parent.join("cgroup.kill").exists() {
             return Err(format!(
                 "{} has no cgroup.kill (Linux 5.14 or later is needed)",
@@ -80,8 +77,7 @@ impl Root {
     pub(super) fn create(&self) -> io::Result<Cgroup> {
         let n = self.next.fetch_add(1, Ordering::Relaxed);
         let dir = self.parent.join(format!("{}-{n}", self.owner));
-        fs::DirBuilder::new().mode(0o700).create(&dir)?;
-        let _ = fs::set_permissions(&dir, fs::Permissions::from_mode(0o700));
+        create_new_private_dir(&dir)?;
         Cgroup::at(dir)
     }
 
@@ -98,11 +94,13 @@ impl Root {
         let mut left: Vec<Cgroup> = entries
             .flatten()
             .filter(|entry| entry.file_type().is_ok_and(|t| t.is_dir()))
-            .filter_map(|entry| {
-                let name = entry.file_name();
-                let owner = parse_owner(name.to_str()?)?;
-                (owner.namespace == namespace && !owner.is_alive()).then(|| entry.path())
+            .filter(|entry| {
+                entry
+                    .file_name()
+                    .to_str()
+                    .is_some_and(|name| is_dead_owners(name, namespace))
             })
+            .map(|entry| entry.path())
             .filter_map(|dir| Cgroup::at(dir).ok())
             .collect();
         for cgroup in &left {
@@ -120,89 +118,6 @@ impl Root {
             cgroup.forget();
         }
     }
-}
-
-/// The owner fields of a cgroup name `<pidns>-<pid>-<start>-<n>`.
-struct Owner<'a> {
-    namespace: &'a str,
-    pid: u32,
-    start: u64,
-}
-
-fn parse_owner(name: &str) -> Option<Owner<'_>> {
-    let mut parts = name.split('-');
-    let namespace = parts.next()?;
-    let pid = parts.next()?.parse().ok()?;
-    let start = parts.next()?.parse().ok()?;
-    let _n: u64 = parts.next()?.parse().ok()?;
-    parts.next().is_none().then_some(Owner {
-        namespace,
-        pid,
-        start,
-    })
-}
-
-impl Owner<'_> {
-    /// Whether the owning process still runs: same pid, same start time.
-    fn is_alive(&self) -> bool {
-        let mut buf = [0u8; procfs::STAT_BUFFER];
-        procfs::read_stat(u64::from(self.pid), &mut buf).is_some_and(|stat| {
-            stat.start_ticks() == Some(self.start)
-                && stat.state().is_some_and(|s| !procfs::is_exited_state(s))
-        })
-    }
-}
-
-/// `<pidns inode>-<pid>-<start ticks>` of process `pid`.
-fn owner_id(pid: u32) -> Option<String> {
-    let namespace = fs::metadata(format!("/proc/{pid}/ns/pid")).ok()?.ino();
-    let mut buf = [0u8; procfs::STAT_BUFFER];
-    let start = procfs::read_stat(u64::from(pid), &mut buf)?.start_ticks()?;
-    Some(format!("{namespace}-{pid}-{start}"))
-}
-
-/// The mount point and root of the first cgroup v2 mount in `/proc/self/mountinfo`.
-fn unified_mount() -> Option<(PathBuf, String)> {
-    let text = fs::read_to_string("/proc/self/mountinfo").ok()?;
-    text.lines().find_map(|line| {
-        let (before, after) = line.split_once(" - ")?;
-        if after.split(' ').next()? != "cgroup2" {
-            return None;
-        }
-        let fields: Vec<&str> = before.split(' ').collect();
-        let root = unescape(fields.get(3)?);
-        let mount = unescape(fields.get(4)?);
-        Some((PathBuf::from(mount), root))
-    })
-}
-
-/// agentsh's cgroup in the unified hierarchy (`0::<path>` in `/proc/self/cgroup`).
-fn own_cgroup() -> Option<String> {
-    let text = fs::read_to_string("/proc/self/cgroup").ok()?;
-    text.lines()
-        .find_map(|line| line.strip_prefix("0::"))
-        .map(|path| path.trim_end_matches(" (deleted)").to_owned())
-}
-
-/// Undoes the octal escapes (`\040` for a space) of `/proc/self/mountinfo`.
-fn unescape(field: &str) -> String {
-    let bytes = field.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let octal = bytes
-            .get(i + 1..i + 4)
-            .filter(|d| bytes[i] == b'\\' && d.iter().all(|b| (b'0'..=b'7').contains(b)))
-            .map(|d| d.iter().fold(0u32, |n, b| n * 8 + u32::from(b - b'0')));
-        if let Some(byte) = octal.and_then(|n| u8::try_from(n).ok()) {
-            out.push(byte);
-            i += 4;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// One cgroup of a supervised tree. Dropping it removes the directory if it is empty.
@@ -274,42 +189,5 @@ impl Drop for Cgroup {
         if !self.done {
             let _ = self.remove();
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn mountinfo_escapes_are_undone() {
-        assert_eq!(unescape(r"/sys/fs/cgroup/a\040b"), "/sys/fs/cgroup/a b");
-        assert_eq!(unescape(r"/x\\y"), r"/x\\y");
-        assert_eq!(unescape(r"/x\04"), r"/x\04");
-    }
-
-    #[test]
-    fn cgroup_names_carry_their_owner() {
-        let owner = parse_owner("4026531836-4711-98765-3").expect("parses");
-        assert_eq!(
-            (owner.namespace, owner.pid, owner.start),
-            ("4026531836", 4711, 98765)
-        );
-        for bad in ["probe", "1-2-3", "1-2-3-4-5", "1-x-3-4", ""] {
-            assert!(parse_owner(bad).is_none(), "{bad}");
-        }
-    }
-
-    #[test]
-    fn this_process_is_a_live_owner_and_a_dead_pid_is_not() {
-        let me = owner_id(std::process::id()).expect("own identity");
-        let name = format!("{me}-0");
-        assert!(parse_owner(&name).expect("parses").is_alive());
-        let dead = Owner {
-            namespace: "1",
-            pid: std::process::id(),
-            start: 0,
-        };
-        assert!(!dead.is_alive(), "a reused pid with another start time");
     }
 }

@@ -1,11 +1,13 @@
 #![doc = include_str!("../README.md")]
 #![deny(missing_docs)]
 
+mod cgroupfs;
 mod containment;
 pub mod env;
 mod id;
 mod input_wait;
 mod kill;
+mod memory;
 mod owned_dir;
 mod procfs;
 pub mod sandbox;
@@ -20,6 +22,7 @@ pub use containment::{Containment, NO_CGROUP_VAR, containment};
 pub use id::random_hex;
 pub use input_wait::{InputWait, command_line, foreground_program, input_wait, input_waiter};
 pub use kill::{EndReport, TERM_GRACE, end_command, end_command_with, kill_tree};
+pub use memory::memory_agentsh_may_use;
 pub use owned_dir::{OWNED_MARK, OwnedDir, remove_ownerless};
 pub use supervisor::{
     Backstops, BlockingSupervisor, ChildExit, ChildStdio, SpawnError, SpawnSpec, Supervisor,

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::procfs;
+use crate::{cgroupfs, procfs};
 
 /// The name of agentsh's parent cgroup, inside the cgroup agentsh runs in.
 const PARENT_NAME: &str = "agentsh";
@@ -31,16 +31,23 @@ impl Root {
     /// Finds the unified hierarchy, creates the private parent cgroup (0700) and checks that
     /// a cgroup can be made there. The error is the reason, for the warning.
     pub(super) fn open() -> Result<Self, String> {
-        let (mount, root) =
-            unified_mount().ok_or_else(|| "no cgroup v2 hierarchy is mounted".to_owned())?;
-        let own =
-            own_cgroup().ok_or_else(|| "no cgroup v2 entry in /proc/self/cgroup".to_owned())?;
-        let relative = own
-            .strip_prefix(root.trim_end_matches('/'))
-            .filter(|rest| rest.is_empty() || rest.starts_with('/'))
-            .ok_or_else(|| format!("agentsh's cgroup {own} is outside the mounted {root}"))?;
+        let mount = cgroupfs::own_mounts()
+            .into_iter()
+            .find(|mount| mount.controllers.is_none())
+            .ok_or_else(|| "no cgroup v2 hierarchy is mounted".to_owned())?;
+        let own = cgroupfs::own_memberships()
+            .into_iter()
+            .find(cgroupfs::Membership::is_unified)
+            .ok_or_else(|| "no cgroup v2 entry in /proc/self/cgroup".to_owned())?
+            .path;
         let parent = mount
-            .join(relative.trim_start_matches('/'))
+            .directory(&own)
+            .ok_or_else(|| {
+                format!(
+                    "agentsh's cgroup {own} is outside the mounted {}",
+                    mount.root
+                )
+            })?
             .join(PARENT_NAME);
         match fs::DirBuilder::new().mode(0o700).create(&parent) {
             Ok(()) => {
@@ -161,50 +168,6 @@ fn owner_id(pid: u32) -> Option<String> {
     Some(format!("{namespace}-{pid}-{start}"))
 }
 
-/// The mount point and root of the first cgroup v2 mount in `/proc/self/mountinfo`.
-fn unified_mount() -> Option<(PathBuf, String)> {
-    let text = fs::read_to_string("/proc/self/mountinfo").ok()?;
-    text.lines().find_map(|line| {
-        let (before, after) = line.split_once(" - ")?;
-        if after.split(' ').next()? != "cgroup2" {
-            return None;
-        }
-        let fields: Vec<&str> = before.split(' ').collect();
-        let root = unescape(fields.get(3)?);
-        let mount = unescape(fields.get(4)?);
-        Some((PathBuf::from(mount), root))
-    })
-}
-
-/// agentsh's cgroup in the unified hierarchy (`0::<path>` in `/proc/self/cgroup`).
-fn own_cgroup() -> Option<String> {
-    let text = fs::read_to_string("/proc/self/cgroup").ok()?;
-    text.lines()
-        .find_map(|line| line.strip_prefix("0::"))
-        .map(|path| path.trim_end_matches(" (deleted)").to_owned())
-}
-
-/// Undoes the octal escapes (`\040` for a space) of `/proc/self/mountinfo`.
-fn unescape(field: &str) -> String {
-    let bytes = field.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let octal = bytes
-            .get(i + 1..i + 4)
-            .filter(|d| bytes[i] == b'\\' && d.iter().all(|b| (b'0'..=b'7').contains(b)))
-            .map(|d| d.iter().fold(0u32, |n, b| n * 8 + u32::from(b - b'0')));
-        if let Some(byte) = octal.and_then(|n| u8::try_from(n).ok()) {
-            out.push(byte);
-            i += 4;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
 /// One cgroup of a supervised tree. Dropping it removes the directory if it is empty.
 #[derive(Debug)]
 pub(crate) struct Cgroup {
@@ -280,13 +243,6 @@ impl Drop for Cgroup {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn mountinfo_escapes_are_undone() {
-        assert_eq!(unescape(r"/sys/fs/cgroup/a\040b"), "/sys/fs/cgroup/a b");
-        assert_eq!(unescape(r"/x\\y"), r"/x\\y");
-        assert_eq!(unescape(r"/x\04"), r"/x\04");
-    }
 
     #[test]
     fn cgroup_names_carry_their_owner() {

@@ -30,8 +30,10 @@ impl Settings {
     /// [`execution_settings`](Self::execution_settings) makes it) in place of this one's: a
     /// given section replaces the section whole, the others stay as they are.
     ///
-    /// The sections are checked by the rules of a file; a [`ConfigError::Invalid`] names the
-    /// key (`sandbox.mode`) with [`HELLO_SETTINGS_SOURCE`] for the file. A key that is not one of
+    /// The sections are checked by the rules of a file, and the merged settings as a whole
+    /// (`limits.tmp_size` needs a sandbox, given or the receiver's own); a
+    /// [`ConfigError::Invalid`] names the key (`sandbox.mode`) with [`HELLO_SETTINGS_SOURCE`]
+    /// for the file. A key that is not one of
     /// [`EXECUTION_SECTIONS`], a section that is not an object, or `sections` not an object
     /// (key `settings`) is an error too. `~` expands against the home these settings were read
     /// with (else `$HOME`); a relative `sandbox.writable` path is refused, there being no file
@@ -85,11 +87,15 @@ impl Settings {
                 "sandbox" => merged.sandbox = checked.sandbox.clone(),
                 "secrets" => merged.secrets = checked.secrets.clone(),
                 "shape" => merged.shape = checked.shape.clone(),
+                "limits" => merged.limits = checked.limits,
                 // Refused above.
                 _ => continue,
             }
             merged.written.sections.insert(key.clone(), value.clone());
         }
+        merged
+            .check_across()
+            .map_err(|Invalid { key, reason }| fail(&key, reason))?;
         Ok(merged)
     }
 }
@@ -135,6 +141,11 @@ max_running = 2
 mode = "workspace-write"
 writable = ["~/cache", "/opt/x"]
 network = true
+[limits]
+memory = "25%"
+processes = 512
+cpu_time = 600
+tmp_size = "1.5GiB"
 [artifacts]
 max_age_days = 1
 [ui]
@@ -168,6 +179,7 @@ target = "ssh://box"
                 "jobs": {"max_running": 2},
                 // `~` is the far side's to expand.
                 "sandbox": {"mode": "workspace-write", "writable": ["~/cache", "/opt/x"], "network": true},
+                "limits": {"memory": "25%", "processes": 512, "cpu_time": 600, "tmp_size": "1.5GiB"},
             })
         );
     }
@@ -185,6 +197,16 @@ target = "ssh://box"
         assert_eq!(far.jobs, local.jobs);
         assert_eq!(far.sandbox, local.sandbox);
         assert_eq!(far.sandbox.writable[0], Path::new("/home/far/cache"));
+        assert_eq!(far.limits, local.limits);
+        assert_eq!(
+            far.limits,
+            crate::LimitSettings {
+                memory: crate::MemoryLimit::Percent(25.0),
+                processes: Some(512),
+                cpu_time: Some(std::time::Duration::from_secs(600)),
+                tmp_size: Some(1_610_612_736),
+            }
+        );
         // What stays with each side stays.
         assert_eq!(far.artifacts.max_age_days, 3);
         assert_eq!(far.remote, crate::RemoteSettings::default());
@@ -228,6 +250,65 @@ target = "ssh://box"
     }
 
     #[test]
+    fn limits_travel_and_tmp_size_needs_a_sandbox_on_the_far_side() {
+        let limits = json!({"memory": "4GiB", "processes": "off", "cpu_time": 60});
+        let merged = apply(&json!({"limits": limits})).unwrap();
+        assert_eq!(
+            merged.limits,
+            crate::LimitSettings {
+                memory: crate::MemoryLimit::Bytes(4 << 30),
+                processes: None,
+                cpu_time: Some(std::time::Duration::from_secs(60)),
+                tmp_size: None,
+            }
+        );
+        assert_eq!(merged.execution_settings(), json!({"limits": limits}));
+        // Not given: the receiver's own limits stay.
+        let own = load(
+            "[limits]
+memory = \"off\"
+",
+            "/home/far",
+        );
+        let kept = own
+            .with_execution_settings(&json!({"output": {"max_bytes": 9}}))
+            .unwrap();
+        assert_eq!(kept.limits.memory, crate::MemoryLimit::Off);
+
+        // tmp_size needs a sandbox: given with it, or the receiver's own.
+        let needs = "config error in hello settings: limits.tmp_size: needs the sandbox (sandbox.mode is \"off\"): the tmpfs is the sandbox's private temporary directory";
+        let tmp = json!({"tmp_size": "64MiB"});
+        assert_eq!(apply(&json!({"limits": tmp})), Err(needs.to_owned()));
+        let with = apply(&json!({"limits": tmp, "sandbox": {"mode": "read-only"}})).unwrap();
+        assert_eq!(with.limits.tmp_size, Some(64 << 20));
+        let sandboxed = load(
+            "[sandbox]
+mode = \"read-only\"
+",
+            "/home/far",
+        );
+        let own_sandbox = sandboxed
+            .with_execution_settings(&json!({"limits": tmp}))
+            .unwrap();
+        assert_eq!(own_sandbox.limits.tmp_size, Some(64 << 20));
+        // A sandbox turned off under the receiver's own tmp_size.
+        let own_tmp = load(
+            "[sandbox]
+mode = \"read-only\"
+[limits]
+tmp_size = \"1G\"
+",
+            "/home/far",
+        );
+        assert_eq!(
+            own_tmp
+                .with_execution_settings(&json!({"sandbox": {"mode": "off"}}))
+                .map_err(|err| err.to_string()),
+            Err(needs.to_owned())
+        );
+    }
+
+    #[test]
     fn bad_hello_settings_name_the_key() {
         let cases = [
             (
@@ -264,11 +345,27 @@ target = "ssh://box"
             ),
             (
                 json!({"artifacts": {"max_age_days": 1}}),
-                "artifacts: is not a section that shapes execution (those are bash, bash_interceptor, output, jobs, sandbox, secrets, shape)",
+                "artifacts: is not a section that shapes execution (those are bash, bash_interceptor, output, jobs, sandbox, secrets, shape, limits)",
             ),
             (
                 json!({"remote": {}}),
-                "remote: is not a section that shapes execution (those are bash, bash_interceptor, output, jobs, sandbox, secrets, shape)",
+                "remote: is not a section that shapes execution (those are bash, bash_interceptor, output, jobs, sandbox, secrets, shape, limits)",
+            ),
+            (
+                json!({"limits": {"memory": "lots"}}),
+                "limits.memory: \"lots\" is not a size (\"4GiB\", \"512MiB\"), a percent (\"50%\") or \"off\"",
+            ),
+            (
+                json!({"limits": {"memory": 1.5}}),
+                "limits.memory: invalid type: floating point `1.5`, expected a size (\"4GiB\", \"512MiB\"), a percent (\"50%\") or \"off\"",
+            ),
+            (
+                json!({"limits": {"processes": 0}}),
+                "limits.processes: must be at least 1 (write \"off\" for no limit), got 0",
+            ),
+            (
+                json!({"limits": {"tmp": "1G"}}),
+                "limits.tmp: unknown field `tmp`, expected one of `memory`, `processes`, `cpu_time`, `tmp_size`",
             ),
             (json!({"bash": 3}), "bash: must be a table, got a number"),
             (json!({"output": null}), "output: must be a table, got null"),

@@ -15,6 +15,8 @@
 //! - `network`: `sandbox.network` (off, on, or an allowlist of hosts);
 //! - `secrets`: `[secrets]`, the values and patterns the output redacts;
 //! - `remote`: `[remote]` and the `ssh://` target;
+//! - `limits`: `[limits]`, the resources one command tree may use, and the sizes they are
+//!   written in;
 //! - `policy`: the approval policy's tiers (the managed files, the user's `[policy]`, the
 //!   project's file) and the [`Policy`](agentsh_bash_policy::Policy) they make;
 //! - `execution`: the sections that shape execution as they travel in a remote session's
@@ -25,6 +27,7 @@ mod error;
 mod execution;
 mod key_path;
 mod keys;
+mod limits;
 mod load;
 mod network;
 mod policy;
@@ -39,6 +42,9 @@ mod tests;
 pub use agentsh_process::sandbox::SandboxMode;
 pub use error::ConfigError;
 pub use execution::HELLO_SETTINGS_SOURCE;
+pub use limits::{
+    DEFAULT_LIMITS_MEMORY_PERCENT, DEFAULT_LIMITS_PROCESSES, LimitSettings, MemoryLimit,
+};
 pub use load::{CONFIG_ENV, ConfigPath, config_path};
 pub use network::NetworkSetting;
 pub use policy::{

@@ -16,6 +16,7 @@ use serde::de::{self, Deserializer, Visitor};
 
 use super::error::{ConfigError, data_error, parse_document};
 use super::key_path::{Invalid, display_key, invalid};
+use super::limits::{RawLimits, check_tmp_size};
 use super::network::{NetworkSetting, RawNetwork};
 use super::policy::{policy_from_tiers, user_tier};
 use super::remote::RawRemote;
@@ -124,13 +125,14 @@ impl Settings {
         let raw = RawSettings::deserialize(toml::de::Deserializer::from(doc.clone()))
             .map_err(|err| data_error(&err, doc.get_ref(), text, file))?;
         let relative_to = file.parent().unwrap_or(Path::new(""));
-        let mut settings =
-            raw.check(home, Some(relative_to))
-                .map_err(|Invalid { key, reason }| ConfigError::Invalid {
-                    path: file.to_path_buf(),
-                    key,
-                    reason,
-                })?;
+        let mut settings = raw
+            .check(home, Some(relative_to))
+            .and_then(|settings| settings.check_across().map(|()| settings))
+            .map_err(|Invalid { key, reason }| ConfigError::Invalid {
+                path: file.to_path_buf(),
+                key,
+                reason,
+            })?;
         // The user's tier of the policy is checked now (its rules, its examples), so that a
         // broken one stops agentsh before anything runs.
         if let Some(tier) = user_tier(&settings.policy, Some(file)) {
@@ -142,6 +144,13 @@ impl Settings {
             .map_err(|err| data_error(&err, doc.get_ref(), text, file))?;
         settings.written = Written::new(&written, home);
         Ok(settings)
+    }
+
+    /// The checks between sections, on settings whose sections were each checked: that
+    /// `limits.tmp_size` has a sandbox. (Apart from the sections' own checks, since a far side
+    /// is given some sections and keeps its own others.)
+    pub(super) fn check_across(&self) -> Result<(), Invalid> {
+        check_tmp_size(&self.limits, self.sandbox.mode.is_some())
     }
 
     /// The defaults, recording `home` for the `~` of execution settings applied later.
@@ -172,6 +181,7 @@ pub(super) struct RawSettings {
     audit: RawAudit,
     secrets: RawSecrets,
     shape: RawShape,
+    limits: RawLimits,
 }
 
 #[derive(Deserialize, Default)]
@@ -452,6 +462,7 @@ impl RawSettings {
             },
             secrets: self.secrets.check()?,
             shape: self.shape.check()?,
+            limits: self.limits.check()?,
             config_file: None,
             written: Written::default(),
         })

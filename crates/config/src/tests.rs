@@ -411,7 +411,7 @@ fn unknown_keys_name_the_key() {
         ),
         (
             "[outptu]\nmax_bytes = 1",
-            "outptu: unknown field `outptu`, expected one of `bash`, `bash_interceptor`, `artifacts`, `output`, `jobs`, `mcp`, `ui`, `sandbox`, `remote`, `policy`, `audit`, `secrets`, `shape`",
+            "outptu: unknown field `outptu`, expected one of `bash`, `bash_interceptor`, `artifacts`, `output`, `jobs`, `mcp`, `ui`, `sandbox`, `remote`, `policy`, `audit`, `secrets`, `shape`, `limits`",
         ),
         (
             "[ui]\ntheme = \"nerd\"\nthem = \"nerd\"",

@@ -33,9 +33,9 @@ pub const DEFAULT_ARTIFACTS_MAX_AGE_DAYS: u32 =
 pub const DEFAULT_OUTPUT_MAX_BYTES: u64 = agentsh_protocol::DEFAULT_OUTPUT_MAX_BYTES;
 
 /// The sections that shape how commands run, and travel in a remote session's hello: `bash`,
-/// `bash_interceptor`, `output`, `jobs`, `sandbox`, `secrets`, `shape`. (`artifacts`, `mcp`,
-/// `ui` and `remote` stay with the side that reads them.)
-pub const EXECUTION_SECTIONS: [&str; 7] = [
+/// `bash_interceptor`, `output`, `jobs`, `sandbox`, `secrets`, `shape`, `limits`. (`artifacts`,
+/// `mcp`, `ui` and `remote` stay with the side that reads them.)
+pub const EXECUTION_SECTIONS: [&str; 8] = [
     "bash",
     "bash_interceptor",
     "output",
@@ -43,6 +43,7 @@ pub const EXECUTION_SECTIONS: [&str; 7] = [
     "sandbox",
     "secrets",
     "shape",
+    "limits",
 ];
 
 /// How the execution sections of a configuration were written, and the home its `~` expanded
@@ -109,6 +110,8 @@ pub struct Settings {
     pub secrets: super::SecretsSettings,
     /// `[shape]`: what the model reads of known programs' output.
     pub shape: ShapeSettings,
+    /// `[limits]`: the resources one command tree may use.
+    pub limits: super::LimitSettings,
     /// The configuration file these settings were read from; `None` for defaults (no file, or
     /// a missing default file). The user tier of the policy is named after it.
     pub config_file: Option<PathBuf>,
@@ -151,6 +154,7 @@ impl PartialEq for Settings {
             audit,
             secrets,
             shape,
+            limits,
             config_file: _,
             written: _,
         } = self;
@@ -163,6 +167,7 @@ impl PartialEq for Settings {
             && *ui == other.ui
             && *sandbox == other.sandbox
             && *shape == other.shape
+            && *limits == other.limits
             && *remote == other.remote
             && *policy == other.policy
             && *audit == other.audit

@@ -48,7 +48,12 @@ pub(crate) fn cgroup_mounts() -> Vec<CgroupMount> {
     let Ok(text) = fs::read_to_string("/proc/self/mountinfo") else {
         return Vec::new();
     };
-    text.lines().filter_map(parse_mount).collect()
+    parse_mounts(&text)
+}
+
+/// The cgroup hierarchies of a `/proc/<pid>/mountinfo` text, in its order.
+pub(crate) fn parse_mounts(mountinfo: &str) -> Vec<CgroupMount> {
+    mountinfo.lines().filter_map(parse_mount).collect()
 }
 
 /// One `/proc/self/mountinfo` line, if it is a cgroup mount.
@@ -99,9 +104,12 @@ pub(crate) fn process_cgroups(pid: Option<u32>) -> io::Result<Vec<(Vec<String>, 
         || "/proc/self/cgroup".to_owned(),
         |pid| format!("/proc/{pid}/cgroup"),
     );
-    let text = fs::read_to_string(file)?;
-    Ok(text
-        .lines()
+    Ok(parse_cgroups(&fs::read_to_string(file)?))
+}
+
+/// The `(controllers, path)` lines of a `/proc/<pid>/cgroup` text (see [`process_cgroups`]).
+pub(crate) fn parse_cgroups(text: &str) -> Vec<(Vec<String>, String)> {
+    text.lines()
         .filter_map(|line| {
             let (_id, rest) = line.split_once(':')?;
             let (controllers, path) = rest.split_once(':')?;
@@ -112,7 +120,7 @@ pub(crate) fn process_cgroups(pid: Option<u32>) -> io::Result<Vec<(Vec<String>, 
                 .collect();
             Some((controllers, path.trim_end_matches(" (deleted)").to_owned()))
         })
-        .collect())
+        .collect()
 }
 
 /// agentsh's cgroup in the unified hierarchy (`0::<path>` in `/proc/self/cgroup`).

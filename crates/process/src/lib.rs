@@ -8,6 +8,7 @@ mod id;
 mod input_wait;
 mod kill;
 mod limits;
+mod memory;
 mod owned_dir;
 mod procfs;
 pub mod sandbox;
@@ -26,6 +27,7 @@ pub use limits::{
     CgroupEvents, CgroupUsage, CommandCgroup, LIMITS_MECHANISM_VAR, LimitsMechanism,
     limits_mechanism,
 };
+pub use memory::memory_agentsh_may_use;
 pub use owned_dir::{OWNED_MARK, OwnedDir, remove_ownerless};
 pub use supervisor::{
     Backstops, BlockingSupervisor, ChildExit, ChildStdio, SpawnError, SpawnSpec, Supervisor,

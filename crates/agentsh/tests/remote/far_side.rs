@@ -128,7 +128,7 @@ fn bad_hello_settings_name_the_key_and_keep_the_session() {
         ),
         (
             json!({"artifacts": {"dir": "/elsewhere"}}),
-            "config error in hello settings: artifacts: is not a section that shapes execution (those are bash, bash_interceptor, output, jobs, sandbox, secrets, shape)",
+            "config error in hello settings: artifacts: is not a section that shapes execution (those are bash, bash_interceptor, output, jobs, sandbox, secrets, shape, limits)",
         ),
     ];
     for (settings, error) in cases {

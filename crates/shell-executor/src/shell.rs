@@ -14,13 +14,15 @@ use std::ffi::OsString;
 use std::io;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use agentsh_process::sandbox::SandboxSpec;
 use agentsh_process::shell::ShellSpec;
 use agentsh_process::{
-    Backstops, ChildExit, CommandScope, OwnedDir, SpawnSpec, StartMark, Supervisor, can_attribute,
-    children, command_usage, descendants, end_command_with,
+    Backstops, CgroupEvents, ChildExit, CommandCgroup, CommandScope, OwnedDir, SpawnSpec,
+    StartMark, Supervisor, can_attribute, children, command_usage, descendants, end_command_with,
+    limits_mechanism,
 };
 use agentsh_protocol::{LimitHit, LimitKind, ResourceLimits};
 use rustix::process::Signal;
@@ -36,7 +38,7 @@ use self::files::{
 };
 use self::names::ErrorNames;
 pub use self::run::Output;
-use self::run::{CommandEnd, CommandRun, Readiness, StopPlan};
+use self::run::{CommandEnd, CommandLimits, CommandRun, Readiness, StopPlan};
 pub(crate) use self::stop::StopReason;
 use self::stop::{StopMethod, send_signal};
 use crate::bootstrap::{
@@ -144,6 +146,8 @@ pub(crate) struct ShellProcess {
     job: bool,
     /// The output FIFO of the last command, kept for a job.
     kept: Option<Fifo>,
+    /// The cgroup the shell's commands run in, where the kernel enforces resource limits.
+    group: Option<ShellGroup>,
     /// When the shell was started (its [`STARTUP_LIMIT`] counts from here).
     started: Instant,
     buf: Vec<u8>,
@@ -205,6 +209,7 @@ impl ShellProcess {
             ready: false,
             job: false,
             kept: None,
+            group: None,
             started: Instant::now(),
             buf: vec![0; READ_CHUNK],
             dir,
@@ -320,6 +325,10 @@ impl ShellProcess {
         if let Some(supervisor) = self.supervisor.take() {
             supervisor.shutdown().await;
         }
+        // Its commands' cgroup goes with it (removing it may wait for the last zombies).
+        if let Some(group) = self.group.take() {
+            let _ = tokio::task::spawn_blocking(move || drop(group)).await;
+        }
     }
 
     /// Runs one command. `command` is the final text (prefix applied).
@@ -341,6 +350,11 @@ impl ShellProcess {
             return Ok(RunOutcome::aborted());
         }
         let (supervisor_pid, shell_pid) = (supervisor.pid(), supervisor.child_pid());
+        let group = if resources.any() {
+            self.command_group(resources, shell_pid, limits.late)
+        } else {
+            None
+        };
         // The shell's messages name its command file: they are rewritten as `-c` prints them.
         let mut out = ErrorNames::new(out, self.spec.kind, &self.dir.path().join(COMMAND_FILE));
         let out = &mut out;
@@ -397,7 +411,18 @@ impl ShellProcess {
         };
         let scope = stop.scope.clone();
         let mut run = CommandRun::new(
-            seq, timeout, resources, stop, &mut fifo, out, buf, report, readiness,
+            seq,
+            timeout,
+            CommandLimits {
+                resources,
+                group: group.clone(),
+            },
+            stop,
+            &mut fifo,
+            out,
+            buf,
+            report,
+            readiness,
         );
         let end = if sent.is_err() {
             // The trigger FIFO is broken: the shell cannot be reached.
@@ -411,9 +436,16 @@ impl ShellProcess {
         let needs_terminal = run.needs_terminal.filter(|_| stopped.is_some());
         // A limit that stopped the command counts only if the stop did (not a command that was
         // over already); one the kernel enforced (refused forks) counts however it ended.
-        let limit = run
+        let mut limit = run
             .limit_hit
             .filter(|_| stopped.is_some() || !run.limit_ended);
+        // What the kernel enforced after the last look (an OOM kill that ended the command
+        // within its first 100 ms).
+        if let Some(group) = &group
+            && let Some(hit) = group.enforced_since(&mut self.group)
+        {
+            limit = limit.or(Some(hit));
+        }
         let traps = run.saved_traps.take();
         drop(run);
         if let Some(traps) = traps {
@@ -434,12 +466,60 @@ impl ShellProcess {
         out.finish();
         if let (Ok(outcome), Some(late)) = (&outcome, limits.late)
             && resources.any()
+            && group.is_none()
             && !outcome.restarted
             && self.left_processes(&scope)
         {
             tokio::spawn(watch_leftovers(scope, resources, late.clone()));
         }
         outcome
+    }
+
+    /// The cgroup the next command runs in, where the kernel enforces resource limits: the
+    /// shell's, kept from command to command while nothing but the shell is in it. When a
+    /// command left processes running there (`&`), that cgroup stays theirs, watched until
+    /// they end (a limit they pass is told to `late`), and the shell moves to a new one.
+    /// `None` on the watchdog, or when a cgroup cannot be had (the watchdog then measures).
+    fn command_group(
+        &mut self,
+        resources: ResourceLimits,
+        shell: u32,
+        late: Option<&LateLimits>,
+    ) -> Option<CommandGroup> {
+        if !limits_mechanism().is_kernel_enforced() {
+            return None;
+        }
+        if let Some(group) = &self.group {
+            match group.cgroup.usage() {
+                // Only the shell: the command starts in it, as the last one did.
+                Ok(usage) if usage.tasks <= 1 => return Some(group.for_command()),
+                _ => {
+                    let retired = self.group.take()?;
+                    tokio::spawn(watch_retired(retired, late.cloned()));
+                }
+            }
+        }
+        // The shell is one of its tasks: the command's own get the whole limit.
+        let cgroup_limits = ResourceLimits {
+            processes: resources.processes.map(|tasks| tasks.saturating_add(1)),
+            ..resources
+        };
+        let cgroup = match CommandCgroup::create(&cgroup_limits) {
+            Ok(cgroup) => Arc::new(cgroup),
+            // The watchdog measures instead.
+            Err(_) => return None,
+        };
+        if cgroup.enter(shell).is_err() {
+            return None;
+        }
+        let group = ShellGroup {
+            seen: cgroup.events().unwrap_or_default(),
+            cgroup,
+            resources,
+        };
+        let command = group.for_command();
+        self.group = Some(group);
+        Some(command)
     }
 
     /// Whether the command `scope` ended with processes of it still running (`&`), as far as
@@ -593,6 +673,115 @@ impl ShellProcess {
 pub(crate) struct TreeLimits<'a> {
     pub(crate) resources: ResourceLimits,
     pub(crate) late: Option<&'a LateLimits>,
+}
+
+/// The cgroup a shell's commands run in (see [`ShellProcess::command_group`]), and what the
+/// kernel had enforced in it when last looked at.
+struct ShellGroup {
+    cgroup: Arc<CommandCgroup>,
+    seen: CgroupEvents,
+    resources: ResourceLimits,
+}
+
+impl ShellGroup {
+    /// What one command gets to watch it with.
+    fn for_command(&self) -> CommandGroup {
+        CommandGroup {
+            cgroup: Arc::clone(&self.cgroup),
+            seen: self.seen,
+            resources: self.resources,
+        }
+    }
+}
+
+/// A command's cgroup as its run watches it: the kernel's counts when it started.
+#[derive(Clone)]
+pub(crate) struct CommandGroup {
+    pub(crate) cgroup: Arc<CommandCgroup>,
+    /// The kernel's counts when the command started: what grows past them is the command's.
+    pub(crate) seen: CgroupEvents,
+    pub(crate) resources: ResourceLimits,
+}
+
+impl CommandGroup {
+    /// The limit the kernel enforced since [`seen`](Self::seen), if any: an OOM kill (memory)
+    /// before refused forks (processes).
+    pub(crate) fn enforced(&self) -> Option<LimitHit> {
+        let now = self.cgroup.events().ok()?;
+        if now.oom_kills > self.seen.oom_kills
+            && let Some(limit) = self.resources.memory
+        {
+            let used = self
+                .cgroup
+                .usage()
+                .ok()
+                .and_then(|usage| usage.memory_peak_bytes)
+                .unwrap_or(limit)
+                .max(limit);
+            return Some(LimitHit {
+                kind: LimitKind::Memory,
+                limit,
+                used,
+            });
+        }
+        if now.pids_refused > self.seen.pids_refused
+            && let Some(limit) = self.resources.processes
+        {
+            return Some(LimitHit {
+                kind: LimitKind::Processes,
+                limit,
+                used: limit,
+            });
+        }
+        None
+    }
+
+    /// [`enforced`](Self::enforced) at the command's end; the shell's group then counts from
+    /// now.
+    fn enforced_since(&self, group: &mut Option<ShellGroup>) -> Option<LimitHit> {
+        let hit = self.enforced();
+        if let Some(group) = group.as_mut()
+            && Arc::ptr_eq(&group.cgroup, &self.cgroup)
+            && let Ok(now) = self.cgroup.events()
+        {
+            group.seen = now;
+        }
+        hit
+    }
+}
+
+/// Watches a cgroup the shell left because a command's processes still run in it: the kernel
+/// holds them to its limits; each limit it enforces from now on is told to `late` (once per
+/// kind), until they are gone and the cgroup is removed. The session's end ends them.
+async fn watch_retired(group: ShellGroup, late: Option<LateLimits>) {
+    let mut watched = CommandGroup {
+        cgroup: group.cgroup,
+        seen: group.seen,
+        resources: group.resources,
+    };
+    let mut check = tokio::time::interval(LEFTOVER_LIMIT_CHECK);
+    check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut told = Vec::new();
+    loop {
+        check.tick().await;
+        if !watched.cgroup.is_populated() {
+            break;
+        }
+        if let Some(hit) = watched.enforced() {
+            if let Ok(now) = watched.cgroup.events() {
+                watched.seen = now;
+            }
+            if !told.contains(&hit.kind) {
+                told.push(hit.kind);
+                if let Some(late) = &late {
+                    late.tell(hit);
+                }
+            }
+        }
+    }
+    // Removing it may wait for the last zombies: off the async threads.
+    let cgroup = watched.cgroup;
+    tokio::task::spawn_blocking(move || drop(cgroup));
 }
 
 /// Watches what a command left running (`&`) after its call's result was sent, every

@@ -26,6 +26,8 @@ use agentsh_process::{
     ticks_per_second,
 };
 use agentsh_protocol::{LimitHit, LimitKind, ResourceLimits};
+
+use super::CommandGroup;
 use rustix::process::Signal;
 use tokio::io::unix::AsyncFd;
 use tokio::time::Instant;
@@ -64,9 +66,17 @@ const TERMINAL_CHECKS: [Duration; 4] = [
 /// watchdog): its processes' memory and number, and the CPU time it used.
 const LIMIT_CHECK: Duration = Duration::from_millis(100);
 
-/// The watchdog of one command's resource limits.
+/// The limits a command runs under, and its cgroup where the kernel enforces them.
+pub(super) struct CommandLimits {
+    pub(super) resources: ResourceLimits,
+    pub(super) group: Option<CommandGroup>,
+}
+
+/// The watchdog of one command's resource limits: it measures the command's processes, or
+/// where a cgroup holds them, reads what the kernel enforced.
 struct Watchdog {
     limits: ResourceLimits,
+    group: Option<CommandGroup>,
     /// The next look.
     next: Instant,
     /// The shell's CPU time (its own and its waited children's) when the command started: what
@@ -76,53 +86,78 @@ struct Watchdog {
 
 impl Watchdog {
     /// A watchdog for `limits`, `None` when none is set.
-    fn new(limits: ResourceLimits, shell: u32) -> Option<Self> {
-        limits.any().then(|| Self {
-            limits,
+    fn new(limits: CommandLimits, shell: u32) -> Option<Self> {
+        let CommandLimits { resources, group } = limits;
+        resources.any().then(|| Self {
+            limits: resources,
+            group,
             next: Instant::now() + LIMIT_CHECK,
-            shell_ticks: cpu_ticks(shell).unwrap_or(0),
+            shell_ticks: if resources.cpu_time.is_some() {
+                cpu_ticks(shell).unwrap_or(0)
+            } else {
+                0
+            },
         })
     }
 
     /// Measures the command's processes: the limit they passed, if any (memory first, then
-    /// processes, then CPU time).
-    fn check(&mut self, scope: &CommandScope) -> Option<LimitHit> {
+    /// processes, then CPU time), and whether the command must end for it (the kernel refused
+    /// forks over the process limit: nothing to end).
+    fn check(&mut self, scope: &CommandScope) -> Option<(LimitHit, bool)> {
         self.next = Instant::now() + LIMIT_CHECK;
+        if let Some(group) = &self.group {
+            if let Some(hit) = group.enforced() {
+                // The OOM killer ended the biggest process: the rest of the tree ends too.
+                return Some((hit, hit.kind == LimitKind::Memory));
+            }
+            return self.cpu_check(scope, 0).map(|hit| (hit, true));
+        }
         let usage = command_usage(scope);
         if let Some(limit) = self.limits.memory
             && usage.memory_bytes > limit
         {
-            return Some(LimitHit {
+            let hit = LimitHit {
                 kind: LimitKind::Memory,
                 limit,
                 used: usage.memory_bytes,
-            });
+            };
+            return Some((hit, true));
         }
         let processes = usage.processes as u64;
         if let Some(limit) = self.limits.processes
             && processes > limit
         {
-            return Some(LimitHit {
+            let hit = LimitHit {
                 kind: LimitKind::Processes,
                 limit,
                 used: processes,
-            });
+            };
+            return Some((hit, true));
         }
-        if let Some(limit) = self.limits.cpu_time {
-            let shell = cpu_ticks(scope.shell)
-                .unwrap_or(self.shell_ticks)
-                .saturating_sub(self.shell_ticks);
-            let ticks = shell.saturating_add(usage.cpu_ticks);
-            let per_second = ticks_per_second();
-            if ticks >= limit.as_secs().saturating_mul(per_second) {
-                return Some(LimitHit {
-                    kind: LimitKind::CpuTime,
-                    limit: limit.as_secs(),
-                    used: ticks / per_second,
-                });
-            }
-        }
-        None
+        self.cpu_check(scope, usage.cpu_ticks)
+            .map(|hit| (hit, true))
+    }
+
+    /// The CPU time limit, when the shell's growth since the start and `tree_ticks` (what
+    /// the command's live processes used) passed it. Without `tree_ticks` (0), the command's
+    /// processes are measured here.
+    fn cpu_check(&self, scope: &CommandScope, tree_ticks: u64) -> Option<LimitHit> {
+        let limit = self.limits.cpu_time?;
+        let tree_ticks = if tree_ticks == 0 {
+            command_usage(scope).cpu_ticks
+        } else {
+            tree_ticks
+        };
+        let shell = cpu_ticks(scope.shell)
+            .unwrap_or(self.shell_ticks)
+            .saturating_sub(self.shell_ticks);
+        let ticks = shell.saturating_add(tree_ticks);
+        let per_second = ticks_per_second();
+        (ticks >= limit.as_secs().saturating_mul(per_second)).then(|| LimitHit {
+            kind: LimitKind::CpuTime,
+            limit: limit.as_secs(),
+            used: ticks / per_second,
+        })
     }
 }
 
@@ -226,7 +261,7 @@ impl<'a> CommandRun<'a> {
     pub(super) fn new(
         seq: u64,
         timeout: Duration,
-        resources: ResourceLimits,
+        limits: CommandLimits,
         stop: StopPlan,
         fifo: &'a mut Fifo,
         out: &'a mut dyn Output,
@@ -239,7 +274,7 @@ impl<'a> CommandRun<'a> {
             Readiness::Ready => (true, now + timeout),
             Readiness::StartingUntil(limit) => (false, limit),
         };
-        let watchdog = Watchdog::new(resources, stop.scope.shell);
+        let watchdog = Watchdog::new(limits, stop.scope.shell);
         Self {
             seq,
             timeout,
@@ -362,10 +397,17 @@ impl<'a> CommandRun<'a> {
         let Some(watchdog) = self.watchdog.as_mut() else {
             return;
         };
-        if let Some(hit) = watchdog.check(&self.stop.scope) {
-            self.limit_hit = Some(hit);
-            self.limit_ended = true;
-            self.begin_stop(StopReason::Limit);
+        match watchdog.check(&self.stop.scope) {
+            Some((hit, true)) => {
+                self.limit_hit = Some(hit);
+                self.limit_ended = true;
+                self.begin_stop(StopReason::Limit);
+            }
+            // Told once; the command goes on without what the kernel refused it.
+            Some((hit, false)) => {
+                self.limit_hit.get_or_insert(hit);
+            }
+            None => {}
         }
     }
 

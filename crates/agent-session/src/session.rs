@@ -101,6 +101,11 @@ impl SessionOptions {
     }
 }
 
+/// The warning of a session whose `limits.tmp_size` is set: the sandbox's temp dir is not a
+/// tmpfs of that size yet.
+const TMP_SIZE_NOT_ENFORCED: &str =
+    "limits.tmp_size is not enforced yet: the sandbox's temp dir is not size-limited";
+
 /// One agent session: its id, cwd, settings, artifact store, shells (keys `(id, "tool")` and
 /// `(id, "user")`), recorded context messages and warnings. Cheap to clone.
 #[derive(Clone)]
@@ -241,6 +246,18 @@ impl AgentSession {
         let containment = agentsh_process::containment();
         agentsh_sandbox::remove_ownerless_temp_dirs();
         let mut warnings = Vec::new();
+        // `[limits]` against the memory agentsh may use; their mechanism is decided before
+        // any shell starts (on cgroup v2 it enables controllers in agentsh's own cgroup, which
+        // only works while no process of agentsh's is in a child of it).
+        let resources = settings
+            .limits
+            .resolve(agentsh_process::memory_agentsh_may_use());
+        if resources.any() {
+            agentsh_process::limits_mechanism();
+        }
+        if settings.limits.tmp_size.is_some() {
+            warnings.push(TMP_SIZE_NOT_ENFORCED.to_owned());
+        }
         // An explicit home also moves the snapshot cache under it, away from the user's.
         let cache_dir = match &home {
             Some(home) => Some(home.join(".cache/agentsh/snapshots")),
@@ -321,7 +338,7 @@ impl AgentSession {
                 shell,
                 prefix,
                 snapshot,
-                resources: ResourceLimits::default(),
+                resources,
                 late_limits,
                 snapshot_outcome,
                 executor,

@@ -22,7 +22,6 @@ use agentsh_output_sink::{OutputSink, Secrets, SinkOptions, Spill, SpillSource};
 use agentsh_process::sandbox::{Kernel as SandboxKernel, SandboxSpec};
 use agentsh_process::shell::{ShellSpec, discover_shell, shell_prefix};
 use agentsh_protocol::{BangOptions, BashResult, ResourceLimits};
-use agentsh_pty_runtime::PtyCommand;
 use agentsh_rc_snapshot::default_cache_dir;
 use agentsh_sandbox::SessionSandbox;
 use agentsh_shell_executor::{
@@ -655,11 +654,6 @@ impl AgentSession {
     // The crate-internal API of the tool path (tool.rs): what a tool call needs of its session,
     // without reaching into its state.
 
-    /// The resource limits of each command tree, resolved at start.
-    pub(crate) fn resources(&self) -> ResourceLimits {
-        self.inner.resources
-    }
-
     /// The user's home (`~` in `cwd` arguments).
     pub(crate) fn home(&self) -> Option<&Path> {
         self.inner.home.as_deref()
@@ -750,21 +744,6 @@ impl AgentSession {
     /// A fresh token for one call, cancelled when the session shuts down.
     pub(crate) fn call_token(&self) -> CancellationToken {
         self.inner.shutdown.child_token()
-    }
-
-    /// `command` as the PTY runtime runs it: the session's shell, environment, prefix, rc
-    /// snapshot and sandbox (one the kernel can enforce: [`new`](Self::new) checked), in
-    /// `cwd`, stopped after `timeout`.
-    pub(crate) fn pty_command(&self, command: &str, cwd: &Path, timeout: Timeout) -> PtyCommand {
-        let inner = &self.inner;
-        PtyCommand {
-            shell: inner.shell.clone(),
-            env: inner.env.clone(),
-            prefix: inner.prefix.clone(),
-            snapshot: inner.snapshot.clone(),
-            sandbox: self.sandbox().cloned(),
-            ..PtyCommand::new(command, cwd, timeout.duration())
-        }
     }
 }
 

@@ -48,7 +48,7 @@
 //! `AGENTSH_BENCH_QUICK=1` shrinks the sizes and counts (for a smoke run). A filter argument
 //! (`cargo xtask bench FILTER`) runs only the groups whose name contains it: `rpc round trip`,
 //! `rpc baseline`, `exec true`, `throughput`, `cpu`, `rss`, `jobs`, `mcp`, `policy`, `sandbox`,
-//! `remote`, `network`, `shaping`.
+//! `remote`, `network`, `shaping`, `limits`.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -62,6 +62,8 @@ mod baseline;
 mod cpu;
 #[path = "agentsh/jobs.rs"]
 mod jobs;
+#[path = "agentsh/limits.rs"]
+mod limits;
 #[path = "agentsh/mcp.rs"]
 mod mcp;
 #[path = "agentsh/network.rs"]
@@ -665,6 +667,9 @@ fn main() {
     }
     if filter.wants("sandbox") {
         sandbox::rows(&env, RPC_CALLS);
+    }
+    if filter.wants("limits") {
+        limits::rows(&env, RPC_CALLS);
     }
 
     if filter.wants("remote") {

@@ -11,6 +11,7 @@ mod golden;
 mod interactive;
 mod jobs;
 mod leftovers;
+mod limits;
 mod mcp;
 mod network;
 mod policy;

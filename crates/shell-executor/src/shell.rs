@@ -3,9 +3,11 @@
 //!
 //! - `run`: waiting for one command to end, and where its output goes ([`Output`]);
 //! - `stop`: stopping a command ([`StopReason`], `stop_command`);
-//! - `files`: the shell's private directory and the files agentsh writes there.
+//! - `files`: the shell's private directory and the files agentsh writes there;
+//! - `limits`: the cgroup a shell's commands run in, and what a command left running.
 
 mod files;
+mod limits;
 mod names;
 mod run;
 mod stop;
@@ -20,11 +22,10 @@ use std::time::Duration;
 use agentsh_process::sandbox::SandboxSpec;
 use agentsh_process::shell::ShellSpec;
 use agentsh_process::{
-    Backstops, CgroupEvents, ChildExit, CommandCgroup, CommandScope, OwnedDir, SpawnSpec,
-    StartMark, Supervisor, can_attribute, children, command_usage, descendants, end_command_with,
-    limits_mechanism,
+    Backstops, ChildExit, CommandCgroup, CommandScope, OwnedDir, SpawnSpec, StartMark, Supervisor,
+    can_attribute, children, descendants, limits_mechanism,
 };
-use agentsh_protocol::{LimitHit, LimitKind, ResourceLimits};
+use agentsh_protocol::{LimitHit, ResourceLimits};
 use rustix::process::Signal;
 use tokio::io::unix::AsyncFd;
 use tokio::time::Instant;
@@ -36,6 +37,8 @@ use self::files::{
     PRIVATE_DIR_PREFIX, find_gave_up_file, private_dir_parent, private_fifo, write_all,
     write_command, write_private,
 };
+pub(crate) use self::limits::TreeLimits;
+use self::limits::{CommandGroup, ShellGroup, watch_leftovers, watch_retired};
 use self::names::ErrorNames;
 pub use self::run::Output;
 use self::run::{CommandEnd, CommandLimits, CommandRun, Readiness, StopPlan};
@@ -55,8 +58,6 @@ const STARTUP_LIMIT: Duration = Duration::from_secs(10);
 /// sanitised and copied into the spill batch: 256 KiB reads ran 10–15 % slower end to end
 /// (measured against the pipe floor, both output shapes of the throughput bench).
 const READ_CHUNK: usize = 64 * 1024;
-/// How often what a command left running (`&`) is measured against its limits.
-const LEFTOVER_LIMIT_CHECK: Duration = Duration::from_millis(100);
 /// How often a job whose command returned is checked for processes it left behind.
 const LEFTOVER_CHECK: Duration = Duration::from_millis(250);
 /// At most this much is read from a FIFO after its shell died or was replaced.
@@ -186,12 +187,15 @@ impl ShellProcess {
         // The session's sandbox; the spawner adds the shell's own directory
         // (`remove_on_exit`) to the writable roots.
         spawn.sandbox = sandbox.cloned();
-        // Per-process backstops of the tree's limits: a heap stops at twice the tree's memory
-        // (what the watchdog or the cgroup ends first), and in the sandbox the tree's tasks.
-        spawn.backstops = Backstops {
-            data_bytes: resources.memory.map(|bytes| bytes.saturating_mul(2)),
-            sandboxed_tasks: resources.processes,
-        };
+        // Where only the watchdog measures the tree, per-process backstops: a heap stops at
+        // twice the tree's memory (the watchdog ends the tree first), and in the sandbox the
+        // tree's tasks. Where the kernel holds the tree they would only get in its way.
+        if resources.any() && !limits_mechanism().is_kernel_enforced() {
+            spawn.backstops = Backstops {
+                data_bytes: resources.memory.map(|bytes| bytes.saturating_mul(2)),
+                sandboxed_tasks: resources.processes,
+            };
+        }
         let supervisor = Supervisor::spawn(spawn).await?;
         Ok(Self {
             spec: spec.clone(),
@@ -516,6 +520,7 @@ impl ShellProcess {
             seen: cgroup.events().unwrap_or_default(),
             cgroup,
             resources,
+            told: Vec::new(),
         };
         let command = group.for_command();
         self.group = Some(group);
@@ -665,159 +670,6 @@ impl ShellProcess {
     fn drain_after_end(&mut self, fifo: &mut Fifo, out: &mut dyn Output) {
         fifo.release();
         fifo.drain_now(&mut self.buf, DRAIN_LIMIT, &mut |bytes| out.chunk(bytes));
-    }
-}
-
-/// The limits a command's tree runs under, and where one passed after its result goes.
-#[derive(Clone, Copy, Default)]
-pub(crate) struct TreeLimits<'a> {
-    pub(crate) resources: ResourceLimits,
-    pub(crate) late: Option<&'a LateLimits>,
-}
-
-/// The cgroup a shell's commands run in (see [`ShellProcess::command_group`]), and what the
-/// kernel had enforced in it when last looked at.
-struct ShellGroup {
-    cgroup: Arc<CommandCgroup>,
-    seen: CgroupEvents,
-    resources: ResourceLimits,
-}
-
-impl ShellGroup {
-    /// What one command gets to watch it with.
-    fn for_command(&self) -> CommandGroup {
-        CommandGroup {
-            cgroup: Arc::clone(&self.cgroup),
-            seen: self.seen,
-            resources: self.resources,
-        }
-    }
-}
-
-/// A command's cgroup as its run watches it: the kernel's counts when it started.
-#[derive(Clone)]
-pub(crate) struct CommandGroup {
-    pub(crate) cgroup: Arc<CommandCgroup>,
-    /// The kernel's counts when the command started: what grows past them is the command's.
-    pub(crate) seen: CgroupEvents,
-    pub(crate) resources: ResourceLimits,
-}
-
-impl CommandGroup {
-    /// The limit the kernel enforced since [`seen`](Self::seen), if any: an OOM kill (memory)
-    /// before refused forks (processes).
-    pub(crate) fn enforced(&self) -> Option<LimitHit> {
-        let now = self.cgroup.events().ok()?;
-        if now.oom_kills > self.seen.oom_kills
-            && let Some(limit) = self.resources.memory
-        {
-            let used = self
-                .cgroup
-                .usage()
-                .ok()
-                .and_then(|usage| usage.memory_peak_bytes)
-                .unwrap_or(limit)
-                .max(limit);
-            return Some(LimitHit {
-                kind: LimitKind::Memory,
-                limit,
-                used,
-            });
-        }
-        if now.pids_refused > self.seen.pids_refused
-            && let Some(limit) = self.resources.processes
-        {
-            return Some(LimitHit {
-                kind: LimitKind::Processes,
-                limit,
-                used: limit,
-            });
-        }
-        None
-    }
-
-    /// [`enforced`](Self::enforced) at the command's end; the shell's group then counts from
-    /// now.
-    fn enforced_since(&self, group: &mut Option<ShellGroup>) -> Option<LimitHit> {
-        let hit = self.enforced();
-        if let Some(group) = group.as_mut()
-            && Arc::ptr_eq(&group.cgroup, &self.cgroup)
-            && let Ok(now) = self.cgroup.events()
-        {
-            group.seen = now;
-        }
-        hit
-    }
-}
-
-/// Watches a cgroup the shell left because a command's processes still run in it: the kernel
-/// holds them to its limits; each limit it enforces from now on is told to `late` (once per
-/// kind), until they are gone and the cgroup is removed. The session's end ends them.
-async fn watch_retired(group: ShellGroup, late: Option<LateLimits>) {
-    let mut watched = CommandGroup {
-        cgroup: group.cgroup,
-        seen: group.seen,
-        resources: group.resources,
-    };
-    let mut check = tokio::time::interval(LEFTOVER_LIMIT_CHECK);
-    check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut told = Vec::new();
-    loop {
-        check.tick().await;
-        if !watched.cgroup.is_populated() {
-            break;
-        }
-        if let Some(hit) = watched.enforced() {
-            if let Ok(now) = watched.cgroup.events() {
-                watched.seen = now;
-            }
-            if !told.contains(&hit.kind) {
-                told.push(hit.kind);
-                if let Some(late) = &late {
-                    late.tell(hit);
-                }
-            }
-        }
-    }
-    // Removing it may wait for the last zombies: off the async threads.
-    let cgroup = watched.cgroup;
-    tokio::task::spawn_blocking(move || drop(cgroup));
-}
-
-/// Watches what a command left running (`&`) after its call's result was sent, every
-/// [`LEFTOVER_LIMIT_CHECK`], until none of it is left: the memory and number of its processes
-/// stay under its limits, else they are ended and `late` is told. (Its CPU time was the
-/// call's.)
-async fn watch_leftovers(scope: CommandScope, resources: ResourceLimits, late: LateLimits) {
-    let mut check = tokio::time::interval(LEFTOVER_LIMIT_CHECK);
-    check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        check.tick().await;
-        let usage = command_usage(&scope);
-        if usage.processes == 0 {
-            return;
-        }
-        let memory = resources
-            .memory
-            .filter(|&limit| usage.memory_bytes > limit)
-            .map(|limit| LimitHit {
-                kind: LimitKind::Memory,
-                limit,
-                used: usage.memory_bytes,
-            });
-        let processes = resources
-            .processes
-            .filter(|&limit| usage.processes as u64 > limit)
-            .map(|limit| LimitHit {
-                kind: LimitKind::Processes,
-                limit,
-                used: usage.processes as u64,
-            });
-        if let Some(hit) = memory.or(processes) {
-            end_command_with(&scope, Signal::KILL.as_raw(), Duration::ZERO).await;
-            late.tell(hit);
-            return;
-        }
     }
 }
 

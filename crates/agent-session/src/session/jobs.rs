@@ -8,7 +8,9 @@ use agentsh_artifact_store::ArtifactReservation;
 use agentsh_jobs::{JobHost, JobLimits, JobToolCall, Jobs};
 use agentsh_output_sink::{OutputSink, Secrets};
 use agentsh_process::sandbox::{SandboxNetwork, SandboxSpec};
-use agentsh_protocol::{JobSummary, JobView, SandboxStatus, SessionStatus, ToolOutcome};
+use agentsh_protocol::{
+    JobSummary, JobView, ResourceLimits, SandboxStatus, SessionStatus, ToolOutcome,
+};
 use agentsh_pty_runtime::PtyCommand;
 use agentsh_shell_executor::{ExecRequest, ShellExecutor, Surface};
 use serde_json::Value;
@@ -168,6 +170,29 @@ impl AgentSession {
                 hosts: policy.network.proxy().map(|proxy| proxy.hosts.clone()),
             }),
             jobs: self.jobs_summary(),
+        }
+    }
+}
+
+/// What the session gives the commands its jobs and calls run.
+impl AgentSession {
+    /// The resource limits of each command tree, resolved at start.
+    pub(crate) fn resources(&self) -> ResourceLimits {
+        self.inner.resources
+    }
+
+    /// `command` as the PTY runtime runs it: the session's shell, environment, prefix, rc
+    /// snapshot and sandbox (one the kernel can enforce: [`new`](Self::new) checked), in
+    /// `cwd`, stopped after `timeout`.
+    pub(crate) fn pty_command(&self, command: &str, cwd: &Path, timeout: Timeout) -> PtyCommand {
+        let inner = &self.inner;
+        PtyCommand {
+            shell: inner.shell.clone(),
+            env: inner.env.clone(),
+            prefix: inner.prefix.clone(),
+            snapshot: inner.snapshot.clone(),
+            sandbox: self.sandbox().cloned(),
+            ..PtyCommand::new(command, cwd, timeout.duration())
         }
     }
 }

@@ -31,7 +31,10 @@ fn usage_of(line: &str) -> (u32, f64) {
         .trim_end_matches('%')
         .parse()
         .unwrap_or_else(|_| panic!("a percent: {line}"));
-    let size = fields[at + 1];
+    // `<RSS>`, or `<RSS> of <limit>` under a memory limit.
+    let size = fields[at + 1]
+        .split_once(" of ")
+        .map_or(fields[at + 1], |(rss, _)| rss);
     let (number, unit) = size.split_at(
         size.find(|c: char| c.is_ascii_alphabetic())
             .unwrap_or(size.len()),

@@ -27,7 +27,7 @@ use agentsh_process::{
 };
 use agentsh_protocol::{LimitHit, LimitKind, ResourceLimits};
 
-use super::CommandGroup;
+use super::limits::CommandGroup;
 use rustix::process::Signal;
 use tokio::io::unix::AsyncFd;
 use tokio::time::Instant;

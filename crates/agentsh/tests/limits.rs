@@ -1,0 +1,192 @@
+//! Resource limits on the real binary, over RPC: a call over its memory or CPU limit ends with
+//! the limit line and `details.limit` while the shell keeps its state, a job over its memory
+//! limit ends and its `job_end` says why, and a fork bomb is held while the session stays
+//! usable. Each runs with the mechanism this machine gives (a cgroup where root may write one)
+//! and again with the watchdog, which every Linux has.
+
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::util::{LIVENESS, Rpc, TestEnv};
+
+/// The mechanisms to run each test with: this machine's own, then the watchdog.
+const MECHANISMS: [Option<&str>; 2] = [None, Some("watchdog")];
+
+/// `agentsh rpc` in `env`, on `mechanism` (`None`: the one agentsh picks).
+fn rpc_on(env: &TestEnv, mechanism: Option<&str>) -> Rpc {
+    let config = env.config_path();
+    let mut command = env.command(&["rpc", "--config", config.to_str().expect("utf-8 path")]);
+    if let Some(mechanism) = mechanism {
+        command.env("AGENTSH_LIMITS_MECHANISM", mechanism);
+    }
+    Rpc::spawn(command)
+}
+
+/// The result of the `bash` tool call of `command` (`id` names the request and the call).
+fn call(rpc: &mut Rpc, id: &str, command: &str) -> Value {
+    call_tool(rpc, id, "bash", &serde_json::json!({ "command": command }))
+}
+
+/// The result of a tool call of `name` with `arguments`.
+fn call_tool(rpc: &mut Rpc, id: &str, name: &str, arguments: &Value) -> Value {
+    rpc.send_json(&serde_json::json!({
+        "id": id, "type": "tool_call", "toolCallId": id, "name": name, "arguments": arguments,
+    }));
+    rpc.response_within(id, Duration::from_secs(60))["data"].clone()
+}
+
+fn text(result: &Value) -> &str {
+    result["content"][0]["text"].as_str().expect("a text")
+}
+
+#[test]
+fn a_call_over_its_memory_limit_ends_and_the_next_call_keeps_the_shell() {
+    for mechanism in MECHANISMS {
+        let env = TestEnv::with_config("[limits]\nmemory = \"256MiB\"\n");
+        let mut rpc = rpc_on(&env, mechanism);
+        call(&mut rpc, "1", "export KEPT=before");
+        let result = call(
+            &mut rpc,
+            "2",
+            // 1 GiB, 16 MiB at a time: what a build or a test run grows like.
+            "python3 -c 'import time\nb = []\nfor i in range(64):\n    b.append(bytearray(16 << 20)); time.sleep(0.02)\nprint(\"allocated\")'",
+        );
+        let said = text(&result);
+        assert!(
+            said.contains(
+                "[Ended: this command's processes used more than 256.0MB of memory (limits.memory)]"
+            ),
+            "{mechanism:?}: {said}"
+        );
+        assert_eq!(result["isError"], true, "{result}");
+        let limit = &result["details"]["limit"];
+        assert_eq!(limit["kind"], "memory", "{mechanism:?}: {result}");
+        assert_eq!(limit["limit"], 256 << 20);
+        assert!(
+            limit["used"].as_u64().expect("used") >= 256 << 20,
+            "{result}"
+        );
+        let next = call(&mut rpc, "3", "echo $KEPT");
+        assert_eq!(text(&next), "before", "{mechanism:?}: {next}");
+        assert_eq!(next["details"]["sessionRestarted"], false);
+        rpc.close(LIVENESS);
+    }
+}
+
+#[test]
+fn cpu_time_ends_a_spinning_command() {
+    for mechanism in MECHANISMS {
+        let env = TestEnv::with_config("[limits]\ncpu_time = 2\n");
+        let mut rpc = rpc_on(&env, mechanism);
+        let result = call(&mut rpc, "1", "sh -c 'while :; do :; done'");
+        let said = text(&result);
+        assert!(
+            said.ends_with("[Ended: this command's processes used 2 s of CPU (limits.cpu_time)]"),
+            "{mechanism:?}: {said}"
+        );
+        let used = result["details"]["limit"]["used"].as_u64().expect("used");
+        assert!((2..=4).contains(&used), "{result}");
+        assert_eq!(result["details"]["timedOut"], false);
+        rpc.close(LIVENESS);
+    }
+}
+
+#[test]
+fn a_job_over_its_memory_limit_ends_and_its_job_end_says_why() {
+    for mechanism in MECHANISMS {
+        let env = TestEnv::with_config("[limits]\nmemory = \"256MiB\"\n");
+        let mut rpc = rpc_on(&env, mechanism);
+        // The job holds a little memory, waits for a file, then grows past the limit.
+        let go = env.root().join("go");
+        let command = format!(
+            "python3 -c 'import os, time\nb = bytearray(8 << 20)\nwhile not os.path.exists(\"{}\"): time.sleep(0.05)\nc = []\nfor i in range(64):\n    c.append(bytearray(16 << 20)); time.sleep(0.02)\ntime.sleep(60)'",
+            go.display()
+        );
+        let started = call_tool(
+            &mut rpc,
+            "1",
+            "bash",
+            &serde_json::json!({ "command": command, "run_in_background": true }),
+        );
+        assert!(
+            text(&started).contains("Running in the background as job 1"),
+            "{started}"
+        );
+        let list = call_tool(&mut rpc, "2", "job_list", &serde_json::json!({}));
+        assert!(
+            text(&list).contains(" of 256.0MB · "),
+            "{mechanism:?}: {}",
+            text(&list)
+        );
+        std::fs::write(&go, "").expect("write the go file");
+        let ended = rpc.until(LIVENESS, |line| line["type"] == "job_end");
+        let end = ended.last().expect("a job_end");
+        assert_eq!(end["reason"]["kind"], "memory", "{mechanism:?}: {end}");
+        assert_eq!(end["reason"]["limit"], 256 << 20);
+        let output = call_tool(
+            &mut rpc,
+            "3",
+            "job_output",
+            &serde_json::json!({ "jobId": "1" }),
+        );
+        assert!(
+            text(&output).contains(
+                "[Ended: this command's processes used more than 256.0MB of memory (limits.memory)]\n\n[job 1: "
+            ),
+            "{mechanism:?}: {output}"
+        );
+        assert_eq!(output["details"]["limit"]["kind"], "memory");
+        rpc.close(LIVENESS);
+    }
+}
+
+/// Live processes whose command line is `cmdline` (the shell's forks share it).
+fn with_cmdline(cmdline: &[u8]) -> usize {
+    agentsh_test_support::live_processes(|line| line == cmdline).len()
+}
+
+#[test]
+fn a_fork_bomb_is_held_at_its_process_limit_and_the_session_stays_usable() {
+    // Only where the kernel holds the tree: the watchdog would let a bomb fork for up to
+    // 100 ms at a time before ending it, which a shared test machine need not endure.
+    let mechanism = agentsh_process::limits_mechanism();
+    if !mechanism.is_kernel_enforced() {
+        eprintln!(
+            "skipped: no kernel-enforced limits here ({})",
+            mechanism.describe()
+        );
+        return;
+    }
+    let env = TestEnv::with_config("[limits]\nprocesses = 256\n");
+    let mut rpc = rpc_on(&env, None);
+    let shell = call(&mut rpc, "1", "echo $$");
+    let pid: u32 = text(&shell).trim().parse().expect("the shell's pid");
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).expect("the shell's cmdline");
+    // Its call returns at once: the bomb forks on in the background.
+    let bomb = call(&mut rpc, "2", ":(){ :|:& };:");
+    let line = "[Process limit: this command's processes reached 256 at once; more were refused (limits.processes)]";
+    // Told on that result or a next one.
+    let mut told = text(&bomb).contains(line);
+    let deadline = Instant::now() + LIVENESS;
+    let mut n = 3;
+    while !told && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+        let next = call(&mut rpc, &n.to_string(), "true");
+        told = text(&next).contains(line);
+        n += 1;
+    }
+    assert!(told, "the process limit was never told");
+    // Held: its processes are forks of the shell, with its command line.
+    let held = with_cmdline(&cmdline);
+    assert!(held <= 258, "{held} processes of the bomb and its shell");
+    let still = call(&mut rpc, "100", "echo usable");
+    assert_eq!(text(&still), "usable", "{still}");
+    // Its end leaves nothing.
+    rpc.close(LIVENESS);
+    let deadline = Instant::now() + LIVENESS;
+    while with_cmdline(&cmdline) > 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(with_cmdline(&cmdline), 0, "the bomb outlived its session");
+}

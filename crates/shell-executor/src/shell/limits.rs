@@ -1,0 +1,179 @@
+//! A command tree's resource limits around the shell: the cgroup a shell's commands run in
+//! where the kernel holds them ([`ShellGroup`], [`CommandGroup`]), and the watchers of what a
+//! command left running after its result was sent.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use agentsh_process::{CgroupEvents, CommandCgroup, CommandScope, command_usage, end_command_with};
+use agentsh_protocol::{LimitHit, LimitKind, ResourceLimits};
+use rustix::process::Signal;
+
+use crate::request::LateLimits;
+
+/// How often what a command left running (`&`) is measured against its limits.
+const LEFTOVER_LIMIT_CHECK: Duration = Duration::from_millis(100);
+
+/// The limits a command's tree runs under, and where one passed after its result goes.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct TreeLimits<'a> {
+    pub(crate) resources: ResourceLimits,
+    pub(crate) late: Option<&'a LateLimits>,
+}
+
+/// The cgroup a shell's commands run in (see [`ShellProcess::command_group`]), and what the
+/// kernel had enforced in it when last looked at.
+pub(super) struct ShellGroup {
+    pub(super) cgroup: Arc<CommandCgroup>,
+    pub(super) seen: CgroupEvents,
+    pub(super) resources: ResourceLimits,
+    /// The kinds of limit a result already told for this cgroup: what its processes keep
+    /// running into later is not told again.
+    pub(super) told: Vec<LimitKind>,
+}
+
+impl ShellGroup {
+    /// What one command gets to watch it with.
+    pub(super) fn for_command(&self) -> CommandGroup {
+        CommandGroup {
+            cgroup: Arc::clone(&self.cgroup),
+            seen: self.seen,
+            resources: self.resources,
+        }
+    }
+}
+
+/// A command's cgroup as its run watches it: the kernel's counts when it started.
+#[derive(Clone)]
+pub(crate) struct CommandGroup {
+    pub(crate) cgroup: Arc<CommandCgroup>,
+    /// The kernel's counts when the command started: what grows past them is the command's.
+    pub(crate) seen: CgroupEvents,
+    pub(crate) resources: ResourceLimits,
+}
+
+impl CommandGroup {
+    /// The limit the kernel enforced since [`seen`](Self::seen), if any: an OOM kill (memory)
+    /// before refused forks (processes).
+    pub(crate) fn enforced(&self) -> Option<LimitHit> {
+        let now = self.cgroup.events().ok()?;
+        if now.oom_kills > self.seen.oom_kills
+            && let Some(limit) = self.resources.memory
+        {
+            let used = self
+                .cgroup
+                .usage()
+                .ok()
+                .and_then(|usage| usage.memory_peak_bytes)
+                .unwrap_or(limit)
+                .max(limit);
+            return Some(LimitHit {
+                kind: LimitKind::Memory,
+                limit,
+                used,
+            });
+        }
+        if now.pids_refused > self.seen.pids_refused
+            && let Some(limit) = self.resources.processes
+        {
+            return Some(LimitHit {
+                kind: LimitKind::Processes,
+                limit,
+                used: limit,
+            });
+        }
+        None
+    }
+
+    /// [`enforced`](Self::enforced) at the command's end; the shell's group then counts from
+    /// now.
+    pub(super) fn enforced_since(&self, group: &mut Option<ShellGroup>) -> Option<LimitHit> {
+        let hit = self.enforced();
+        if let Some(group) = group.as_mut()
+            && Arc::ptr_eq(&group.cgroup, &self.cgroup)
+        {
+            if let Ok(now) = self.cgroup.events() {
+                group.seen = now;
+            }
+            if let Some(hit) = hit {
+                group.told.push(hit.kind);
+            }
+        }
+        hit
+    }
+}
+
+/// Watches a cgroup the shell left because a command's processes still run in it: the kernel
+/// holds them to its limits; each limit it enforces from now on is told to `late` (once per
+/// kind), until they are gone and the cgroup is removed. The session's end ends them.
+pub(super) async fn watch_retired(group: ShellGroup, late: Option<LateLimits>) {
+    let mut watched = CommandGroup {
+        cgroup: group.cgroup,
+        seen: group.seen,
+        resources: group.resources,
+    };
+    let mut check = tokio::time::interval(LEFTOVER_LIMIT_CHECK);
+    check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut told = group.told;
+    loop {
+        check.tick().await;
+        if !watched.cgroup.is_populated() {
+            break;
+        }
+        if let Some(hit) = watched.enforced() {
+            if let Ok(now) = watched.cgroup.events() {
+                watched.seen = now;
+            }
+            if !told.contains(&hit.kind) {
+                told.push(hit.kind);
+                if let Some(late) = &late {
+                    late.tell(hit);
+                }
+            }
+        }
+    }
+    // Removing it may wait for the last zombies: off the async threads.
+    let cgroup = watched.cgroup;
+    tokio::task::spawn_blocking(move || drop(cgroup));
+}
+
+/// Watches what a command left running (`&`) after its call's result was sent, every
+/// [`LEFTOVER_LIMIT_CHECK`], until none of it is left: the memory and number of its processes
+/// stay under its limits, else they are ended and `late` is told. (Its CPU time was the
+/// call's.)
+pub(super) async fn watch_leftovers(
+    scope: CommandScope,
+    resources: ResourceLimits,
+    late: LateLimits,
+) {
+    let mut check = tokio::time::interval(LEFTOVER_LIMIT_CHECK);
+    check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        check.tick().await;
+        let usage = command_usage(&scope);
+        if usage.processes == 0 {
+            return;
+        }
+        let memory = resources
+            .memory
+            .filter(|&limit| usage.memory_bytes > limit)
+            .map(|limit| LimitHit {
+                kind: LimitKind::Memory,
+                limit,
+                used: usage.memory_bytes,
+            });
+        let processes = resources
+            .processes
+            .filter(|&limit| usage.processes as u64 > limit)
+            .map(|limit| LimitHit {
+                kind: LimitKind::Processes,
+                limit,
+                used: usage.processes as u64,
+            });
+        if let Some(hit) = memory.or(processes) {
+            end_command_with(&scope, Signal::KILL.as_raw(), Duration::ZERO).await;
+            late.tell(hit);
+            return;
+        }
+    }
+}

@@ -366,3 +366,28 @@ fn the_far_side_shapes_once_and_the_shape_settings_travel() {
         check("[shape]\nenabled = false\n", &[], false);
     });
 }
+
+#[test]
+fn the_far_side_applies_this_sides_limits() {
+    on_every_far_side("far_side_limits", |far| {
+        let env = far.env("[limits]\nmemory = \"256MiB\"\n");
+        // 1 GiB, 16 MiB at a time.
+        let grow = "import time\nb = []\nfor i in range(64):\n    b.append(bytearray(16 << 20)); time.sleep(0.02)\nprint('allocated')";
+        let done = far.exec(
+            &env,
+            &["--json", "--", "python3", "-c", &format!("\"{grow}\"")],
+        );
+        assert_eq!(done.code(), 1, "{} {done:?}", far.name());
+        let result = done.json();
+        let text = result["content"][0]["text"].as_str().unwrap_or_default();
+        assert!(
+            text.ends_with(
+                "[Ended: this command's processes used more than 256.0MB of memory (limits.memory)]"
+            ),
+            "{}: {text}",
+            far.name()
+        );
+        assert_eq!(result["details"]["limit"]["kind"], "memory", "{result}");
+        assert_eq!(result["details"]["limit"]["limit"], 256 << 20);
+    });
+}

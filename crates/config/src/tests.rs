@@ -9,7 +9,8 @@ use agentsh_process::sandbox::SandboxMode;
 use super::*;
 use agentsh_protocol::{Theme, Timeout};
 
-fn parse(text: &str) -> Result<Settings, String> {
+/// The settings of the file `text` (at `/x/config.toml`, home `/home/ann`), or its error.
+pub(crate) fn parse(text: &str) -> Result<Settings, String> {
     Settings::from_toml(
         text,
         Path::new("/x/config.toml"),

@@ -1,24 +1,14 @@
 //! Tests of `[limits]`: sizes, percents and `"off"` read, bad values refused with the key and
 //! the reason, `tmp_size` only with the sandbox, and the limits a session resolves them to.
 
-use std::path::Path;
 use std::time::Duration;
 
 use agentsh_protocol::ResourceLimits;
 
 use super::*;
-use crate::Settings;
+use crate::tests::parse;
 
 const GIB: u64 = 1 << 30;
-
-fn parse(text: &str) -> Result<Settings, String> {
-    Settings::from_toml(
-        text,
-        Path::new("/x/config.toml"),
-        Some(Path::new("/home/ann")),
-    )
-    .map_err(|err| err.to_string())
-}
 
 /// The `[limits]` of a file holding `keys` (and the sandbox on, for `tmp_size`).
 fn limits(keys: &str) -> LimitSettings {

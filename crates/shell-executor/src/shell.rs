@@ -329,9 +329,10 @@ impl ShellProcess {
         if let Some(supervisor) = self.supervisor.take() {
             supervisor.shutdown().await;
         }
-        // Its commands' cgroup goes with it (removing it may wait for the last zombies).
+        // Its commands' cgroup goes with it, off the async threads and without holding up the
+        // end (the tree is ended already; removing the cgroup may wait for the last zombies).
         if let Some(group) = self.group.take() {
-            let _ = tokio::task::spawn_blocking(move || drop(group)).await;
+            tokio::task::spawn_blocking(move || drop(group));
         }
     }
 

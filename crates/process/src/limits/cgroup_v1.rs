@@ -1,5 +1,5 @@
 //! The cgroup v1 side of the limits: the writable `memory` and `pids` hierarchies (with
-//! `cpuacct` for CPU time and `freezer` for a clean kill where they are writable too), the
+//! `cpuacct` for CPU time and `freezer`, only ever thawed, where they are writable too), the
 //! private parent `agentsh-limits` in agentsh's own place in each, and the control files of
 //! one command's groups.
 

@@ -96,8 +96,8 @@ pub enum LimitsMechanism {
         pids: PathBuf,
         /// The parent in the cpuacct hierarchy, where it is writable (CPU time is read there).
         cpuacct: Option<PathBuf>,
-        /// The parent in the freezer hierarchy, where it is writable (a tree is frozen before
-        /// it is killed).
+        /// The parent in the freezer hierarchy, where it is writable (a group is thawed before
+        /// it is killed, never frozen).
         freezer: Option<PathBuf>,
         /// Whether swap is accounted (`memory.memsw`), so that it does not extend the limit.
         swap_counted: bool,
@@ -560,42 +560,37 @@ impl CommandCgroup {
     }
 
     /// SIGKILLs every process inside — the shell too if it was not moved out — and waits
-    /// (at most 5 s) until none is left. v2: `cgroup.kill`. v1: the group is frozen first
-    /// where a freezer hierarchy is writable, so nothing forks between the listing and the
-    /// kill; else passes of SIGKILL over `cgroup.procs` until it is empty (a fork loop held
-    /// at `pids.max` cannot outgrow them). `TimedOut` when processes are left (stuck in the
-    /// kernel).
+    /// (at most 5 s) until none is left. v2: `cgroup.kill`. v1: passes of SIGKILL over
+    /// `cgroup.procs` until it is empty (a fork loop held at `pids.max` cannot outgrow them),
+    /// the group thawed first where a freezer hierarchy is writable (it is never frozen).
+    /// `TimedOut` when processes are left (stuck in the kernel).
     pub fn kill_all(&self) -> io::Result<()> {
         self.kill_within(KILL_WAIT)
     }
 
     fn kill_within(&self, wait: Duration) -> io::Result<()> {
         let deadline = Instant::now() + wait;
-        let freezer = match self.kind {
-            Kind::V2 => {
-                if cgroup_v2::kill(self.dir(0)) {
-                    return self.wait_empty(deadline);
-                }
-                None
-            }
-            Kind::V1(roles) => roles.freezer.map(|i| self.dir(i)),
-        };
+        if let Kind::V2 = self.kind
+            && cgroup_v2::kill(self.dir(0))
+        {
+            return self.wait_empty(deadline);
+        }
+        // v1: passes of SIGKILL over the members until none is left. The freezer is never used
+        // to freeze: a group left frozen (a freeze that timed out and went on to FROZEN later,
+        // or agentsh gone between freezing and thawing) holds its processes in the kernel,
+        // unkillable, until someone thaws it — so it is only thawed here, in case. A fork loop
+        // held at `pids.max` cannot outgrow the passes.
+        if let Kind::V1(roles) = self.kind
+            && let Some(freezer) = roles.freezer
+        {
+            cgroup_v1::freeze(self.dir(freezer), false, deadline);
+        }
         loop {
-            let frozen = freezer.is_some_and(|dir| {
-                cgroup_v1::freeze(
-                    dir,
-                    true,
-                    deadline.min(Instant::now() + Duration::from_secs(1)),
-                )
-            });
             let members = self.members();
             for &pid in &members {
                 if let Some(pid) = i32::try_from(pid).ok().and_then(Pid::from_raw) {
                     let _ = rustix::process::kill_process(pid, Signal::KILL);
                 }
-            }
-            if let (true, Some(dir)) = (frozen, freezer) {
-                cgroup_v1::freeze(dir, false, deadline);
             }
             if members.is_empty() {
                 return Ok(());

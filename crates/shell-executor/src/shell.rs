@@ -495,9 +495,9 @@ impl ShellProcess {
             return None;
         }
         if let Some(group) = &self.group {
-            match group.cgroup.usage() {
+            match group.cgroup.tasks() {
                 // Only the shell: the command starts in it, as the last one did.
-                Ok(usage) if usage.tasks <= 1 => return Some(group.for_command()),
+                Ok(tasks) if tasks <= 1 => return Some(group.for_command()),
                 _ => {
                     let retired = self.group.take()?;
                     tokio::spawn(watch_retired(retired, late.cloned()));

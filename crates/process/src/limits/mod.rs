@@ -531,6 +531,15 @@ impl CommandCgroup {
         }
     }
 
+    /// How many tasks are in it now (`pids.current`): one read, for a look between commands.
+    pub fn tasks(&self) -> io::Result<u64> {
+        let pids = match self.kind {
+            Kind::V2 => self.dir(0),
+            Kind::V1(roles) => self.dir(roles.pids),
+        };
+        Ok(crate::cgroupfs::read_number(&pids.join("pids.current"))?.unwrap_or(0))
+    }
+
     /// The limits the kernel enforced since the cgroup was made.
     pub fn events(&self) -> io::Result<CgroupEvents> {
         match self.kind {

@@ -56,7 +56,11 @@ impl CommandGroup {
     /// The limit the kernel enforced since [`seen`](Self::seen), if any: an OOM kill (memory)
     /// before refused forks (processes).
     pub(crate) fn enforced(&self) -> Option<LimitHit> {
-        let now = self.cgroup.events().ok()?;
+        self.enforced_in(self.cgroup.events().ok()?)
+    }
+
+    /// [`enforced`](Self::enforced) given the kernel's counts `now`.
+    fn enforced_in(&self, now: CgroupEvents) -> Option<LimitHit> {
         if now.oom_kills > self.seen.oom_kills
             && let Some(limit) = self.resources.memory
         {
@@ -88,13 +92,12 @@ impl CommandGroup {
     /// [`enforced`](Self::enforced) at the command's end; the shell's group then counts from
     /// now.
     pub(super) fn enforced_since(&self, group: &mut Option<ShellGroup>) -> Option<LimitHit> {
-        let hit = self.enforced();
+        let now = self.cgroup.events().ok()?;
+        let hit = self.enforced_in(now);
         if let Some(group) = group.as_mut()
             && Arc::ptr_eq(&group.cgroup, &self.cgroup)
         {
-            if let Ok(now) = self.cgroup.events() {
-                group.seen = now;
-            }
+            group.seen = now;
             if let Some(hit) = hit {
                 group.told.push(hit.kind);
             }

@@ -79,24 +79,22 @@ struct Watchdog {
     group: Option<CommandGroup>,
     /// The next look.
     next: Instant,
-    /// The shell's CPU time (its own and its waited children's) when the command started: what
-    /// it grows by is the command's (builtins, and the children the shell waited for).
-    shell_ticks: u64,
+    /// The shell's CPU time (its own and its waited children's) at the first look: what it grows
+    /// by is the command's (builtins, and the children the shell waited for). Read at the first
+    /// look, not at the start, so that a command ending sooner costs no read; what the shell
+    /// itself burnt before then (at most one look's interval) is not counted.
+    shell_ticks: Option<u64>,
 }
 
 impl Watchdog {
     /// A watchdog for `limits`, `None` when none is set.
-    fn new(limits: CommandLimits, shell: u32) -> Option<Self> {
+    fn new(limits: CommandLimits) -> Option<Self> {
         let CommandLimits { resources, group } = limits;
         resources.any().then(|| Self {
             limits: resources,
             group,
             next: Instant::now() + LIMIT_CHECK,
-            shell_ticks: if resources.cpu_time.is_some() {
-                cpu_ticks(shell).unwrap_or(0)
-            } else {
-                0
-            },
+            shell_ticks: None,
         })
     }
 
@@ -141,16 +139,16 @@ impl Watchdog {
     /// The CPU time limit, when the shell's growth since the start and `tree_ticks` (what
     /// the command's live processes used) passed it. Without `tree_ticks` (0), the command's
     /// processes are measured here.
-    fn cpu_check(&self, scope: &CommandScope, tree_ticks: u64) -> Option<LimitHit> {
+    fn cpu_check(&mut self, scope: &CommandScope, tree_ticks: u64) -> Option<LimitHit> {
         let limit = self.limits.cpu_time?;
+        let now = cpu_ticks(scope.shell);
+        let start = *self.shell_ticks.get_or_insert(now.unwrap_or(0));
         let tree_ticks = if tree_ticks == 0 {
             command_usage(scope).cpu_ticks
         } else {
             tree_ticks
         };
-        let shell = cpu_ticks(scope.shell)
-            .unwrap_or(self.shell_ticks)
-            .saturating_sub(self.shell_ticks);
+        let shell = now.unwrap_or(start).saturating_sub(start);
         let ticks = shell.saturating_add(tree_ticks);
         let per_second = ticks_per_second();
         (ticks >= limit.as_secs().saturating_mul(per_second)).then(|| LimitHit {
@@ -274,7 +272,7 @@ impl<'a> CommandRun<'a> {
             Readiness::Ready => (true, now + timeout),
             Readiness::StartingUntil(limit) => (false, limit),
         };
-        let watchdog = Watchdog::new(limits, stop.scope.shell);
+        let watchdog = Watchdog::new(limits);
         Self {
             seq,
             timeout,

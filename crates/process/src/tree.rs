@@ -285,14 +285,8 @@ pub(crate) fn process_table() -> io::Result<Vec<ProcessInfo>> {
 /// The children of single-threaded process `pid` (`/proc/<pid>/task/<pid>/children`: one small
 /// read, no pass over `/proc`); `None` when the kernel does not tell.
 pub fn children(pid: u32) -> Option<Vec<u32>> {
-    let path = std::ffi::CString::new(format!("/proc/{pid}/task/{pid}/children")).ok()?;
-    let mut buf = [0u8; 4096];
-    let Some(text) = procfs::read_file(&path, &mut buf) else {
-        // An empty file reads as nothing: no children, when the process is there.
-        return std::path::Path::new(&format!("/proc/{pid}/task/{pid}/children"))
-            .exists()
-            .then(Vec::new);
-    };
+    // One open and read: an empty file (no children) is told from a missing one by the open.
+    let text = std::fs::read(format!("/proc/{pid}/task/{pid}/children")).ok()?;
     Some(
         text.split(u8::is_ascii_whitespace)
             .filter_map(procfs::parse_decimal)

@@ -5,7 +5,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use agentsh_process::{CgroupEvents, CommandCgroup, CommandScope, command_usage, end_command_with};
+use agentsh_process::{
+    CgroupEvents, CommandCgroup, CommandScope, CommandUsage, command_usage, end_command_with,
+};
 use agentsh_protocol::{LimitHit, LimitKind, ResourceLimits};
 use rustix::process::Signal;
 
@@ -140,6 +142,30 @@ pub(super) async fn watch_retired(group: ShellGroup, late: Option<LateLimits>) {
     tokio::task::spawn_blocking(move || drop(cgroup));
 }
 
+/// The memory or process limit `usage` is over (memory first), as the watchdog measures a
+/// tree: its processes' own memory and their number.
+pub(super) fn over_limit(resources: &ResourceLimits, usage: &CommandUsage) -> Option<LimitHit> {
+    let processes = usage.processes as u64;
+    let memory = resources
+        .memory
+        .filter(|&limit| usage.memory_bytes > limit)
+        .map(|limit| LimitHit {
+            kind: LimitKind::Memory,
+            limit,
+            used: usage.memory_bytes,
+        });
+    memory.or_else(|| {
+        resources
+            .processes
+            .filter(|&limit| processes > limit)
+            .map(|limit| LimitHit {
+                kind: LimitKind::Processes,
+                limit,
+                used: processes,
+            })
+    })
+}
+
 /// Watches what a command left running (`&`) after its call's result was sent, every
 /// [`LEFTOVER_LIMIT_CHECK`], until none of it is left: the memory and number of its processes
 /// stay under its limits, else they are ended and `late` is told. (Its CPU time was the
@@ -157,23 +183,7 @@ pub(super) async fn watch_leftovers(
         if usage.processes == 0 {
             return;
         }
-        let memory = resources
-            .memory
-            .filter(|&limit| usage.memory_bytes > limit)
-            .map(|limit| LimitHit {
-                kind: LimitKind::Memory,
-                limit,
-                used: usage.memory_bytes,
-            });
-        let processes = resources
-            .processes
-            .filter(|&limit| usage.processes as u64 > limit)
-            .map(|limit| LimitHit {
-                kind: LimitKind::Processes,
-                limit,
-                used: usage.processes as u64,
-            });
-        if let Some(hit) = memory.or(processes) {
+        if let Some(hit) = over_limit(&resources, &usage) {
             end_command_with(&scope, Signal::KILL.as_raw(), Duration::ZERO).await;
             late.tell(hit);
             return;

@@ -27,7 +27,7 @@ use agentsh_process::{
 };
 use agentsh_protocol::{LimitHit, LimitKind, ResourceLimits};
 
-use super::limits::CommandGroup;
+use super::limits::{CommandGroup, over_limit};
 use rustix::process::Signal;
 use tokio::io::unix::AsyncFd;
 use tokio::time::Instant;
@@ -108,46 +108,22 @@ impl Watchdog {
                 // The OOM killer ended the biggest process: the rest of the tree ends too.
                 return Some((hit, hit.kind == LimitKind::Memory));
             }
-            return self.cpu_check(scope, 0).map(|hit| (hit, true));
+            return self.cpu_check(scope, None).map(|hit| (hit, true));
         }
         let usage = command_usage(scope);
-        if let Some(limit) = self.limits.memory
-            && usage.memory_bytes > limit
-        {
-            let hit = LimitHit {
-                kind: LimitKind::Memory,
-                limit,
-                used: usage.memory_bytes,
-            };
-            return Some((hit, true));
-        }
-        let processes = usage.processes as u64;
-        if let Some(limit) = self.limits.processes
-            && processes > limit
-        {
-            let hit = LimitHit {
-                kind: LimitKind::Processes,
-                limit,
-                used: processes,
-            };
-            return Some((hit, true));
-        }
-        self.cpu_check(scope, usage.cpu_ticks)
+        over_limit(&self.limits, &usage)
+            .or_else(|| self.cpu_check(scope, Some(usage.cpu_ticks)))
             .map(|hit| (hit, true))
     }
 
     /// The CPU time limit, when the shell's growth since the start and `tree_ticks` (what
-    /// the command's live processes used) passed it. Without `tree_ticks` (0), the command's
+    /// the command's live processes used) passed it. Without `tree_ticks`, the command's
     /// processes are measured here.
-    fn cpu_check(&mut self, scope: &CommandScope, tree_ticks: u64) -> Option<LimitHit> {
+    fn cpu_check(&mut self, scope: &CommandScope, tree_ticks: Option<u64>) -> Option<LimitHit> {
         let limit = self.limits.cpu_time?;
         let now = cpu_ticks(scope.shell);
         let start = *self.shell_ticks.get_or_insert(now.unwrap_or(0));
-        let tree_ticks = if tree_ticks == 0 {
-            command_usage(scope).cpu_ticks
-        } else {
-            tree_ticks
-        };
+        let tree_ticks = tree_ticks.unwrap_or_else(|| command_usage(scope).cpu_ticks);
         let shell = now.unwrap_or(start).saturating_sub(start);
         let ticks = shell.saturating_add(tree_ticks);
         let per_second = ticks_per_second();

@@ -25,7 +25,7 @@ pub use input_wait::{InputWait, command_line, foreground_program, input_wait, in
 pub use kill::{EndReport, TERM_GRACE, end_command, end_command_with, kill_tree};
 pub use limits::{
     CgroupEvents, CgroupUsage, CommandCgroup, LIMITS_MECHANISM_VAR, LimitsMechanism,
-    limits_mechanism,
+    limits_kernel_enforced, limits_mechanism,
 };
 pub use memory::memory_agentsh_may_use;
 pub use owned_dir::{OWNED_MARK, OwnedDir, remove_ownerless};

@@ -23,7 +23,7 @@ use agentsh_process::sandbox::SandboxSpec;
 use agentsh_process::shell::ShellSpec;
 use agentsh_process::{
     Backstops, ChildExit, CommandCgroup, CommandScope, OwnedDir, SpawnSpec, StartMark, Supervisor,
-    can_attribute, children, descendants, limits_mechanism,
+    can_attribute, children, descendants, limits_kernel_enforced,
 };
 use agentsh_protocol::{LimitHit, ResourceLimits};
 use rustix::process::Signal;
@@ -190,7 +190,7 @@ impl ShellProcess {
         // Where only the watchdog measures the tree, per-process backstops: a heap stops at
         // twice the tree's memory (the watchdog ends the tree first), and in the sandbox the
         // tree's tasks. Where the kernel holds the tree they would only get in its way.
-        if resources.any() && !limits_mechanism().is_kernel_enforced() {
+        if resources.any() && !limits_kernel_enforced() {
             spawn.backstops = Backstops {
                 data_bytes: resources.memory.map(|bytes| bytes.saturating_mul(2)),
                 sandboxed_tasks: resources.processes,
@@ -491,7 +491,7 @@ impl ShellProcess {
         shell: u32,
         late: Option<&LateLimits>,
     ) -> Option<CommandGroup> {
-        if !limits_mechanism().is_kernel_enforced() {
+        if !limits_kernel_enforced() {
             return None;
         }
         if let Some(group) = &self.group {

@@ -168,6 +168,13 @@ pub fn limits_mechanism() -> LimitsMechanism {
     state().mechanism.clone()
 }
 
+/// Whether the kernel holds command trees to their limits here ([`limits_mechanism`]'s
+/// [`is_kernel_enforced`](LimitsMechanism::is_kernel_enforced), without copying the
+/// mechanism: asked before every command).
+pub fn limits_kernel_enforced() -> bool {
+    state().mechanism.is_kernel_enforced()
+}
+
 /// The process-wide decision.
 struct State {
     mechanism: LimitsMechanism,

@@ -100,11 +100,6 @@ impl SessionOptions {
     }
 }
 
-/// The warning of a session whose `limits.tmp_size` is set: the sandbox's temp dir is not a
-/// tmpfs of that size yet.
-const TMP_SIZE_NOT_ENFORCED: &str =
-    "limits.tmp_size is not enforced yet: the sandbox's temp dir is not size-limited";
-
 /// One agent session: its id, cwd, settings, artifact store, shells (keys `(id, "tool")` and
 /// `(id, "user")`), recorded context messages and warnings. Cheap to clone.
 #[derive(Clone)]
@@ -254,9 +249,6 @@ impl AgentSession {
         if resources.any() {
             agentsh_process::limits_mechanism();
         }
-        if settings.limits.tmp_size.is_some() {
-            warnings.push(TMP_SIZE_NOT_ENFORCED.to_owned());
-        }
         // An explicit home also moves the snapshot cache under it, away from the user's.
         let cache_dir = match &home {
             Some(home) => Some(home.join(".cache/agentsh/snapshots")),
@@ -268,6 +260,7 @@ impl AgentSession {
             &cwd,
             home.as_deref(),
             sandbox_kernel_limit,
+            settings.limits.tmp_size,
         )?;
         let mut env = settings.bash.env.clone();
         if let Some(sandbox) = &sandbox {

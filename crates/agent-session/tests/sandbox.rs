@@ -681,6 +681,7 @@ fn the_allowlist_probe_says_whether_it_works_here() {
         read_only: Vec::new(),
         network: agentsh_agent_session::SandboxNetwork::Off,
         temp_dir: None,
+        temp_fs: None,
     };
     match agentsh_process::sandbox::check(&isolated) {
         Ok(()) => {

@@ -140,3 +140,40 @@ fn a_job_over_its_memory_limit_ends_and_its_job_end_says_why() {
         rpc.close(LIVENESS);
     }
 }
+
+/// The sandbox's temp dir under `limits.tmp_size`: a write past the size fails with ENOSPC,
+/// and the calls and jobs of the session see the same files there.
+#[test]
+fn the_sandboxs_temp_dir_holds_tmp_size_and_is_shared_by_calls_and_jobs() {
+    let env = TestEnv::with_config(
+        "[sandbox]\nmode = \"workspace-write\"\n\n[limits]\ntmp_size = \"10MiB\"\n",
+    );
+    let mut rpc = rpc_on(&env, None);
+    let result = call(
+        &mut rpc,
+        "1",
+        "echo kept > \"$TMPDIR/small\"; head -c 20000000 /dev/zero > \"$TMPDIR/big\"; \
+         echo big=$?; rm -f \"$TMPDIR/big\"; df -k --output=size \"$TMPDIR\" | tail -1 | tr -d ' '",
+    );
+    let said = text(&result);
+    assert!(
+        said.contains("No space left on device") && said.contains("big=1\n10240"),
+        "{said}"
+    );
+    // Nothing of it on the host's side of the directory.
+    let tmpdir = call(&mut rpc, "2", "echo \"$TMPDIR\"");
+    let host_dir = std::path::PathBuf::from(text(&tmpdir));
+    assert!(host_dir.is_dir(), "{host_dir:?}");
+    assert!(!host_dir.join("small").exists(), "{host_dir:?}");
+    // A job (its own process tree, sandboxed on its own) sees the same file; one this short
+    // answers with its end.
+    let job = call_tool(
+        &mut rpc,
+        "3",
+        "bash",
+        &serde_json::json!({ "command": "cat \"$TMPDIR/small\"", "run_in_background": true }),
+    );
+    assert_eq!(job["details"]["job"]["id"], "1", "{job}");
+    assert!(text(&job).starts_with("kept\n"), "{job}");
+    rpc.close(LIVENESS);
+}

@@ -389,5 +389,20 @@ fn the_far_side_applies_this_sides_limits() {
         );
         assert_eq!(result["details"]["limit"]["kind"], "memory", "{result}");
         assert_eq!(result["details"]["limit"]["limit"], 256 << 20);
+        // The sandbox's temp dir of limited size, made on the far side.
+        let env =
+            far.env("[sandbox]\nmode = \"workspace-write\"\n\n[limits]\ntmp_size = \"10MiB\"\n");
+        let done = far.exec(
+            &env,
+            &[
+                "--",
+                "head -c 20000000 /dev/zero > \"$TMPDIR/big\"; echo big=$?",
+            ],
+        );
+        assert!(
+            done.stdout.contains("No space left on device") && done.stdout.contains("big=1"),
+            "{}: {done:?}",
+            far.name()
+        );
     });
 }

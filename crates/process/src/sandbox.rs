@@ -63,6 +63,77 @@ pub struct SandboxSpec {
     /// an [`OwnedDir`](crate::OwnedDir): a supervisor that ends its tree after agentsh died
     /// removes it, whole, so that it does not outlive agentsh. `None`: nothing to remove.
     pub temp_dir: Option<PathBuf>,
+    /// The tmpfs mounted at [`temp_dir`](Self::temp_dir) in every sandboxed process's mount
+    /// namespace (`limits.tmp_size`): one per session, shared by its shells, jobs and PTYs.
+    /// `None`: the temp dir is a directory of the host's temporary directory.
+    pub temp_fs: Option<TempFs>,
+}
+
+/// A tmpfs of a fixed size for a session's temp dir, made once (see [`TempFs::new`]) and
+/// mounted by every sandboxed child at the temp dir in its own mount namespace: writes beyond
+/// the size fail with `ENOSPC`, the files live as long as the session's processes and this
+/// value, and nothing is mounted where the host sees it.
+///
+/// Two are equal when they are the very same filesystem (a shell is reused only by calls
+/// that see the same files).
+#[derive(Clone)]
+pub struct TempFs {
+    bytes: u64,
+    mount: Arc<std::os::fd::OwnedFd>,
+}
+
+impl TempFs {
+    /// A new, empty tmpfs of `bytes` bytes (root directory 0700, `nosuid`, `nodev`), owned by
+    /// the calling user. Made in a user and mount namespace of a short-lived child; refused
+    /// (`Sandbox unavailable: …`) by a kernel without unprivileged user namespaces or one that
+    /// cannot share a detached mount between namespaces.
+    pub fn new(bytes: u64) -> Result<Self, SandboxError> {
+        #[cfg(target_os = "linux")]
+        {
+            crate::supervisor::temp_fs::make(bytes)
+                .map(|mount| Self {
+                    bytes,
+                    mount: Arc::new(mount),
+                })
+                .map_err(|why| {
+                    SandboxError::Unavailable(format!("a temp dir of limited size: {why}"))
+                })
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = bytes;
+            Err(SandboxError::Unavailable(
+                "a temp dir of limited size needs Linux".to_owned(),
+            ))
+        }
+    }
+
+    /// Its size in bytes.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+}
+
+impl fmt::Debug for TempFs {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TempFs")
+            .field("bytes", &self.bytes)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PartialEq for TempFs {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.mount, &other.mount)
+    }
+}
+
+impl Eq for TempFs {}
+
+impl std::hash::Hash for TempFs {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        Arc::as_ptr(&self.mount).hash(state);
+    }
 }
 
 /// How a sandboxed command reaches the network.
@@ -370,6 +441,9 @@ pub(crate) struct Prepared {
     pub(crate) gid_map: Vec<u8>,
     /// The seccomp program; empty for none.
     pub(crate) filter: Vec<SockFilter>,
+    /// With a size-limited temp dir: the session's tmpfs (a descriptor of its own) and the
+    /// temp dir it is mounted at.
+    pub(crate) temp_mount: Option<(std::os::fd::OwnedFd, std::ffi::CString)>,
 }
 
 /// The devices every sandboxed shell may write (when they exist). `/dev/pts` is the child's
@@ -443,6 +517,14 @@ pub(crate) fn prepare(
             .add_rule(PathBeneath::new(fd, access))
             .map_err(|err| unavailable("Landlock", &err))?;
     }
+    // The tmpfs mounted over the temp dir: Landlock's checks do not look at a directory a
+    // mount hides, so the tmpfs's own root takes the temp dir's rights (a rule holds for that
+    // inode in every copy of the mount).
+    if let Some(temp_fs) = &policy.temp_fs {
+        created = created
+            .add_rule(PathBeneath::new(&*temp_fs.mount, write))
+            .map_err(|err| unavailable("Landlock", &err))?;
+    }
     let read_only = policy
         .read_only
         .iter()
@@ -451,6 +533,22 @@ pub(crate) fn prepare(
     let ruleset: Option<std::os::fd::OwnedFd> = created.into();
     let ruleset = ruleset
         .ok_or_else(|| SandboxError::Unavailable("Landlock created no rule set".to_owned()))?;
+    let temp_mount = policy
+        .temp_fs
+        .as_ref()
+        .map(|temp_fs| {
+            let dir = policy.temp_dir.as_deref().ok_or_else(|| {
+                SandboxError::Unavailable("a temp dir of limited size without a temp dir".into())
+            })?;
+            let fd = temp_fs
+                .mount
+                .try_clone()
+                .map_err(|err| unavailable("the temp dir's tmpfs", &err))?;
+            let path = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes())
+                .map_err(|err| unavailable("the temp dir's path", &err))?;
+            Ok::<_, SandboxError>((fd, path))
+        })
+        .transpose()?;
     let uid = rustix::process::geteuid().as_raw();
     let gid = rustix::process::getegid().as_raw();
     Ok(Prepared {
@@ -466,6 +564,7 @@ pub(crate) fn prepare(
         } else {
             Vec::new()
         },
+        temp_mount,
     })
 }
 

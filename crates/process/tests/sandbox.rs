@@ -26,6 +26,7 @@ fn sandbox_available() -> bool {
         read_only: Vec::new(),
         network: SandboxNetwork::Off,
         temp_dir: None,
+        temp_fs: None,
     };
     match sandbox::check(&policy) {
         Ok(()) => true,
@@ -77,6 +78,7 @@ fn policy(mode: SandboxMode, dirs: &Dirs, network: bool) -> SandboxSpec {
             SandboxNetwork::Off
         },
         temp_dir: None,
+        temp_fs: None,
     }
 }
 
@@ -626,6 +628,7 @@ fn a_step_the_kernel_refuses_in_the_child_is_unavailable_and_nothing_runs() {
             read_only: Vec::new(),
             network: SandboxNetwork::Off,
             temp_dir: None,
+            temp_fs: None,
         });
         let err = runtime()
             .block_on(Supervisor::spawn(spec))
@@ -684,3 +687,4 @@ fn a_step_the_kernel_refuses_in_the_child_is_unavailable_and_nothing_runs() {
 mod mounts;
 mod network;
 mod temp_dir;
+mod temp_fs;

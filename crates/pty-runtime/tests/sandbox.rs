@@ -16,6 +16,7 @@ fn sandboxed(tmp: &std::path::Path) -> Option<SandboxSpec> {
         read_only: Vec::new(),
         network: SandboxNetwork::Off,
         temp_dir: None,
+        temp_fs: None,
     };
     match sandbox::check(&policy) {
         Ok(()) => Some(policy),

@@ -16,6 +16,7 @@ fn sandbox_available() -> bool {
         read_only: Vec::new(),
         network: SandboxNetwork::Off,
         temp_dir: None,
+        temp_fs: None,
     };
     match sandbox::check(&policy) {
         Ok(()) => true,
@@ -60,6 +61,7 @@ fn policy(dirs: &Dirs) -> SandboxSpec {
         read_only: Vec::new(),
         network: SandboxNetwork::Off,
         temp_dir: None,
+        temp_fs: None,
     }
 }
 

@@ -117,6 +117,7 @@ impl DenialWatch {
 ///     read_only: Vec::new(),
 ///     network: SandboxNetwork::Off,
 ///     temp_dir: None,
+///     temp_fs: None,
 /// };
 /// assert_eq!(
 ///     sandbox_denial_line(&policy),
@@ -197,6 +198,7 @@ mod tests {
             read_only: Vec::new(),
             network: SandboxNetwork::Off,
             temp_dir: None,
+            temp_fs: None,
         };
         let watched = |pieces: &[&str]| {
             let mut watch = DenialWatch::new(policy.clone());

@@ -21,7 +21,7 @@ mod session;
 // The policy types are `agentsh-process`'s (the spawner enforces them); they are in this
 // crate's signatures, and the doctor reports the kernel against `MIN_LANDLOCK_ABI`.
 pub use agentsh_process::sandbox::{
-    Kernel, MIN_LANDLOCK_ABI, SandboxError, SandboxMode, SandboxNetwork, SandboxSpec,
+    Kernel, MIN_LANDLOCK_ABI, SandboxError, SandboxMode, SandboxNetwork, SandboxSpec, TempFs,
 };
 pub use denial::{DENIAL_MARKERS, DenialWatch, denial_line_for, sandbox_denial_line, shows_denial};
 pub use error::SetupError;

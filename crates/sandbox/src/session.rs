@@ -11,7 +11,9 @@ use std::sync::{Mutex, Once};
 
 use agentsh_config::{NetworkSetting, SandboxSettings};
 use agentsh_process::OwnedDir;
-use agentsh_process::sandbox::{Kernel, SandboxError, SandboxMode, SandboxNetwork, SandboxSpec};
+use agentsh_process::sandbox::{
+    Kernel, SandboxError, SandboxMode, SandboxNetwork, SandboxSpec, TempFs,
+};
 
 use crate::error::SetupError;
 use crate::network::{SessionNetwork, proxy_env};
@@ -128,12 +130,15 @@ impl SessionSandbox {
     /// `None` when `settings.mode` is off. Writable roots, canonicalised: in `workspace-write`
     /// `cwd`, the private temp dir and `settings.writable`; in `read-only` the private temp dir
     /// alone. Kept read-only: `<cwd>/.agentsh` when it exists. `/` or `home` as one is refused; so is a sandbox `kernel`
-    /// (`session_kernel`) cannot enforce (`Sandbox unavailable: <reason>`).
+    /// (`session_kernel`) cannot enforce (`Sandbox unavailable: <reason>`). With `tmp_size`
+    /// (`limits.tmp_size`) the temp dir is a tmpfs of that many bytes in every sandboxed
+    /// process (see [`TempFs`]), refused like the rest when the kernel cannot make one.
     pub fn new(
         settings: &SandboxSettings,
         cwd: &Path,
         home: Option<&Path>,
         kernel_limit: Option<Kernel>,
+        tmp_size: Option<u64>,
     ) -> Result<Option<Self>, SetupError> {
         let Some(mode) = settings.mode else {
             return Ok(None);
@@ -162,9 +167,11 @@ impl SessionSandbox {
                 read_only: Vec::new(),
                 network: isolated.clone(),
                 temp_dir: None,
+                temp_fs: None,
             },
             session_kernel(kernel_limit)?,
         )?;
+        let temp_fs = tmp_size.map(TempFs::new).transpose()?;
         let network = match &settings.network {
             NetworkSetting::Allowlist(hosts) => Some(SessionNetwork::new(hosts)?),
             NetworkSetting::Off | NetworkSetting::On => None,
@@ -197,6 +204,7 @@ impl SessionSandbox {
                     SandboxNetwork::Allowlist(network.proxy.clone())
                 }),
                 temp_dir: Some(temp_path.clone()),
+                temp_fs,
             },
             temp_path,
             temp: Mutex::new(Some(temp)),

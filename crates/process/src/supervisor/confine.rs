@@ -20,7 +20,10 @@ use super::report::{SUP_ERROR, Stage, errno, report_error, set_errno};
 ///    network allowlist, a TCP listener bound at `127.0.0.1:<port>` there, sent to agentsh
 ///    (see [`proxy_listener`]): the namespace's one way out.
 /// 4. The mount namespace: every mount private (`MS_REC | MS_PRIVATE` on `/`, so nothing done
-///    here propagates anywhere); each read-only path bind-mounted onto itself and that bind
+///    here propagates anywhere); with a size-limited temp dir, a copy of the session's tmpfs
+///    mounted at the temp dir (`temp_mount`: the same files in every process of the session;
+///    Landlock's rule on the directory below it still applies, its checks cross the mount
+///    point); each read-only path bind-mounted onto itself and that bind
 ///    remounted read-only (with the flags its mount already had, which a user namespace may
 ///    not clear); a new `devpts` instance at `/dev/pts` (`newinstance`: it holds only the PTYs
 ///    opened inside; every other terminal of the machine has no name there), added to the
@@ -37,12 +40,13 @@ use super::report::{SUP_ERROR, Stage, errno, report_error, set_errno};
 /// A failing step reports its stage and `errno` and ends the child: nothing runs unconfined.
 /// `outbox` is the socket descriptors go to agentsh over: the proxy's listener (step 3) when
 /// the policy has an allowlist, then the new terminal's master (step 5) when `terminal` (the
-/// child has a controlling terminal); it is closed before anything runs.
+/// child has a controlling terminal); it is closed before anything runs, as is `temp_mount`.
 #[cfg(target_os = "linux")]
 pub(super) unsafe fn enter_sandbox(
     sandbox: &crate::sandbox::Prepared,
     ruleset: RawFd,
     outbox: Option<RawFd>,
+    temp_mount: Option<RawFd>,
     terminal: bool,
 ) {
     let fail = |stage: Stage| -> ! {
@@ -83,6 +87,12 @@ pub(super) unsafe fn enter_sandbox(
         ) != 0
         {
             fail(Stage::SandboxMounts);
+        }
+        if let (Some(mount), Some((_, dir))) = (temp_mount, &sandbox.temp_mount) {
+            if !mount_copy(mount, dir) {
+                fail(Stage::SandboxTempFs);
+            }
+            libc::close(mount);
         }
         for read_only in &sandbox.read_only {
             let path = read_only.path.as_ptr();
@@ -291,9 +301,39 @@ unsafe fn proxy_listener(port: u16, socket: RawFd) -> bool {
     }
 }
 
+/// Mounts a copy of the detached mount `mount` at `dir`; false on failure (errno tells why).
+#[cfg(target_os = "linux")]
+unsafe fn mount_copy(mount: RawFd, dir: &std::ffi::CStr) -> bool {
+    use super::temp_fs::{MOVE_MOUNT_F_EMPTY_PATH, OPEN_TREE_CLOEXEC, OPEN_TREE_CLONE};
+    // SAFETY: raw system calls on a descriptor and NUL-terminated paths.
+    unsafe {
+        let copy = libc::syscall(
+            libc::SYS_open_tree,
+            mount,
+            c"".as_ptr(),
+            OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | libc::AT_EMPTY_PATH as libc::c_uint,
+        ) as RawFd;
+        if copy < 0 {
+            return false;
+        }
+        let moved = libc::syscall(
+            libc::SYS_move_mount,
+            copy,
+            c"".as_ptr(),
+            libc::AT_FDCWD,
+            dir.as_ptr(),
+            MOVE_MOUNT_F_EMPTY_PATH,
+        ) == 0;
+        let saved = errno();
+        libc::close(copy);
+        set_errno(saved);
+        moved
+    }
+}
+
 /// Sends `fd` over the Unix socket `socket` with one byte of data; false on failure.
 #[cfg(target_os = "linux")]
-unsafe fn send_fd(socket: RawFd, fd: RawFd) -> bool {
+pub(super) unsafe fn send_fd(socket: RawFd, fd: RawFd) -> bool {
     // SAFETY: the message and its control buffer are on the stack and outlive the call; the
     // buffer is aligned for `cmsghdr` and large enough for one descriptor.
     unsafe {
@@ -331,7 +371,7 @@ unsafe fn send_fd(socket: RawFd, fd: RawFd) -> bool {
 /// Writes all of `bytes` to the existing file `path`; false when opening or writing failed
 /// (errno tells why).
 #[cfg(target_os = "linux")]
-fn write_file(path: &std::ffi::CStr, bytes: &[u8]) -> bool {
+pub(super) fn write_file(path: &std::ffi::CStr, bytes: &[u8]) -> bool {
     // SAFETY: `path` is NUL-terminated; `bytes` is a valid buffer of its length.
     unsafe {
         let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);

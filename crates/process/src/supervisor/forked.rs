@@ -39,7 +39,8 @@
 //!   steps before need. The Landlock rule set reaches the child as a descriptor after the
 //!   extras and sits at [`SUP_PAYLOAD`] until `landlock_restrict_self` has used it; with a
 //!   network allowlist or a controlling terminal, the socket that takes the proxy's listener
-//!   and the new terminal's master to agentsh follows it, at `SUP_PAYLOAD + 1`.
+//!   and the new terminal's master to agentsh follows it, at `SUP_PAYLOAD + 1`; with a
+//!   size-limited temp dir, the session's tmpfs comes last.
 //!
 //! When the supervisor ends the tree it writes `cgroup.kill` before its own sweep
 //! ([`kill_everything`]), removes the emptied cgroup, and exits with 0 only when nothing is
@@ -532,21 +533,25 @@ unsafe fn child_main(view: &ChildView<'_>, self_pipe: [c_int; 2], joined: bool) 
         libc::close(SUP_REPORT);
         // The sandbox's rule set follows the extras; it moves to SUP_PAYLOAD until used. When
         // descriptors go out to agentsh (a proxy's listener, a new terminal's master) the
-        // socket for them follows it and moves to SUP_PAYLOAD + 1 (`next` >= SUP_PAYLOAD: no
-        // move overwrites a source).
+        // socket for them follows it and moves to SUP_PAYLOAD + 1; the tmpfs of a size-limited
+        // temp dir comes last (`next` >= SUP_PAYLOAD and the moves go in order: no move
+        // overwrites a source not yet moved).
         let terminal_inside = plan.sandbox.is_some() && plan.controlling_terminal;
         let outbox = plan.outbox();
-        if plan.sandbox.is_some() && next != SUP_PAYLOAD {
-            libc::dup2(next, SUP_PAYLOAD);
-            if outbox {
-                libc::dup2(next + 1, SUP_PAYLOAD + 1);
+        let temp_mount = plan
+            .sandbox
+            .as_ref()
+            .is_some_and(|sandbox| sandbox.temp_mount.is_some());
+        let sandbox_fds = match &plan.sandbox {
+            None => 0,
+            Some(_) => 1 + RawFd::from(outbox) + RawFd::from(temp_mount),
+        };
+        if next != SUP_PAYLOAD {
+            for i in 0..sandbox_fds {
+                libc::dup2(next + i, SUP_PAYLOAD + i);
             }
         }
-        close_from(match (plan.sandbox.is_some(), outbox) {
-            (false, _) => SUP_PAYLOAD,
-            (true, false) => SUP_PAYLOAD + 1,
-            (true, true) => SUP_PAYLOAD + 2,
-        });
+        close_from(SUP_PAYLOAD + sandbox_fds);
         set_cloexec(SUP_ERROR);
         // In a sandbox the controlling terminal is made inside it (see `confine`).
         if plan.controlling_terminal && !terminal_inside {
@@ -578,6 +583,7 @@ unsafe fn child_main(view: &ChildView<'_>, self_pipe: [c_int; 2], joined: bool) 
                 sandbox,
                 SUP_PAYLOAD,
                 outbox.then_some(SUP_PAYLOAD + 1),
+                temp_mount.then_some(SUP_PAYLOAD + sandbox_fds - 1),
                 terminal_inside,
             );
         }

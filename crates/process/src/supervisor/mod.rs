@@ -32,6 +32,8 @@
 //!   data prepared beforehand);
 //! - `remove`: removing directories after the fork (the shell's private directory, and the
 //!   session's temp dir once agentsh is gone), same rule as `forked`;
+//! - `temp_fs`: making the tmpfs of a size-limited sandbox temp dir (a short-lived fork, same
+//!   rule as `forked`);
 //! - `report`: what the forked processes report and how (the report records, the start-up
 //!   [`Stage`](report::Stage)s, the descriptor layout, the raw writes), shared by `forked`,
 //!   `confine` and the reading side.
@@ -50,6 +52,8 @@ mod plan;
 mod remove;
 mod report;
 mod spawner;
+#[cfg(target_os = "linux")]
+pub(crate) mod temp_fs;
 mod thread;
 
 use std::ffi::{OsStr, OsString};

@@ -49,6 +49,8 @@ pub(super) enum Stage {
     SandboxTerminal = 15,
     /// Making the network allowlist's listener in the new network namespace.
     SandboxProxy = 16,
+    /// The sandbox: the session's tmpfs mounted at its temp dir.
+    SandboxTempFs = 17,
 }
 
 impl Stage {
@@ -71,6 +73,7 @@ impl Stage {
             Self::SandboxDevpts,
             Self::SandboxTerminal,
             Self::SandboxProxy,
+            Self::SandboxTempFs,
         ]
         .into_iter()
         .find(|stage| *stage as u8 == byte)
@@ -91,6 +94,7 @@ impl Stage {
             Self::SandboxDevpts => "mounting the shell's private /dev/pts",
             Self::SandboxTerminal => "giving the shell a terminal in its private /dev/pts",
             Self::SandboxProxy => "making the network proxy's listener in the shell's namespace",
+            Self::SandboxTempFs => "mounting the session's temp dir of limited size",
             _ => return None,
         })
     }

@@ -115,6 +115,13 @@ pub(super) fn fork_supervisor(plan: &ForkPlan) -> Result<SpawnedRaw, ForkFailure
     } else {
         None
     };
+    // The tmpfs of a size-limited temp dir comes last; the child mounts a copy of it.
+    wanted.extend(
+        plan.sandbox
+            .iter()
+            .filter_map(|sandbox| sandbox.temp_mount.as_ref())
+            .map(|(mount, _)| mount.as_raw_fd()),
+    );
     let view = ChildView {
         plan,
         argv: &argv,

@@ -43,6 +43,7 @@ pub async fn probe_network_allowlist() -> Result<String, String> {
         read_only: Vec::new(),
         network: SandboxNetwork::Off,
         temp_dir: None,
+        temp_fs: None,
     };
     agentsh_process::sandbox::check_with(&isolated, Kernel::probe()).map_err(|e| e.to_string())?;
     let network = SessionNetwork::new(&["agentsh-probe-allowed.invalid".to_owned()])
@@ -51,6 +52,7 @@ pub async fn probe_network_allowlist() -> Result<String, String> {
     let policy = SandboxSpec {
         network: SandboxNetwork::Allowlist(network.proxy.clone()),
         temp_dir: None,
+        temp_fs: None,
         ..isolated
     };
     let (mut reader, writer) =

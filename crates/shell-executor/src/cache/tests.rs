@@ -345,6 +345,7 @@ fn a_sandbox_is_part_of_the_shell_key() {
                     SandboxNetwork::Off
                 },
                 temp_dir: None,
+                temp_fs: None,
             });
             request
         };

@@ -22,6 +22,7 @@ fn workspace(network: bool) -> SandboxSpec {
             SandboxNetwork::Off
         },
         temp_dir: None,
+        temp_fs: None,
     }
 }
 
@@ -40,6 +41,7 @@ fn the_sandbox_line_has_the_spec_format() {
         read_only: Vec::new(),
         network: SandboxNetwork::Off,
         temp_dir: None,
+        temp_fs: None,
     };
     assert_eq!(
         sandbox_denial_line(&read_only),

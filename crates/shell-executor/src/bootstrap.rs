@@ -57,7 +57,11 @@
 //! put `unset` before functions, but leaving it resets `expand_aliases` and three other options
 //! in bash 5.2.) sh (dash) removes a function named `command` (dash finds `unset` before
 //! functions and refuses functions named after special builtins), zsh re-enables its builtins
-//! with `builtin enable`.
+//! with `builtin enable`. Where the loop needs a command that does nothing (its `while`
+//! condition, creating a file) it never calls `:` or `true`, which a command may redefine as a
+//! function (`:(){ :|:& };:` would run again at every turn of the loop): bash and zsh use the
+//! arithmetic command `(( 1 ))`, sh the special builtin `:` (dash finds special builtins
+//! before functions).
 //!
 //! The loop's constants are read-only, and its own code is safe under any options a command may
 //! leave behind (`set -u`, `-C`, `-x`, `-o posix`: with stderr closed, xtrace never shows it;
@@ -140,7 +144,7 @@ pub(crate) const PRE_PREFIX: &str = r#"{ builtin . "$__ash_private_dir/pre"; } 2
 const BASH_LOOP: &str = r#"__ash_private_dir=$1 __ash_snapshot=$2 __ash_marker_tag=$3 __ash_stop_marker= __ash_unwind_armed= __ash_extdebug_off= __ash_status=0 __ash_seq=0 __ash_fifo_id= __ash_header_changed= __ash_cwd=/ __ash_marker= __ash_started=
 builtin set --
 __ash_unwind_trap='{ if [[ -n ${__ash_stop_marker-} && ${__ash_stop_marker} == "${__ash_marker-}" && -n ${BASH_SOURCE[0]+x}${FUNCNAME[0]+x} ]]; then builtin return 2; fi; } 2>/dev/null'
-__ash_stop_trap='{ IFS= builtin read -r __ash_stop_marker 0<"$__ash_private_dir/stop"; if [[ $__ash_stop_marker == "$__ash_marker" && -z $__ash_unwind_armed ]]; then unset -f builtin; builtin trap -p DEBUG ERR RETURN 1>|"$__ash_private_dir/stoptraps"; builtin trap - ERR RETURN; builtin set +e; if [[ :$BASHOPTS: != *:extdebug:* ]]; then __ash_extdebug_off=1; builtin shopt -s extdebug; fi; __ash_unwind_armed=1; builtin trap -- "$__ash_unwind_trap" DEBUG; { :; } 1>|"$__ash_private_dir/unwound.$__ash_seq"; fi; } 0</dev/null 1>/dev/null 2>&1'
+__ash_stop_trap='{ IFS= builtin read -r __ash_stop_marker 0<"$__ash_private_dir/stop"; if [[ $__ash_stop_marker == "$__ash_marker" && -z $__ash_unwind_armed ]]; then unset -f builtin; builtin trap -p DEBUG ERR RETURN 1>|"$__ash_private_dir/stoptraps"; builtin trap - ERR RETURN; builtin set +e; if [[ :$BASHOPTS: != *:extdebug:* ]]; then __ash_extdebug_off=1; builtin shopt -s extdebug; fi; __ash_unwind_armed=1; builtin trap -- "$__ash_unwind_trap" DEBUG; (( 1 )) 1>|"$__ash_private_dir/unwound.$__ash_seq"; fi; } 0</dev/null 1>/dev/null 2>&1'
 builtin readonly __ash_private_dir __ash_marker_tag __ash_unwind_trap __ash_stop_trap
 exec 0<&- 1>&- 2>&-
 if [[ -n $__ash_snapshot ]]; then
@@ -148,10 +152,10 @@ if [[ -n $__ash_snapshot ]]; then
   __ash_snapshot=
 fi
 builtin shopt -s expand_aliases
-while :; do
+while (( 1 )); do
   unset -f builtin enable
   if ! enable builtin enable . printf read cd trap set shopt export readonly; then
-    { :; } 1>|"$__ash_private_dir/gaveup.$__ash_seq.$__ash_status"
+    (( 1 )) 1>|"$__ash_private_dir/gaveup.$__ash_seq.$__ash_status"
     break
   fi
   if [[ -n $__ash_unwind_armed ]]; then
@@ -163,13 +167,13 @@ while :; do
   builtin trap -p DEBUG ERR 1>|"$__ash_private_dir/report"
   builtin trap - DEBUG ERR
   if ! builtin printf '%s %s\n' "$__ash_seq" "$__ash_status" 1>|"$__ash_private_dir/report"; then
-    { :; } 1>|"$__ash_private_dir/gaveup.$__ash_seq.$__ash_status"
+    (( 1 )) 1>|"$__ash_private_dir/gaveup.$__ash_seq.$__ash_status"
     break
   fi
   builtin trap -- "$__ash_stop_trap" STOPSIG
   builtin set +e
   if ! IFS=' ' builtin read -r __ash_seq __ash_fifo_id __ash_header_changed 0<"$__ash_private_dir/trigger"; then
-    { :; } 1>|"$__ash_private_dir/gaveup.$__ash_seq.$__ash_status"
+    (( 1 )) 1>|"$__ash_private_dir/gaveup.$__ash_seq.$__ash_status"
     break
   fi
   if [[ $__ash_header_changed == 1 ]]; then
@@ -179,12 +183,12 @@ while :; do
   builtin export AGENTSH_CMD="$__ash_marker"
   if [[ ${__ash_stop_marker-} == "$__ash_marker" ]]; then
     __ash_status=130
-    { :; } 1>|"$__ash_private_dir/unwound.$__ash_seq"
+    (( 1 )) 1>|"$__ash_private_dir/unwound.$__ash_seq"
   elif builtin cd -- "$__ash_cwd"; then
     builtin . "$__ash_private_dir/command" 0</dev/null 1>|"$__ash_private_dir/out$__ash_fifo_id" 2>&$((__ash_started=1))
     __ash_status=$?
     if [[ -z $__ash_started ]]; then
-      { :; } 1>|"$__ash_private_dir/gaveup.$__ash_seq."
+      (( 1 )) 1>|"$__ash_private_dir/gaveup.$__ash_seq."
       break
     fi
   else
@@ -194,8 +198,9 @@ while :; do
 done
 "#;
 
-/// The POSIX loop (sh, zsh); `BUILTIN` is replaced by the shell's way to bypass functions and
-/// `REPAIR` by its repair step (see the module docs).
+/// The POSIX loop (sh, zsh); `BUILTIN` is replaced by the shell's way to bypass functions,
+/// `REPAIR` by its repair step (see the module docs) and `NOOP` by a command that does nothing
+/// and that no function can shadow.
 const POSIX_LOOP: &str = r#"__ash_private_dir=$1 __ash_snapshot=$2 __ash_marker_tag=$3 __ash_status=0 __ash_seq=0 __ash_fifo_id= __ash_header_changed= __ash_cwd=/ __ash_started= __ash_bail=
 set --
 BUILTIN readonly __ash_private_dir __ash_marker_tag
@@ -204,7 +209,7 @@ case $__ash_snapshot in ?*)
   BUILTIN . "$__ash_snapshot" 0</dev/null 1>/dev/null 2>&1
   __ash_snapshot= ;;
 esac
-while :; do
+while NOOP; do
   REPAIR
   case $__ash_bail in '')
     BUILTIN printf '%s %s\n' "$__ash_seq" "$__ash_status" 1>|"$__ash_private_dir/report" || __ash_bail=1 ;;
@@ -213,7 +218,7 @@ while :; do
     '')
       BUILTIN set +e
       IFS=' ' BUILTIN read -r __ash_seq __ash_fifo_id __ash_header_changed 0<"$__ash_private_dir/trigger" || __ash_bail=1 ;;
-    *) { :; } 1>|"$__ash_private_dir/gaveup.$__ash_seq.$__ash_status" ;;
+    *) { NOOP; } 1>|"$__ash_private_dir/gaveup.$__ash_seq.$__ash_status" ;;
   esac
   case $__ash_bail in ?*) break ;; esac
   case $__ash_header_changed in 1) BUILTIN . "$__ash_private_dir/header" ;; esac
@@ -223,7 +228,7 @@ while :; do
     BUILTIN . "$__ash_private_dir/command" 0</dev/null 1>|"$__ash_private_dir/out$__ash_fifo_id" 2>&$((__ash_started=1))
     __ash_status=$?
     case $__ash_started in '')
-      { :; } 1>|"$__ash_private_dir/gaveup.$__ash_seq."
+      { NOOP; } 1>|"$__ash_private_dir/gaveup.$__ash_seq."
       break ;;
     esac
   else
@@ -296,10 +301,12 @@ pub(crate) fn shell_args(
         ShellKind::Bash => BASH_LOOP.replace("STOPSIG", &stop_signal(tag).to_string()),
         ShellKind::Zsh => POSIX_LOOP
             .replace("REPAIR", ZSH_REPAIR)
-            .replace("BUILTIN", "builtin"),
+            .replace("BUILTIN", "builtin")
+            .replace("NOOP", "(( 1 ))"),
         ShellKind::Sh => POSIX_LOOP
             .replace("REPAIR", SH_REPAIR)
-            .replace("BUILTIN", "command"),
+            .replace("BUILTIN", "command")
+            .replace("NOOP", ":"),
     };
     args.push("-c".into());
     args.push(script.into());
@@ -622,7 +629,7 @@ mod tests {
             let args = shell_args(kind, Path::new("/d"), None, "t");
             let script = args.iter().find(|a| a.len() > 200).expect("the loop");
             let script = script.to_string_lossy();
-            for placeholder in ["BUILTIN", "REPAIR", "STOPSIG"] {
+            for placeholder in ["BUILTIN", "REPAIR", "STOPSIG", "NOOP"] {
                 assert!(!script.contains(placeholder), "{kind:?}: {placeholder}");
             }
         }

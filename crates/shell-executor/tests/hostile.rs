@@ -253,3 +253,46 @@ fn agentsh_machinery_stays_out_of_the_users_view() {
         }
     });
 }
+
+/// A command that redefines `:` or `true` (as `:(){ :|:& };:` does) changes the user's shell,
+/// not the loop's: the loop never calls them, so the next commands run the function only
+/// where the user calls it.
+#[test]
+fn a_command_that_redefines_colon_or_true_is_not_run_by_the_loop() {
+    runtime().block_on(async {
+        let exec = executor();
+        let mut shells = vec!["bash"];
+        if which("zsh").is_some() {
+            shells.push("zsh");
+        }
+        for shell in shells {
+            let spec = ShellSpec::from_path(which(shell).expect("shell"));
+            let s = session(&format!("redefined-noop-{shell}"));
+            let dir = tempfile::tempdir().expect("tempdir");
+            let ran = dir.path().join("ran");
+            let define = format!(
+                ":() {{ echo colon >> '{f}'; }}; true() {{ echo true >> '{f}'; }}",
+                f = ran.display()
+            );
+            let defined = run_on(&exec, &s, &spec, &define, TEN).await;
+            assert_eq!(defined.exit_code, Some(0), "{shell}: {defined:?}");
+            for _ in 0..3 {
+                let next = run_on(&exec, &s, &spec, "echo ok", TEN).await;
+                assert_eq!(
+                    (next.summary.output.as_str(), next.exit_code),
+                    ("ok\n", Some(0)),
+                    "{shell}: {next:?}"
+                );
+            }
+            assert!(!ran.exists(), "{shell}: the loop ran the user's function");
+            // The user's own call still runs it.
+            let called = run_on(&exec, &s, &spec, ":; true", TEN).await;
+            assert_eq!(called.exit_code, Some(0), "{shell}: {called:?}");
+            assert_eq!(
+                std::fs::read_to_string(&ran).expect("the functions ran"),
+                "colon\ntrue\n",
+                "{shell}"
+            );
+        }
+    });
+}

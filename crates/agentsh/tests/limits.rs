@@ -1,10 +1,11 @@
 //! Resource limits on the real binary, over RPC: a call over its memory or CPU limit ends with
-//! the limit line and `details.limit` while the shell keeps its state, and a job over its
-//! memory limit ends and its `job_end` says why. Each runs with the mechanism this machine
-//! gives (a cgroup where root may write one) and again with the watchdog, which every Linux
-//! has.
+//! the limit line and `details.limit` while the shell keeps its state, a job over its memory
+//! limit ends and its `job_end` says why, a fork bomb is held at its process limit while the
+//! session stays usable (where the kernel holds the tree), and the sandbox's temp dir holds
+//! `tmp_size`. Each runs with the mechanism this machine gives (a cgroup where root may write
+//! one) and, but for the fork bomb, again with the watchdog, which every Linux has.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -176,4 +177,110 @@ fn the_sandboxs_temp_dir_holds_tmp_size_and_is_shared_by_calls_and_jobs() {
     assert_eq!(job["details"]["job"]["id"], "1", "{job}");
     assert!(text(&job).starts_with("kept\n"), "{job}");
     rpc.close(LIVENESS);
+}
+
+/// The parent of each live process.
+fn parents() -> Vec<(u32, u32)> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| {
+            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
+            // After the command name in parentheses: state, then the parent's pid.
+            let ppid = stat
+                .rsplit_once(')')?
+                .1
+                .split_whitespace()
+                .nth(1)?
+                .parse()
+                .ok()?;
+            Some((pid, ppid))
+        })
+        .collect()
+}
+
+/// How many live processes descend from `root` (itself not counted).
+fn descendants(root: u32) -> usize {
+    let parents = parents();
+    let mut tree = vec![root];
+    let mut i = 0;
+    while i < tree.len() {
+        let parent = tree[i];
+        tree.extend(
+            parents
+                .iter()
+                .filter(|(_, ppid)| *ppid == parent)
+                .map(|(pid, _)| *pid),
+        );
+        i += 1;
+    }
+    tree.len() - 1
+}
+
+/// The parent of `pid`.
+fn parent_of(pid: u32) -> u32 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("a live process");
+    let after = stat.rsplit_once(')').expect("a stat line").1;
+    after
+        .split_whitespace()
+        .nth(1)
+        .expect("a ppid")
+        .parse()
+        .expect("a pid")
+}
+
+#[test]
+fn a_fork_bomb_is_held_at_its_process_limit_and_the_session_stays_usable() {
+    const LINE: &str = "[Process limit: this command's processes reached 256 at once; more were refused (limits.processes)]";
+    // Only where the kernel holds the tree. The watchdog samples every 100 ms and, for a
+    // command running as root (as the tests here do), has no kernel backstop (RLIMIT_NPROC
+    // exempts uid 0): a bomb outgrows its sampling (tried: over 30,000 processes before it
+    // was ended), which a shared test machine must not endure.
+    if !agentsh_process::limits_kernel_enforced() {
+        eprintln!("skipped: the resource limits of this host are not kernel-enforced");
+        return;
+    }
+    let env = TestEnv::with_config("[limits]\nprocesses = 256\n");
+    let mut rpc = rpc_on(&env, None);
+    let shell = call(&mut rpc, "1", "echo $$");
+    let shell: u32 = text(&shell).trim().parse().expect("the shell's pid");
+    // Everything the shell starts stays below its supervisor (a subreaper), also what the
+    // bomb leaves running after its call returned.
+    let supervisor = parent_of(shell);
+    // Its call returns at once: the bomb forks on in the background.
+    let bomb = call(&mut rpc, "2", ":(){ :|:& };:");
+    // Told on that result or a next one; meanwhile the tree is never seen above the limit
+    // (the shell and the bomb's first fork aside).
+    let mut told = text(&bomb).contains(LINE);
+    let mut most = 0;
+    let deadline = Instant::now() + LIVENESS;
+    let mut n = 3;
+    while !told && Instant::now() < deadline {
+        most = most.max(descendants(supervisor));
+        let next = call(&mut rpc, &n.to_string(), "true");
+        told = text(&next).contains(LINE);
+        n += 1;
+    }
+    assert!(told, "the process limit was never told");
+    most = most.max(descendants(supervisor));
+    assert!(most <= 258, "{most} processes below the supervisor");
+    // The session stays usable, and the limit is told once.
+    let still = call(&mut rpc, "100", "echo usable");
+    assert_eq!(text(&still), "usable", "{still}");
+    let later = call(&mut rpc, "101", "echo again");
+    assert_eq!(text(&later), "again", "{later}");
+    // Its end leaves nothing.
+    rpc.close(LIVENESS);
+    let deadline = Instant::now() + LIVENESS;
+    while descendants(supervisor) > 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        descendants(supervisor),
+        0,
+        "the bomb outlived its session (most seen: {most})"
+    );
 }

@@ -166,6 +166,11 @@ pub(super) fn over_limit(resources: &ResourceLimits, usage: &CommandUsage) -> Op
     })
 }
 
+/// How many checks in a row must find none of a command's leftovers before its watch ends: one
+/// pass over `/proc` can miss every process of a tree that forks and exits fast (a child read
+/// before its parent ended names a parent the pass no longer has), as `:(){ :|:& };:` does.
+const LEFTOVERS_GONE_AFTER: u32 = 3;
+
 /// Watches what a command left running (`&`) after its call's result was sent, every
 /// [`LEFTOVER_LIMIT_CHECK`], until none of it is left: the memory and number of its processes
 /// stay under its limits, else they are ended and `late` is told. (Its CPU time was the
@@ -177,12 +182,18 @@ pub(super) async fn watch_leftovers(
 ) {
     let mut check = tokio::time::interval(LEFTOVER_LIMIT_CHECK);
     check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut none_seen = 0;
     loop {
         check.tick().await;
         let usage = command_usage(&scope);
         if usage.processes == 0 {
-            return;
+            none_seen += 1;
+            if none_seen == LEFTOVERS_GONE_AFTER {
+                return;
+            }
+            continue;
         }
+        none_seen = 0;
         if let Some(hit) = over_limit(&resources, &usage) {
             end_command_with(&scope, Signal::KILL.as_raw(), Duration::ZERO).await;
             late.tell(hit);

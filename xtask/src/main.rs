@@ -12,6 +12,8 @@
 //!   (`fuzz.rs`).
 //! - `cargo xtask bench [FILTER]`: runs every benchmark of the workspace and prints one table of
 //!   figures and same-run ratios.
+//! - `cargo xtask vm-test`: the resource-limit tests under a cgroup v2 kernel booted in a
+//!   virtual machine (`vm_test.rs`; needs `scripts/install-vm-test-deps`).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -31,10 +33,11 @@ mod paths;
 mod readme;
 #[cfg(test)]
 mod tidy;
+mod vm_test;
 
 use manifest::Manifest;
 
-const USAGE: &str = "usage: cargo xtask <ci [--long] | bench [FILTER] | readme | man [DIR] | fuzz [TARGET] [--time S]>";
+const USAGE: &str = "usage: cargo xtask <ci [--long] | bench [FILTER] | readme | man [DIR] | fuzz [TARGET] [--time S] | vm-test>";
 const PROPTEST_CASES: &str = "256";
 const PROPTEST_CASES_LONG: &str = "10000";
 
@@ -49,6 +52,7 @@ fn main() -> ExitCode {
         }
         Some("man") => man::run(&args[1..], &workspace_root()),
         Some("fuzz") => fuzz::run(&args[1..], &workspace_root()),
+        Some("vm-test") => vm_test::run(&args[1..], &workspace_root()),
         Some("-h" | "--help") => {
             println!("{USAGE}");
             Ok(())

@@ -4,6 +4,7 @@
 
 use std::os::fd::RawFd;
 
+use super::raw::{send_fd, write_file};
 use super::report::{SUP_ERROR, Stage, errno, report_error, set_errno};
 
 /// Confines the child, in this order:
@@ -328,61 +329,6 @@ unsafe fn mount_copy(mount: RawFd, dir: &std::ffi::CStr) -> bool {
         libc::close(copy);
         set_errno(saved);
         moved
-    }
-}
-
-/// Sends `fd` over the Unix socket `socket` with one byte of data; false on failure.
-#[cfg(target_os = "linux")]
-pub(super) unsafe fn send_fd(socket: RawFd, fd: RawFd) -> bool {
-    // SAFETY: the message and its control buffer are on the stack and outlive the call; the
-    // buffer is aligned for `cmsghdr` and large enough for one descriptor.
-    unsafe {
-        let mut control = [0u64; 4];
-        let space = libc::CMSG_SPACE(std::mem::size_of::<libc::c_int>() as u32) as usize;
-        if space > std::mem::size_of_val(&control) {
-            set_errno(libc::EINVAL);
-            return false;
-        }
-        let mut byte = 0u8;
-        let mut iov = libc::iovec {
-            iov_base: (&raw mut byte).cast(),
-            iov_len: 1,
-        };
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &raw mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = control.as_mut_ptr().cast();
-        msg.msg_controllen = space as _;
-        let cmsg = libc::CMSG_FIRSTHDR(&raw const msg);
-        if cmsg.is_null() {
-            set_errno(libc::EINVAL);
-            return false;
-        }
-        (*cmsg).cmsg_level = libc::SOL_SOCKET;
-        (*cmsg).cmsg_type = libc::SCM_RIGHTS;
-        (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<libc::c_int>() as u32) as _;
-        libc::CMSG_DATA(cmsg)
-            .cast::<libc::c_int>()
-            .write_unaligned(fd);
-        libc::sendmsg(socket, &raw const msg, libc::MSG_NOSIGNAL) == 1
-    }
-}
-
-/// Writes all of `bytes` to the existing file `path`; false when opening or writing failed
-/// (errno tells why).
-#[cfg(target_os = "linux")]
-pub(super) fn write_file(path: &std::ffi::CStr, bytes: &[u8]) -> bool {
-    // SAFETY: `path` is NUL-terminated; `bytes` is a valid buffer of its length.
-    unsafe {
-        let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
-        if fd < 0 {
-            return false;
-        }
-        let written = libc::write(fd, bytes.as_ptr().cast(), bytes.len());
-        let saved = errno();
-        libc::close(fd);
-        set_errno(saved);
-        written == bytes.len() as isize
     }
 }
 

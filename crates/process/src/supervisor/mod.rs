@@ -32,6 +32,7 @@
 //!   data prepared beforehand);
 //! - `remove`: removing directories after the fork (the shell's private directory, and the
 //!   session's temp dir once agentsh is gone), same rule as `forked`;
+//! - `raw`: raw system-call helpers of the forked code (sending a descriptor, writing a file);
 //! - `temp_fs`: making the tmpfs of a size-limited sandbox temp dir (a short-lived fork, same
 //!   rule as `forked`);
 //! - `report`: what the forked processes report and how (the report records, the start-up
@@ -49,6 +50,8 @@ mod blocking;
 mod confine;
 mod forked;
 mod plan;
+#[cfg(target_os = "linux")]
+mod raw;
 mod remove;
 mod report;
 mod spawner;

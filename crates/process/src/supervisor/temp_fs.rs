@@ -14,7 +14,7 @@ use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsRawFd as _, OwnedFd, RawFd};
 
-use super::confine::{send_fd, write_file};
+use super::raw::{send_fd, write_file};
 use super::report::errno;
 
 /// `fsconfig` commands and the flags of the new mount API (`linux/mount.h`).

@@ -51,6 +51,11 @@ use crate::bootstrap::{
 use crate::error::ExecError;
 use crate::fifo::{Fifo, FifoPool};
 
+
+/// A command that succeeds within this long is not asked what the kernel enforced at its end:
+/// an OOM kill would have made it fail, and forks refused this soon are told with the next
+/// result (the kernel's counts are kept until then).
+const QUICK_COMMAND: std::time::Duration = std::time::Duration::from_millis(5);
 /// How long a new shell gets to source its snapshot and report that it is ready. A command's
 /// own timeout starts when the shell is ready.
 const STARTUP_LIMIT: Duration = Duration::from_secs(10);
@@ -398,6 +403,7 @@ impl ShellProcess {
             armed: true,
         };
         let sent = write_all(&self.triggers, trigger.as_bytes());
+        let began = std::time::Instant::now();
 
         let readiness = if self.ready {
             Readiness::Ready
@@ -445,8 +451,12 @@ impl ShellProcess {
             .limit_hit
             .filter(|_| stopped.is_some() || !run.limit_ended);
         // What the kernel enforced after the last look (an OOM kill that ended the command
-        // within its first 100 ms).
-        if let Some(group) = &group
+        // within its first 100 ms). Not asked after a command that succeeded within
+        // QUICK_COMMAND (the kernel's counts are two reads, a tenth of a quick call): none of
+        // it was killed, and refused forks it met are still told, on the next result.
+        let quick_success =
+            matches!(end, CommandEnd::Reported(0)) && began.elapsed() < QUICK_COMMAND;
+        if let Some(group) = group.as_ref().filter(|_| !quick_success)
             && let Some(hit) = group.enforced_since(&mut self.group)
         {
             limit = limit.or(Some(hit));

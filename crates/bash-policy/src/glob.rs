@@ -75,6 +75,11 @@ impl WordPattern {
         Self::Glob(tokens)
     }
 
+    /// Whether it is `*`, which matches any word.
+    pub(crate) fn is_any(&self) -> bool {
+        matches!(self, Self::Glob(tokens) if tokens == &[Token::Star])
+    }
+
     /// Whether `word` matches.
     pub(crate) fn matches(&self, word: &str) -> bool {
         match self {

@@ -99,14 +99,16 @@ pub(crate) fn read<'w>(
         let start = i;
         let globals_before = out.globals.len();
         let mut read_one = |name: &str, attached: Option<&str>, i: &mut usize| {
-            let is_global = global
-                || (program.globals_anywhere && program.global_values.contains(&name));
+            let is_global =
+                global || (program.globals_anywhere && program.global_values.contains(&name));
             let value = match attached {
                 Some(value) => Some((value.to_owned(), literal)),
-                None if program.takes_value(name, global) => words.get(*i).map(|&(v, l)| {
-                    *i += 1;
-                    (v.to_owned(), l)
-                }),
+                None if program.takes_value(&subcommand, name, global) => {
+                    words.get(*i).map(|&(v, l)| {
+                        *i += 1;
+                        (v.to_owned(), l)
+                    })
+                }
                 None if program.numeric_values.contains(&name) => match words.get(*i) {
                     Some(&(v, true)) if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) => {
                         *i += 1;
@@ -146,7 +148,7 @@ pub(crate) fn read<'w>(
             for (at, letter) in word[1..].char_indices() {
                 let name = format!("-{letter}");
                 let rest = &word[1 + at + letter.len_utf8()..];
-                let with_value = program.takes_value(&name, global)
+                let with_value = program.takes_value(&subcommand, &name, global)
                     || (program.numeric_values.contains(&name.as_str())
                         && !rest.is_empty()
                         && rest.bytes().all(|b| b.is_ascii_digit()));
@@ -161,7 +163,8 @@ pub(crate) fn read<'w>(
             }
         }
         if out.globals.len() > globals_before {
-            out.set_aside.extend(words[start - 1..i].iter().map(|(w, _)| (*w).to_owned()));
+            out.set_aside
+                .extend(words[start - 1..i].iter().map(|(w, _)| (*w).to_owned()));
         }
     }
     out
@@ -286,7 +289,13 @@ mod tests {
 
     #[test]
     fn clusters_split_and_spellings_mean_one_option() {
-        for line in ["rm -rf x", "rm -fr x", "rm -r -f x", "rm --recursive --force x", "rm -Rf x"] {
+        for line in [
+            "rm -rf x",
+            "rm -fr x",
+            "rm -r -f x",
+            "rm --recursive --force x",
+            "rm -Rf x",
+        ] {
             let read = reading(line);
             let mut got = options(&read);
             got.sort_unstable();
@@ -312,10 +321,16 @@ mod tests {
 
     #[test]
     fn values_are_not_operands() {
-        assert_eq!(operands(&reading("git push -o ci.skip origin")), ["push", "origin"]);
+        assert_eq!(
+            operands(&reading("git push -o ci.skip origin")),
+            ["push", "origin"]
+        );
         assert_eq!(operands(&reading("make -j 4 deploy")), ["deploy"]);
         assert_eq!(operands(&reading("make -j4 -C web deploy")), ["deploy"]);
-        assert_eq!(operands(&reading("kubectl get pods -n prod")), ["get", "pods"]);
+        assert_eq!(
+            operands(&reading("kubectl get pods -n prod")),
+            ["get", "pods"]
+        );
         assert_eq!(
             operands(&reading("python3 -u -X dev -m pytest -x")),
             ["-m", "pytest"]

@@ -7,8 +7,8 @@ use regex::Regex;
 
 use crate::glob::WordPattern;
 use crate::reading::{Compared, RuleReading};
-use crate::table;
 use crate::segment::{RawSegment, segments};
+use crate::table;
 use crate::{Decision, PolicyError, RuleConfig, TierKind, TierSource};
 
 /// The longest `ask_timeout`, in seconds (a day).
@@ -290,7 +290,10 @@ pub(crate) fn compile(source: &TierSource) -> Result<Tier, PolicyError> {
                 }
                 let reading = table::program(&prefix[0])
                     .map(|program| RuleReading::new(program, &prefix[1..]));
-                Matcher::Prefix(prefix.iter().map(|w| WordPattern::new(w)).collect(), reading)
+                Matcher::Prefix(
+                    prefix.iter().map(|w| WordPattern::new(w)).collect(),
+                    reading,
+                )
             }
             (None, Some(regex)) => match Regex::new(&format!("^(?:{regex})")) {
                 Ok(regex) => Matcher::Regex(regex),

@@ -397,7 +397,9 @@ impl<'s, S: Sink> Segmenter<'s, S> {
         let mut found: Vec<String> = Vec::new();
         match base {
             "chmod" | "tee" => found.extend(operands().map(|a| a.value.clone())),
-            "cp" | "mv" | "ln" | "install" => found.extend(operands().last().map(|a| a.value.clone())),
+            "cp" | "mv" | "ln" | "install" => {
+                found.extend(operands().last().map(|a| a.value.clone()))
+            }
             "curl" | "wget" => {
                 let flag: &[&str] = if base == "curl" {
                     &["-o", "--output"]

@@ -3,6 +3,7 @@
 mod corpus;
 mod load;
 mod memory;
+mod programs;
 mod props;
 mod segments;
 mod support;

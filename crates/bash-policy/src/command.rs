@@ -106,13 +106,20 @@ impl<S: Sink> Segmenter<'_, S> {
                 at,
                 environment: changes,
                 input,
-            } => self.command(
-                src,
-                (args[at].start, end),
-                &args[at..],
-                environment || changes,
-                input,
-            ),
+            } => {
+                let span = (args[at].start, end);
+                let environment = environment || changes;
+                if input {
+                    // `xargs -I{} rm {}`: the input replaces `{}`.
+                    let mut args = args[at..].to_vec();
+                    for arg in args.iter_mut().filter(|a| a.value.contains("{}")) {
+                        arg.literal = false;
+                    }
+                    self.command(src, span, &args, environment, input);
+                } else {
+                    self.command(src, span, &args[at..], environment, input);
+                }
+            }
             Inner::Program(program) => self.program(&program),
             Inner::Aliases(aliases) => {
                 for (alias, body) in aliases {

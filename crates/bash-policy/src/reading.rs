@@ -4,19 +4,8 @@
 //! the rule's operands as the first operands, its options anywhere, its global options among the
 //! segment's.
 
-use crate::glob::WordPattern;
+use crate::glob::{Compared, WordPattern};
 use crate::table::Program;
-
-/// How a rule compares with a segment.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum Compared {
-    /// It does not apply.
-    No,
-    /// It would apply or not depending on words only known when the command runs.
-    Unknown,
-    /// It applies.
-    Yes,
-}
 
 /// An option as read: what it means, how it was written, its value.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -230,7 +219,7 @@ impl RuleReading {
         }
     }
 
-    /// Compares the rule with a segment's reading. `open`: more words come from input
+    /// Compares the rule with a segment's reading. `open`: more operands come from input
     /// (`… | xargs git`).
     pub(crate) fn compare(&self, segment: &Reading, open: bool) -> Compared {
         let mut unknown = false;
@@ -248,16 +237,18 @@ impl RuleReading {
                         return Compared::No;
                     }
                 }
-                Some(_) => unknown |= !pattern.is_any(),
+                Some((word, false)) => match pattern.compare_unknown(word) {
+                    Compared::No => return Compared::No,
+                    Compared::Unknown => unknown = true,
+                    Compared::Yes => {}
+                },
             }
         }
+        // Options are judged as written: an option that could come from input is not looked
+        // for (as an option with a variable value is not).
         for option in &self.options {
             if !segment.options.iter().any(|o| option.matches(o)) {
-                if open {
-                    unknown = true;
-                } else {
-                    return Compared::No;
-                }
+                return Compared::No;
             }
         }
         if unknown {

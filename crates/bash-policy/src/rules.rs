@@ -5,8 +5,8 @@ use std::collections::HashMap;
 
 use regex::Regex;
 
-use crate::glob::WordPattern;
-use crate::reading::{Compared, RuleReading};
+use crate::glob::{Compared, WordPattern};
+use crate::reading::RuleReading;
 use crate::segment::{RawSegment, segments};
 use crate::table;
 use crate::{Decision, PolicyError, RuleConfig, TierKind, TierSource};
@@ -107,8 +107,12 @@ fn word_for_word(tail: &[WordPattern], segment: &RawSegment) -> Compared {
                     if !pattern.matches(word) {
                         return Compared::No;
                     }
-                } else if !pattern.is_any() {
-                    unknown = true;
+                } else {
+                    match pattern.compare_unknown(word) {
+                        Compared::No => return Compared::No,
+                        Compared::Unknown => unknown = true,
+                        Compared::Yes => {}
+                    }
                 }
             }
         }

@@ -83,7 +83,8 @@ fn corpus_lines_asked_only_because_of_unknown() {
     let memory = SessionMemory::new();
     let corpus = agentsh_test_support::nl2bash_corpus();
     let (mut lines, mut only_unknown) = (0usize, 0usize);
-    let mut kinds: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut kinds: std::collections::HashMap<String, (usize, String)> =
+        std::collections::HashMap::new();
     for line in corpus.lines() {
         lines += 1;
         let judgement = policy.judge(line, &memory);
@@ -95,15 +96,16 @@ fn corpus_lines_asked_only_because_of_unknown() {
         seen.sort();
         seen.dedup();
         for kind in seen {
-            *kinds.entry(kind).or_default() += 1;
+            let entry = kinds.entry(kind).or_insert_with(|| (0, line.to_owned()));
+            entry.0 += 1;
         }
     }
-    let mut kinds: Vec<(String, usize)> = kinds.into_iter().collect();
-    kinds.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let mut kinds: Vec<(String, (usize, String))> = kinds.into_iter().collect();
+    kinds.sort_by(|a, b| b.1.0.cmp(&a.1.0).then_with(|| a.0.cmp(&b.0)));
     let share = only_unknown as f64 / lines as f64 * 100.0;
     println!("{only_unknown} of {lines} lines ({share:.2} %) asked only because of `unknown`");
-    for (kind, count) in kinds.iter().take(10) {
-        println!("  {count:5}  {kind}");
+    for (kind, (count, example)) in kinds.iter().take(10) {
+        println!("  {count:5}  {kind}  (e.g. {example})");
     }
     assert!(lines > 12_000, "{lines} lines");
     assert!(

@@ -110,6 +110,23 @@ fn words_known_only_at_run_time_are_unknown() {
     let git = &judgement.segments[0];
     assert!(git.unknown);
     assert_eq!(git.reason, agentsh_bash_policy::UNKNOWN_WORD_REASON);
+    // Operands from input, in place of `{}` too; an operand whose literal head decides.
+    let root = policy(&[(
+        TierKind::User,
+        "[policy]\ndefault = \"allow\"\nunknown = \"ask\"\n[[policy.rules]]\n\
+         prefix = [\"rm\", \"-rf\", \"/*\"]\ndecision = \"deny\"\n",
+    )]);
+    for (line, expect) in [
+        ("find / | xargs rm -rf", Decision::Ask),
+        ("echo / | xargs -I{} rm -rf {}", Decision::Ask),
+        ("d=/; rm -rf \"$d\"", Decision::Ask),
+        ("rm -rf /tmp/$x", Decision::Deny),
+        ("rm -r -f ./\"$x\"", Decision::Allow),
+        ("find . | xargs rm -r", Decision::Allow),
+    ] {
+        let judgement = root.judge(line, &SessionMemory::new());
+        assert_eq!(judgement.decision, expect, "{line}: {}", render(&judgement));
+    }
     // A word no ask or deny rule compares stays judged.
     decides("git status $x", Decision::Allow);
     decides("git log \"$@\"", Decision::Allow);

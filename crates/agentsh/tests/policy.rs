@@ -359,6 +359,23 @@ fn exec_judges_commands_as_their_programs_read_them() {
          (Never delete from the root.)\n\
          Do not retry it in another form; tell the user what you wanted to run.",
     );
+    // `policy check` shows the global options it set aside.
+    let checked = crate::util::finish(env.command(&[
+        "policy",
+        "check",
+        "--config",
+        env.config_path().to_str().expect("utf-8"),
+        "--",
+        "git -C . --no-pager push origin master",
+    ]));
+    assert_eq!(checked.code(), 0, "{checked:?}");
+    assert!(
+        checked
+            .stdout
+            .contains("(global options set aside: -C . --no-pager)"),
+        "{checked:?}"
+    );
+    assert!(checked.stdout.ends_with("decision: ask\n"), "{checked:?}");
     // An everyday idiom runs.
     let read = env.exec(&[
         "--",

@@ -6,5 +6,6 @@ mod memory;
 mod programs;
 mod props;
 mod segments;
+mod spellings;
 mod support;
 mod tiers;

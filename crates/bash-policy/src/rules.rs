@@ -216,24 +216,18 @@ impl Tier {
         if unknown && !segment.unknown {
             let best = best.filter(|&i| self.rules[i].decision != Decision::Allow);
             let setting = self.unknown.or(self.default);
-            return match (best, setting) {
-                (Some(i), Some(setting)) if setting > self.rules[i].decision => {
-                    Some(TierDecision {
-                        decision: setting,
-                        reason: crate::UNKNOWN_WORD_REASON,
-                        rule: None,
-                        unknown,
-                    })
-                }
-                (Some(i), _) => Some(rule_decision(i)),
-                (None, Some(setting)) => Some(TierDecision {
-                    decision: setting,
-                    reason: crate::UNKNOWN_WORD_REASON,
-                    rule: None,
-                    unknown,
-                }),
-                (None, None) => None,
-            };
+            // The rule when it is at least as strict as the tier's `unknown`.
+            if let Some(i) = best
+                && setting.is_none_or(|setting| setting <= self.rules[i].decision)
+            {
+                return Some(rule_decision(i));
+            }
+            return setting.map(|decision| TierDecision {
+                decision,
+                reason: crate::UNKNOWN_WORD_REASON,
+                rule: None,
+                unknown,
+            });
         }
         if let Some(i) = best {
             return Some(rule_decision(i));

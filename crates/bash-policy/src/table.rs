@@ -39,10 +39,7 @@ pub(crate) struct Program {
 impl Program {
     /// The option a spelling means for `subcommand`: the first spelling of its meaning, or the
     /// spelling itself.
-    pub(crate) fn meaning<'a>(&self, subcommand: &str, spelling: &'a str) -> &'a str
-    where
-        'static: 'a,
-    {
+    pub(crate) fn meaning<'a>(&self, subcommand: &str, spelling: &'a str) -> &'a str {
         self.meanings
             .iter()
             .filter(|(sub, _)| sub.is_empty() || *sub == subcommand)
@@ -51,10 +48,7 @@ impl Program {
     }
 
     /// A subcommand by its name (`npm i` → `install`).
-    pub(crate) fn subcommand<'a>(&self, word: &'a str) -> &'a str
-    where
-        'static: 'a,
-    {
+    pub(crate) fn subcommand<'a>(&self, word: &'a str) -> &'a str {
         self.aliases
             .iter()
             .find(|(alias, _)| *alias == word)

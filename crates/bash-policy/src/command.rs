@@ -325,7 +325,7 @@ const fn spec(with_argument: &'static str, long_with_argument: &'static [&'stati
 
 fn wrapper(name: &str) -> Option<Spec> {
     Some(match name {
-        "command" | "builtin" | "nohup" | "setsid" => spec("", &[]),
+        "command" | "builtin" | "nohup" | "setsid" | "busybox" | "unbuffer" => spec("", &[]),
         "exec" => spec("a", &[]),
         "env" => Spec {
             assignments: true,
@@ -358,7 +358,6 @@ fn wrapper(name: &str) -> Option<Spec> {
             )
         },
         "doas" => spec("aCu", &[]),
-        "busybox" | "unbuffer" => spec("", &[]),
         "chroot" => spec("", &["userspec", "groups"]),
         "watch" => spec("nq", &["interval", "equexit"]),
         "xargs" => Spec {
@@ -521,11 +520,10 @@ fn unwrap(name: &str, spec: &Spec, args: &[Arg]) -> Inner {
         return Inner::Program(program);
     }
     match name {
-        // The duration.
-        "timeout" => options.next += 1,
         // The new root; without a command, an interactive shell.
         "chroot" if options.next + 1 >= args.len() => return Inner::Unknown,
-        "chroot" => options.next += 1,
+        // The duration; the new root.
+        "timeout" | "chroot" => options.next += 1,
         // `watch` runs its words as a `sh -c` string, but with `-x`.
         "watch" if !(short('x') || long("exec")) && options.next < args.len() => {
             let rest = &args[options.next..];

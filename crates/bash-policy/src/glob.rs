@@ -94,11 +94,11 @@ impl WordPattern {
                 let mut tokens = tokens.iter();
                 for c in prefix.chars() {
                     match tokens.next() {
-                        None => return false,
                         // The `*` takes the rest of the prefix; a suffix matches what follows.
                         Some(Token::Star) => return true,
                         Some(token) if token.matches(c) => {}
-                        Some(_) => return false,
+                        // The pattern ends first, or this character differs.
+                        None | Some(_) => return false,
                     }
                 }
                 true

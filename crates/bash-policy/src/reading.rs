@@ -81,7 +81,7 @@ pub(crate) fn read<'w>(
                 out.operands.push((module.to_owned(), literal));
                 i += 1;
             }
-            subcommand = word.to_owned();
+            word.clone_into(&mut subcommand);
             global = false;
             continue;
         }

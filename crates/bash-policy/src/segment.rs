@@ -398,7 +398,7 @@ impl<'s, S: Sink> Segmenter<'s, S> {
         match base {
             "chmod" | "tee" => found.extend(operands().map(|a| a.value.clone())),
             "cp" | "mv" | "ln" | "install" => {
-                found.extend(operands().last().map(|a| a.value.clone()))
+                found.extend(operands().next_back().map(|a| a.value.clone()));
             }
             "curl" | "wget" => {
                 let flag: &[&str] = if base == "curl" {

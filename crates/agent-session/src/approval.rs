@@ -126,9 +126,16 @@ impl ApprovalGate {
                 })
             }
             Decision::Ask => {
+                let unavailable = || {
+                    let segment = judgement
+                        .asked()
+                        .next()
+                        .map_or((shown, ""), |s| (s.text.as_str(), s.reason.as_str()));
+                    approval_unavailable_text(segment.0, segment.1)
+                };
                 let Some(approver) = approver else {
                     return Err(Refusal::Denied {
-                        text: approval_unavailable_text(shown),
+                        text: unavailable(),
                         verdict,
                     });
                 };
@@ -180,7 +187,7 @@ impl ApprovalGate {
                     }),
                     ApprovalResolution::Aborted => Err(Refusal::Aborted { verdict }),
                     ApprovalResolution::Unanswered => Err(Refusal::Denied {
-                        text: approval_unavailable_text(shown),
+                        text: unavailable(),
                         verdict,
                     }),
                 }

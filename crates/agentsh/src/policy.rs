@@ -38,8 +38,9 @@ pub fn run(args: PolicyArgs) -> ExitCode {
     }
 }
 
-/// What `policy check` prints: one line per segment (its decision, the segment, and the tier
-/// and rule that decided with the reason), then the line's decision.
+/// What `policy check` prints: one line per segment (its decision, the segment, the tier and
+/// rule that decided with the reason, and the global options set aside before rules compared
+/// its words), then the line's decision.
 fn report(policy: &Policy, judgement: &Judgement) -> String {
     let mut lines = Vec::new();
     if policy.is_empty() {
@@ -51,8 +52,16 @@ fn report(policy: &Policy, judgement: &Judgement) -> String {
             None => segment.reason.clone(),
         };
         let unknown = if segment.unknown { " (unknown)" } else { "" };
+        let set_aside = if segment.global_options.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "  (global options set aside: {})",
+                segment.global_options.join(" ")
+            )
+        };
         lines.push(format!(
-            "{:<5}  {}{unknown}  [{by}]",
+            "{:<5}  {}{unknown}  [{by}]{set_aside}",
             segment.decision.as_str(),
             segment.text
         ));

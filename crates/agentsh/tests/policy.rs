@@ -28,6 +28,11 @@ match = ["rm -rf x", "sudo rm x", "bash -c 'rm x'"]
 not_match = ["rmdir x"]
 "#;
 
+/// The refusal of `touch marker` where nobody can be asked: in the deny's form.
+const CANNOT_ASK_TOUCH: &str = "Command needs approval and nobody can be asked in this session: \
+     touch marker (Creates files.)\n\
+     Do not retry it in another form; tell the user what you wanted to run.";
+
 /// An RPC client that said it answers approval requests.
 fn approving_client(env: &TestEnv) -> Rpc {
     let mut rpc = env.rpc();
@@ -208,10 +213,7 @@ fn a_client_that_cannot_answer_is_never_asked() {
     assert!(lines.iter().all(|line| line["type"] != "approval_request"));
     let response = lines.last().expect("response");
     assert_eq!(response["data"]["isError"], true);
-    assert_eq!(
-        result_text(response),
-        "Command needs approval and this client cannot ask for it: touch marker"
-    );
+    assert_eq!(result_text(response), CANNOT_ASK_TOUCH);
     assert!(!env.work_dir().join("marker").exists());
     // A user's `bash` request on stdio is not judged.
     rpc.send(r#"{"id": "b", "type": "bash", "command": "touch mine"}"#);
@@ -300,13 +302,87 @@ fn exec_cannot_ask_and_a_denied_command_exits_1() {
     );
     let asked = env.exec(&["--", "touch marker"]);
     assert_eq!(asked.code(), 1, "{asked:?}");
-    assert_eq!(
-        asked.stdout.trim_end(),
-        "Command needs approval and this client cannot ask for it: touch marker"
-    );
+    assert_eq!(asked.stdout.trim_end(), CANNOT_ASK_TOUCH);
     assert!(!env.work_dir().join("marker").exists());
     let allowed = env.exec(&["--", "echo fine"]);
     assert_eq!(allowed.code(), 0, "{allowed:?}");
+}
+
+/// The user guide's policy: pushing asked, wiping the root denied, what is only known when it
+/// runs asked.
+const GUIDE_POLICY: &str = r#"
+[policy]
+default = "allow"
+unknown = "ask"
+
+[[policy.rules]]
+prefix = ["git", "push"]
+decision = "ask"
+reason = "Pushing publishes work."
+match = ["git push origin main"]
+
+[[policy.rules]]
+prefix = ["rm", "-rf", "/*"]
+decision = "deny"
+reason = "Never delete from the root."
+"#;
+
+#[test]
+fn exec_judges_commands_as_their_programs_read_them() {
+    let env = TestEnv::with_config(GUIDE_POLICY);
+    let refused = |command: &str, text: &str| {
+        let output = env.exec(&["--", command]);
+        assert_eq!(output.code(), 1, "{command}: {output:?}");
+        assert_eq!(output.stdout.trim_end(), text, "{command}");
+    };
+    let asked = |segment: &str, reason: &str| {
+        format!(
+            "Command needs approval and nobody can be asked in this session: {segment} \
+             ({reason})\nDo not retry it in another form; tell the user what you wanted to run."
+        )
+    };
+    // Git's global options and a subcommand only known when it runs do not skip the rule.
+    for command in ["git -C . push origin master", "git --no-pager -c k=v push"] {
+        refused(command, &asked(command, "Pushing publishes work."));
+    }
+    refused(
+        "x=push; git $x origin master",
+        &asked(
+            "git $x origin master",
+            "a word its rules compare is only known when it runs",
+        ),
+    );
+    // Another spelling of the options is the same rule.
+    refused(
+        "rm --recursive --force /nonexistent-agentsh-policy-test",
+        "Command denied by policy: rm --recursive --force /nonexistent-agentsh-policy-test \
+         (Never delete from the root.)\n\
+         Do not retry it in another form; tell the user what you wanted to run.",
+    );
+    // `policy check` shows the global options it set aside.
+    let checked = crate::util::finish(env.command(&[
+        "policy",
+        "check",
+        "--config",
+        env.config_path().to_str().expect("utf-8"),
+        "--",
+        "git -C . --no-pager push origin master",
+    ]));
+    assert_eq!(checked.code(), 0, "{checked:?}");
+    assert!(
+        checked
+            .stdout
+            .contains("(global options set aside: -C . --no-pager)"),
+        "{checked:?}"
+    );
+    assert!(checked.stdout.ends_with("decision: ask\n"), "{checked:?}");
+    // An everyday idiom runs.
+    let read = env.exec(&[
+        "--",
+        "printf 'a,b\\n' > f; while IFS=, read -r x y; do echo \"$y\"; done < f",
+    ]);
+    assert_eq!(read.code(), 0, "{read:?}");
+    assert_eq!(read.stdout.trim_end(), "b");
 }
 
 #[test]

@@ -319,7 +319,8 @@ fn the_far_sides_approval_requests_are_answered_by_the_local_client() {
         let response = plain.response("p");
         assert_eq!(
             body(&response["data"]),
-            "Command needs approval and this client cannot ask for it: touch never"
+            "Command needs approval and nobody can be asked in this session: touch never \
+             (Creates files.)\nDo not retry it in another form; tell the user what you wanted to run."
         );
         assert!(!env.work_dir().join("never").exists());
     });

@@ -12,8 +12,12 @@ pub(crate) enum Inner {
     /// Its own command cannot be known: it reads a script, or runs a string that is not literal.
     Unknown,
     /// The words from `at` on are a command (a wrapper's); `environment`: the wrapper changes
-    /// `PATH` or the like for it.
-    Command { at: usize, environment: bool },
+    /// `PATH` or the like for it; `input`: more of its words come from input (`xargs`).
+    Command {
+        at: usize,
+        environment: bool,
+        input: bool,
+    },
     /// A program given as text (`bash -c`, `eval`, `env -S`).
     Program(String),
     /// Alias definitions: names and bodies.
@@ -25,13 +29,14 @@ pub(crate) enum Inner {
 impl<S: Sink> Segmenter<'_, S> {
     /// Judges the simple command `args` (written at `span` of `src`, its assignments and
     /// redirections included) and what it runs. `environment`: it runs with a changed `PATH` or
-    /// the like.
+    /// the like; `input`: more of its words come from input when it runs (`xargs`).
     pub(crate) fn command(
         &mut self,
         src: &str,
         span: (usize, usize),
         args: &[Arg],
         environment: bool,
+        input: bool,
     ) {
         let Some(name) = args.first() else {
             return;
@@ -59,19 +64,38 @@ impl<S: Sink> Segmenter<'_, S> {
         if known && dir.is_none() && self.sink.is_tainted(base) {
             unknown = true;
         }
+        // A file this line wrote or made executable: what it runs is only known when it runs.
+        if known && dir.is_some() && self.wrote(&name.value) {
+            unknown = true;
+        }
         let inner = if known {
-            inner(base, dir.is_none(), args)
+            match inner(base, dir.is_none(), args) {
+                // A virtualenv's activation script, unless this line wrote it.
+                Inner::Unknown
+                    if matches!(base, "source" | ".")
+                        && args.len() == 2
+                        && args[1].literal
+                        && !args[1].glob
+                        && is_activate(&args[1].value)
+                        && !self.wrote(&args[1].value) =>
+                {
+                    Inner::None
+                }
+                inner => inner,
+            }
         } else {
             Inner::None
         };
+        if known {
+            self.note_writes(base, args);
+        }
         let wrapper = by_name
             && matches!(
                 inner,
                 Inner::Command { .. } | Inner::Program(_) | Inner::Aliases(_)
             );
         unknown |= matches!(inner, Inner::Unknown);
-        let words = args.iter().map(|a| a.value.clone()).collect();
-        self.emit(RawSegment::new(text, words, unknown, wrapper));
+        self.emit(RawSegment::command(text, args, unknown, wrapper, input));
 
         self.depth += 1;
         let changed = usize::from(environment);
@@ -81,12 +105,21 @@ impl<S: Sink> Segmenter<'_, S> {
             Inner::Command {
                 at,
                 environment: changes,
-            } => self.command(
-                src,
-                (args[at].start, end),
-                &args[at..],
-                environment || changes,
-            ),
+                input,
+            } => {
+                let span = (args[at].start, end);
+                let environment = environment || changes;
+                if input {
+                    // `xargs -I{} rm {}`: the input replaces `{}`.
+                    let mut args = args[at..].to_vec();
+                    for arg in args.iter_mut().filter(|a| a.value.contains("{}")) {
+                        arg.literal = false;
+                    }
+                    self.command(src, span, &args, environment, input);
+                } else {
+                    self.command(src, span, &args[at..], environment, input);
+                }
+            }
             Inner::Program(program) => self.program(&program),
             Inner::Aliases(aliases) => {
                 for (alias, body) in aliases {
@@ -98,7 +131,7 @@ impl<S: Sink> Segmenter<'_, S> {
             Inner::Execs(ranges) => {
                 for (from, to) in ranges {
                     let span = (args[from].start, args[to - 1].end);
-                    self.command(src, span, &args[from..to], environment);
+                    self.command(src, span, &args[from..to], environment, false);
                 }
             }
         }
@@ -151,6 +184,8 @@ fn inner(base: &str, plain: bool, args: &[Arg]) -> Inner {
         }
         "bash" | "sh" | "zsh" | "dash" => shell(args),
         "find" => find(args),
+        "su" | "script" => command_string(base, args),
+        "flock" => flock(args),
         _ => match wrapper(base) {
             Some(spec) => unwrap(base, &spec, args),
             None => Inner::None,
@@ -290,7 +325,7 @@ const fn spec(with_argument: &'static str, long_with_argument: &'static [&'stati
 
 fn wrapper(name: &str) -> Option<Spec> {
     Some(match name {
-        "command" | "builtin" | "nohup" | "setsid" => spec("", &[]),
+        "command" | "builtin" | "nohup" | "setsid" | "busybox" | "unbuffer" => spec("", &[]),
         "exec" => spec("a", &[]),
         "env" => Spec {
             assignments: true,
@@ -323,6 +358,8 @@ fn wrapper(name: &str) -> Option<Spec> {
             )
         },
         "doas" => spec("aCu", &[]),
+        "chroot" => spec("", &["userspec", "groups"]),
+        "watch" => spec("nq", &["interval", "equexit"]),
         "xargs" => Spec {
             attached_argument: "eil",
             ..spec(
@@ -482,9 +519,21 @@ fn unwrap(name: &str, spec: &Spec, args: &[Arg]) -> Inner {
         }
         return Inner::Program(program);
     }
-    if name == "timeout" {
-        // The duration.
-        options.next += 1;
+    match name {
+        // The new root; without a command, an interactive shell.
+        "chroot" if options.next + 1 >= args.len() => return Inner::Unknown,
+        // The duration; the new root.
+        "timeout" | "chroot" => options.next += 1,
+        // `watch` runs its words as a `sh -c` string, but with `-x`.
+        "watch" if !(short('x') || long("exec")) && options.next < args.len() => {
+            let rest = &args[options.next..];
+            return if rest.iter().all(|a| a.literal) {
+                Inner::Program(join(rest))
+            } else {
+                Inner::Unknown
+            };
+        }
+        _ => {}
     }
     if options.next >= args.len() {
         let shell = match name {
@@ -498,5 +547,90 @@ fn unwrap(name: &str, spec: &Spec, args: &[Arg]) -> Inner {
     Inner::Command {
         at: options.next,
         environment: options.environment,
+        input: name == "xargs",
+    }
+}
+
+/// Whether `path` is a virtualenv's activation script (`venv/bin/activate`).
+fn is_activate(path: &str) -> bool {
+    path == "bin/activate" || path.ends_with("/bin/activate")
+}
+
+/// `su` and `script`: the string of `-c`/`--command` (options may come after the user or the
+/// typescript file); without one, a shell reading its script from the terminal.
+fn command_string(name: &str, args: &[Arg]) -> Inner {
+    let with_value: &str = if name == "su" { "sgGw" } else { "TIOBEmo" };
+    let mut i = 1;
+    let mut informative = false;
+    while let Some(arg) = args.get(i) {
+        i += 1;
+        let value = arg.value.as_str();
+        if value == "--" {
+            break;
+        }
+        let string = if let Some(long) = value.strip_prefix("--") {
+            match long.split_once('=') {
+                Some(("command", string)) => Some(Some((string.to_owned(), arg.literal))),
+                _ if long == "command" => Some(args.get(i).map(|a| (a.value.clone(), a.literal))),
+                _ => {
+                    informative |= matches!(long, "help" | "version");
+                    None
+                }
+            }
+        } else if value.len() > 1 && value.starts_with('-') {
+            let mut found = None;
+            for (at, option) in value[1..].char_indices() {
+                let rest = &value[1 + at + option.len_utf8()..];
+                if option == 'c' {
+                    found = Some(if rest.is_empty() {
+                        args.get(i).map(|a| (a.value.clone(), a.literal))
+                    } else {
+                        Some((rest.to_owned(), arg.literal))
+                    });
+                    break;
+                }
+                informative |= matches!(option, 'h' | 'V');
+                if with_value.contains(option) {
+                    if rest.is_empty() {
+                        i += 1;
+                    }
+                    break;
+                }
+            }
+            found
+        } else {
+            None
+        };
+        match string {
+            Some(Some((string, true))) => return Inner::Program(string),
+            Some(_) => return Inner::Unknown,
+            None => {}
+        }
+    }
+    if informative {
+        Inner::None
+    } else {
+        Inner::Unknown
+    }
+}
+
+/// `flock [options] FILE cmd…` or `flock [options] FILE -c STR`; `flock [options] FD` runs
+/// nothing.
+fn flock(args: &[Arg]) -> Inner {
+    let spec = spec("wE", &["timeout", "wait", "conflict-exit-code"]);
+    let options = options(args, &spec);
+    let at = options.next + 1;
+    match args.get(at) {
+        None => Inner::None,
+        Some(arg) if matches!(arg.value.as_str(), "-c" | "--command") => match args.get(at + 1) {
+            Some(string) if string.literal => Inner::Program(string.value.clone()),
+            Some(_) => Inner::Unknown,
+            None => Inner::None,
+        },
+        Some(_) => Inner::Command {
+            at,
+            environment: false,
+            input: false,
+        },
     }
 }

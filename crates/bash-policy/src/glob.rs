@@ -2,6 +2,17 @@
 //! ranges; `[!…]` or `[^…]` for none of it), `\` to take the next character as it is. A word
 //! without them is compared as text.
 
+/// How a rule compares with a segment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Compared {
+    /// It does not apply.
+    No,
+    /// It would apply or not depending on words only known when the command runs.
+    Unknown,
+    /// It applies.
+    Yes,
+}
+
 /// One word of a `prefix`, compiled.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum WordPattern {
@@ -73,6 +84,47 @@ impl WordPattern {
             }
         }
         Self::Glob(tokens)
+    }
+
+    /// Whether some word starting with `prefix` matches.
+    pub(crate) fn could_start_with(&self, prefix: &str) -> bool {
+        match self {
+            Self::Exact(text) => text.starts_with(prefix),
+            Self::Glob(tokens) => {
+                let mut tokens = tokens.iter();
+                for c in prefix.chars() {
+                    match tokens.next() {
+                        // The `*` takes the rest of the prefix; a suffix matches what follows.
+                        Some(Token::Star) => return true,
+                        Some(token) if token.matches(c) => {}
+                        // The pattern ends first, or this character differs.
+                        None | Some(_) => return false,
+                    }
+                }
+                true
+            }
+        }
+    }
+
+    /// How a word only known when it runs (`value` as written, expansions kept) compares: it
+    /// matches when the pattern matches its text (`/tmp/$x` by `/*`), may match when a word
+    /// starting with its literal head could, else not.
+    pub(crate) fn compare_unknown(&self, value: &str) -> Compared {
+        if self.matches(value) {
+            return Compared::Yes;
+        }
+        // Up to the first expansion, or `{}` (which `xargs -I{}` replaces).
+        let end = [value.find(['$', '`']), value.find("{}")]
+            .into_iter()
+            .flatten()
+            .min()
+            .unwrap_or(value.len());
+        let head = &value[..end];
+        if self.could_start_with(head) {
+            Compared::Unknown
+        } else {
+            Compared::No
+        }
     }
 
     /// Whether `word` matches.
@@ -153,7 +205,7 @@ fn glob_matches(tokens: &[Token], word: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::WordPattern;
+    use super::{Compared, WordPattern};
 
     #[track_caller]
     fn check(pattern: &str, word: &str, expect: bool) {
@@ -162,6 +214,20 @@ mod tests {
             expect,
             "{pattern:?} against {word:?}"
         );
+    }
+
+    #[test]
+    fn words_only_known_when_they_run() {
+        let root = WordPattern::new("/*");
+        assert_eq!(root.compare_unknown("$d"), Compared::Unknown);
+        assert_eq!(root.compare_unknown("/tmp/$d"), Compared::Yes);
+        assert_eq!(root.compare_unknown("./$d"), Compared::No);
+        let push = WordPattern::new("push");
+        assert_eq!(push.compare_unknown("$x"), Compared::Unknown);
+        assert_eq!(push.compare_unknown("pu$x"), Compared::Unknown);
+        assert_eq!(push.compare_unknown("st$x"), Compared::No);
+        assert!(WordPattern::new("--force*").could_start_with("--fo"));
+        assert!(!WordPattern::new("-[rR]").could_start_with("-f"));
     }
 
     #[test]

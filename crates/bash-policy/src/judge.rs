@@ -46,35 +46,42 @@ struct Judge<'a> {
 impl Sink for Judge<'_> {
     fn segment(&mut self, raw: RawSegment) {
         let mut best: Option<(Decision, &str, DecidedBy)> = None;
+        let mut unknown = raw.unknown;
         for tier in self.tiers {
-            let Some((decision, reason, rule)) = tier.decide(&raw) else {
+            let Some(decided) = tier.decide(&raw) else {
                 continue;
             };
-            if best.as_ref().is_none_or(|(b, _, _)| decision > *b) {
+            unknown |= decided.unknown;
+            if best.as_ref().is_none_or(|(b, _, _)| decided.decision > *b) {
                 let by = DecidedBy {
                     tier: tier.kind,
                     origin: tier.origin.clone(),
-                    rule,
+                    rule: decided.rule,
                 };
-                best = Some((decision, reason, by));
+                best = Some((decided.decision, decided.reason, by));
             }
         }
         let (mut decision, mut reason, mut decided_by) = match best {
             Some((decision, reason, by)) => (decision, reason, Some(by)),
             None => (Decision::Allow, ABSTAIN_REASON, None),
         };
-        if decision == Decision::Ask && !raw.unknown && self.memory.is_allowed(&raw.text) {
+        if decision == Decision::Ask && !unknown && self.memory.is_allowed(&raw.text) {
             decision = Decision::Allow;
             reason = SESSION_REASON;
             decided_by = None;
         }
+        let global_options = raw
+            .reading
+            .map(|reading| reading.set_aside)
+            .unwrap_or_default();
         self.segments.push(Segment {
             text: raw.text,
             words: raw.joined,
             decision,
-            unknown: raw.unknown,
+            unknown,
             reason: reason.to_owned(),
             decided_by,
+            global_options,
         });
     }
 

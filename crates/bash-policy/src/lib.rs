@@ -12,8 +12,10 @@ mod command;
 mod glob;
 mod judge;
 pub mod program;
+mod reading;
 mod rules;
 mod segment;
+mod table;
 
 /// The default `ask_timeout`: 300 s.
 pub const DEFAULT_ASK_TIMEOUT: Duration = Duration::from_secs(300);
@@ -22,6 +24,9 @@ pub const DEFAULT_ASK_TIMEOUT: Duration = Duration::from_secs(300);
 pub const DEFAULT_REASON: &str = "no rule allows it";
 /// The reason given for a segment decided by a tier's `unknown`.
 pub const UNKNOWN_REASON: &str = "its command name is only known when it runs";
+/// The reason given for a segment decided by a tier's `unknown` because a word a rule compares
+/// (a subcommand, an operand) is only known when it runs (`git $x`, `git "$@"`, `… | xargs git`).
+pub const UNKNOWN_WORD_REASON: &str = "a word its rules compare is only known when it runs";
 /// The reason given for a segment every tier abstained on (it is allowed).
 pub const ABSTAIN_REASON: &str = "no policy decides it";
 /// The reason given for an asked segment allowed for the session.
@@ -176,6 +181,10 @@ pub struct Segment {
     pub reason: String,
     /// Who decided; `None` when every tier abstained (allowed).
     pub decided_by: Option<DecidedBy>,
+    /// The global options set aside before its words were compared with `prefix` rules
+    /// (`-C dir` of `git -C dir push`), as written; empty for a program the policy does not
+    /// read by meaning.
+    pub global_options: Vec<String>,
 }
 
 impl Segment {

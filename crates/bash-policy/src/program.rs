@@ -1,11 +1,13 @@
 //! Reading one simple command the way its programs read their words: a word's value after
 //! quote removal, the command a wrapper (`env`, `timeout`, `nice`, `sudo`, …) runs, and where a
-//! program's subcommand stands after its global options (`git -C dir log`). The policy judges
-//! commands with the same reading; output shaping uses it to name the program a call runs.
+//! program's subcommand stands after its global options (`git -C dir log`), from the table of
+//! well-known programs the policy reads by meaning. The policy judges commands with the same
+//! reading; output shaping uses it to name the program a call runs.
 
 use crate::arg::Arg;
 use crate::command::{Inner, wrapper_inner};
 use crate::segment::decode;
+use crate::table;
 
 /// One word of a simple command as the shell will see it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,70 +57,18 @@ pub fn wrapped_command(words: &[CommandWord]) -> Option<usize> {
     }
 }
 
-/// The options a program takes before its subcommand, and which of them take the next word.
-struct GlobalOptions {
-    /// Options written as one word (`--no-pager`, `-q`), or with `=` (`--git-dir=x`).
-    flags_with_value: &'static [&'static str],
-    /// A first word starting with this is an option too (`cargo +nightly build`).
-    prefix: Option<char>,
-}
-
-fn global_options(program: &str) -> Option<GlobalOptions> {
-    let flags_with_value: &'static [&'static str] = match program {
-        "git" => &[
-            "-C",
-            "-c",
-            "--git-dir",
-            "--work-tree",
-            "--namespace",
-            "--exec-path",
-            "--config-env",
-            "--super-prefix",
-            "--list-cmds",
-        ],
-        "cargo" => &["--color", "--config", "-Z", "-C"],
-        "go" => &["-C"],
-        "npm" | "pnpm" => &[
-            "--prefix",
-            "-C",
-            "--dir",
-            "--filter",
-            "-F",
-            "--workspace",
-            "-w",
-        ],
-        "yarn" => &["--cwd"],
-        "docker" => &[
-            "-H",
-            "--host",
-            "--context",
-            "-c",
-            "--config",
-            "-l",
-            "--log-level",
-        ],
-        "pip" | "pip3" => &["--python", "--log", "--cache-dir", "--proxy", "--timeout"],
-        _ => return None,
-    };
-    let prefix = (program == "cargo").then_some('+');
-    Some(GlobalOptions {
-        flags_with_value,
-        prefix,
-    })
-}
-
 /// Where `program`'s subcommand stands in `words` (`words[0]` is the program): after its
 /// global options (`git -C dir --no-pager log` → `Some(4)`); `None` when the program has
 /// subcommands nobody listed here, or the words end before one.
 pub fn subcommand_at(program: &str, words: &[CommandWord]) -> Option<usize> {
-    let options = global_options(program)?;
+    let entry = table::program(program).filter(|p| p.subcommands)?;
     let mut i = 1;
     while let Some(word) = words.get(i) {
         let value = word.value.as_str();
         if !word.literal {
             return None;
         }
-        if options.prefix.is_some_and(|p| value.starts_with(p)) {
+        if entry.plus_prefix && value.starts_with('+') {
             i += 1;
             continue;
         }
@@ -128,7 +78,7 @@ pub fn subcommand_at(program: &str, words: &[CommandWord]) -> Option<usize> {
         if value == "--" {
             return None;
         }
-        i += if options.flags_with_value.contains(&value) {
+        i += if entry.global_values.contains(&value) {
             2
         } else {
             1

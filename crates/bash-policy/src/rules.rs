@@ -5,8 +5,10 @@ use std::collections::HashMap;
 
 use regex::Regex;
 
-use crate::glob::WordPattern;
+use crate::glob::{Compared, WordPattern};
+use crate::reading::RuleReading;
 use crate::segment::{RawSegment, segments};
+use crate::table;
 use crate::{Decision, PolicyError, RuleConfig, TierKind, TierSource};
 
 /// The longest `ask_timeout`, in seconds (a day).
@@ -41,7 +43,8 @@ pub(crate) struct Rule {
 
 #[derive(Debug, Clone)]
 enum Matcher {
-    Prefix(Vec<WordPattern>),
+    /// The words; for a program in the table, the rule's words read as the program reads them.
+    Prefix(Vec<WordPattern>, Option<RuleReading>),
     Regex(Regex),
 }
 
@@ -49,60 +52,128 @@ impl Matcher {
     /// The plain text the first word must be, when there is one.
     fn name(&self) -> Option<&str> {
         match self {
-            Self::Prefix(words) => match words.first() {
+            Self::Prefix(words, _) => match words.first() {
                 Some(WordPattern::Exact(name)) => Some(name),
                 _ => None,
             },
             Self::Regex(_) => None,
         }
     }
+
+    /// How the rule compares with `segment` when its command name is `first` (as written, or
+    /// its base name) and its words are `joined`.
+    fn compare(&self, first: &str, segment: &RawSegment, joined: &str) -> Compared {
+        match self {
+            Self::Prefix(words, reading) => {
+                let Some((head, tail)) = words.split_first() else {
+                    return Compared::No;
+                };
+                if !head.matches(first) {
+                    return Compared::No;
+                }
+                match (reading, &segment.reading) {
+                    // By meaning; the words as written may still match (`git --no-pager log`
+                    // written into a rule).
+                    (Some(rule), Some(read)) => match rule.compare(read, segment.open) {
+                        Compared::Yes => Compared::Yes,
+                        _ if word_for_word(tail, segment) == Compared::Yes => Compared::Yes,
+                        by_meaning => by_meaning,
+                    },
+                    _ => word_for_word(tail, segment),
+                }
+            }
+            Self::Regex(regex) => {
+                if regex.is_match(joined) {
+                    Compared::Yes
+                } else {
+                    Compared::No
+                }
+            }
+        }
+    }
 }
 
-impl Matcher {
-    /// Whether the words (`first` then `rest`, or `joined` by single spaces) match.
-    fn matches(&self, first: &str, rest: &[String], joined: &str) -> bool {
-        match self {
-            Self::Prefix(words) => {
-                let Some((head, tail)) = words.split_first() else {
-                    return false;
-                };
-                tail.len() <= rest.len()
-                    && head.matches(first)
-                    && tail.iter().zip(rest).all(|(p, w)| p.matches(w))
+/// A rule's words after the first compared with the segment's, one by one: a word that is not
+/// literal where the rule wants a word (but `*`) makes it unknown, as do words still to come
+/// from input.
+fn word_for_word(tail: &[WordPattern], segment: &RawSegment) -> Compared {
+    let mut unknown = false;
+    for (i, pattern) in tail.iter().enumerate() {
+        match segment.words.get(i + 1) {
+            None if segment.open => unknown = true,
+            None => return Compared::No,
+            Some(word) => {
+                if segment.literal.get(i + 1).copied().unwrap_or(true) {
+                    if !pattern.matches(word) {
+                        return Compared::No;
+                    }
+                } else {
+                    match pattern.compare_unknown(word) {
+                        Compared::No => return Compared::No,
+                        Compared::Unknown => unknown = true,
+                        Compared::Yes => {}
+                    }
+                }
             }
-            Self::Regex(regex) => regex.is_match(joined),
         }
+    }
+    if unknown {
+        Compared::Unknown
+    } else {
+        Compared::Yes
     }
 }
 
 impl Rule {
-    /// Whether the rule applies to `segment`. A path is matched as written and by its base name,
+    /// How the rule compares with `segment`. A path is matched as written and by its base name,
     /// but an allow rule takes the base name only for a path in a system directory; an allow
-    /// rule never applies to an unknown segment (what it runs is not what its words say).
-    pub(crate) fn applies(&self, segment: &RawSegment) -> bool {
-        if segment.unknown && self.decision == Decision::Allow {
-            return false;
+    /// rule never applies to an unknown segment (what it runs is not what its words say), and
+    /// applies or not, never "unknown".
+    pub(crate) fn compare(&self, segment: &RawSegment) -> Compared {
+        let allow = self.decision == Decision::Allow;
+        if segment.unknown && allow {
+            return Compared::No;
         }
-        let Some((first, rest)) = segment.words.split_first() else {
-            return false;
+        let Some(first) = segment.words.first() else {
+            return Compared::No;
         };
-        if self.matcher.matches(first, rest, &segment.joined) {
-            return true;
+        let mut got = self.matcher.compare(first, segment, &segment.joined);
+        if got != Compared::Yes
+            && let Some(base) = &segment.base
+            && (base.system || !allow)
+        {
+            got = got.max(self.matcher.compare(&base.name, segment, &base.joined));
         }
-        match &segment.base {
-            Some(base) if base.system || self.decision != Decision::Allow => {
-                self.matcher.matches(&base.name, rest, &base.joined)
-            }
-            _ => false,
+        if allow && got == Compared::Unknown {
+            return Compared::No;
         }
+        got
     }
+
+    /// Whether the rule applies to `segment` (for `match`/`not_match` examples).
+    pub(crate) fn applies(&self, segment: &RawSegment) -> bool {
+        self.compare(segment) == Compared::Yes
+    }
+}
+
+/// A tier's decision on a segment.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TierDecision<'t> {
+    pub decision: Decision,
+    pub reason: &'t str,
+    /// The rule's index; `None` for the tier's `default` or `unknown`.
+    pub rule: Option<usize>,
+    /// A rule compared a word only known when it runs: the segment is unknown.
+    pub unknown: bool,
 }
 
 impl Tier {
     /// The tier's decision on `segment`: the strictest matching rule (the first of equals),
     /// else its `unknown` (or `default`) for an unknown segment, else its `default`; `None`
-    /// when it abstains. Returns the decision, the reason and the rule's index.
-    pub(crate) fn decide(&self, segment: &RawSegment) -> Option<(Decision, &str, Option<usize>)> {
+    /// when it abstains. A segment an ask or deny rule might match depending on words only
+    /// known when it runs is unknown: its allow rules no longer apply, and it gets the
+    /// strictest of its matching rules and the tier's `unknown`.
+    pub(crate) fn decide(&self, segment: &RawSegment) -> Option<TierDecision<'_>> {
         let by_name = |name: Option<&str>| {
             name.and_then(|name| self.by_name.get(name))
                 .map_or(&[][..], Vec::as_slice)
@@ -116,29 +187,65 @@ impl Tier {
             .chain(by_name(base));
         // The strictest rule that applies; the first of equals.
         let mut best: Option<usize> = None;
+        let mut unknown = false;
         for &i in candidates {
             let rule = &self.rules[i];
             let better = best.is_none_or(|b| {
                 let current = self.rules[b].decision;
                 rule.decision > current || (rule.decision == current && i < b)
             });
-            if better && rule.applies(segment) {
-                best = Some(i);
+            let may_be_unknown = !unknown && rule.decision != Decision::Allow;
+            if !better && !may_be_unknown {
+                continue;
+            }
+            match rule.compare(segment) {
+                Compared::Yes if better => best = Some(i),
+                Compared::Unknown => unknown = true,
+                _ => {}
             }
         }
-        if let Some(i) = best {
+        let rule_decision = |i: usize| {
             let rule = &self.rules[i];
-            return Some((rule.decision, &rule.reason, Some(i)));
+            TierDecision {
+                decision: rule.decision,
+                reason: &rule.reason,
+                rule: Some(i),
+                unknown,
+            }
+        };
+        if unknown && !segment.unknown {
+            let best = best.filter(|&i| self.rules[i].decision != Decision::Allow);
+            let setting = self.unknown.or(self.default);
+            // The rule when it is at least as strict as the tier's `unknown`.
+            if let Some(i) = best
+                && setting.is_none_or(|setting| setting <= self.rules[i].decision)
+            {
+                return Some(rule_decision(i));
+            }
+            return setting.map(|decision| TierDecision {
+                decision,
+                reason: crate::UNKNOWN_WORD_REASON,
+                rule: None,
+                unknown,
+            });
+        }
+        if let Some(i) = best {
+            return Some(rule_decision(i));
         }
         if segment.wrapper {
             return None;
         }
-        if segment.unknown {
-            let decision = self.unknown.or(self.default)?;
-            return Some((decision, crate::UNKNOWN_REASON, None));
-        }
-        self.default
-            .map(|decision| (decision, crate::DEFAULT_REASON, None))
+        let (decision, reason) = if segment.unknown {
+            (self.unknown.or(self.default)?, crate::UNKNOWN_REASON)
+        } else {
+            (self.default?, crate::DEFAULT_REASON)
+        };
+        Some(TierDecision {
+            decision,
+            reason,
+            rule: None,
+            unknown: false,
+        })
     }
 }
 
@@ -179,7 +286,12 @@ pub(crate) fn compile(source: &TierSource) -> Result<Tier, PolicyError> {
                         "must hold at least one word".into(),
                     ));
                 }
-                Matcher::Prefix(prefix.iter().map(|w| WordPattern::new(w)).collect())
+                let reading = table::program(&prefix[0])
+                    .map(|program| RuleReading::new(program, &prefix[1..]));
+                Matcher::Prefix(
+                    prefix.iter().map(|w| WordPattern::new(w)).collect(),
+                    reading,
+                )
             }
             (None, Some(regex)) => match Regex::new(&format!("^(?:{regex})")) {
                 Ok(regex) => Matcher::Regex(regex),

@@ -7,6 +7,8 @@
 use agentsh_bash_normalize::syntax::{self, Context, Kind, Token, WordPart, WordRole};
 
 use crate::arg::{Arg, dangerous_assignment};
+use crate::reading::{Reading, read};
+use crate::table::program;
 
 /// How deep programs inside programs (substitutions, `bash -c`, `eval`, aliases) are followed;
 /// deeper, the innermost counts as one unknown segment.
@@ -28,6 +30,12 @@ pub(crate) struct RawSegment {
     /// A wrapper (`sudo`, `bash -c`, …) whose unwrapped command is judged too: when no rule
     /// matches it, it abstains.
     pub wrapper: bool,
+    /// Per word: no expansion (its value is what the program gets; a glob is its text).
+    pub literal: Vec<bool>,
+    /// More words come from input when it runs (`… | xargs git`).
+    pub open: bool,
+    /// For a program in the table: its words as it reads them.
+    pub reading: Option<Box<Reading>>,
 }
 
 /// The base name of a command name that is a path.
@@ -60,6 +68,7 @@ impl RawSegment {
                 name: base.to_owned(),
             })
         });
+        let literal = vec![true; words.len()];
         Self {
             text: text.trim().to_owned(),
             words,
@@ -67,7 +76,42 @@ impl RawSegment {
             base,
             unknown,
             wrapper: wrapper && !unknown,
+            literal,
+            open: false,
+            reading: None,
         }
+    }
+
+    /// A simple command from its words: each word's literalness kept, and read as its program
+    /// reads it when the program is in the table. `open`: more words come from input.
+    pub(crate) fn command(
+        text: &str,
+        args: &[Arg],
+        unknown: bool,
+        wrapper: bool,
+        open: bool,
+    ) -> Self {
+        let words = args.iter().map(|a| a.value.clone()).collect();
+        let mut segment = Self::new(text, words, unknown, wrapper);
+        segment.literal = args.iter().map(|a| a.literal && !a.quoting).collect();
+        segment.open = open;
+        let name = args.first().filter(|a| a.literal && !a.glob && !a.quoting);
+        let entry = name.and_then(|name| {
+            let base = name.value.rsplit('/').next().unwrap_or(&name.value);
+            program(base)
+        });
+        if let Some(entry) = entry {
+            let words = args[1..]
+                .iter()
+                .map(|a| (a.value.as_str(), a.literal && !a.quoting));
+            let reading = read(entry, words);
+            if reading.unknown {
+                segment.unknown = true;
+                segment.wrapper = false;
+            }
+            segment.reading = Some(Box::new(reading));
+        }
+        segment
     }
 
     /// A text that cannot be parsed: one unknown segment.
@@ -125,6 +169,8 @@ pub(crate) struct Segmenter<'s, S: Sink> {
     /// Above 0 while walking a program run with a changed `PATH`, `LD_PRELOAD`, … (`PATH=.
     /// bash -c '…'`): its segments are unknown.
     pub(crate) environment_changed: usize,
+    /// Files this line writes or makes executable so far (`./` removed).
+    written: Vec<String>,
 }
 
 impl<'s, S: Sink> Segmenter<'s, S> {
@@ -134,6 +180,7 @@ impl<'s, S: Sink> Segmenter<'s, S> {
             depth: 0,
             heredoc_expands: false,
             environment_changed: 0,
+            written: Vec::new(),
         }
     }
 
@@ -266,14 +313,19 @@ impl<'s, S: Sink> Segmenter<'s, S> {
             arg.start += token.start;
             arg.end += token.start;
             if token.kind == Kind::Word(WordRole::Assignment) {
-                dangerous |= dangerous_assignment(&arg.value);
+                // `IFS=, read -r a b`: a leading `IFS` only changes how that command splits.
+                let leading_ifs = arg.value.starts_with("IFS=")
+                    && tokens
+                        .iter()
+                        .any(|t| t.kind == Kind::Word(WordRole::CommandName));
+                dangerous |= dangerous_assignment(&arg.value) && !leading_ifs;
                 assignments.push(arg.value);
             } else {
                 args.push(arg);
             }
         }
         if !args.is_empty() {
-            self.command(src, (first.start, last.end), &args, dangerous);
+            self.command(src, (first.start, last.end), &args, dangerous, false);
         } else if dangerous {
             self.emit(RawSegment::new(text, assignments, true, false));
         }
@@ -312,7 +364,59 @@ impl<'s, S: Sink> Segmenter<'s, S> {
             }
             return Ok(Vec::new());
         }
-        decode(target).map(|(_, programs)| programs)
+        let op = &text[op_start..p];
+        let (arg, programs) = decode(target)?;
+        if op.contains('>') && !op.ends_with('&') && arg.literal {
+            self.note_written(&arg.value);
+        }
+        Ok(programs)
+    }
+
+    /// Notes a file the line writes or makes executable.
+    pub(crate) fn note_written(&mut self, path: &str) {
+        let path = plain_path(path);
+        if !path.is_empty() && !self.written.iter().any(|w| w == path) {
+            self.written.push(path.to_owned());
+        }
+    }
+
+    /// Whether the line wrote `path` or made it executable before.
+    pub(crate) fn wrote(&self, path: &str) -> bool {
+        let path = plain_path(path);
+        self.written.iter().any(|w| w == path)
+    }
+
+    /// Notes the files the command `base` writes or makes executable: `chmod`'s and `tee`'s
+    /// operands, the destination of `cp`, `mv`, `ln`, `install`, `curl -o`, `wget -O`.
+    pub(crate) fn note_writes(&mut self, base: &str, args: &[Arg]) {
+        let operands = || {
+            args[1..]
+                .iter()
+                .filter(|a| a.literal && !a.value.starts_with('-') && !a.value.starts_with('+'))
+        };
+        let mut found: Vec<String> = Vec::new();
+        match base {
+            "chmod" | "tee" => found.extend(operands().map(|a| a.value.clone())),
+            "cp" | "mv" | "ln" | "install" => {
+                found.extend(operands().next_back().map(|a| a.value.clone()));
+            }
+            "curl" | "wget" => {
+                let flag: &[&str] = if base == "curl" {
+                    &["-o", "--output"]
+                } else {
+                    &["-O", "--output-document"]
+                };
+                for pair in args.windows(2) {
+                    if flag.contains(&pair[0].value.as_str()) && pair[1].literal {
+                        found.push(pair[1].value.clone());
+                    }
+                }
+            }
+            _ => {}
+        }
+        for path in found {
+            self.note_written(&path);
+        }
     }
 
     /// Hands a segment over; inside a command run with a changed `PATH`, `LD_PRELOAD`, … every
@@ -324,6 +428,15 @@ impl<'s, S: Sink> Segmenter<'s, S> {
         }
         self.sink.segment(segment);
     }
+}
+
+/// A path without its leading `./`.
+fn plain_path(path: &str) -> &str {
+    let mut path = path;
+    while let Some(rest) = path.strip_prefix("./") {
+        path = rest.trim_start_matches('/');
+    }
+    path
 }
 
 /// Takes a word apart: its value after quote removal (expansions kept as written), what makes

@@ -350,7 +350,9 @@ fn unknown_commands() {
     check("PATH=.:$PATH git status", "ask: git status?=ask");
     check("LD_PRELOAD=./x.so git status", "ask: git status?=ask");
     check("GIT_PAGER=./x git log", "ask: git log?=ask");
-    check("IFS=: read a b", "ask: read a b?=ask");
+    // A leading `IFS` only changes how `read` splits; a plain one changes the line's splitting.
+    check("IFS=: read a b", "allow: read a b=allow");
+    check("IFS=:; read a b", "ask: IFS=:?=ask; read a b=allow");
     check("PATH=/tmp", "ask: PATH=/tmp?=ask");
     check("export PATH=/tmp", "ask: export PATH=/tmp?=ask");
     check("declare -x GIT_SSH=./x", "ask: declare -x GIT_SSH=./x?=ask");

@@ -3,7 +3,9 @@
 mod corpus;
 mod load;
 mod memory;
+mod programs;
 mod props;
 mod segments;
+mod spellings;
 mod support;
 mod tiers;

@@ -144,12 +144,12 @@ impl ApprovalResolution {
     }
 }
 
+/// The line that closes a refusal the model should not work around.
+const DO_NOT_RETRY: &str = "Do not retry it in another form; tell the user what you wanted to run.";
+
 /// The text of a command the policy denied: `segment` is the first denied segment as written.
 pub fn policy_denied_text(segment: &str, reason: &str) -> String {
-    format!(
-        "Command denied by policy: {segment} ({reason})\n\
-         Do not retry it in another form; tell the user what you wanted to run."
-    )
+    format!("Command denied by policy: {segment} ({reason})\n{DO_NOT_RETRY}")
 }
 
 /// The text of a command the person declined.
@@ -162,7 +162,12 @@ pub fn approval_timeout_text(seconds: u64, command: &str) -> String {
     format!("No answer to the approval request within {seconds} s: {command}")
 }
 
-/// The text of a command that needs approval where nobody can be asked.
-pub fn approval_unavailable_text(command: &str) -> String {
-    format!("Command needs approval and this client cannot ask for it: {command}")
+/// The text of a command that needs approval where nobody can be asked (`exec`, a client without
+/// the capability, every approver gone): refused like a deny, with the first segment that needs
+/// a yes as written and its reason.
+pub fn approval_unavailable_text(segment: &str, reason: &str) -> String {
+    format!(
+        "Command needs approval and nobody can be asked in this session: {segment} ({reason})\n\
+         {DO_NOT_RETRY}"
+    )
 }

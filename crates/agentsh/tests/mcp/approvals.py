@@ -146,7 +146,8 @@ async def client_error():
         check_eq(result.isError, True, "isError when the client could not ask")
         check_eq(
             text_of(result),
-            f"Command needs approval and this client cannot ask for it: {COMMAND}",
+            f"Command needs approval and nobody can be asked in this session: {COMMAND} ({REASON})\n"
+            "Do not retry it in another form; tell the user what you wanted to run.",
             "the text when the client could not ask",
         )
         check(not os.path.exists(MARKER_FILE), "the command did not run")
@@ -159,7 +160,8 @@ async def no_elicitation():
         check_eq(result.isError, True, "isError without elicitation")
         check_eq(
             text_of(result),
-            f"Command needs approval and this client cannot ask for it: {COMMAND}",
+            f"Command needs approval and nobody can be asked in this session: {COMMAND} ({REASON})\n"
+            "Do not retry it in another form; tell the user what you wanted to run.",
             "the text without elicitation",
         )
         check(not os.path.exists(MARKER_FILE), "the command did not run")

@@ -56,6 +56,9 @@ pub const SANDBOX_TEMP_DIR_PREFIX: &str = "agentsh-sandbox-";
 /// The period between two sweeps, unless [`SWEEP_PERIOD_VAR`] shortens it.
 const PERIOD: Duration = Duration::from_secs(60);
 
+/// The mode bits of a file open to its group or to others.
+const GROUP_OR_OTHERS: u32 = 0o077;
+
 /// The hidden first argument that makes the `agentsh` binary a sweep.
 const SWEEP_ARG: &str = "__agentsh-sweep-leftovers";
 
@@ -259,7 +262,6 @@ impl Claim {
             // Another user's name in a shared directory, a full disk: sweep unguarded.
             return Some(Self { stamp: None });
         };
-        let stamp = OwnedFd::from(stamp);
         let Ok(meta) = fstat_metadata(&stamp) else {
             return Some(Self { stamp: None });
         };
@@ -309,7 +311,7 @@ fn fstat_metadata(fd: &OwnedFd) -> io::Result<fs::Metadata> {
 fn is_ours(meta: &fs::Metadata) -> bool {
     meta.file_type().is_file()
         && meta.uid() == rustix::process::geteuid().as_raw()
-        && meta.mode() & 0o077 == 0
+        && meta.mode() & GROUP_OR_OTHERS == 0
 }
 
 /// A stamp a sweep wrote less than `period` ago.
@@ -511,7 +513,7 @@ mod tests {
         assert!(live.path().exists());
         // The stamp comes right after the sweep, in the same thread.
         let deadline = std::time::Instant::now() + Duration::from_secs(60);
-        while fs::metadata(&path).map(|m| m.len()).unwrap_or(0) == 0 {
+        while fs::metadata(&path).map_or(0, |m| m.len()) == 0 {
             assert!(std::time::Instant::now() < deadline, "no stamp");
             std::thread::sleep(Duration::from_millis(5));
         }

@@ -75,7 +75,7 @@ fn steps(env: &Env, binary: &Path, label: &str, open: &[usize]) {
             let step = Instant::now();
             open_step(env, binary, &mut sessions, count);
             opening += step.elapsed();
-            if sessions.len() % 1000 == 0 {
+            if sessions.len().is_multiple_of(1000) {
                 thousands.push(std::mem::take(&mut opening));
             }
         }

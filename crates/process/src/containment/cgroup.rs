@@ -70,6 +70,23 @@ impl Root {
     }
 }
 
+/// The environment variable that turns cgroups off (any value but empty or `0`): agentsh then
+/// falls back to being a subreaper, as on a machine without a writable cgroup v2 hierarchy.
+/// Meant for tests of the fallback and for machines whose cgroups misbehave.
+pub const NO_CGROUP_VAR: &str = "AGENTSH_NO_CGROUP";
+
+/// The parent cgroup where this process's supervised trees would go, for the sweep of what
+/// dead owners left there: `None` where cgroups are not used ([`NO_CGROUP_VAR`], not Linux,
+/// no cgroup v2 hierarchy).
+pub(crate) fn leftovers_parent() -> Option<PathBuf> {
+    if cfg!(not(target_os = "linux"))
+        || std::env::var_os(NO_CGROUP_VAR).is_some_and(|v| !v.is_empty() && v != "0")
+    {
+        return None;
+    }
+    parent_dir().ok()
+}
+
 /// The private parent cgroup of this process (`<agentsh's cgroup>/agentsh` on the unified
 /// hierarchy), made or not; the error is the reason there is none.
 pub(super) fn parent_dir() -> Result<PathBuf, String> {
@@ -89,7 +106,7 @@ pub(super) fn parent_dir() -> Result<PathBuf, String> {
 /// Ends what is left in the cgroups in `parent` of owners in pid namespace `namespace` that
 /// are gone (an agentsh that died together with its supervisors) and removes them. Waits at
 /// most [`LEFTOVER_WAIT`] for them to empty; a cgroup that does not stays for the next sweep.
-pub(super) fn end_leftovers_in(parent: &Path, namespace: &str) {
+pub(crate) fn end_leftovers_in(parent: &Path, namespace: &str) {
     let Ok(entries) = fs::read_dir(parent) else {
         return;
     };

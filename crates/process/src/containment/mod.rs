@@ -30,11 +30,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 pub(crate) use adopted::end_adopted;
 pub(crate) use cgroup::Cgroup;
-
-/// The environment variable that turns cgroups off (any value but empty or `0`): agentsh then
-/// falls back to being a subreaper, as on a machine without a writable cgroup v2 hierarchy.
-/// Meant for tests of the fallback and for machines whose cgroups misbehave.
-pub const NO_CGROUP_VAR: &str = "AGENTSH_NO_CGROUP";
+pub use cgroup::NO_CGROUP_VAR;
+// For the sweep (`crate::sweep`), which must not depend on this file: it starts the sweep.
+pub(crate) use cgroup::{end_leftovers_in, leftovers_parent};
 
 /// How the process trees of supervised programs are held beyond their supervisor (see the
 /// module docs of [`containment`]).
@@ -139,23 +137,6 @@ fn decide() -> State {
         downgraded: AtomicBool::new(false),
         downgrade_reason: OnceLock::new(),
     }
-}
-
-/// The parent cgroup where this process's supervised trees would go, for the sweep of what
-/// dead owners left there: `None` where cgroups are not used ([`NO_CGROUP_VAR`], not Linux,
-/// no cgroup v2 hierarchy).
-pub(crate) fn leftovers_parent() -> Option<PathBuf> {
-    if cfg!(not(target_os = "linux"))
-        || std::env::var_os(NO_CGROUP_VAR).is_some_and(|v| !v.is_empty() && v != "0")
-    {
-        return None;
-    }
-    cgroup::parent_dir().ok()
-}
-
-/// Ends and removes the cgroups in `parent` of dead owners in pid namespace `namespace`.
-pub(crate) fn end_leftovers_in(parent: &std::path::Path, namespace: &str) {
-    cgroup::end_leftovers_in(parent, namespace);
 }
 
 /// Makes this process a child subreaper; the containment that results.

@@ -233,12 +233,10 @@ impl AgentSession {
         check_session_cwd(&cwd)?;
         let policy = session_policy(policy, &settings, &cwd)?;
         let audit = AuditLog::open(&settings.audit, env_var);
-        // Decided on first use: ends what an earlier agentsh that died together with its
-        // supervisors left in their cgroups, before anything new starts; and the sandbox temp
-        // dirs such an agentsh left go too (its shells' private directories go when the first
-        // shell starts).
+        // Decided on first use, which also starts the sweep of what dead agentsh processes
+        // left (their cgroups, shells' private directories and sandbox temp dirs) when it is
+        // due: in the background, at most once a minute per host and user.
         let containment = agentsh_process::containment();
-        agentsh_sandbox::remove_ownerless_temp_dirs();
         let mut warnings = Vec::new();
         // `[limits]` against the memory agentsh may use; their mechanism is decided before
         // any shell starts (on cgroup v2 it enables controllers in agentsh's own cgroup, which

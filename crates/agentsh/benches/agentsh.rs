@@ -28,6 +28,9 @@
 //! - `jobs`, `sandbox`, `policy`, `remote`, `network` (issues 12, 16, 27, 17, 28): the cost of
 //!   jobs, the sandbox, a 50-rule approval policy, a far side over sshd and the network
 //!   allowlist's proxy (each `agentsh/<group>.rs` says how).
+//! - `sessions` (issue 44, in `agentsh/sessions.rs`): `agentsh exec -- true` with 0, 500 and
+//!   2,000 `agentsh rpc` sessions open, against none open (goal ≤ 1.10×), and the time to open
+//!   each thousand.
 //! - `shaping` (docs/shaping.md, in `agentsh/shaping.rs`): o200k tokens the model reads of twelve
 //!   everyday commands (git, cargo, pytest, node --test, make, grep, find) in fixture projects
 //!   the bench builds, raw vs agentsh's `tool_call` vs oh-my-pi 18.2.3's minimizer, with the
@@ -48,7 +51,7 @@
 //! `AGENTSH_BENCH_QUICK=1` shrinks the sizes and counts (for a smoke run). A filter argument
 //! (`cargo xtask bench FILTER`) runs only the groups whose name contains it: `rpc round trip`,
 //! `rpc baseline`, `exec true`, `throughput`, `cpu`, `rss`, `jobs`, `mcp`, `policy`, `sandbox`,
-//! `remote`, `network`, `shaping`, `limits`.
+//! `remote`, `network`, `shaping`, `limits`, `sessions`.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -74,6 +77,8 @@ mod policy;
 mod remote;
 #[path = "agentsh/sandbox.rs"]
 mod sandbox;
+#[path = "agentsh/sessions.rs"]
+mod sessions;
 #[path = "agentsh/shaping.rs"]
 mod shaping;
 
@@ -670,6 +675,9 @@ fn main() {
     }
     if filter.wants("limits") {
         limits::rows(&env, RPC_CALLS);
+    }
+    if filter.wants("sessions") {
+        sessions::rows(&env, quick());
     }
 
     if filter.wants("remote") {

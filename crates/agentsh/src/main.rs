@@ -61,6 +61,9 @@ pub(crate) use agentsh_cli as cli;
 const EXIT_USAGE: u8 = 2;
 
 fn main() -> ExitCode {
+    // A sweep of what dead agentsh processes left, started detached by another agentsh, runs
+    // here and exits; anything else goes on, this binary now known to answer such a start.
+    agentsh_process::answer_sweep_request();
     let cli = Cli::parse();
     init_tracing();
     match cli.mode {

@@ -14,6 +14,7 @@ mod procfs;
 pub mod sandbox;
 pub mod shell;
 mod supervisor;
+mod sweep;
 mod syscall;
 mod terminal;
 mod tree;
@@ -31,6 +32,10 @@ pub use memory::memory_agentsh_may_use;
 pub use owned_dir::{OWNED_MARK, OwnedDir, remove_ownerless};
 pub use supervisor::{
     Backstops, BlockingSupervisor, ChildExit, ChildStdio, SpawnError, SpawnSpec, Supervisor,
+};
+pub use sweep::{
+    SANDBOX_TEMP_DIR_PREFIX, SHELL_DIR_PREFIX, SWEEP_PERIOD_VAR, answer_sweep_request, runtime_dir,
+    sweep_leftovers,
 };
 pub use terminal::command_terminal_program;
 pub use tree::{

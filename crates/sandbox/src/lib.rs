@@ -26,4 +26,4 @@ pub use agentsh_process::sandbox::{
 pub use denial::{DENIAL_MARKERS, DenialWatch, denial_line_for, sandbox_denial_line, shows_denial};
 pub use error::SetupError;
 pub use network::probe_network_allowlist;
-pub use session::{SessionSandbox, remove_ownerless_temp_dirs};
+pub use session::SessionSandbox;

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, Once};
+use std::sync::Mutex;
 
 use agentsh_config::{NetworkSetting, SandboxSettings};
 use agentsh_process::OwnedDir;
@@ -92,25 +92,7 @@ fn can_enforce(policy: &SandboxSpec, kernel: Kernel) -> Result<(), SandboxError>
 
 /// The start of the name of a session's private temp dir in the temporary directory (six
 /// random letters and digits follow).
-const TEMP_DIR_PREFIX: &str = "agentsh-sandbox-";
-
-/// Removes, once per process, the private temp dirs that sessions of an agentsh that is gone
-/// left in the temporary directory: every one is locked by its agentsh for as long as it runs
-/// (see `agentsh_process::OwnedDir`). Normally the session removes its own, or the supervisor
-/// of one of its shells when agentsh was killed; this finds the rest (agentsh died together
-/// with its supervisors, or no shell had started yet).
-pub fn remove_ownerless_temp_dirs() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        let removed = agentsh_process::remove_ownerless(&std::env::temp_dir(), TEMP_DIR_PREFIX);
-        if !removed.is_empty() {
-            tracing::debug!(
-                "removed {} sandbox temp dirs of agentsh processes that are gone",
-                removed.len()
-            );
-        }
-    });
-}
+const TEMP_DIR_PREFIX: &str = agentsh_process::SANDBOX_TEMP_DIR_PREFIX;
 
 /// A session's sandbox: the policy its processes run under and its private temp dir (0700,
 /// `TMPDIR` of every command), removed when the session shuts down or is dropped, and else by
@@ -176,8 +158,8 @@ impl SessionSandbox {
             NetworkSetting::Allowlist(hosts) => Some(SessionNetwork::new(hosts)?),
             NetworkSetting::Off | NetworkSetting::On => None,
         };
-        // Locked while agentsh runs: removed by a supervisor that outlives agentsh, or by a
-        // later agentsh (`remove_ownerless_temp_dirs`).
+        // Locked while agentsh runs: removed by a supervisor that outlives agentsh, or by the
+        // sweep of a later agentsh (`agentsh_process::sweep_leftovers`).
         let temp = OwnedDir::create(&std::env::temp_dir(), TEMP_DIR_PREFIX)
             .map_err(SetupError::TempDir)?;
         let temp_path = temp.path().canonicalize().map_err(SetupError::TempDir)?;

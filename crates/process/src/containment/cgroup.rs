@@ -1,6 +1,6 @@
 //! The cgroup v2 side of containment: finding the unified hierarchy and agentsh's own place in
 //! it, the private parent cgroup, one cgroup per supervised tree, and ending what dead owners
-//! left behind.
+//! left behind (for the sweep, `crate::sweep`).
 
 use std::ffi::CString;
 use std::fs;
@@ -32,19 +32,7 @@ impl Root {
     /// Finds the unified hierarchy, creates the private parent cgroup (0700) and checks that
     /// a cgroup can be made there. The error is the reason, for the warning.
     pub(super) fn open() -> Result<Self, String> {
-        let mount =
-            unified_mount().ok_or_else(|| "no cgroup v2 hierarchy is mounted".to_owned())?;
-        let own =
-            own_cgroup().ok_or_else(|| "no cgroup v2 entry in /proc/self/cgroup".to_owned())?;
-        let parent = mount
-            .dir_of(&own)
-            .ok_or_else(|| {
-                format!(
-                    "agentsh's cgroup {own} is outside the mounted {}",
-                    mount.root
-                )
-            })?
-            .join(PARENT_NAME);
+        let parent = parent_dir()?;
         create_private_dir(&parent)
             .map_err(|err| format!("cannot create {}: {err}", parent.display()))?;
         if !parent.join("cgroup.kill").exists() {
@@ -80,43 +68,73 @@ impl Root {
         create_new_private_dir(&dir)?;
         Cgroup::at(dir)
     }
+}
 
-    /// Ends what is left in the cgroups of owners that are gone (an agentsh that died together
-    /// with its supervisors) and removes them. Waits at most [`LEFTOVER_WAIT`] for them to
-    /// empty; a cgroup that does not stays for the next start.
-    pub(super) fn end_leftovers(&self) {
-        let Some(namespace) = self.owner.split('-').next() else {
-            return;
-        };
-        let Ok(entries) = fs::read_dir(&self.parent) else {
-            return;
-        };
-        let mut left: Vec<Cgroup> = entries
-            .flatten()
-            .filter(|entry| entry.file_type().is_ok_and(|t| t.is_dir()))
-            .filter(|entry| {
-                entry
-                    .file_name()
-                    .to_str()
-                    .is_some_and(|name| is_dead_owners(name, namespace))
-            })
-            .map(|entry| entry.path())
-            .filter_map(|dir| Cgroup::at(dir).ok())
-            .collect();
-        for cgroup in &left {
-            let _ = cgroup.kill();
+/// The environment variable that turns cgroups off (any value but empty or `0`): agentsh then
+/// falls back to being a subreaper, as on a machine without a writable cgroup v2 hierarchy.
+/// Meant for tests of the fallback and for machines whose cgroups misbehave.
+pub const NO_CGROUP_VAR: &str = "AGENTSH_NO_CGROUP";
+
+/// The parent cgroup where this process's supervised trees would go, for the sweep of what
+/// dead owners left there: `None` where cgroups are not used ([`NO_CGROUP_VAR`], not Linux,
+/// no cgroup v2 hierarchy).
+pub(crate) fn leftovers_parent() -> Option<PathBuf> {
+    if cfg!(not(target_os = "linux"))
+        || std::env::var_os(NO_CGROUP_VAR).is_some_and(|v| !v.is_empty() && v != "0")
+    {
+        return None;
+    }
+    parent_dir().ok()
+}
+
+/// The private parent cgroup of this process (`<agentsh's cgroup>/agentsh` on the unified
+/// hierarchy), made or not; the error is the reason there is none.
+pub(super) fn parent_dir() -> Result<PathBuf, String> {
+    let mount = unified_mount().ok_or_else(|| "no cgroup v2 hierarchy is mounted".to_owned())?;
+    let own = own_cgroup().ok_or_else(|| "no cgroup v2 entry in /proc/self/cgroup".to_owned())?;
+    Ok(mount
+        .dir_of(&own)
+        .ok_or_else(|| {
+            format!(
+                "agentsh's cgroup {own} is outside the mounted {}",
+                mount.root
+            )
+        })?
+        .join(PARENT_NAME))
+}
+
+/// Ends what is left in the cgroups in `parent` of owners in pid namespace `namespace` that
+/// are gone (an agentsh that died together with its supervisors) and removes them. Waits at
+/// most [`LEFTOVER_WAIT`] for them to empty; a cgroup that does not stays for the next sweep.
+pub(crate) fn end_leftovers_in(parent: &Path, namespace: &str) {
+    let Ok(entries) = fs::read_dir(parent) else {
+        return;
+    };
+    let mut left: Vec<Cgroup> = entries
+        .flatten()
+        .filter(|entry| entry.file_type().is_ok_and(|t| t.is_dir()))
+        .filter(|entry| {
+            entry
+                .file_name()
+                .to_str()
+                .is_some_and(|name| is_dead_owners(name, namespace))
+        })
+        .map(|entry| entry.path())
+        .filter_map(|dir| Cgroup::at(dir).ok())
+        .collect();
+    for cgroup in &left {
+        let _ = cgroup.kill();
+    }
+    let deadline = Instant::now() + LEFTOVER_WAIT;
+    while !left.is_empty() && Instant::now() < deadline {
+        left.retain(|cgroup| cgroup.remove().is_err());
+        if !left.is_empty() {
+            std::thread::sleep(Duration::from_millis(2));
         }
-        let deadline = Instant::now() + LEFTOVER_WAIT;
-        while !left.is_empty() && Instant::now() < deadline {
-            left.retain(|cgroup| cgroup.remove().is_err());
-            if !left.is_empty() {
-                std::thread::sleep(Duration::from_millis(2));
-            }
-        }
-        for cgroup in left {
-            // Still populated (a process stuck in the kernel): left for a later start.
-            cgroup.forget();
-        }
+    }
+    for cgroup in left {
+        // Still populated (a process stuck in the kernel): left for a later sweep.
+        cgroup.forget();
     }
 }
 
@@ -178,7 +196,7 @@ impl Cgroup {
         }
     }
 
-    /// Leaves the directory as it is (for a later start to clean up).
+    /// Leaves the directory as it is (for a later sweep to clean up).
     pub(crate) fn forget(mut self) {
         self.done = true;
     }

@@ -12,8 +12,9 @@
 //!   another cgroup's `cgroup.procs` takes a process out). The supervisor stays outside: when
 //!   it ends the tree it writes `cgroup.kill` first, and when it is gone (any way) agentsh
 //!   writes `cgroup.kill` and removes the cgroup. The name carries the owning agentsh's pid
-//!   namespace, pid and start time, so a later start finds the cgroups of an agentsh that died
-//!   together with its supervisors and ends what is in them.
+//!   namespace, pid and start time, so the sweep of a later start (`crate::sweep`, within a
+//!   minute) finds the cgroups of an agentsh that died together with its supervisors and ends
+//!   what is in them.
 //! - **subreaper** ([`Containment::Subreaper`]), where no cgroup v2 hierarchy is mounted or
 //!   writable (or `AGENTSH_NO_CGROUP` is set): agentsh makes itself a child subreaper, so the
 //!   orphans of a dead supervisor are reparented to agentsh, which ends and reaps them
@@ -29,11 +30,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 pub(crate) use adopted::end_adopted;
 pub(crate) use cgroup::Cgroup;
-
-/// The environment variable that turns cgroups off (any value but empty or `0`): agentsh then
-/// falls back to being a subreaper, as on a machine without a writable cgroup v2 hierarchy.
-/// Meant for tests of the fallback and for machines whose cgroups misbehave.
-pub const NO_CGROUP_VAR: &str = "AGENTSH_NO_CGROUP";
+pub use cgroup::NO_CGROUP_VAR;
+// For the sweep (`crate::sweep`), which must not depend on this file: it starts the sweep.
+pub(crate) use cgroup::{end_leftovers_in, leftovers_parent};
 
 /// How the process trees of supervised programs are held beyond their supervisor (see the
 /// module docs of [`containment`]).
@@ -75,9 +74,10 @@ impl Containment {
     }
 }
 
-/// The containment of this process, decided on the first call: discovers the cgroup v2
-/// hierarchy, creates the private parent cgroup and ends what dead owners left in it, or else
-/// makes agentsh a child subreaper. Later calls are cheap. A cgroup that cannot be joined at
+/// The containment of this process, decided on the first call: starts the sweep of what dead
+/// agentsh processes left when it is due ([`sweep_leftovers`](crate::sweep_leftovers), in the
+/// background), discovers the cgroup v2 hierarchy and creates the private parent cgroup, or
+/// else makes agentsh a child subreaper. Later calls are cheap. A cgroup that cannot be joined at
 /// run time switches the process to the subreaper from then on.
 pub fn containment() -> Containment {
     let state = state();
@@ -108,6 +108,9 @@ fn state() -> &'static State {
 }
 
 fn decide() -> State {
+    // Before anything of this process's own: what dead owners left is swept in the background
+    // (when due), from this process's places as they are now.
+    crate::sweep::sweep_leftovers();
     let (initial, root) = if cfg!(not(target_os = "linux")) {
         (
             Containment::Unavailable {
@@ -119,15 +122,12 @@ fn decide() -> State {
         (subreaper(format!("{NO_CGROUP_VAR} is set")), None)
     } else {
         match cgroup::Root::open() {
-            Ok(root) => {
-                root.end_leftovers();
-                (
-                    Containment::Cgroup {
-                        parent: root.parent().to_path_buf(),
-                    },
-                    Some(root),
-                )
-            }
+            Ok(root) => (
+                Containment::Cgroup {
+                    parent: root.parent().to_path_buf(),
+                },
+                Some(root),
+            ),
             Err(reason) => (subreaper(reason), None),
         }
     };

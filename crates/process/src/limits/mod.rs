@@ -45,7 +45,8 @@
 //!
 //! Each command cgroup is named `<pidns>-<pid>-<start>-<n>` after the agentsh that made it,
 //! so the first [`limits_mechanism`] of a later agentsh ends and removes what an agentsh
-//! that died left behind (in its own pid namespace).
+//! that died left behind (in its own pid namespace), in a thread, at most once a minute per
+//! host and user (`crate::sweep`).
 
 mod cgroup_v1;
 mod cgroup_v2;
@@ -76,8 +77,11 @@ const PARENT_NAME: &str = "agentsh-limits";
 /// How long [`CommandCgroup::kill_all`] waits for the processes to be gone.
 const KILL_WAIT: Duration = Duration::from_secs(5);
 
-/// How long the start-up waits for a dead owner's cgroups to empty.
+/// How long the sweep waits for a dead owner's cgroups to empty.
 const LEFTOVER_WAIT: Duration = Duration::from_secs(1);
+
+/// The start of the name of the stamp of the sweep of dead owners' command cgroups.
+const LEFTOVERS_STAMP: &str = ".agentsh-limits-swept-";
 
 /// How the resource limits of command trees are enforced on this host (see the module docs
 /// of [`limits_mechanism`]).
@@ -284,13 +288,15 @@ impl State {
             }
         };
         self.backend = Some(backend);
-        self.end_leftovers();
+        // In the background, at most once a period per host and user (`crate::sweep`): the
+        // thread waits for this state to be set.
+        crate::sweep::sweep_in_background(LEFTOVERS_STAMP, || state().end_leftovers());
         self
     }
 
     /// Ends what the command cgroups of owners that are gone (in this pid namespace) hold,
     /// and removes them. Waits at most [`LEFTOVER_WAIT`] for each; one that does not empty
-    /// stays for a later start.
+    /// stays for a later sweep.
     fn end_leftovers(&self) {
         if let (Some(backend), Some(namespace)) = (&self.backend, self.owner.split('-').next()) {
             end_leftovers_of(backend, namespace);

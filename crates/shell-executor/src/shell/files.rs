@@ -8,43 +8,16 @@ use std::path::{Path, PathBuf};
 use crate::bootstrap::{self, COMMAND_FILE, PRE_PREFIX};
 
 /// The start of a shell's private directory's name (six random letters and digits follow).
-pub(super) const PRIVATE_DIR_PREFIX: &str = "agentsh-";
+pub(super) const PRIVATE_DIR_PREFIX: &str = agentsh_process::SHELL_DIR_PREFIX;
 
 /// Where the shells' private directories go: a tmpfs when there is one (the per-command files
-/// are rewritten on every call), else the temporary directory.
-///
-/// Chosen once per process, on the first shell start; then the private directories there that
-/// an agentsh left when it died together with its supervisors (all of them SIGKILLed, the
-/// end of a PID namespace) are removed: each is locked by its agentsh for as long as it runs
-/// (see `agentsh_process::OwnedDir`).
+/// are rewritten on every call), else the temporary directory
+/// ([`agentsh_process::runtime_dir`]). What an agentsh left there when it died together with
+/// its supervisors (all of them SIGKILLed, the end of a PID namespace) goes by the sweep of a
+/// later start: each is locked by its agentsh for as long as it runs (see
+/// `agentsh_process::OwnedDir`, `agentsh_process::sweep_leftovers`).
 pub(super) fn private_dir_parent() -> PathBuf {
-    static PARENT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    PARENT
-        .get_or_init(|| {
-            let parent = find_private_dir_parent();
-            agentsh_process::remove_ownerless(&parent, PRIVATE_DIR_PREFIX);
-            parent
-        })
-        .clone()
-}
-
-fn find_private_dir_parent() -> PathBuf {
-    let candidates = [
-        std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from),
-        Some(PathBuf::from("/dev/shm")),
-    ];
-    candidates
-        .into_iter()
-        .flatten()
-        .find(|dir| {
-            dir.is_absolute()
-                && std::fs::metadata(dir).is_ok_and(|m| m.is_dir())
-                && tempfile::Builder::new()
-                    .prefix("agentsh-probe-")
-                    .tempdir_in(dir)
-                    .is_ok()
-        })
-        .unwrap_or_else(std::env::temp_dir)
+    agentsh_process::runtime_dir()
 }
 
 /// Writes `bytes` to `path`, created 0600 (the mode holds whatever the umask, and a file that

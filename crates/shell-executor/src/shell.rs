@@ -51,7 +51,6 @@ use crate::bootstrap::{
 use crate::error::ExecError;
 use crate::fifo::{Fifo, FifoPool};
 
-
 /// A command that succeeds within this long is not asked what the kernel enforced at its end:
 /// an OOM kill would have made it fail, and forks refused this soon are told with the next
 /// result (the kernel's counts are kept until then).

@@ -390,6 +390,17 @@ fn the_far_side_applies_this_sides_limits() {
         );
         assert_eq!(result["details"]["limit"]["kind"], "memory", "{result}");
         assert_eq!(result["details"]["limit"]["limit"], 256 << 20);
+        // CPU time, counted on the far side.
+        let env = far.env("[limits]\ncpu_time = 2\n");
+        let spin = far.exec(&env, &["--json", "--", "sh -c 'while :; do :; done'"]);
+        let result = spin.json();
+        let text = result["content"][0]["text"].as_str().unwrap_or_default();
+        assert!(
+            text.ends_with("[Ended: this command's processes used 2 s of CPU (limits.cpu_time)]"),
+            "{}: {text}",
+            far.name()
+        );
+        assert_eq!(result["details"]["limit"]["kind"], "cpu_time", "{result}");
         // The sandbox's temp dir of limited size, made on the far side.
         let env =
             far.env("[sandbox]\nmode = \"workspace-write\"\n\n[limits]\ntmp_size = \"10MiB\"\n");

@@ -283,8 +283,15 @@ impl RpcServer {
 
     /// One `true` round trip, timed.
     fn call(&mut self) -> Duration {
-        self.calls += 1;
         let start = Instant::now();
+        self.send_true();
+        self.wait_response();
+        start.elapsed()
+    }
+
+    /// Writes one `bash` request of `true`.
+    fn send_true(&mut self) {
+        self.calls += 1;
         writeln!(
             self.stdin,
             r#"{{"id":"{}","type":"bash","command":"true"}}"#,
@@ -292,6 +299,10 @@ impl RpcServer {
         )
         .expect("write");
         self.stdin.flush().expect("flush");
+    }
+
+    /// Reads up to the next response, which must be a success.
+    fn wait_response(&mut self) {
         loop {
             self.line.clear();
             assert!(
@@ -300,7 +311,7 @@ impl RpcServer {
             );
             if self.line.contains(r#""type":"response""#) {
                 assert!(self.line.contains(r#""success":true"#), "{}", self.line);
-                return start.elapsed();
+                return;
             }
         }
     }

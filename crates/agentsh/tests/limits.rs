@@ -186,57 +186,9 @@ fn the_sandboxs_temp_dir_holds_tmp_size_and_is_shared_by_calls_and_jobs() {
     rpc.close(LIVENESS);
 }
 
-/// The parent of each live process.
-fn parents() -> Vec<(u32, u32)> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .filter_map(|entry| {
-            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
-            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
-            // After the command name in parentheses: state, then the parent's pid.
-            let ppid = stat
-                .rsplit_once(')')?
-                .1
-                .split_whitespace()
-                .nth(1)?
-                .parse()
-                .ok()?;
-            Some((pid, ppid))
-        })
-        .collect()
-}
-
-/// How many live processes descend from `root` (itself not counted).
+/// How many processes descend from `root` (itself not counted).
 fn descendants(root: u32) -> usize {
-    let parents = parents();
-    let mut tree = vec![root];
-    let mut i = 0;
-    while i < tree.len() {
-        let parent = tree[i];
-        tree.extend(
-            parents
-                .iter()
-                .filter(|(_, ppid)| *ppid == parent)
-                .map(|(pid, _)| *pid),
-        );
-        i += 1;
-    }
-    tree.len() - 1
-}
-
-/// The parent of `pid`.
-fn parent_of(pid: u32) -> u32 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("a live process");
-    let after = stat.rsplit_once(')').expect("a stat line").1;
-    after
-        .split_whitespace()
-        .nth(1)
-        .expect("a ppid")
-        .parse()
-        .expect("a pid")
+    agentsh_process::descendants(root).len()
 }
 
 #[test]
@@ -256,7 +208,7 @@ fn a_fork_bomb_is_held_at_its_process_limit_and_the_session_stays_usable() {
     let shell: u32 = text(&shell).trim().parse().expect("the shell's pid");
     // Everything the shell starts stays below its supervisor (a subreaper), also what the
     // bomb leaves running after its call returned.
-    let supervisor = parent_of(shell);
+    let supervisor = agentsh_process::parent_pid(shell).expect("the shell's supervisor");
     // Its call returns at once: the bomb forks on in the background.
     let bomb = call(&mut rpc, "2", ":(){ :|:& };:");
     // Told on that result or a next one; meanwhile the tree is never seen above the limit

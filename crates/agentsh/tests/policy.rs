@@ -310,22 +310,7 @@ fn exec_cannot_ask_and_a_denied_command_exits_1() {
 
 /// The user guide's policy: pushing asked, wiping the root denied, what is only known when it
 /// runs asked.
-const GUIDE_POLICY: &str = r#"
-[policy]
-default = "allow"
-unknown = "ask"
-
-[[policy.rules]]
-prefix = ["git", "push"]
-decision = "ask"
-reason = "Pushing publishes work."
-match = ["git push origin main"]
-
-[[policy.rules]]
-prefix = ["rm", "-rf", "/*"]
-decision = "deny"
-reason = "Never delete from the root."
-"#;
+const GUIDE_POLICY: &str = include_str!("../../../fixtures/policy/guide.toml");
 
 #[test]
 fn exec_judges_commands_as_their_programs_read_them() {

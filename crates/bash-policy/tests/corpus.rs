@@ -42,19 +42,7 @@ fn every_corpus_line_is_judged() {
 
 /// The policy of the user guide (`docs/policy.md`): pushing asked, wiping the root denied,
 /// everything else allowed, what is only known when it runs asked.
-const GUIDE_POLICY: &str = r#"
-[policy]
-default = "allow"
-unknown = "ask"
-
-[[policy.rules]]
-prefix = ["git", "push"]
-decision = "ask"
-
-[[policy.rules]]
-prefix = ["rm", "-rf", "/*"]
-decision = "deny"
-"#;
+const GUIDE_POLICY: &str = include_str!("../../../fixtures/policy/guide.toml");
 
 /// Why an unknown segment is unknown, for the report: the assignment that made it so, a
 /// command name from an expansion, or its program.

@@ -9,29 +9,15 @@ use agentsh_bash_policy::{Decision, Policy, SessionMemory, TierKind};
 use crate::support::{policy, render};
 
 /// The user guide's policy, with `rm -rf` denied as a team would add.
-const GUIDE: &str = r#"
-[policy]
-default = "allow"
-unknown = "ask"
-
-[[policy.rules]]
-prefix = ["git", "push"]
-decision = "ask"
-reason = "Pushing publishes work."
-match = ["git push origin main"]
-
-[[policy.rules]]
-prefix = ["rm", "-rf", "/*"]
-decision = "deny"
-reason = "Never delete from the root."
-match = ["rm -fr /", "rm -r -f /*", "rm --recursive --force /tmp"]
-not_match = ["rm -rf ./build", "rm -r /tmp", "rmdir /"]
-
+const GUIDE: &str = concat!(
+    include_str!("../../../fixtures/policy/guide.toml"),
+    r#"
 [[policy.rules]]
 prefix = ["rm", "-rf"]
 decision = "deny"
 reason = "Recursive deletion."
-"#;
+"#
+);
 
 static GUIDE_POLICY: LazyLock<Policy> = LazyLock::new(|| policy(&[(TierKind::User, GUIDE)]));
 

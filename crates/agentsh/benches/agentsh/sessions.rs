@@ -9,7 +9,6 @@
 //! With `AGENTSH_BENCH_BASELINE=<another agentsh binary>` the same steps run for that binary
 //! afterwards (its rows say so), for the figures before a change.
 
-use std::io::{BufRead as _, Write as _};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -142,31 +141,10 @@ fn open_step(env: &Env, binary: &Path, sessions: &mut Vec<RpcServer>, count: usi
 /// One `true` call on each of `sessions`: every request written, then every answer read.
 fn call_all(sessions: &mut [RpcServer]) {
     for session in sessions.iter_mut() {
-        session.calls += 1;
-        writeln!(
-            session.stdin,
-            r#"{{"id":"{}","type":"bash","command":"true"}}"#,
-            session.calls
-        )
-        .expect("write");
-        session.stdin.flush().expect("flush");
+        session.send_true();
     }
     for session in sessions.iter_mut() {
-        loop {
-            session.line.clear();
-            assert!(
-                session.stdout.read_line(&mut session.line).expect("read") > 0,
-                "agentsh rpc ended"
-            );
-            if session.line.contains(r#""type":"response""#) {
-                assert!(
-                    session.line.contains(r#""success":true"#),
-                    "{}",
-                    session.line
-                );
-                break;
-            }
-        }
+        session.wait_response();
     }
 }
 

@@ -305,15 +305,10 @@ unsafe fn proxy_listener(port: u16, socket: RawFd) -> bool {
 /// Mounts a copy of the detached mount `mount` at `dir`; false on failure (errno tells why).
 #[cfg(target_os = "linux")]
 unsafe fn mount_copy(mount: RawFd, dir: &std::ffi::CStr) -> bool {
-    use super::temp_fs::{MOVE_MOUNT_F_EMPTY_PATH, OPEN_TREE_CLOEXEC, OPEN_TREE_CLONE};
+    use super::temp_fs::MOVE_MOUNT_F_EMPTY_PATH;
     // SAFETY: raw system calls on a descriptor and NUL-terminated paths.
     unsafe {
-        let copy = libc::syscall(
-            libc::SYS_open_tree,
-            mount,
-            c"".as_ptr(),
-            OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | libc::AT_EMPTY_PATH as libc::c_uint,
-        ) as RawFd;
+        let copy = super::raw::clone_mount(mount);
         if copy < 0 {
             return false;
         }

@@ -59,3 +59,22 @@ pub(super) fn write_file(path: &std::ffi::CStr, bytes: &[u8]) -> bool {
         written == bytes.len() as isize
     }
 }
+
+/// `open_tree` flags: a copy of the mount (detached), close-on-exec.
+const OPEN_TREE_CLONE: libc::c_uint = 1;
+const OPEN_TREE_CLOEXEC: libc::c_uint = libc::O_CLOEXEC as libc::c_uint;
+
+/// A detached copy of the mount `mount` (`open_tree` with `OPEN_TREE_CLONE`); negative on
+/// failure (errno tells why).
+#[cfg(target_os = "linux")]
+pub(super) fn clone_mount(mount: RawFd) -> RawFd {
+    // SAFETY: a raw system call on a descriptor and a NUL-terminated empty path.
+    unsafe {
+        libc::syscall(
+            libc::SYS_open_tree,
+            mount,
+            c"".as_ptr(),
+            OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | libc::AT_EMPTY_PATH as libc::c_uint,
+        ) as RawFd
+    }
+}

@@ -14,7 +14,7 @@ use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsRawFd as _, OwnedFd, RawFd};
 
-use super::raw::{send_fd, write_file};
+use super::raw::{clone_mount, send_fd, write_file};
 use super::report::errno;
 
 /// `fsconfig` commands and the flags of the new mount API (`linux/mount.h`).
@@ -24,9 +24,6 @@ const FSOPEN_CLOEXEC: libc::c_uint = 1;
 const FSMOUNT_CLOEXEC: libc::c_uint = 1;
 const MOUNT_ATTR_NOSUID: libc::c_uint = 0x2;
 const MOUNT_ATTR_NODEV: libc::c_uint = 0x4;
-/// `open_tree` flags: a copy of the mount (detached), close-on-exec.
-pub(super) const OPEN_TREE_CLONE: libc::c_uint = 1;
-pub(super) const OPEN_TREE_CLOEXEC: libc::c_uint = libc::O_CLOEXEC as libc::c_uint;
 /// `move_mount`: the source is the descriptor itself.
 pub(super) const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 0x4;
 
@@ -163,12 +160,7 @@ unsafe fn maker_main(socket: RawFd, uid_map: &[u8], gid_map: &[u8], size: &CStri
         }
         // What each sandboxed child does first: a copy of a mount made in another namespace
         // (a kernel that refuses it here would refuse every child: the session is told now).
-        let copy = libc::syscall(
-            libc::SYS_open_tree,
-            mount,
-            c"".as_ptr(),
-            OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | libc::AT_EMPTY_PATH as libc::c_uint,
-        ) as RawFd;
+        let copy = clone_mount(mount);
         if copy < 0 {
             fail(5);
         }

@@ -776,11 +776,15 @@ fn open_store(settings: &Settings) -> Result<ArtifactStore, ArtifactError> {
         Some(dir) => dir.clone(),
         None => ArtifactStore::default_dir()?,
     };
-    ArtifactStore::open(
+    let store = ArtifactStore::open(
         dir,
         RetentionPolicy {
             max_age_days: settings.artifacts.max_age_days,
             max_bytes: settings.artifacts.max_bytes,
         },
-    )
+    )?;
+    // Retention looks at every artifact: off the start's path, in a thread, when the store's
+    // last pass (by any session) is a sweep period old.
+    drop(store.retain_when_due(agentsh_process::sweep_period()));
+    Ok(store)
 }

@@ -279,3 +279,51 @@ fn nothing_after_the_double_dash_is_an_option() {
         "{done:?}"
     );
 }
+
+/// Makes the file at `path` look last written 30 days ago (past the default 7 days).
+fn make_old(path: &std::path::Path) {
+    let when = std::time::SystemTime::now() - std::time::Duration::from_secs(30 * 86_400);
+    std::fs::File::options()
+        .write(true)
+        .open(path)
+        .and_then(|file| file.set_modified(when))
+        .unwrap_or_else(|err| panic!("age {}: {err}", path.display()));
+}
+
+#[test]
+fn a_session_start_removes_old_artifacts_at_most_once_a_period() {
+    let env = TestEnv::with_config(SMALL_OUTPUT);
+    let store = env.artifacts_dir();
+    let first = exec_overflowing(&env);
+    let first_path = store.join(format!("{first}.bash.log"));
+    make_old(&first_path);
+
+    // A session started when the last pass is a period old (the period shortened to zero)
+    // hands retention to a thread: the old artifact goes while the session runs.
+    let config = env.config_path();
+    let mut command = env.command(&["rpc", "--config", config.to_str().expect("utf-8 path")]);
+    command.env(agentsh_process::SWEEP_PERIOD_VAR, "0");
+    let rpc = crate::util::Rpc::spawn(command);
+    let stamp = store.join(".retention-stamp");
+    let deadline = std::time::Instant::now() + crate::util::LIVENESS;
+    while first_path.exists() || std::fs::metadata(&stamp).map_or(true, |meta| meta.len() == 0) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "artifact {first} still there, or no pass finished, within {:?}",
+            crate::util::LIVENESS
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let (status, _) = rpc.close(crate::util::LIVENESS);
+    assert!(status.success(), "{status:?}");
+
+    // Within the period (the default minute) no start removes anything, and ids go on.
+    let second = exec_overflowing(&env);
+    let id = |text: &str| text.parse::<u64>().expect("numeric id");
+    assert_eq!(id(&second), id(&first) + 1);
+    make_old(&store.join(format!("{second}.bash.log")));
+    assert_eq!(env.exec(&["--", "true"]).code(), 0);
+    let read = artifact(&env, &[&second, "--limit", "1"]);
+    assert_eq!(read.code(), 0, "{read:?}");
+    assert_eq!(read.stdout, "1\n");
+}

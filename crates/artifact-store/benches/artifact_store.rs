@@ -1,6 +1,8 @@
 //! Figures of the artifact store, each with a baseline measured in the same run:
 //! - cost of one allocation (create with `O_EXCL`, lock, check, then drop unused = unlink) against
 //!   a bare `create_new` + `remove_file` of a file in the same directory;
+//! - cost of opening a store of 10,000 artifacts against opening an empty one (a start must
+//!   not cost more with a full store);
 //! - throughput of a line-range read of a large artifact (which counts every line for
 //!   `total_lines`) against a plain buffered read that counts newlines.
 
@@ -20,6 +22,7 @@ const READ_FILE_BYTES: usize = 64 << 20;
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let tmp = tempfile::tempdir()?;
     allocation(&tmp)?;
+    opening(&tmp)?;
     reading(&tmp)?;
     Ok(())
 }
@@ -62,6 +65,40 @@ fn allocation(tmp: &tempfile::TempDir) -> Result<(), Box<dyn std::error::Error>>
     .ratio(ours / bare, "create_new(0600) + remove_file")
     .goal("≤ 2×", ours / bare <= 2.0)
     .report();
+    Ok(())
+}
+
+/// Artifacts in the full store of the opening row.
+const FULL_STORE_ARTIFACTS: u64 = 10_000;
+/// Opens of each store per round.
+const OPENS_PER_ROUND: u32 = 200;
+
+fn opening(tmp: &tempfile::TempDir) -> Result<(), Box<dyn std::error::Error>> {
+    let (full, empty) = (tmp.path().join("full"), tmp.path().join("empty"));
+    fs::create_dir(&full)?;
+    for id in 1..=FULL_STORE_ARTIFACTS {
+        fs::write(full.join(format!("{id}.bash.log")), b"output\n")?;
+    }
+    // The first opens make each store's counter, as the first start on a store does.
+    drop(ArtifactStore::open(&full, RetentionPolicy::default())?);
+    drop(ArtifactStore::open(&empty, RetentionPolicy::default())?);
+
+    let mut times = [Vec::new(), Vec::new()];
+    for _ in 0..ROUNDS {
+        for (dir, times) in [&full, &empty].into_iter().zip(times.iter_mut()) {
+            let start = Instant::now();
+            for _ in 0..OPENS_PER_ROUND {
+                black_box(ArtifactStore::open(dir, RetentionPolicy::default())?);
+            }
+            times.push(start.elapsed() / OPENS_PER_ROUND);
+        }
+    }
+    let [full, empty] = times.map(|times| micros(median(&times)));
+    Row::new("artifact-store", "open a store of 10,000 artifacts")
+        .value(full, "µs")
+        .ratio(full / empty, "open an empty store")
+        .goal("≤ 1.10×", full / empty <= 1.10)
+        .report();
     Ok(())
 }
 

@@ -1,4 +1,4 @@
-//! Retention: what a store removes when it is opened.
+//! Retention: what a store removes, and the stamp that keeps passes a period apart.
 //!
 //! "In use" is an advisory `flock` held by every open [`ArtifactReservation`]: retention opens a
 //! candidate, tries `LOCK_EX | LOCK_NB`, and removes the file only while it holds that lock. A
@@ -13,8 +13,14 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
+use rustix::fs::{FlockOperation, Mode, OFlags, Timespec, Timestamps, UTIME_NOW};
+
 use crate::ArtifactError;
-use crate::files::{ScannedEntry, open_no_follow};
+use crate::files::{FILE_MODE, ScannedEntry, make_private_file, open_no_follow, scan};
+
+/// The stamp's name in the store directory: written when a pass finishes, locked while one
+/// runs (not named like an artifact: never listed).
+const STAMP_NAME: &str = ".retention-stamp";
 
 /// Default of `artifacts.max_age_days`: artifacts older than this many days are removed.
 pub const DEFAULT_RETENTION_MAX_AGE_DAYS: u32 = 7;
@@ -69,12 +75,98 @@ enum Removal {
     Gone,
 }
 
+/// The right to run a pass on a store: its stamp, open and locked (`None` when the stamp
+/// cannot be used, a full disk: the pass then runs unguarded and stamps nothing).
+#[derive(Debug)]
+pub(crate) struct Stamp {
+    file: Option<File>,
+}
+
+impl Stamp {
+    /// The claim on a pass over the store `dir` when one is due: the stamp is missing, empty
+    /// or older than `period`, and no pass holds it.
+    pub(crate) fn claim_if_due(dir: &Path, period: Duration) -> Option<Self> {
+        let path = dir.join(STAMP_NAME);
+        // The usual case, one `statx`: a pass ran lately.
+        if fs::symlink_metadata(&path).is_ok_and(|meta| is_fresh(&meta, period)) {
+            return None;
+        }
+        let Some(file) = open_stamp(&path) else {
+            return Some(Self { file: None });
+        };
+        match rustix::fs::flock(&file, FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => {}
+            Err(rustix::io::Errno::WOULDBLOCK) => return None,
+            Err(_) => return Some(Self { file: None }),
+        }
+        // A pass may have finished between the look and the lock.
+        match file.metadata() {
+            Ok(meta) if is_fresh(&meta, period) => None,
+            _ => Some(Self { file: Some(file) }),
+        }
+    }
+
+    /// The claim on a pass over the store `dir` now, after the one that runs (if any).
+    pub(crate) fn claim(dir: &Path) -> Self {
+        let file = open_stamp(&dir.join(STAMP_NAME))
+            .filter(|file| rustix::fs::flock(file, FlockOperation::LockExclusive).is_ok());
+        Self { file }
+    }
+
+    /// Stamps the end of a pass, and lets the lock go.
+    pub(crate) fn finish(self) {
+        let Some(file) = &self.file else {
+            return;
+        };
+        // A stamp with something in it is one a pass wrote (a new, empty one is never fresh).
+        let _ = rustix::io::pwrite(file, b"retained\n", 0);
+        let now = Timespec {
+            tv_sec: 0,
+            tv_nsec: UTIME_NOW,
+        };
+        let _ = rustix::fs::futimens(
+            file,
+            &Timestamps {
+                last_access: now,
+                last_modification: now,
+            },
+        );
+    }
+}
+
+/// The stamp file at `path`, opened (made when missing, 0600).
+fn open_stamp(path: &Path) -> Option<File> {
+    let flags = OFlags::RDWR | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let fd = rustix::fs::open(path, flags, Mode::from_raw_mode(FILE_MODE)).ok()?;
+    let file = File::from(fd);
+    make_private_file(&file).ok()?;
+    Some(file)
+}
+
+/// A stamp a pass wrote less than `period` ago.
+fn is_fresh(meta: &fs::Metadata, period: Duration) -> bool {
+    meta.is_file()
+        && meta.len() > 0
+        && meta
+            .modified()
+            .ok()
+            .and_then(|at| SystemTime::now().duration_since(at).ok())
+            .is_some_and(|age| age < period)
+}
+
+/// One pass of `policy` over the store `dir`, as of `now`.
+pub(crate) fn run(dir: &Path, policy: RetentionPolicy, now: SystemTime) -> RetentionReport {
+    match scan(dir) {
+        Ok(entries) => apply(&entries, policy, now),
+        Err(err) => RetentionReport {
+            errors: vec![err],
+            ..RetentionReport::default()
+        },
+    }
+}
+
 /// Applies `policy` to the artifacts `entries` (one scan of the store), as of `now`.
-pub(crate) fn apply(
-    entries: &[ScannedEntry],
-    policy: RetentionPolicy,
-    now: SystemTime,
-) -> RetentionReport {
+fn apply(entries: &[ScannedEntry], policy: RetentionPolicy, now: SystemTime) -> RetentionReport {
     let mut report = RetentionReport::default();
     let mut candidates = Vec::with_capacity(entries.len());
     for entry in entries.iter().filter(|entry| entry.is_file) {

@@ -5,24 +5,25 @@ use std::fs::{self, DirBuilder, File, OpenOptions, Permissions};
 use std::io;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::SystemTime;
+use std::sync::{Mutex, PoisonError};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, SystemTime};
 
 use crate::ArtifactError;
-use crate::files::{open_no_follow, scan};
+use crate::counter::{IdCounter, next_after_scan};
+use crate::files::{FILE_MODE, open_no_follow, scan};
 use crate::id::{canonical_id, file_name, parse_artifact_id};
 use crate::read::{ArtifactText, read_lines};
 use crate::reservation::ArtifactReservation;
-use crate::retention::{self, RetentionPolicy, RetentionReport};
+use crate::retention::{self, RetentionPolicy, RetentionReport, Stamp};
 
 /// Mode of the store directory.
 const DIR_MODE: u32 = 0o700;
-/// Mode of every artifact file.
-pub(crate) const FILE_MODE: u32 = 0o600;
 /// The id a new, empty store hands out first.
 const FIRST_ID: u64 = 1;
-/// After this many `EEXIST` in a row (another process allocating in the same folder), rescan
-/// the directory and jump past its highest id instead of probing one id at a time.
+/// After this many `EEXIST` in a row (a process allocating without the counter, or files put
+/// there by hand), rescan the directory and jump past its highest id instead of probing one id
+/// at a time.
 const RESCAN_AFTER_COLLISIONS: u32 = 8;
 
 /// One artifact of a store, as [`ArtifactStore::list`] gives it.
@@ -37,35 +38,38 @@ pub struct ArtifactInfo {
 }
 
 /// A private directory of artifacts: allocates ids, resolves `artifact://` references,
-/// reads line ranges, and applies retention when opened.
+/// reads line ranges, and applies its retention policy on request.
 ///
 /// `ArtifactStore` is `Sync`: share one per process (e.g. in an `Arc`); several processes may
 /// open the same directory at once.
 #[derive(Debug)]
 pub struct ArtifactStore {
     dir: PathBuf,
-    /// The next id to try; ids below it were taken (or skipped) by this store.
-    next: AtomicU64,
-    retention: RetentionReport,
+    policy: RetentionPolicy,
+    /// The store's shared counter (`None`: it could not be opened).
+    counter: Option<IdCounter>,
+    /// The next id to try here; ids below it were taken (or skipped) by this store. Held while
+    /// the shared counter is, so the threads of a process advance it in order.
+    next: Mutex<u64>,
 }
 
 impl ArtifactStore {
-    /// Opens (creating it and its parents, mode 0700) the store in `dir` and applies `policy`.
+    /// Opens (creating it and its parents, mode 0700) the store in `dir`, whose retention is
+    /// `policy` ([`retain`](Self::retain), [`retain_when_due`](Self::retain_when_due)).
     ///
-    /// An existing store directory owned by this user gets its mode set back to 0700. Ids
-    /// continue after the highest id present before retention ran, so removing old artifacts
-    /// does not make their ids come back while newer ones exist. Retention problems with single
-    /// files do not fail the open; they are listed in [`retention_report`](Self::retention_report).
+    /// An existing store directory owned by this user gets its mode set back to 0700. The cost
+    /// does not grow with the number of artifacts: the next id comes from the store's counter
+    /// file (`.next-id`), and the directory is listed only to make that counter when it is
+    /// missing. Ids never go back, so removing old artifacts does not make their ids come back.
     pub fn open(dir: impl Into<PathBuf>, policy: RetentionPolicy) -> Result<Self, ArtifactError> {
         let dir = dir.into();
         create_private_dir(&dir)?;
-        let entries = scan(&dir)?;
-        let highest = entries.iter().map(|entry| entry.id).max();
-        let retention = retention::apply(&entries, policy, SystemTime::now());
+        let (counter, next) = IdCounter::open(&dir, FIRST_ID)?;
         Ok(Self {
-            next: AtomicU64::new(highest.map_or(FIRST_ID, |id| id.saturating_add(1))),
             dir,
-            retention,
+            policy,
+            counter,
+            next: Mutex::new(next),
         })
     }
 
@@ -81,28 +85,67 @@ impl ArtifactStore {
         &self.dir
     }
 
-    /// What retention did when the store was opened.
-    pub fn retention_report(&self) -> &RetentionReport {
-        &self.retention
+    /// Applies the retention policy now, in this thread, and returns what it did. A pass that
+    /// another process runs on the same store is waited for first.
+    ///
+    /// Artifacts older than `max_age_days` go, then the oldest while they total more than
+    /// `max_bytes`; an artifact in use (its reservation open in any process) stays. Problems
+    /// with single files do not stop the pass; they are listed in the report.
+    pub fn retain(&self) -> RetentionReport {
+        let stamp = Stamp::claim(&self.dir);
+        let report = retention::run(&self.dir, self.policy, SystemTime::now());
+        stamp.finish();
+        report
+    }
+
+    /// Starts [`retain`](Self::retain) in a thread of its own when the store's last pass (by
+    /// any process) finished more than `period` ago and none runs now, and returns its handle
+    /// (join it for the report, or drop it: the pass goes on). `None` when no pass is due.
+    ///
+    /// One `stat` of the store's stamp file when nothing is due, so a session can ask at every
+    /// start, whatever the number of artifacts. A pass cut short (its process ended) writes no
+    /// stamp: the next start's pass takes it up.
+    pub fn retain_when_due(&self, period: Duration) -> Option<JoinHandle<RetentionReport>> {
+        let stamp = Stamp::claim_if_due(&self.dir, period)?;
+        let (dir, policy) = (self.dir.clone(), self.policy);
+        thread::Builder::new()
+            .name("agentsh-retention".to_owned())
+            .spawn(move || {
+                let report = retention::run(&dir, policy, SystemTime::now());
+                stamp.finish();
+                report
+            })
+            .ok()
     }
 
     /// Reserves the next id by creating its file with `O_CREAT | O_EXCL` (mode 0600).
     ///
-    /// Cheap: one `open`, one `flock`, one `fstat` per id in the usual case; the directory is
-    /// scanned again only after a streak of ids taken by another process.
+    /// Cheap: the store's counter read and advanced under its lock, and one `open`, one
+    /// `flock`, one `fstat` for the id; the directory is scanned again only after a streak of
+    /// ids taken by something that did not advance the counter.
     pub fn allocate(&self) -> Result<ArtifactReservation, ArtifactError> {
+        let mut next = self.next.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut shared = self.counter.as_ref().and_then(IdCounter::hold);
+        if let Some(value) = shared.as_ref().and_then(|hold| hold.value) {
+            *next = (*next).max(value);
+        }
         let mut streak = 0;
         let mut recreated = false;
         loop {
-            let id = self
-                .next
-                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |id| id.checked_add(1))
-                .map_err(|_| ArtifactError::IdsExhausted {
+            let id = *next;
+            *next = id
+                .checked_add(1)
+                .ok_or_else(|| ArtifactError::IdsExhausted {
                     dir: self.dir.clone(),
                 })?;
             let path = self.dir.join(file_name(id));
             match create_reserved(&path) {
-                Ok(Some(file)) => return Ok(ArtifactReservation::new(id, path, file)),
+                Ok(Some(file)) => {
+                    if let Some(hold) = shared.as_mut() {
+                        hold.advance(*next);
+                    }
+                    return Ok(ArtifactReservation::new(id, path, file));
+                }
                 // Removed between creation and locking (a retention pass in another process
                 // mistook it for an old file): take another id.
                 Ok(None) => {}
@@ -110,10 +153,7 @@ impl ArtifactStore {
                     streak += 1;
                     if streak >= RESCAN_AFTER_COLLISIONS {
                         streak = 0;
-                        if let Some(highest) = scan(&self.dir)?.iter().map(|entry| entry.id).max() {
-                            self.next
-                                .fetch_max(highest.saturating_add(1), Ordering::Relaxed);
-                        }
+                        *next = (*next).max(next_after_scan(&self.dir, FIRST_ID)?);
                     }
                 }
                 // The store directory was removed while the store was open (a user cleaning

@@ -68,7 +68,7 @@ fn ids_removed_by_retention_do_not_come_back() {
     age(&artifact_path(&store, 3), days(30));
     drop(store);
     let store = open(&tmp.path().join("artifacts"));
-    assert_eq!(store.retention_report().removed, [3]);
+    assert_eq!(store.retain().removed, [3]);
     assert_eq!(artifact(&store, b"new\n"), 4);
 }
 

@@ -171,5 +171,6 @@ fn umask(store_dir: &Path, arg: &str) {
     unsafe { libc::umask(mask) };
     let store = open(store_dir);
     let id = artifact(&store, b"private\n");
+    store.retain();
     println!("ARTIFACT-PATH {}", artifact_path(&store, id).display());
 }

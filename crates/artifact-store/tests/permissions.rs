@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use agentsh_artifact_store::{ArtifactStore, RetentionPolicy};
 
 use crate::child;
-use crate::util::{artifact, artifact_path, mode, open};
+use crate::util::{STORE_FILES, artifact, artifact_path, mode, open};
 
 #[test]
 fn new_store_and_parents_are_private_and_files_0600() {
@@ -71,6 +71,14 @@ fn permissive_umask_still_gives_private_modes() {
     assert_eq!(mode(&dir), 0o700);
     assert_eq!(mode(&tmp.path().join("open")), 0o700);
     assert_eq!(mode(&file), 0o600);
+    assert_store_files_private(&dir);
+}
+
+/// The store's own files, its id counter and retention stamp, are 0600.
+fn assert_store_files_private(dir: &Path) {
+    for name in STORE_FILES {
+        assert_eq!(mode(&dir.join(name)), 0o600, "{name}");
+    }
 }
 
 #[test]
@@ -82,6 +90,7 @@ fn restrictive_umask_still_gives_usable_private_modes() {
     assert_eq!(mode(&dir), 0o700);
     assert_eq!(mode(&file), 0o600);
     assert_eq!(fs::read(&file).expect("read"), b"private\n");
+    assert_store_files_private(&dir);
 }
 
 /// `ArtifactStore::default_dir()` in a child with exactly `env` set (XDG_STATE_HOME, HOME).

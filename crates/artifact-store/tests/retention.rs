@@ -1,13 +1,14 @@
-//! Retention when a store is opened: age, then size oldest first; files in use and files that
-//! are not artifacts are never removed.
+//! Retention passes: age, then size oldest first; files in use and files that are not
+//! artifacts are never removed; a pass on request starts only when the last is a period old.
 
 use std::fs;
 use std::os::unix::fs::symlink;
 use std::path::Path;
+use std::time::Duration;
 
 use agentsh_artifact_store::{
     ArtifactStore, DEFAULT_RETENTION_MAX_AGE_DAYS, DEFAULT_RETENTION_MAX_BYTES, RetentionPolicy,
-    Spill,
+    RetentionReport, Spill,
 };
 
 use crate::child;
@@ -40,8 +41,11 @@ const NOTHING_KEPT: RetentionPolicy = RetentionPolicy {
     max_bytes: 0,
 };
 
-fn reopen(dir: &Path, policy: RetentionPolicy) -> ArtifactStore {
-    ArtifactStore::open(dir, policy).expect("reopen")
+/// The store at `dir` opened again with `policy`, and the report of a pass run on it now.
+fn reopen(dir: &Path, policy: RetentionPolicy) -> (ArtifactStore, RetentionReport) {
+    let store = ArtifactStore::open(dir, policy).expect("reopen");
+    let report = store.retain();
+    (store, report)
 }
 
 #[test]
@@ -71,8 +75,7 @@ fn artifacts_older_than_max_age_are_removed_oldest_first() {
     let dir = store.dir().to_owned();
     drop(store);
 
-    let store = reopen(&dir, RetentionPolicy::default());
-    let report = store.retention_report();
+    let (store, report) = reopen(&dir, RetentionPolicy::default());
     assert_eq!(report.removed, [3, 1]);
     assert_eq!(report.removed_bytes, 14);
     assert!(report.in_use.is_empty());
@@ -107,29 +110,29 @@ fn above_max_bytes_the_oldest_are_removed_until_under() {
         max_bytes: 600,
         ..RetentionPolicy::default()
     };
-    let store = reopen(&dir, policy);
+    let (store, report) = reopen(&dir, policy);
     // 1000 bytes: remove 2 (200) → 800, remove 4 (400) → 400 ≤ 600.
-    assert_eq!(store.retention_report().removed, [2, 4]);
-    assert_eq!(store.retention_report().removed_bytes, 600);
+    assert_eq!(report.removed, [2, 4]);
+    assert_eq!(report.removed_bytes, 600);
     assert_eq!(store.ids().expect("ids"), [1, 3]);
 
     // Exactly at the limit nothing more goes.
-    let store = reopen(
+    let (_, report) = reopen(
         &dir,
         RetentionPolicy {
             max_bytes: 400,
             ..policy
         },
     );
-    assert!(store.retention_report().removed.is_empty());
-    let store = reopen(
+    assert!(report.removed.is_empty());
+    let (store, report) = reopen(
         &dir,
         RetentionPolicy {
             max_bytes: 399,
             ..policy
         },
     );
-    assert_eq!(store.retention_report().removed, [3]);
+    assert_eq!(report.removed, [3]);
     assert_eq!(store.ids().expect("ids"), [1]);
 }
 
@@ -148,8 +151,7 @@ fn the_most_aggressive_policy_spares_files_in_use_and_foreign_files() {
     add_foreign_entries(store.dir(), &tmp.path().join("outside"));
     let dir = store.dir().to_owned();
 
-    let second = reopen(&dir, NOTHING_KEPT);
-    let report = second.retention_report();
+    let (second, report) = reopen(&dir, NOTHING_KEPT);
     assert_eq!(report.removed, [1]);
     assert_eq!(report.in_use, [2, 3]);
     assert!(report.errors.is_empty(), "{:?}", report.errors);
@@ -172,8 +174,8 @@ fn the_most_aggressive_policy_spares_files_in_use_and_foreign_files() {
     // itself on drop.
     drop(busy);
     drop(empty);
-    let third = reopen(&dir, NOTHING_KEPT);
-    assert_eq!(third.retention_report().removed, [2]);
+    let (third, report) = reopen(&dir, NOTHING_KEPT);
+    assert_eq!(report.removed, [2]);
     assert_eq!(third.ids().expect("ids"), Vec::<u64>::new());
 }
 
@@ -189,9 +191,9 @@ fn a_file_in_use_by_another_process_is_never_removed() {
     let path = dir.join(format!("{id}.bash.log"));
     age(&path, days(100));
 
-    let store = reopen(&dir, NOTHING_KEPT);
-    assert_eq!(store.retention_report().in_use, [id]);
-    assert!(store.retention_report().removed.is_empty());
+    let (_, report) = reopen(&dir, NOTHING_KEPT);
+    assert_eq!(report.in_use, [id]);
+    assert!(report.removed.is_empty());
     assert_eq!(
         fs::read(&path).expect("still there"),
         b"held by another process\n"
@@ -200,7 +202,41 @@ fn a_file_in_use_by_another_process_is_never_removed() {
     fs::write(signals.join("release"), b"").expect("release signal");
     let output = holder.wait_with_output().expect("wait child");
     assert!(output.status.success(), "{output:?}");
-    let store = reopen(&dir, NOTHING_KEPT);
-    assert_eq!(store.retention_report().removed, [id]);
+    let (_, report) = reopen(&dir, NOTHING_KEPT);
+    assert_eq!(report.removed, [id]);
     assert!(!path.exists());
+}
+
+#[test]
+fn a_pass_on_request_starts_only_when_the_last_is_a_period_old() {
+    let (_tmp, store) = new_store();
+    let old = artifact(&store, b"old\n");
+    age(&artifact_path(&store, old), days(30));
+    let dir = store.dir().to_owned();
+    drop(store);
+
+    let store = ArtifactStore::open(&dir, RetentionPolicy::default()).expect("open");
+    // Opening removes nothing by itself.
+    assert_eq!(store.ids().expect("ids"), [old]);
+    let pass = store
+        .retain_when_due(Duration::from_secs(60))
+        .expect("a store never retained is due");
+    let report = pass.join().expect("retention thread");
+    assert_eq!(report.removed, [old]);
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    assert_eq!(store.ids().expect("ids"), Vec::<u64>::new());
+
+    // Within the period no pass starts, from this store or another opened on the directory.
+    let second = artifact(&store, b"second\n");
+    age(&artifact_path(&store, second), days(30));
+    assert!(store.retain_when_due(Duration::from_secs(60)).is_none());
+    let other = ArtifactStore::open(&dir, RetentionPolicy::default()).expect("open");
+    assert!(other.retain_when_due(Duration::from_secs(60)).is_none());
+    assert_eq!(other.ids().expect("ids"), [second]);
+
+    // A shorter period makes it due again.
+    let pass = other
+        .retain_when_due(Duration::ZERO)
+        .expect("due with a zero period");
+    assert_eq!(pass.join().expect("retention thread").removed, [second]);
 }

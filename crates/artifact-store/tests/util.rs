@@ -58,7 +58,12 @@ pub fn artifact_path(store: &ArtifactStore, id: u64) -> PathBuf {
     store.dir().join(format!("{id}.bash.log"))
 }
 
-/// Every name in `dir`, sorted.
+/// Every name in `dir` but the store's own files, sorted.
 pub fn names(dir: &Path) -> Vec<String> {
-    agentsh_test_support::sorted_names(dir)
+    let mut names = agentsh_test_support::sorted_names(dir);
+    names.retain(|name| !STORE_FILES.contains(&name.as_str()));
+    names
 }
+
+/// The store's own files, beside the artifacts: its id counter and its retention stamp.
+pub const STORE_FILES: [&str; 2] = [".next-id", ".retention-stamp"];

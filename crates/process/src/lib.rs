@@ -35,7 +35,7 @@ pub use supervisor::{
 };
 pub use sweep::{
     SANDBOX_TEMP_DIR_PREFIX, SHELL_DIR_PREFIX, SWEEP_PERIOD_VAR, answer_sweep_request, runtime_dir,
-    sweep_leftovers,
+    sweep_leftovers, sweep_period,
 };
 pub use terminal::command_terminal_program;
 pub use tree::{

@@ -101,7 +101,7 @@ pub fn sweep_leftovers() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         let runtime = runtime_dir();
-        let Some(claim) = Claim::take(&stamp_path(&runtime, STAMP_PREFIX), period()) else {
+        let Some(claim) = Claim::take(&stamp_path(&runtime, STAMP_PREFIX), sweep_period()) else {
             return;
         };
         let places = Places::here(runtime);
@@ -118,7 +118,7 @@ pub fn sweep_leftovers() {
 /// [`runtime_dir`] says it is due, and stamps when it is done; for what only this process can
 /// find (the limits' cgroups, known once their mechanism is decided).
 pub(crate) fn sweep_in_background(stamp_prefix: &str, sweep: impl FnOnce() + Send + 'static) {
-    if let Some(claim) = Claim::take(&stamp_path(&runtime_dir(), stamp_prefix), period()) {
+    if let Some(claim) = Claim::take(&stamp_path(&runtime_dir(), stamp_prefix), sweep_period()) {
         in_thread(claim, sweep);
     }
 }
@@ -143,8 +143,9 @@ pub fn answer_sweep_request() {
     std::process::exit(0);
 }
 
-/// The period between two sweeps: [`PERIOD`], or less by [`SWEEP_PERIOD_VAR`].
-fn period() -> Duration {
+/// The period between two sweeps (a minute, or less by [`SWEEP_PERIOD_VAR`]); also the least
+/// time between two retention passes over an artifact store.
+pub fn sweep_period() -> Duration {
     period_from(std::env::var(SWEEP_PERIOD_VAR).ok().as_deref())
 }
 

@@ -191,9 +191,16 @@ fn descendants(root: u32) -> usize {
     agentsh_process::descendants(root).len()
 }
 
+/// The closing line of a tree held at 256 processes.
+pub const PROCESS_LINE: &str = "[Process limit: this command's processes reached 256 at once; more were refused (limits.processes)]";
+
+/// A bounded try of the process limit: up to 300 forks, which say `refused after N` when the
+/// kernel refuses one; the children are ended and reaped before it exits.
+pub const FORK_PROBE: &str = "python3 -c 'import os, time\npids = []\ntry:\n    for i in range(300):\n        pid = os.fork()\n        if pid == 0:\n            time.sleep(30); os._exit(0)\n        pids.append(pid)\n    print(\"forked\", len(pids))\nexcept OSError:\n    print(\"refused after\", len(pids))\nfor pid in pids:\n    os.kill(pid, 9); os.waitpid(pid, 0)'";
+
 #[test]
 fn a_fork_bomb_is_held_at_its_process_limit_and_the_session_stays_usable() {
-    const LINE: &str = "[Process limit: this command's processes reached 256 at once; more were refused (limits.processes)]";
+    const LINE: &str = PROCESS_LINE;
     // Only where the kernel holds the tree. The watchdog samples every 100 ms and, for a
     // command running as root (as the tests here do), has no kernel backstop (RLIMIT_NPROC
     // exempts uid 0): a bomb outgrows its sampling (tried: over 30,000 processes before it
@@ -209,6 +216,13 @@ fn a_fork_bomb_is_held_at_its_process_limit_and_the_session_stays_usable() {
     // Everything the shell starts stays below its supervisor (a subreaper), also what the
     // bomb leaves running after its call returned.
     let supervisor = agentsh_process::parent_pid(shell).expect("the shell's supervisor");
+    // A bounded command meets the limit first: told, and what a later command meets in the
+    // same shell is told again.
+    let probe = call(&mut rpc, "probe", FORK_PROBE);
+    assert!(
+        text(&probe).contains("refused after") && text(&probe).contains(LINE),
+        "{probe}"
+    );
     // Its call returns at once: the bomb forks on in the background.
     let bomb = call(&mut rpc, "2", ":(){ :|:& };:");
     // Told on that result or a next one; meanwhile the tree is never seen above the limit

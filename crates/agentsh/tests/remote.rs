@@ -5,6 +5,7 @@
 mod far_side;
 mod faults;
 mod interactive;
+mod limits;
 mod mcp;
 mod network;
 mod secrets;

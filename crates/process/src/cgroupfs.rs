@@ -198,7 +198,12 @@ pub(crate) fn keyed_value(text: &str, key: &str) -> Option<u64> {
 
 /// A single-number control file (`memory.current`, `pids.current`); `max` reads as `None`.
 pub(crate) fn read_number(path: &Path) -> io::Result<Option<u64>> {
-    let text = fs::read_to_string(path)?;
+    parse_number(&fs::read(path)?, path)
+}
+
+/// The number [`read_number`] reads, from the bytes `bytes` read from `path`.
+pub(crate) fn parse_number(bytes: &[u8], path: &Path) -> io::Result<Option<u64>> {
+    let text = String::from_utf8_lossy(bytes);
     let text = text.trim();
     if text == "max" {
         return Ok(None);

@@ -309,22 +309,27 @@ fn enter_and_leave_move_a_process_in_and_back_and_its_children_stay() {
     let before = cgroup_lines(shell.id());
     assert!(!before.contains(&name));
     assert!(!cgroup.is_populated());
+    // `tasks` keeps its file open: each look below reads the count afresh.
+    assert_eq!(cgroup.tasks().expect("tasks"), 0);
 
     cgroup.enter(shell.id()).expect("enters");
     let inside = cgroup_lines(shell.id());
     assert!(inside.contains(&format!("/{name}\n")), "{inside}");
     assert!(cgroup.is_populated());
     assert_eq!(procs(&dirs), vec![shell.id()]);
+    assert_eq!(cgroup.tasks().expect("tasks"), 1);
     go(&mut stdin);
     let mut line = String::new();
     BufReader::new(shell.stdout.as_mut().expect("stdout"))
         .read_line(&mut line)
         .expect("the sleep's pid");
     let sleep: u32 = line.trim().parse().expect("a pid");
+    assert_eq!(cgroup.tasks().expect("tasks"), 2, "the shell and its child");
 
     cgroup.leave(shell.id()).expect("leaves");
     assert_eq!(cgroup_lines(shell.id()), before, "back where it was");
     assert_eq!(procs(&dirs), vec![sleep], "the child stays inside");
+    assert_eq!(cgroup.tasks().expect("tasks"), 1);
     let usage = cgroup.usage().expect("usage");
     assert_eq!(usage.tasks, 1, "{usage:?}");
     assert!(usage.memory_bytes > 0, "{usage:?}");

@@ -503,10 +503,14 @@ impl ShellProcess {
         if !limits_kernel_enforced() {
             return None;
         }
-        if let Some(group) = &self.group {
+        if let Some(group) = &mut self.group {
             match group.cgroup.tasks() {
-                // Only the shell: the command starts in it, as the last one did.
-                Ok(tasks) if tasks <= 1 => return Some(group.for_command()),
+                // Only the shell: the command starts in it, as the last one did. What earlier
+                // commands were told is theirs: this one's own hits are all told.
+                Ok(tasks) if tasks <= 1 => {
+                    group.told.clear();
+                    return Some(group.for_command());
+                }
                 _ => {
                     let retired = self.group.take()?;
                     tokio::spawn(watch_retired(retired, late.cloned()));

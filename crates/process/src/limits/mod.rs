@@ -373,6 +373,9 @@ pub struct CommandCgroup {
     origins: Mutex<HashMap<u32, Vec<PathBuf>>>,
     /// Removed, or given up on: nothing to do on drop.
     done: bool,
+    /// Its `pids.current`, kept open once [`tasks`](CommandCgroup::tasks) read it: a look
+    /// between two commands is then one `pread`.
+    pids_current: OnceLock<(fs::File, PathBuf)>,
 }
 
 /// A cgroup's directory in one hierarchy.
@@ -459,6 +462,7 @@ impl CommandCgroup {
             kind,
             origins: Mutex::new(HashMap::new()),
             done: false,
+            pids_current: OnceLock::new(),
         }
     }
 
@@ -544,13 +548,25 @@ impl CommandCgroup {
         }
     }
 
-    /// How many tasks are in it now (`pids.current`): one read, for a look between commands.
+    /// How many tasks are in it now (`pids.current`), for a look between commands: the file
+    /// is opened at the first look and kept, so each later one is a single `pread` from its
+    /// start (which makes the kernel render the count afresh).
     pub fn tasks(&self) -> io::Result<u64> {
-        let pids = match self.kind {
-            Kind::V2 => self.dir(0),
-            Kind::V1(roles) => self.dir(roles.pids),
+        let (file, path) = match self.pids_current.get() {
+            Some(open) => open,
+            None => {
+                let pids = match self.kind {
+                    Kind::V2 => self.dir(0),
+                    Kind::V1(roles) => self.dir(roles.pids),
+                };
+                let path = pids.join("pids.current");
+                let file = fs::File::open(&path)?;
+                self.pids_current.get_or_init(|| (file, path))
+            }
         };
-        Ok(crate::cgroupfs::read_number(&pids.join("pids.current"))?.unwrap_or(0))
+        let mut buf = [0u8; 32];
+        let len = rustix::io::pread(file, &mut buf, 0)?;
+        Ok(crate::cgroupfs::parse_number(&buf[..len], path)?.unwrap_or(0))
     }
 
     /// The limits the kernel enforced since the cgroup was made.
@@ -649,6 +665,7 @@ impl CommandCgroup {
     /// Ends what is inside ([`kill_all`](Self::kill_all)) and removes the cgroup's directories.
     /// On an error they are left for a later agentsh to clean up.
     pub fn remove(mut self) -> io::Result<()> {
+        drop(self.pids_current.take());
         let result = self.end(KILL_WAIT);
         self.done = true;
         result
@@ -681,6 +698,8 @@ impl CommandCgroup {
 
 impl Drop for CommandCgroup {
     fn drop(&mut self) {
+        // Closed before the directories go.
+        drop(self.pids_current.take());
         if !self.done {
             let _ = self.end(KILL_WAIT);
         }

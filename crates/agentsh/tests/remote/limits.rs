@@ -1,0 +1,135 @@
+//! The far side under this side's limits: a job over its memory limit ends and its `job_end`
+//! says why, and a fork bomb is held at the process limit where the far side's kernel holds
+//! the tree. (A call's memory, CPU time and temp dir size: `the_far_side_applies_this_sides_limits`.)
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use super::setup::{Far, body, tool_call};
+use crate::limits::{FORK_PROBE, PROCESS_LINE};
+use crate::util::{LIVENESS, Rpc};
+
+/// More processes below the shell's supervisor than this and the bomb is not held: the test
+/// ends it at once (a machine must not endure one) and fails.
+const RUNAWAY: usize = 1_000;
+
+#[test]
+fn a_far_side_job_over_its_memory_limit_ends_and_its_job_end_says_why() {
+    super::on_every_far_side("far_side_job_limit", |far| {
+        let env = far.env("[limits]\nmemory = \"256MiB\"\n");
+        let mut rpc = far.rpc(&env);
+        // The job holds a little memory, waits for a file, then grows past the limit.
+        let go = env.work_dir().join("go");
+        let command = format!(
+            "python3 -c 'import os, time\nb = bytearray(8 << 20)\nwhile not os.path.exists(\"{}\"): time.sleep(0.05)\nc = []\nfor i in range(64):\n    c.append(bytearray(16 << 20)); time.sleep(0.02)\ntime.sleep(60)'",
+            go.display()
+        );
+        let (_, started) = tool_call(
+            &mut rpc,
+            "job",
+            "bash",
+            &json!({ "command": command, "run_in_background": true }),
+        );
+        assert!(
+            body(&started).contains("Running in the background as job 1"),
+            "{}: {started}",
+            far.name()
+        );
+        let (_, list) = tool_call(&mut rpc, "list", "job_list", &json!({}));
+        assert!(
+            body(&list).contains(" of 256.0MB · "),
+            "{}: {}",
+            far.name(),
+            body(&list)
+        );
+        std::fs::write(&go, "").expect("write the go file");
+        let ended = rpc.until(LIVENESS, |line| line["type"] == "job_end");
+        let end = ended.last().expect("a job_end");
+        assert_eq!(end["reason"]["kind"], "memory", "{}: {end}", far.name());
+        assert_eq!(end["reason"]["limit"], 256 << 20);
+        let (_, output) = tool_call(&mut rpc, "out", "job_output", &json!({ "jobId": "1" }));
+        assert!(
+            body(&output).contains(
+                "[Ended: this command's processes used more than 256.0MB of memory (limits.memory)]"
+            ),
+            "{}: {output}",
+            far.name()
+        );
+        assert_eq!(output["details"]["limit"]["kind"], "memory");
+        rpc.close(LIVENESS);
+    });
+}
+
+/// The text of a `bash` call of `command` on `rpc`.
+fn run(rpc: &mut Rpc, call: &str, command: &str) -> String {
+    let (_, result) = tool_call(rpc, call, "bash", &json!({ "command": command }));
+    body(&result).to_owned()
+}
+
+#[test]
+fn a_far_side_fork_bomb_is_held_where_its_kernel_holds_the_tree() {
+    // The sshd far side only: it is this host as this user, so its limits have this host's
+    // mechanism. The unshare far side is PID 1 of a namespace of its own, where agentsh may
+    // fall back to the watchdog, which cannot hold a bomb run as root (nothing in the kernel
+    // backs it: RLIMIT_NPROC exempts uid 0).
+    let Some(far) = Far::ssh("far_side_fork_bomb") else {
+        return;
+    };
+    if !agentsh_process::limits_kernel_enforced() {
+        eprintln!("skipped: the resource limits of this host are not kernel-enforced");
+        return;
+    }
+    let env = far.env("[limits]\nprocesses = 256\n");
+    let mut rpc = far.rpc(&env);
+    // First a bounded probe: the kernel must refuse forks past the limit there, or no bomb.
+    let probe = run(&mut rpc, "probe", FORK_PROBE);
+    assert!(
+        probe.contains("refused after") && probe.contains(PROCESS_LINE),
+        "the far side's kernel does not refuse forks past the limit: {probe}"
+    );
+    let shell: u32 = run(&mut rpc, "pid", "echo $$")
+        .trim()
+        .parse()
+        .expect("the shell's pid");
+    let supervisor = agentsh_process::parent_pid(shell).expect("the shell's supervisor");
+    let count = || agentsh_process::descendants(supervisor).len();
+
+    // Its call returns at once; the limit is told on that result or a next one.
+    let mut told = run(&mut rpc, "bomb", ":(){ :|:& };:").contains(PROCESS_LINE);
+    let mut most = 0;
+    let deadline = Instant::now() + LIVENESS;
+    let mut n = 0;
+    while !told && Instant::now() < deadline {
+        most = most.max(count());
+        if most > RUNAWAY {
+            // Not held: end the whole tree, then fail.
+            // SAFETY: getpgid and kill take plain numbers; a group of the test's own is
+            // never named (the shell runs in a session of its own).
+            unsafe {
+                let group = libc::getpgid(shell.cast_signed());
+                if group > 1 {
+                    libc::kill(-group, libc::SIGKILL);
+                }
+            }
+            panic!("the fork bomb was not held: {most} processes");
+        }
+        n += 1;
+        told = run(&mut rpc, &format!("next-{n}"), "true").contains(PROCESS_LINE);
+    }
+    assert!(told, "the process limit was never told");
+    most = most.max(count());
+    assert!(most <= 258, "{most} processes below the supervisor");
+    assert_eq!(run(&mut rpc, "usable", "echo usable"), "usable");
+    // Its end leaves nothing.
+    rpc.close(LIVENESS);
+    let deadline = Instant::now() + LIVENESS;
+    while count() > 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        count(),
+        0,
+        "the bomb outlived its session (most seen: {most})"
+    );
+}

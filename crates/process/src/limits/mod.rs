@@ -552,17 +552,16 @@ impl CommandCgroup {
     /// is opened at the first look and kept, so each later one is a single `pread` from its
     /// start (which makes the kernel render the count afresh).
     pub fn tasks(&self) -> io::Result<u64> {
-        let (file, path) = match self.pids_current.get() {
-            Some(open) => open,
-            None => {
-                let pids = match self.kind {
-                    Kind::V2 => self.dir(0),
-                    Kind::V1(roles) => self.dir(roles.pids),
-                };
-                let path = pids.join("pids.current");
-                let file = fs::File::open(&path)?;
-                self.pids_current.get_or_init(|| (file, path))
-            }
+        let (file, path) = if let Some(open) = self.pids_current.get() {
+            open
+        } else {
+            let pids = match self.kind {
+                Kind::V2 => self.dir(0),
+                Kind::V1(roles) => self.dir(roles.pids),
+            };
+            let path = pids.join("pids.current");
+            let file = fs::File::open(&path)?;
+            self.pids_current.get_or_init(|| (file, path))
         };
         let mut buf = [0u8; 32];
         let len = rustix::io::pread(file, &mut buf, 0)?;

@@ -3,7 +3,8 @@
 //! limit ends and its `job_end` says why, a fork bomb is held at its process limit while the
 //! session stays usable (where the kernel holds the tree), and the sandbox's temp dir holds
 //! `tmp_size`. Each runs with the mechanism this machine gives (a cgroup where root may write
-//! one) and, but for the fork bomb, again with the watchdog, which every Linux has.
+//! one) and again with the watchdog, which every Linux has (the fork bomb inside a kernel net
+//! of the test's own: as root nothing else would stop it were the watchdog to fail).
 
 use std::time::{Duration, Instant};
 
@@ -256,4 +257,143 @@ fn a_fork_bomb_is_held_at_its_process_limit_and_the_session_stays_usable() {
         0,
         "the bomb outlived its session (most seen: {most})"
     );
+}
+
+/// A cgroup v1 `pids` group a test's agentsh runs in, with everything it starts: a kernel net
+/// of `pids.max` tasks under a fork bomb the watchdog is to end, so that the machine would
+/// endure the bomb even if the watchdog failed. Ended (its processes killed) and removed on
+/// drop.
+struct PidsNet {
+    dir: std::path::PathBuf,
+}
+
+impl PidsNet {
+    /// A net of `max` tasks, where this test runs as root with the v1 `pids` hierarchy at
+    /// `/sys/fs/cgroup/pids` writable; `None` elsewhere.
+    fn new(max: u64) -> Option<Self> {
+        // SAFETY: geteuid has no preconditions.
+        let root = unsafe { libc::geteuid() } == 0;
+        let hierarchy = std::path::Path::new("/sys/fs/cgroup/pids");
+        if !root || !hierarchy.join("cgroup.procs").exists() {
+            return None;
+        }
+        let dir = hierarchy.join(format!("agentsh-test-net-{}", crate::util::unique_marker()));
+        std::fs::create_dir(&dir).ok()?;
+        let net = Self { dir };
+        std::fs::write(net.dir.join("pids.max"), max.to_string()).ok()?;
+        Some(net)
+    }
+
+    /// The tasks in the net now.
+    fn tasks(&self) -> u64 {
+        std::fs::read_to_string(self.dir.join("pids.current"))
+            .ok()
+            .and_then(|text| text.trim().parse().ok())
+            .unwrap_or(0)
+    }
+
+    /// `command`, set to move itself into the net before it runs.
+    fn around(&self, command: &mut std::process::Command) {
+        use std::os::unix::process::CommandExt as _;
+        let procs = std::ffi::CString::new(
+            self.dir
+                .join("cgroup.procs")
+                .into_os_string()
+                .into_encoded_bytes(),
+        )
+        .expect("a path without NUL");
+        // SAFETY: between fork and exec only open, write and close, which are
+        // async-signal-safe; nothing is allocated.
+        unsafe {
+            command.pre_exec(move || {
+                let fd = libc::open(procs.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+                if fd < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                // "0": the writing process itself.
+                let written = libc::write(fd, b"0".as_ptr().cast(), 1);
+                libc::close(fd);
+                if written != 1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
+}
+
+impl Drop for PidsNet {
+    fn drop(&mut self) {
+        let procs = self.dir.join("cgroup.procs");
+        let deadline = Instant::now() + LIVENESS;
+        loop {
+            let pids: Vec<i32> = std::fs::read_to_string(&procs)
+                .unwrap_or_default()
+                .lines()
+                .filter_map(|line| line.trim().parse().ok())
+                .collect();
+            if pids.is_empty() || Instant::now() > deadline {
+                break;
+            }
+            for pid in pids {
+                // SAFETY: kill takes plain numbers; every pid here is in the test's own net.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+#[test]
+fn a_fork_bomb_on_the_watchdog_is_ended_and_the_session_stays_usable() {
+    // As root nothing in the kernel backs the watchdog (RLIMIT_NPROC exempts uid 0), so the
+    // test runs agentsh inside a kernel net of its own: were the bomb not ended, it would stop
+    // at the net instead of taking the machine down.
+    const NET: u64 = 3_000;
+    let Some(net) = PidsNet::new(NET) else {
+        eprintln!("skipped: no writable cgroup v1 pids hierarchy to hold a net around the bomb");
+        return;
+    };
+    let env = TestEnv::with_config("[limits]\nprocesses = 256\n");
+    let config = env.config_path();
+    let mut command = env.command(&["rpc", "--config", config.to_str().expect("utf-8 path")]);
+    command.env("AGENTSH_LIMITS_MECHANISM", "watchdog");
+    net.around(&mut command);
+    let mut rpc = Rpc::spawn(command);
+    let shell = call(&mut rpc, "1", "echo $$");
+    let shell: u32 = text(&shell).trim().parse().expect("the shell's pid");
+    let supervisor = agentsh_process::parent_pid(shell).expect("the shell's supervisor");
+
+    // Its call returns at once; the watchdog finds the tree over the limit after that, ends
+    // it, and tells it on a next result.
+    let bomb = call(&mut rpc, "2", ":(){ :|:& };:");
+    let mut told = text(&bomb).contains(PROCESS_LINE);
+    let mut most = 0;
+    let deadline = Instant::now() + LIVENESS;
+    let mut n = 3;
+    while !told && Instant::now() < deadline {
+        most = most.max(net.tasks());
+        let next = call(&mut rpc, &n.to_string(), "true");
+        told = text(&next).contains(PROCESS_LINE);
+        n += 1;
+    }
+    assert!(
+        told,
+        "the process limit was never told (most tasks: {most})"
+    );
+    // Ended, not held: nothing of the bomb is left soon after.
+    let deadline = Instant::now() + LIVENESS;
+    while descendants(supervisor) > 1 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        descendants(supervisor),
+        1,
+        "the bomb lives on below the supervisor (most tasks: {most})"
+    );
+    let still = call(&mut rpc, "100", "echo usable");
+    assert_eq!(text(&still), "usable", "{still}");
+    rpc.close(LIVENESS);
+    eprintln!("most tasks seen in the net: {most} of {NET}");
 }

@@ -159,6 +159,29 @@ pub async fn end_command_with(
         .await
 }
 
+/// Ends the processes of the command `scope` at once (SIGKILL, no grace), with its shell's
+/// process group stopped meanwhile: for a tree that forks faster than passes over `/proc` can
+/// stop it, as `:(){ :|:& };:` does (tried as root, where no rlimit holds it: over 30,000
+/// processes outran the plain loop).
+///
+/// `kill(-group, SIGSTOP)` reaches every process of the group in one call, and a `fork` that
+/// races it either gives a child that is stopped too or fails: once it returns, nothing of the
+/// group forks. The command's processes are then ended while they stand still, and SIGCONT to
+/// the group lets what is left of it (the shell, and what other commands left running) go on.
+/// Only where the shell leads a group of its own (as agentsh's supervisor starts it); else,
+/// and for what left the group (`setsid`), the plain loop alone.
+pub async fn end_runaway(scope: &CommandScope) -> EndReport {
+    let group = Pid::from_raw(scope.shell.cast_signed())
+        .filter(|shell| rustix::process::getpgid(Some(*shell)).is_ok_and(|group| group == *shell));
+    let frozen =
+        group.filter(|group| rustix::process::kill_process_group(*group, Signal::STOP).is_ok());
+    let report = end_command_with(scope, Signal::KILL.as_raw(), Duration::ZERO).await;
+    if let Some(group) = frozen {
+        let _ = rustix::process::kill_process_group(group, Signal::CONT);
+    }
+    report
+}
+
 /// Ends the process `root` and every descendant of it, with the same loop as
 /// [`end_command`]: SIGSTOP, SIGTERM + SIGCONT, up to `grace`, then SIGKILL, re-scanning until
 /// none is left. A process found in the tree once stays a target after its parent died and it

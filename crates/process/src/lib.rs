@@ -23,7 +23,7 @@ mod usage;
 pub use containment::{Containment, NO_CGROUP_VAR, containment};
 pub use id::random_hex;
 pub use input_wait::{InputWait, command_line, foreground_program, input_wait, input_waiter};
-pub use kill::{EndReport, TERM_GRACE, end_command, end_command_with, kill_tree};
+pub use kill::{EndReport, TERM_GRACE, end_command, end_command_with, end_runaway, kill_tree};
 pub use limits::{
     CgroupEvents, CgroupUsage, CommandCgroup, LIMITS_MECHANISM_VAR, LimitsMechanism,
     limits_kernel_enforced, limits_mechanism,

@@ -6,10 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agentsh_process::{
-    CgroupEvents, CommandCgroup, CommandScope, CommandUsage, command_usage, end_command_with,
+    CgroupEvents, CommandCgroup, CommandScope, CommandUsage, command_usage, end_runaway,
 };
 use agentsh_protocol::{LimitHit, LimitKind, ResourceLimits};
-use rustix::process::Signal;
 
 use crate::request::LateLimits;
 
@@ -195,7 +194,8 @@ pub(super) async fn watch_leftovers(
         }
         none_seen = 0;
         if let Some(hit) = over_limit(&resources, &usage) {
-            end_command_with(&scope, Signal::KILL.as_raw(), Duration::ZERO).await;
+            // A tree over its limit after its call returned may be forking without end.
+            end_runaway(&scope).await;
             late.tell(hit);
             return;
         }

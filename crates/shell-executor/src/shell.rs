@@ -200,7 +200,27 @@ impl ShellProcess {
                 sandboxed_tasks: resources.processes,
             };
         }
+        // Where the kernel holds the tree and a process can join a cgroup by itself (v1), the
+        // shell is born in its first commands' cgroup: moving it there from here later would
+        // make the kernel wait for an RCU grace period (about 10 ms on a busy machine, most of
+        // a short `agentsh exec`).
+        let born_in = (resources.any() && limits_kernel_enforced())
+            .then(|| CommandCgroup::create(&shell_cgroup_limits(resources)).ok())
+            .flatten()
+            .filter(|cgroup| !cgroup.self_join_files().is_empty());
+        if let Some(cgroup) = &born_in {
+            spawn.join_tasks = cgroup.self_join_files();
+        }
         let supervisor = Supervisor::spawn(spawn).await?;
+        // A hierarchy it could not join: the first command moves it, as after any other.
+        let group = born_in
+            .filter(|cgroup| cgroup.holds(supervisor.child_pid()))
+            .map(|cgroup| ShellGroup {
+                seen: cgroup.events().unwrap_or_default(),
+                cgroup: Arc::new(cgroup),
+                resources,
+                told: Vec::new(),
+            });
         Ok(Self {
             spec: spec.clone(),
             sandbox: sandbox.cloned(),
@@ -217,7 +237,7 @@ impl ShellProcess {
             ready: false,
             job: false,
             kept: None,
-            group: None,
+            group,
             started: Instant::now(),
             buf: vec![0; READ_CHUNK],
             dir,
@@ -517,12 +537,7 @@ impl ShellProcess {
                 }
             }
         }
-        // The shell is one of its tasks: the command's own get the whole limit.
-        let cgroup_limits = ResourceLimits {
-            processes: resources.processes.map(|tasks| tasks.saturating_add(1)),
-            ..resources
-        };
-        let cgroup = match CommandCgroup::create(&cgroup_limits) {
+        let cgroup = match CommandCgroup::create(&shell_cgroup_limits(resources)) {
             Ok(cgroup) => Arc::new(cgroup),
             // The watchdog measures instead.
             Err(_) => return None,
@@ -707,5 +722,14 @@ impl Drop for KillTreeOnDrop {
         if self.armed {
             send_signal(self.supervisor, Signal::TERM);
         }
+    }
+}
+
+/// The limits of a cgroup the shell runs its commands in: the shell is one of its tasks, so the
+/// commands' own get the whole process limit.
+fn shell_cgroup_limits(resources: ResourceLimits) -> ResourceLimits {
+    ResourceLimits {
+        processes: resources.processes.map(|tasks| tasks.saturating_add(1)),
+        ..resources
     }
 }

@@ -509,6 +509,29 @@ impl CommandCgroup {
         Ok(())
     }
 
+    /// The files a process about to run writes `0` to, to join this cgroup itself before it
+    /// forks anything ([`SpawnSpec::join_tasks`](crate::SpawnSpec::join_tasks)): on cgroup v1
+    /// each hierarchy's `tasks` (one thread moving itself, which costs the kernel no RCU grace
+    /// period). Empty on v2, where a process is moved only as a whole: [`enter`](Self::enter).
+    pub fn self_join_files(&self) -> Vec<PathBuf> {
+        match self.kind {
+            Kind::V2 => Vec::new(),
+            Kind::V1(_) => self
+                .places
+                .iter()
+                .map(|place| place.dir.join("tasks"))
+                .collect(),
+        }
+    }
+
+    /// Whether process `pid` is inside, in every hierarchy (it joined itself, or
+    /// [`enter`](Self::enter) moved it).
+    pub fn holds(&self, pid: u32) -> bool {
+        self.places
+            .iter()
+            .all(|place| read_procs(&place.dir.join("cgroup.procs")).contains(&pid))
+    }
+
     /// Moves process `pid`, which [`enter`](Self::enter) moved in, back to where it came from
     /// (in each hierarchy). What it forked meanwhile stays inside. `Ok` also when the process
     /// is gone; `NotFound` when it was not entered.

@@ -577,6 +577,16 @@ unsafe fn child_main(view: &ChildView<'_>, self_pipe: [c_int; 2], joined: bool) 
             }
             libc::close(fd);
         }
+        // The resource limits' cgroups, each by its `tasks` file: "0" moves this thread alone
+        // (the only one after `fork`), which the kernel does without waiting for an RCU grace
+        // period. One that fails is skipped; agentsh sees it and moves the shell itself.
+        for tasks in &plan.join_tasks {
+            let fd = libc::open(tasks.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+            if fd >= 0 {
+                libc::write(fd, b"0".as_ptr().cast(), 1);
+                libc::close(fd);
+            }
+        }
         #[cfg(target_os = "linux")]
         if let Some(sandbox) = &plan.sandbox {
             super::confine::enter_sandbox(

@@ -138,6 +138,13 @@ pub struct SpawnSpec {
     /// Backstops of resource limits, set on the child before its `execve` and inherited by
     /// everything it starts (see [`Backstops`]).
     pub backstops: Backstops,
+    /// cgroup `tasks` files (v1) the child joins itself before anything of it can fork, a
+    /// resource limits' cgroup ([`CommandCgroup::self_join_files`](crate::CommandCgroup::self_join_files)):
+    /// a single thread that moves itself costs the kernel no wait for an RCU grace period,
+    /// where moving a process from outside does (about 10 ms on a busy machine). One the child
+    /// cannot join is skipped: [`CommandCgroup::holds`](crate::CommandCgroup::holds) tells
+    /// afterwards.
+    pub join_tasks: Vec<PathBuf>,
 }
 
 /// Resource limits (rlimits) a supervised child and its descendants get, backstops of the
@@ -175,6 +182,7 @@ impl SpawnSpec {
             sandbox: None,
             sandbox_kernel: None,
             backstops: Backstops::default(),
+            join_tasks: Vec::new(),
         }
     }
 }

@@ -34,6 +34,8 @@ pub(super) struct ForkPlan {
     pub(super) sandbox: Option<Prepared>,
     /// The rlimits the child sets before `execve`.
     pub(super) backstops: super::Backstops,
+    /// The `tasks` files the child joins itself ([`SpawnSpec::join_tasks`]).
+    pub(super) join_tasks: Vec<CString>,
 }
 
 fn cstring(bytes: &[u8], program: &str, what: &'static str) -> Result<CString, SpawnError> {
@@ -110,6 +112,17 @@ impl ForkPlan {
             .as_ref()
             .and_then(|policy| policy.temp_dir.as_deref())
             .and_then(OrphanDir::prepare);
+        let join_tasks = spec
+            .join_tasks
+            .iter()
+            .map(|path| {
+                cstring(
+                    path.as_os_str().as_bytes(),
+                    &program_name,
+                    "a cgroup to join",
+                )
+            })
+            .collect::<Result<_, _>>()?;
         let [a, b, c] = spec.stdio;
         let take = |s: ChildStdio| match s {
             ChildStdio::Null => None,
@@ -130,6 +143,7 @@ impl ForkPlan {
             cgroup: containment::new_cgroup(),
             sandbox,
             backstops: spec.backstops,
+            join_tasks,
         })
     }
 }

@@ -201,3 +201,52 @@ pub(super) async fn watch_leftovers(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use agentsh_process::shell::ShellSpec;
+    use agentsh_protocol::ResourceLimits;
+
+    use crate::shell::ShellProcess;
+    use crate::test_helpers::runtime;
+
+    #[test]
+    fn where_the_kernel_holds_the_limits_a_shell_is_born_in_its_commands_cgroup() {
+        if !agentsh_process::limits_kernel_enforced() {
+            eprintln!("skipped: the resource limits of this host are not kernel-enforced");
+            return;
+        }
+        runtime().block_on(async {
+            let limits = ResourceLimits {
+                memory: Some(1 << 30),
+                processes: Some(64),
+                cpu_time: None,
+            };
+            let path = std::env::var_os("PATH").unwrap_or_default();
+            let shell = ShellProcess::start(
+                &ShellSpec::from_path("/bin/bash"),
+                vec![("PATH".into(), path)],
+                None,
+                Path::new("/"),
+                None,
+                limits,
+            )
+            .await
+            .expect("a shell");
+            let pid = shell.shell_pid().expect("its pid");
+            match &shell.group {
+                // Before any command: it joined the cgroup itself, before its `execve`.
+                Some(group) => assert!(group.cgroup.holds(pid), "shell {pid} not inside"),
+                // cgroup v2: a process joins only as a whole, moved by the first command.
+                None => assert!(
+                    std::fs::read_to_string(format!("/proc/{pid}/cgroup"))
+                        .is_ok_and(|text| text.lines().all(|line| line.starts_with("0::"))),
+                    "a cgroup v1 host, and the shell was not born in its cgroup"
+                ),
+            }
+            shell.close().await;
+        });
+    }
+}

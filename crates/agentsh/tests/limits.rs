@@ -95,6 +95,42 @@ fn cpu_time_ends_a_spinning_command() {
 }
 
 #[test]
+fn cpu_time_ends_what_a_call_left_spinning_and_tells_it_on_a_next_result() {
+    const LINE: &str = "[Ended: this command's processes used 2 s of CPU (limits.cpu_time)]";
+    for mechanism in MECHANISMS {
+        let env = TestEnv::with_config("[limits]\ncpu_time = 2\n");
+        let mut rpc = rpc_on(&env, mechanism);
+        let marker = crate::util::unique_marker();
+        // The call returns at once; its `&` child spins on.
+        let started = call(
+            &mut rpc,
+            "1",
+            &format!("sh -c 'while :; do :; done' {marker} & echo started"),
+        );
+        assert_eq!(text(&started), "started", "{mechanism:?}: {started}");
+        crate::util::wait_for_process(&marker);
+        let mut told = false;
+        let deadline = Instant::now() + LIVENESS;
+        let mut n = 2;
+        while !told && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(200));
+            let next = call(&mut rpc, &n.to_string(), "true");
+            told = text(&next).contains(LINE);
+            n += 1;
+        }
+        assert!(told, "{mechanism:?}: the CPU time limit was never told");
+        assert!(
+            crate::util::processes_with(&marker).is_empty(),
+            "{mechanism:?}: the spinner lives on"
+        );
+        // The shell and its state stay.
+        let still = call(&mut rpc, "last", "echo usable");
+        assert_eq!(text(&still), "usable", "{still}");
+        rpc.close(LIVENESS);
+    }
+}
+
+#[test]
 fn a_job_over_its_memory_limit_ends_and_its_job_end_says_why() {
     for mechanism in MECHANISMS {
         let env = TestEnv::with_config("[limits]\nmemory = \"256MiB\"\n");

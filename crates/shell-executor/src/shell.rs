@@ -498,13 +498,20 @@ impl ShellProcess {
         };
         let outcome = self.finish(ended, fifo, out).await;
         out.finish();
+        // What it left running stays under its limits: measured here unless a cgroup holds
+        // it, and its CPU time measured everywhere (no kernel mechanism holds that).
+        let kernel_holds = group.is_some();
         if let (Ok(outcome), Some(late)) = (&outcome, limits.late)
-            && resources.any()
-            && group.is_none()
+            && (resources.cpu_time.is_some() || (resources.any() && !kernel_holds))
             && !outcome.restarted
             && self.left_processes(&scope)
         {
-            tokio::spawn(watch_leftovers(scope, resources, late.clone()));
+            tokio::spawn(watch_leftovers(
+                scope,
+                resources,
+                kernel_holds,
+                late.clone(),
+            ));
         }
         outcome
     }

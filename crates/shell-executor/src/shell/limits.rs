@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use agentsh_process::{
     CgroupEvents, CommandCgroup, CommandScope, CommandUsage, command_usage, end_runaway,
+    ticks_per_second,
 };
 use agentsh_protocol::{LimitHit, LimitKind, ResourceLimits};
 
@@ -172,11 +173,13 @@ const LEFTOVERS_GONE_AFTER: u32 = 3;
 
 /// Watches what a command left running (`&`) after its call's result was sent, every
 /// [`LEFTOVER_LIMIT_CHECK`], until none of it is left: the memory and number of its processes
-/// stay under its limits, else they are ended and `late` is told. (Its CPU time was the
-/// call's.)
+/// stay under its limits (unless `kernel_holds` them: its cgroup does), and so does the CPU
+/// time they use from now on (a spinning `yes > /dev/null &` would otherwise burn a core until
+/// the session ends); else they are ended and `late` is told.
 pub(super) async fn watch_leftovers(
     scope: CommandScope,
     resources: ResourceLimits,
+    kernel_holds: bool,
     late: LateLimits,
 ) {
     let mut check = tokio::time::interval(LEFTOVER_LIMIT_CHECK);
@@ -193,13 +196,32 @@ pub(super) async fn watch_leftovers(
             continue;
         }
         none_seen = 0;
-        if let Some(hit) = over_limit(&resources, &usage) {
+        let hit = if kernel_holds {
+            None
+        } else {
+            over_limit(&resources, &usage)
+        };
+        if let Some(hit) = hit.or_else(|| {
+            resources
+                .cpu_time
+                .and_then(|limit| over_cpu_time(limit, usage.cpu_ticks))
+        }) {
             // A tree over its limit after its call returned may be forking without end.
             end_runaway(&scope).await;
             late.tell(hit);
             return;
         }
     }
+}
+
+/// The CPU time limit `limit`, when `ticks` (clock ticks of CPU) reached it.
+pub(super) fn over_cpu_time(limit: Duration, ticks: u64) -> Option<LimitHit> {
+    let per_second = ticks_per_second();
+    (ticks >= limit.as_secs().saturating_mul(per_second)).then(|| LimitHit {
+        kind: LimitKind::CpuTime,
+        limit: limit.as_secs(),
+        used: ticks / per_second,
+    })
 }
 
 #[cfg(test)]

@@ -23,11 +23,10 @@ use std::time::Duration;
 
 use agentsh_process::{
     ChildExit, CommandScope, Supervisor, command_terminal_program, command_usage, cpu_ticks,
-    ticks_per_second,
 };
 use agentsh_protocol::{LimitHit, LimitKind, ResourceLimits};
 
-use super::limits::{CommandGroup, over_limit};
+use super::limits::{CommandGroup, over_cpu_time, over_limit};
 use rustix::process::Signal;
 use tokio::io::unix::AsyncFd;
 use tokio::time::Instant;
@@ -125,13 +124,7 @@ impl Watchdog {
         let start = *self.shell_ticks.get_or_insert(now.unwrap_or(0));
         let tree_ticks = tree_ticks.unwrap_or_else(|| command_usage(scope).cpu_ticks);
         let shell = now.unwrap_or(start).saturating_sub(start);
-        let ticks = shell.saturating_add(tree_ticks);
-        let per_second = ticks_per_second();
-        (ticks >= limit.as_secs().saturating_mul(per_second)).then(|| LimitHit {
-            kind: LimitKind::CpuTime,
-            limit: limit.as_secs(),
-            used: ticks / per_second,
-        })
+        over_cpu_time(limit, shell.saturating_add(tree_ticks))
     }
 }
 

@@ -4,6 +4,7 @@
 //! cgroup control files. Shared by containment (one cgroup v2 per supervised tree) and the
 //! resource limits (one cgroup per command tree, v1 or v2).
 
+use std::collections::HashSet;
 use std::fs;
 use std::io;
 use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _, PermissionsExt as _};
@@ -274,10 +275,57 @@ pub(crate) fn owner_id(pid: u32) -> Option<String> {
     Some(format!("{namespace}-{pid}-{start}"))
 }
 
-/// Whether the cgroup named `name` belongs to an owner in pid namespace `namespace` that is
-/// gone.
-pub(crate) fn is_dead_owners(name: &str, namespace: &str) -> bool {
-    parse_owner(name).is_some_and(|owner| owner.namespace == namespace && !owner.is_alive())
+/// Whether the cgroup named `name` belongs to an owner that is gone, as a sweep in pid
+/// namespace `namespace` can tell:
+/// - an owner in `namespace`: its process no longer runs (pid and start time);
+/// - an owner in another pid namespace (an agentsh that ran as PID 1 of its own, as a far side
+///   under `unshare --pid` does): no process is left in that namespace. Told only where every
+///   process of the host can be seen (this process runs in the initial pid namespace); the
+///   namespaces that have a process are listed once per sweep, by `live`, and only when a
+///   foreign owner is met.
+pub(crate) fn is_dead_owners(
+    name: &str,
+    namespace: &str,
+    live: &mut Option<Option<HashSet<String>>>,
+) -> bool {
+    let Some(owner) = parse_owner(name) else {
+        return false;
+    };
+    if owner.namespace == namespace {
+        return !owner.is_alive();
+    }
+    live.get_or_insert_with(live_pid_namespaces)
+        .as_ref()
+        .is_some_and(|live| !live.contains(owner.namespace))
+}
+
+/// The inode numbers of the pid namespaces that have a process, when this process sees every
+/// process of the host (it is in the initial pid namespace: its `NSpid` has one entry);
+/// `None` otherwise.
+fn live_pid_namespaces() -> Option<HashSet<String>> {
+    let status = fs::read_to_string("/proc/self/status").ok()?;
+    let levels = status
+        .lines()
+        .find_map(|line| line.strip_prefix("NSpid:"))?
+        .split_whitespace()
+        .count();
+    if levels != 1 {
+        return None;
+    }
+    let entries = fs::read_dir("/proc").ok()?;
+    Some(
+        entries
+            .flatten()
+            .filter(|entry| {
+                entry
+                    .file_name()
+                    .to_str()
+                    .is_some_and(|name| name.bytes().all(|b| b.is_ascii_digit()))
+            })
+            .filter_map(|entry| fs::metadata(entry.path().join("ns/pid")).ok())
+            .map(|meta| meta.ino().to_string())
+            .collect(),
+    )
 }
 
 #[cfg(test)]
@@ -338,7 +386,8 @@ mod tests {
         let name = format!("{me}-0");
         assert!(parse_owner(&name).expect("parses").is_alive());
         let namespace = me.split('-').next().expect("namespace");
-        assert!(!is_dead_owners(&name, namespace));
+        let mut live = None;
+        assert!(!is_dead_owners(&name, namespace, &mut live));
         let dead = Owner {
             namespace: "1",
             pid: std::process::id(),
@@ -347,7 +396,32 @@ mod tests {
         assert!(!dead.is_alive(), "a reused pid with another start time");
         assert!(is_dead_owners(
             &format!("{namespace}-{}-0-0", std::process::id()),
-            namespace
+            namespace,
+            &mut live
+        ));
+    }
+
+    #[test]
+    fn an_owner_in_a_namespace_no_process_is_left_in_is_dead() {
+        let me = owner_id(std::process::id()).expect("own identity");
+        let namespace = me.split('-').next().expect("namespace");
+        let mut live = None;
+        // PID 1 of a namespace that does not exist (no inode number is 0).
+        let gone = is_dead_owners("0-1-5-1", namespace, &mut live);
+        match &live {
+            Some(Some(namespaces)) => {
+                assert!(gone);
+                assert!(namespaces.contains(namespace), "{namespaces:?}");
+            }
+            // Not in the initial pid namespace: nothing can be told of another.
+            _ => assert!(!gone),
+        }
+        // A namespace that has a process (this one, named as foreign by a sweep elsewhere):
+        // its owners are not judged by it.
+        assert!(!is_dead_owners(
+            &format!("{namespace}-1-5-1"),
+            "0",
+            &mut live
         ));
     }
 }

@@ -19,7 +19,9 @@
 //!
 //! What a sweep removes is what the owner checks say is a dead owner's: a directory whose lock
 //! nobody holds ([`crate::remove_ownerless`]), a cgroup whose owning process (pid and start
-//! time, in this pid namespace) is gone. A live session's things are never touched. What it
+//! time, in this pid namespace) is gone, or whose owner's pid namespace has no process left (a
+//! far side that ran as its PID 1; told only where the sweep sees every process of the host).
+//! A live session's things are never touched. What it
 //! covers is what the start saw: its runtime directory, its temporary directory and its cgroup.
 //!
 //! [`sweep_leftovers`] is the trigger: once per process, called on the first

@@ -133,3 +133,70 @@ fn a_far_side_fork_bomb_is_held_where_its_kernel_holds_the_tree() {
         "the bomb outlived its session (most seen: {most})"
     );
 }
+
+/// The cgroup directories under `/sys/fs/cgroup` named for owners that are PID 1 of their pid
+/// namespace (`<namespace>-1-<start>-<n>`).
+fn cgroups_of_pid_1s() -> std::collections::BTreeSet<std::path::PathBuf> {
+    let output = std::process::Command::new("find")
+        .args([
+            "/sys/fs/cgroup",
+            "-maxdepth",
+            "6",
+            "-type",
+            "d",
+            "-name",
+            "*-1-*-*",
+        ])
+        .output()
+        .expect("find runs");
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(std::path::PathBuf::from)
+        .collect()
+}
+
+#[test]
+fn the_cgroups_of_a_far_side_that_ran_as_pid_1_are_swept_once_it_is_gone() {
+    // The unshare far side is PID 1 of a pid namespace of its own: killed, its whole namespace
+    // dies at once and nothing of it removes its cgroups.
+    let before = cgroups_of_pid_1s();
+    let far = Far::Unshare;
+    let env = far.env("");
+    let mut remote = far.rpc(&env);
+    let (_, result) = tool_call(&mut remote, "1", "bash", &json!({ "command": "true" }));
+    assert_eq!(result["isError"], false, "{result}");
+    let made: Vec<_> = cgroups_of_pid_1s().difference(&before).cloned().collect();
+    if made.is_empty() {
+        eprintln!("skipped: the far side made no cgroup on this host");
+        return;
+    }
+    // Its transport killed: `--kill-child` kills PID 1, and with it the namespace.
+    let transport = agentsh_process::descendants(remote.pid())
+        .into_iter()
+        .find(|process| {
+            std::fs::read_to_string(format!("/proc/{}/comm", process.pid))
+                .is_ok_and(|comm| comm.trim() == far.transport_comm())
+        })
+        .expect("the transport process");
+    // SAFETY: kill takes plain numbers; the pid is the test's own transport process.
+    unsafe { libc::kill(transport.pid.cast_signed(), libc::SIGKILL) };
+    remote.kill();
+    assert!(
+        made.iter().any(|dir| dir.exists()),
+        "nothing left to sweep: {made:?}"
+    );
+    // A later session here sweeps them (the period shortened to zero).
+    let config = env.config_path();
+    let mut command = env.command(&["rpc", "--config", config.to_str().expect("utf-8 path")]);
+    command.env(agentsh_process::SWEEP_PERIOD_VAR, "0");
+    let mut rpc = Rpc::spawn(command);
+    let (_, result) = tool_call(&mut rpc, "2", "bash", &json!({ "command": "true" }));
+    assert_eq!(result["isError"], false, "{result}");
+    let left = || -> Vec<_> { made.iter().filter(|dir| dir.exists()).cloned().collect() };
+    let deadline = Instant::now() + LIVENESS;
+    while !left().is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(left(), Vec::<std::path::PathBuf>::new(), "made: {made:?}");
+    rpc.close(LIVENESS);
+}

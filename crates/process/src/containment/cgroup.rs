@@ -103,13 +103,15 @@ pub(super) fn parent_dir() -> Result<PathBuf, String> {
         .join(PARENT_NAME))
 }
 
-/// Ends what is left in the cgroups in `parent` of owners in pid namespace `namespace` that
-/// are gone (an agentsh that died together with its supervisors) and removes them. Waits at
+/// Ends what is left in the cgroups in `parent` of owners that are gone, as a sweep in pid
+/// namespace `namespace` tells (an agentsh that died together with its supervisors, or the
+/// namespace of a far side that ran as its PID 1) and removes them. Waits at
 /// most [`LEFTOVER_WAIT`] for them to empty; a cgroup that does not stays for the next sweep.
 pub(crate) fn end_leftovers_in(parent: &Path, namespace: &str) {
     let Ok(entries) = fs::read_dir(parent) else {
         return;
     };
+    let mut live = None;
     let mut left: Vec<Cgroup> = entries
         .flatten()
         .filter(|entry| entry.file_type().is_ok_and(|t| t.is_dir()))
@@ -117,7 +119,7 @@ pub(crate) fn end_leftovers_in(parent: &Path, namespace: &str) {
             entry
                 .file_name()
                 .to_str()
-                .is_some_and(|name| is_dead_owners(name, namespace))
+                .is_some_and(|name| is_dead_owners(name, namespace, &mut live))
         })
         .map(|entry| entry.path())
         .filter_map(|dir| Cgroup::at(dir).ok())

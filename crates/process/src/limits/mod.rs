@@ -304,8 +304,8 @@ impl State {
     }
 }
 
-/// Ends and removes the command cgroups of dead owners in pid namespace `namespace` (its
-/// inode number, as the names carry it).
+/// Ends and removes the command cgroups of dead owners, as a sweep in pid namespace
+/// `namespace` (its inode number, as the names carry it) tells.
 fn end_leftovers_of(backend: &Backend, namespace: &str) {
     let parents: Vec<&Path> = match backend {
         Backend::V2(root) => vec![root.parent.as_path()],
@@ -315,13 +315,14 @@ fn end_leftovers_of(backend: &Backend, namespace: &str) {
             .map(|h| h.parent.as_path())
             .collect(),
     };
+    let mut live = None;
     let mut names: Vec<String> = parents
         .iter()
         .filter_map(|parent| fs::read_dir(parent).ok())
         .flat_map(Iterator::flatten)
         .filter(|entry| entry.file_type().is_ok_and(|t| t.is_dir()))
         .filter_map(|entry| entry.file_name().into_string().ok())
-        .filter(|name| is_dead_owners(name, namespace))
+        .filter(|name| is_dead_owners(name, namespace, &mut live))
         .collect();
     names.sort();
     names.dedup();

@@ -283,20 +283,44 @@ pub(crate) fn owner_id(pid: u32) -> Option<String> {
 ///   process of the host can be seen (this process runs in the initial pid namespace); the
 ///   namespaces that have a process are listed once per sweep, by `live`, and only when a
 ///   foreign owner is met.
-pub(crate) fn is_dead_owners(
-    name: &str,
-    namespace: &str,
-    live: &mut Option<Option<HashSet<String>>>,
-) -> bool {
+pub(crate) fn is_dead_owners(name: &str, namespace: &str, live: &mut PidNamespaces) -> bool {
     let Some(owner) = parse_owner(name) else {
         return false;
     };
     if owner.namespace == namespace {
         return !owner.is_alive();
     }
-    live.get_or_insert_with(live_pid_namespaces)
-        .as_ref()
-        .is_some_and(|live| !live.contains(owner.namespace))
+    live.is_empty(owner.namespace)
+}
+
+/// The pid namespaces that have a process, as one sweep learns them: listed at the first
+/// question, and only where every process of the host can be seen.
+#[derive(Debug, Default)]
+pub(crate) struct PidNamespaces {
+    /// `None` until listed.
+    listed: Option<Listing>,
+}
+
+/// What one listing of the pid namespaces found.
+#[derive(Debug)]
+enum Listing {
+    /// The namespaces that have a process.
+    Live(HashSet<String>),
+    /// This process does not see every process of the host.
+    Unseen,
+}
+
+impl PidNamespaces {
+    /// Whether pid namespace `namespace` (its inode number) is known to have no process.
+    fn is_empty(&mut self, namespace: &str) -> bool {
+        let listing = self
+            .listed
+            .get_or_insert_with(|| live_pid_namespaces().map_or(Listing::Unseen, Listing::Live));
+        match listing {
+            Listing::Live(live) => !live.contains(namespace),
+            Listing::Unseen => false,
+        }
+    }
 }
 
 /// The inode numbers of the pid namespaces that have a process, when this process sees every
@@ -386,7 +410,7 @@ mod tests {
         let name = format!("{me}-0");
         assert!(parse_owner(&name).expect("parses").is_alive());
         let namespace = me.split('-').next().expect("namespace");
-        let mut live = None;
+        let mut live = PidNamespaces::default();
         assert!(!is_dead_owners(&name, namespace, &mut live));
         let dead = Owner {
             namespace: "1",
@@ -405,11 +429,11 @@ mod tests {
     fn an_owner_in_a_namespace_no_process_is_left_in_is_dead() {
         let me = owner_id(std::process::id()).expect("own identity");
         let namespace = me.split('-').next().expect("namespace");
-        let mut live = None;
+        let mut live = PidNamespaces::default();
         // PID 1 of a namespace that does not exist (no inode number is 0).
         let gone = is_dead_owners("0-1-5-1", namespace, &mut live);
-        match &live {
-            Some(Some(namespaces)) => {
+        match &live.listed {
+            Some(Listing::Live(namespaces)) => {
                 assert!(gone);
                 assert!(namespaces.contains(namespace), "{namespaces:?}");
             }

@@ -11,7 +11,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::cgroupfs::{
-    create_new_private_dir, create_private_dir, is_dead_owners, own_cgroup, owner_id, unified_mount,
+    PidNamespaces, create_new_private_dir, create_private_dir, is_dead_owners, own_cgroup,
+    owner_id, unified_mount,
 };
 
 /// The name of agentsh's parent cgroup, inside the cgroup agentsh runs in.
@@ -111,7 +112,7 @@ pub(crate) fn end_leftovers_in(parent: &Path, namespace: &str) {
     let Ok(entries) = fs::read_dir(parent) else {
         return;
     };
-    let mut live = None;
+    let mut live = PidNamespaces::default();
     let mut left: Vec<Cgroup> = entries
         .flatten()
         .filter(|entry| entry.file_type().is_ok_and(|t| t.is_dir()))

@@ -63,8 +63,8 @@ use agentsh_protocol::ResourceLimits;
 use rustix::process::{Pid, Signal};
 
 use crate::cgroupfs::{
-    CgroupMount, cgroup_dir_of, create_new_private_dir, is_dead_owners, move_process, owner_id,
-    read_procs,
+    CgroupMount, PidNamespaces, cgroup_dir_of, create_new_private_dir, is_dead_owners,
+    move_process, owner_id, read_procs,
 };
 
 /// The environment variable that overrides the mechanism: `watchdog`, `cgroup-v1`,
@@ -315,7 +315,7 @@ fn end_leftovers_of(backend: &Backend, namespace: &str) {
             .map(|h| h.parent.as_path())
             .collect(),
     };
-    let mut live = None;
+    let mut live = PidNamespaces::default();
     let mut names: Vec<String> = parents
         .iter()
         .filter_map(|parent| fs::read_dir(parent).ok())

@@ -279,8 +279,8 @@ pub(crate) fn owner_id(pid: u32) -> Option<String> {
 /// namespace `namespace` can tell:
 /// - an owner in `namespace`: its process no longer runs (pid and start time);
 /// - an owner in another pid namespace (an agentsh that ran as PID 1 of its own, as a far side
-///   under `unshare --pid` does): no process is left in that namespace. Told only where every
-///   process of the host can be seen (this process runs in the initial pid namespace); the
+///   under `unshare --pid` does): no process is left in that namespace. Told only by a sweep in
+///   the initial pid namespace, with a `/proc` that shows every process of the host; the
 ///   namespaces that have a process are listed once per sweep, by `live`, and only when a
 ///   foreign owner is met.
 pub(crate) fn is_dead_owners(name: &str, namespace: &str, live: &mut PidNamespaces) -> bool {
@@ -290,8 +290,12 @@ pub(crate) fn is_dead_owners(name: &str, namespace: &str, live: &mut PidNamespac
     if owner.namespace == namespace {
         return !owner.is_alive();
     }
-    live.is_empty(owner.namespace)
+    namespace == INITIAL_PID_NAMESPACE && live.is_empty(owner.namespace)
 }
+
+/// The inode number of the initial pid namespace, which the kernel gives it at boot
+/// (`PROC_PID_INIT_INO`): only a sweep there sees every process of the host.
+const INITIAL_PID_NAMESPACE: &str = "4026531836";
 
 /// The pid namespaces that have a process, as one sweep learns them: listed at the first
 /// question, and only where every process of the host can be seen.
@@ -323,9 +327,11 @@ impl PidNamespaces {
     }
 }
 
-/// The inode numbers of the pid namespaces that have a process, when this process sees every
-/// process of the host (it is in the initial pid namespace: its `NSpid` has one entry);
-/// `None` otherwise.
+/// The inode numbers of the pid namespaces that have a process, when `/proc` shows every
+/// process of the host (its `NSpid` of this process has one entry: it is mounted for the
+/// namespace this process runs in, which the caller knows to be the initial one); `None`
+/// otherwise. (`NSpid` counts from the namespace of the `/proc` mount, so it alone cannot tell
+/// the initial namespace: under `unshare --pid --mount-proc` it has one entry too.)
 fn live_pid_namespaces() -> Option<HashSet<String>> {
     let status = fs::read_to_string("/proc/self/status").ok()?;
     let levels = status
@@ -440,6 +446,13 @@ mod tests {
             // Not in the initial pid namespace: nothing can be told of another.
             _ => assert!(!gone),
         }
+        // A sweep in another pid namespace (under `unshare --pid --mount-proc` its `/proc`
+        // looks whole) never judges a foreign owner.
+        assert!(!is_dead_owners(
+            "0-1-5-1",
+            "4026532999",
+            &mut PidNamespaces::default()
+        ));
         // A namespace that has a process (this one, named as foreign by a sweep elsewhere):
         // its owners are not judged by it.
         assert!(!is_dead_owners(

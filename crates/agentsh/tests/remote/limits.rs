@@ -185,18 +185,61 @@ fn the_cgroups_of_a_far_side_that_ran_as_pid_1_are_swept_once_it_is_gone() {
         made.iter().any(|dir| dir.exists()),
         "nothing left to sweep: {made:?}"
     );
-    // A later session here sweeps them (the period shortened to zero).
-    let config = env.config_path();
-    let mut command = env.command(&["rpc", "--config", config.to_str().expect("utf-8 path")]);
-    command.env(agentsh_process::SWEEP_PERIOD_VAR, "0");
-    let mut rpc = Rpc::spawn(command);
-    let (_, result) = tool_call(&mut rpc, "2", "bash", &json!({ "command": "true" }));
-    assert_eq!(result["isError"], false, "{result}");
+    // Later sessions here sweep them (the period shortened to zero; a start whose sweep
+    // finds another one running leaves it to that one, so sessions start until they are gone).
+    let local = crate::util::TestEnv::new();
     let left = || -> Vec<_> { made.iter().filter(|dir| dir.exists()).cloned().collect() };
     let deadline = Instant::now() + LIVENESS;
+    let mut n = 0;
     while !left().is_empty() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
+        let config = local.config_path();
+        let mut command = local.command(&["rpc", "--config", config.to_str().expect("utf-8 path")]);
+        command.env(agentsh_process::SWEEP_PERIOD_VAR, "0");
+        let mut rpc = Rpc::spawn(command);
+        n += 1;
+        let (_, result) = tool_call(
+            &mut rpc,
+            &n.to_string(),
+            "bash",
+            &json!({ "command": "true" }),
+        );
+        assert_eq!(result["isError"], false, "{result}");
+        let session = Instant::now();
+        while !left().is_empty() && session.elapsed() < Duration::from_secs(2) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        rpc.close(LIVENESS);
     }
     assert_eq!(left(), Vec::<std::path::PathBuf>::new(), "made: {made:?}");
-    rpc.close(LIVENESS);
+}
+
+#[test]
+fn the_sweep_of_a_far_side_in_a_pid_namespace_leaves_this_hosts_sessions_alone() {
+    // A session here, its shell in cgroups named for this host's pid namespace.
+    let local = crate::util::TestEnv::new();
+    let mut here = local.rpc();
+    let (_, set) = tool_call(
+        &mut here,
+        "set",
+        "bash",
+        &json!({ "command": "export KEPT=yes" }),
+    );
+    assert_eq!(set["isError"], false, "{set}");
+    // A far side that is PID 1 of a pid namespace of its own, its `/proc` that namespace's:
+    // it sweeps at its start (the period shortened to zero), and must judge nothing of
+    // another namespace by what its `/proc` shows.
+    let env = Far::Unshare.env("");
+    let mut far = Far::Unshare.rpc_with(&env, &[(agentsh_process::SWEEP_PERIOD_VAR, "0")]);
+    let (_, far_call) = tool_call(&mut far, "far", "bash", &json!({ "command": "sleep 0.5" }));
+    assert_eq!(far_call["isError"], false, "{far_call}");
+    let (_, kept) = tool_call(
+        &mut here,
+        "kept",
+        "bash",
+        &json!({ "command": "echo $KEPT" }),
+    );
+    assert_eq!(body(&kept), "yes", "{kept}");
+    assert_eq!(kept["details"]["sessionRestarted"], false, "{kept}");
+    far.close(LIVENESS);
+    here.close(LIVENESS);
 }

@@ -254,9 +254,9 @@ async fn truncated_timeout_keeps_the_notice() {
     assert_eq!(details(&result)["timeout"], 1.5);
 }
 
-/// The names in a directory, sorted.
+/// The names in an artifact store, sorted, but for the store's own files.
 fn listing(dir: &Path) -> Vec<String> {
-    agentsh_test_support::sorted_names(dir)
+    agentsh_test_support::artifact_store_names(dir)
 }
 
 /// Regression (issue 11): every call reserved an artifact before it ran, creating and

@@ -444,9 +444,9 @@ fn read_artifact_returns_lines_of_a_spilled_output() {
     );
 }
 
-/// The names in the artifact store of `env`, sorted.
+/// The names in the artifact store of `env`, sorted, but for the store's own files.
 fn store_listing(env: &TestEnv) -> Vec<String> {
-    agentsh_test_support::sorted_names(&env.artifacts_dir())
+    agentsh_test_support::artifact_store_names(&env.artifacts_dir())
 }
 
 /// Regression (issue 11): every call reserved an artifact before it ran, creating and

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use agentsh_artifact_store::{ArtifactStore, RetentionPolicy};
 
 use crate::child;
-use crate::util::{STORE_FILES, artifact, artifact_path, mode, open};
+use crate::util::{artifact, artifact_path, mode, open};
 
 #[test]
 fn new_store_and_parents_are_private_and_files_0600() {
@@ -76,7 +76,7 @@ fn permissive_umask_still_gives_private_modes() {
 
 /// The store's own files, its id counter and retention stamp, are 0600.
 fn assert_store_files_private(dir: &Path) {
-    for name in STORE_FILES {
+    for name in agentsh_test_support::ARTIFACT_STORE_FILES {
         assert_eq!(mode(&dir.join(name)), 0o600, "{name}");
     }
 }

@@ -60,10 +60,5 @@ pub fn artifact_path(store: &ArtifactStore, id: u64) -> PathBuf {
 
 /// Every name in `dir` but the store's own files, sorted.
 pub fn names(dir: &Path) -> Vec<String> {
-    let mut names = agentsh_test_support::sorted_names(dir);
-    names.retain(|name| !STORE_FILES.contains(&name.as_str()));
-    names
+    agentsh_test_support::artifact_store_names(dir)
 }
-
-/// The store's own files, beside the artifacts: its id counter and its retention stamp.
-pub const STORE_FILES: [&str; 2] = [".next-id", ".retention-stamp"];

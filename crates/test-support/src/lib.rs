@@ -208,6 +208,17 @@ fn is_zombie(pid: u32) -> bool {
     })
 }
 
+/// The store's own files beside its artifacts: the id counter and the retention stamp.
+pub const ARTIFACT_STORE_FILES: [&str; 2] = [".next-id", ".retention-stamp"];
+
+/// The names in the artifact store `dir`, sorted, without the store's own files
+/// ([`ARTIFACT_STORE_FILES`]): the artifacts and whatever else is there.
+pub fn artifact_store_names(dir: &std::path::Path) -> Vec<String> {
+    let mut names = sorted_names(dir);
+    names.retain(|name| !ARTIFACT_STORE_FILES.contains(&name.as_str()));
+    names
+}
+
 /// The names of the entries of `dir`, sorted. Panics (a test failure) when `dir` cannot be read.
 pub fn sorted_names(dir: &std::path::Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)

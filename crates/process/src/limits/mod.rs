@@ -50,6 +50,7 @@
 
 mod cgroup_v1;
 mod cgroup_v2;
+mod watch;
 
 use std::collections::HashMap;
 use std::fs;
@@ -61,6 +62,11 @@ use std::time::{Duration, Instant};
 
 use agentsh_protocol::ResourceLimits;
 use rustix::process::{Pid, Signal};
+
+pub use watch::{
+    CgroupWatch, LIMIT_CHECK, LimitFound, ShellShare, TreeWatchdog, cgroup_limits_with_shell,
+    cpu_over_limit, over_limit,
+};
 
 use crate::cgroupfs::{
     CgroupMount, cgroup_dir_of, create_new_private_dir, is_dead_owners, move_process, owner_id,

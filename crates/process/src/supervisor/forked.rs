@@ -577,6 +577,16 @@ unsafe fn child_main(view: &ChildView<'_>, self_pipe: [c_int; 2], joined: bool) 
             }
             libc::close(fd);
         }
+        // Then the cgroups of the tree's resource limits, before the sandbox's user namespace
+        // (from inside it the cgroup files are no longer the child's to write).
+        for procs in &plan.join {
+            let fd = libc::open(procs.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+            if fd < 0 || libc::write(fd, b"0".as_ptr().cast(), 1) != 1 {
+                report_error(SUP_ERROR, Stage::ChildLimitsCgroup, errno());
+                libc::_exit(127);
+            }
+            libc::close(fd);
+        }
         #[cfg(target_os = "linux")]
         if let Some(sandbox) = &plan.sandbox {
             super::confine::enter_sandbox(

@@ -138,6 +138,11 @@ pub struct SpawnSpec {
     /// Backstops of resource limits, set on the child before its `execve` and inherited by
     /// everything it starts (see [`Backstops`]).
     pub backstops: Backstops,
+    /// Cgroup directories the child joins before its `execve`, after the tree's own cgroup
+    /// and before the sandbox, so that everything it starts is born inside: the command
+    /// cgroup of a tree's resource limits ([`CommandCgroup::dirs`](crate::CommandCgroup::dirs)),
+    /// one per hierarchy. A join that fails is [`SpawnError::Supervisor`], and nothing runs.
+    pub cgroups: Vec<PathBuf>,
 }
 
 /// Resource limits (rlimits) a supervised child and its descendants get, backstops of the
@@ -175,6 +180,7 @@ impl SpawnSpec {
             sandbox: None,
             sandbox_kernel: None,
             backstops: Backstops::default(),
+            cgroups: Vec::new(),
         }
     }
 }

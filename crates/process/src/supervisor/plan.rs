@@ -34,6 +34,9 @@ pub(super) struct ForkPlan {
     pub(super) sandbox: Option<Prepared>,
     /// The rlimits the child sets before `execve`.
     pub(super) backstops: super::Backstops,
+    /// The `cgroup.procs` files of [`SpawnSpec::cgroups`], joined by the child after the
+    /// tree's cgroup.
+    pub(super) join: Vec<CString>,
 }
 
 fn cstring(bytes: &[u8], program: &str, what: &'static str) -> Result<CString, SpawnError> {
@@ -110,6 +113,17 @@ impl ForkPlan {
             .as_ref()
             .and_then(|policy| policy.temp_dir.as_deref())
             .and_then(OrphanDir::prepare);
+        let join = spec
+            .cgroups
+            .iter()
+            .map(|dir| {
+                cstring(
+                    dir.join("cgroup.procs").as_os_str().as_bytes(),
+                    &program_name,
+                    "a cgroup to join",
+                )
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         let [a, b, c] = spec.stdio;
         let take = |s: ChildStdio| match s {
             ChildStdio::Null => None,
@@ -130,6 +144,7 @@ impl ForkPlan {
             cgroup: containment::new_cgroup(),
             sandbox,
             backstops: spec.backstops,
+            join,
         })
     }
 }

@@ -22,8 +22,9 @@ use std::time::Duration;
 use agentsh_process::sandbox::SandboxSpec;
 use agentsh_process::shell::ShellSpec;
 use agentsh_process::{
-    Backstops, ChildExit, CommandCgroup, CommandScope, OwnedDir, SpawnSpec, StartMark, Supervisor,
-    can_attribute, children, descendants, limits_kernel_enforced,
+    Backstops, CgroupWatch, ChildExit, CommandCgroup, CommandScope, OwnedDir, SpawnSpec, StartMark,
+    Supervisor, can_attribute, cgroup_limits_with_shell, children, descendants,
+    limits_kernel_enforced,
 };
 use agentsh_protocol::{LimitHit, ResourceLimits};
 use rustix::process::Signal;
@@ -38,7 +39,7 @@ use self::files::{
     write_command, write_private,
 };
 pub(crate) use self::limits::TreeLimits;
-use self::limits::{CommandGroup, ShellGroup, watch_leftovers, watch_retired};
+use self::limits::{ShellGroup, enforced_since, watch_leftovers, watch_retired};
 use self::names::ErrorNames;
 pub use self::run::Output;
 use self::run::{CommandEnd, CommandLimits, CommandRun, Readiness, StopPlan};
@@ -191,15 +192,8 @@ impl ShellProcess {
         // The session's sandbox; the spawner adds the shell's own directory
         // (`remove_on_exit`) to the writable roots.
         spawn.sandbox = sandbox.cloned();
-        // Where only the watchdog measures the tree, per-process backstops: a heap stops at
-        // twice the tree's memory (the watchdog ends the tree first), and in the sandbox the
-        // tree's tasks. Where the kernel holds the tree they would only get in its way.
-        if resources.any() && !limits_kernel_enforced() {
-            spawn.backstops = Backstops {
-                data_bytes: resources.memory.map(|bytes| bytes.saturating_mul(2)),
-                sandboxed_tasks: resources.processes,
-            };
-        }
+        // Where only the watchdog measures the tree, per-process backstops.
+        spawn.backstops = Backstops::for_limits(&resources);
         let supervisor = Supervisor::spawn(spawn).await?;
         Ok(Self {
             spec: spec.clone(),
@@ -456,7 +450,7 @@ impl ShellProcess {
         let quick_success =
             matches!(end, CommandEnd::Reported(0)) && began.elapsed() < QUICK_COMMAND;
         if let Some(group) = group.as_ref().filter(|_| !quick_success)
-            && let Some(hit) = group.enforced_since(&mut self.group)
+            && let Some(hit) = enforced_since(group, &mut self.group)
         {
             limit = limit.or(Some(hit));
         }
@@ -499,7 +493,7 @@ impl ShellProcess {
         resources: ResourceLimits,
         shell: u32,
         late: Option<&LateLimits>,
-    ) -> Option<CommandGroup> {
+    ) -> Option<CgroupWatch> {
         if !limits_kernel_enforced() {
             return None;
         }
@@ -514,11 +508,7 @@ impl ShellProcess {
             }
         }
         // The shell is one of its tasks: the command's own get the whole limit.
-        let cgroup_limits = ResourceLimits {
-            processes: resources.processes.map(|tasks| tasks.saturating_add(1)),
-            ..resources
-        };
-        let cgroup = match CommandCgroup::create(&cgroup_limits) {
+        let cgroup = match CommandCgroup::create(&cgroup_limits_with_shell(&resources)) {
             Ok(cgroup) => Arc::new(cgroup),
             // The watchdog measures instead.
             Err(_) => return None,

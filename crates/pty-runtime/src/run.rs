@@ -9,11 +9,18 @@
 //! ```
 //!
 //! The driver owns the master side of the PTY, the supervisor and the sink. It ends when the
-//! shell exits, the timeout passes, the command is killed, or the head capture of the sink is
-//! satisfied. It then ends what is left of the process tree (SIGTERM, [`TERM_GRACE`], SIGKILL
-//! — through `agentsh_process::Supervisor::kill_tree` on everything below the supervisor, then
-//! the supervisor's own sweep), reads the master until every holder of the slave is gone (EIO),
+//! shell exits, the timeout passes, the command is killed, the head capture of the sink is
+//! satisfied, or the tree passed a resource limit. It then ends what is left of the process
+//! tree (SIGTERM, [`TERM_GRACE`], SIGKILL — SIGKILL at once for a tree over a limit — through
+//! `agentsh_process::Supervisor::kill_tree` on everything below the supervisor, then the
+//! supervisor's own sweep), reads the master until every holder of the slave is gone (EIO),
 //! and drops the master: no descriptor outlives the session.
+//!
+//! Resource limits ([`PtyCommand::limits`]) hold the whole tree, the shell included, as they
+//! hold a piped command: where the kernel enforces them the shell starts inside a command
+//! cgroup of its own (it joins it before its `execve`, so everything it starts is born
+//! inside), else the watchdog measures the tree; both through `agentsh_process`'s
+//! [`TreeWatchdog`], every `LIMIT_CHECK`.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::ffi::OsString;
@@ -28,8 +35,14 @@ use agentsh_output_sink::{OutputSink, SinkOptions};
 use agentsh_process::env::{TerminalKind, hardened_env};
 use agentsh_process::sandbox::SandboxSpec;
 use agentsh_process::shell::{FALLBACK_SHELL, ShellSpec, apply_prefix, discover_shell};
-use agentsh_process::{ChildExit, ChildStdio, InputWait, SpawnSpec, Supervisor, TERM_GRACE};
-use agentsh_protocol::{BashResult, CANCELLED_ANNOTATION, timeout_annotation};
+use agentsh_process::{
+    Backstops, CgroupWatch, ChildExit, ChildStdio, CommandCgroup, CommandScope, InputWait,
+    ShellShare, SpawnSpec, StartMark, Supervisor, TERM_GRACE, TreeWatchdog,
+    cgroup_limits_with_shell, limits_kernel_enforced,
+};
+use agentsh_protocol::{
+    BashResult, CANCELLED_ANNOTATION, LimitHit, LimitKind, ResourceLimits, timeout_annotation,
+};
 use tokio::io::Interest;
 use tokio::io::unix::AsyncFd;
 use tokio::sync::{mpsc, watch};
@@ -94,6 +107,10 @@ pub struct PtyCommand {
     /// The session's sandbox for every process on the terminal; `None` (default):
     /// off.
     pub sandbox: Option<SandboxSpec>,
+    /// The resource limits of the command's whole tree, the shell included (`[limits]`);
+    /// default: none. A tree over its memory or CPU time limit is ended, and the result's
+    /// [`BashResult::limit`] says which limit it passed, as for a piped command.
+    pub limits: ResourceLimits,
 }
 
 impl PtyCommand {
@@ -116,10 +133,12 @@ impl PtyCommand {
             scrollback: SCROLLBACK_LINES,
             answers_prompts: false,
             sandbox: None,
+            limits: ResourceLimits::default(),
         }
     }
 
-    fn spawn_spec(&self, slave: &OwnedFd) -> io::Result<SpawnSpec> {
+    /// What starts the shell on `slave`, inside `cgroup` where the kernel holds its tree.
+    fn spawn_spec(&self, slave: &OwnedFd, cgroup: Option<&CommandCgroup>) -> io::Result<SpawnSpec> {
         let mut spec = SpawnSpec::new(&self.shell.path);
         let mut args: Vec<OsString> = self
             .shell
@@ -163,6 +182,10 @@ impl PtyCommand {
         ];
         spec.controlling_terminal = true;
         spec.sandbox.clone_from(&self.sandbox);
+        spec.backstops = Backstops::for_limits(&self.limits);
+        if let Some(cgroup) = cgroup {
+            spec.cgroups = cgroup.dirs().map(std::path::Path::to_path_buf).collect();
+        }
         Ok(spec)
     }
 }
@@ -343,6 +366,8 @@ impl PtyRun {
             input: VecDeque::new(),
             on_text,
             blocked_hosts: Vec::new(),
+            limits: None,
+            limit: None,
         };
         let task = tokio::spawn(driver.run(command, size));
         Self {
@@ -458,6 +483,8 @@ enum Stop {
     Timeout,
     Killed,
     Head,
+    /// The tree passed a resource limit ([`Driver::limit`]).
+    Limit,
 }
 
 enum Ending {
@@ -486,6 +513,26 @@ struct Driver {
     /// What a sandbox's network allowlist refused for the command's namespace (its own: a PTY
     /// session is a tree of its own), taken when the tree ends.
     blocked_hosts: Vec<String>,
+    /// The tree's resource limits as its watchdog watches them, once the shell started.
+    limits: Option<TreeLimits>,
+    /// The resource limit the tree passed.
+    limit: Option<LimitHit>,
+}
+
+/// One PTY session's tree under resource limits: its watchdog, and which processes it is.
+struct TreeLimits {
+    watchdog: TreeWatchdog,
+    scope: CommandScope,
+}
+
+/// The command cgroup the shell of a tree under `limits` starts in: `None` where the kernel
+/// does not hold trees (or no cgroup can be had: the watchdog then measures).
+fn command_cgroup(limits: &ResourceLimits) -> Option<CommandCgroup> {
+    if !limits.any() || !limits_kernel_enforced() {
+        return None;
+    }
+    // The shell is inside with its command: the command's own processes get the whole limit.
+    CommandCgroup::create(&cgroup_limits_with_shell(limits)).ok()
 }
 
 /// Receives the sanitised text a session's sink commits, in order.
@@ -522,7 +569,12 @@ impl Driver {
         size: TerminalSize,
     ) -> Result<(AsyncFd<OwnedFd>, Supervisor), PtyError> {
         let pair = pty::open(size).map_err(PtyError::Open)?;
-        let spec = command.spawn_spec(&pair.slave).map_err(PtyError::Open)?;
+        let cgroup = command_cgroup(&command.limits).map(Arc::new);
+        let spec = command
+            .spawn_spec(&pair.slave, cgroup.as_deref())
+            .map_err(PtyError::Open)?;
+        // Every process of the tree starts after this.
+        let started = StartMark::now();
         let mut terminal = rustix::fs::fstat(&pair.slave)
             .map_err(|err| PtyError::Open(err.into()))?
             .st_rdev;
@@ -539,6 +591,20 @@ impl Driver {
             None => pair.master,
         };
         let modes = master.try_clone().map_err(PtyError::Open)?;
+        // The shell was started for this command alone: it is one of the tree's processes.
+        let group = cgroup.map(|cgroup| CgroupWatch::new(cgroup, command.limits));
+        self.limits = TreeWatchdog::new(command.limits, group, ShellShare::Whole).map(|watchdog| {
+            TreeLimits {
+                watchdog,
+                scope: CommandScope {
+                    supervisor: supervisor.pid(),
+                    shell: supervisor.child_pid(),
+                    tag: String::new(),
+                    seq: 0,
+                    started,
+                },
+            }
+        });
         let _ = self.shell.set(ShellOnTerminal {
             pid: supervisor.child_pid(),
             terminal,
@@ -583,6 +649,11 @@ impl Driver {
                     Err(err) => break Ending::Failed(PtyError::ExitStatus(err)),
                 },
                 () = tokio::time::sleep_until(deadline) => break Ending::Stopped(Stop::Timeout),
+                () = limit_check_due(self.limits.as_ref()) => {
+                    if self.on_limit_check() {
+                        break Ending::Stopped(Stop::Limit);
+                    }
+                }
                 guard = master.writable(), if !self.input.is_empty() => {
                     if let Ok(mut guard) = guard {
                         let before = self.input.len();
@@ -626,10 +697,18 @@ impl Driver {
                 true
             }
         };
+        // What the kernel enforced after the last look (an OOM kill that ended the command
+        // within its first look's interval, its shell then exiting on its own).
+        let ending = self.enforced_at_end(ending);
         // End whatever is left of the tree while still reading, so that nothing blocks on a
-        // full terminal on its way out.
+        // full terminal on its way out. A tree over a limit gets no grace to grow further in.
+        let grace = if matches!(ending, Ending::Stopped(Stop::Limit)) {
+            Duration::ZERO
+        } else {
+            TERM_GRACE
+        };
         {
-            let ending_tree = supervisor.kill_tree(TERM_GRACE);
+            let ending_tree = supervisor.kill_tree(grace);
             tokio::pin!(ending_tree);
             loop {
                 tokio::select! {
@@ -643,6 +722,15 @@ impl Driver {
             .map(|link| link.refused_since(0))
             .unwrap_or_default();
         supervisor.shutdown().await;
+        // The tree's cgroup goes with it, off the async threads (removing it may wait for the
+        // last zombies).
+        if let Some(group) = self
+            .limits
+            .take()
+            .and_then(|limits| limits.watchdog.into_group())
+        {
+            tokio::task::spawn_blocking(move || drop(group));
+        }
 
         // Read the rest: EIO comes once every holder of the slave has closed it.
         let drain_until = Instant::now() + DRAIN_LIMIT;
@@ -655,6 +743,48 @@ impl Driver {
         match (ending, failure) {
             (Ending::Exited(_), Some(err)) => Ending::Failed(err),
             (ending, _) => ending,
+        }
+    }
+
+    /// Looks at the tree against its limits; `true` when it passed one and must end.
+    fn on_limit_check(&mut self) -> bool {
+        let Some(limits) = self.limits.as_mut() else {
+            return false;
+        };
+        match limits.watchdog.check(&limits.scope) {
+            Some((hit, true)) => {
+                self.limit = Some(hit);
+                true
+            }
+            // Told once; the command goes on without what the kernel refused it.
+            Some((hit, false)) => {
+                self.limit.get_or_insert(hit);
+                false
+            }
+            None => false,
+        }
+    }
+
+    /// `ending`, or the end by a limit when the kernel ended the tree's biggest process for
+    /// its memory limit since the last look; refused forks found now are told too.
+    fn enforced_at_end(&mut self, ending: Ending) -> Ending {
+        let Some(hit) = self
+            .limits
+            .as_ref()
+            .and_then(|limits| limits.watchdog.group())
+            .and_then(CgroupWatch::enforced)
+        else {
+            return ending;
+        };
+        match ending {
+            Ending::Exited(_) if hit.kind == LimitKind::Memory => {
+                self.limit = Some(hit);
+                Ending::Stopped(Stop::Limit)
+            }
+            ending => {
+                self.limit.get_or_insert(hit);
+                ending
+            }
         }
     }
 
@@ -705,6 +835,8 @@ impl Driver {
     fn finish(mut self, ending: Ending, timeout: Duration) -> (BashResult, OutputSink) {
         let (exit_code, stop, error) = match ending {
             Ending::Exited(exit) => (Some(exit.shell_code()), None, None),
+            // The limit line says why it ended: no exit status of its own.
+            Ending::Stopped(Stop::Limit) => (None, Some(Stop::Limit), None),
             Ending::Stopped(Stop::Head) => (Some(0), Some(Stop::Head), None),
             Ending::Stopped(stop) => (None, Some(stop), None),
             Ending::Failed(err) => (None, None, Some(err)),
@@ -721,7 +853,7 @@ impl Driver {
         let annotation = match stop {
             Some(Stop::Timeout) => Some(timeout_annotation(timeout.as_secs_f64())),
             Some(Stop::Killed) => Some(CANCELLED_ANNOTATION.to_owned()),
-            Some(Stop::Head) | None => None,
+            Some(Stop::Head | Stop::Limit) | None => None,
         };
         self.updates
             .send_modify(|tick| *tick = tick.wrapping_add(1));
@@ -738,9 +870,17 @@ impl Driver {
             session_restarted: false,
             blocked_hosts: std::mem::take(&mut self.blocked_hosts),
             needs_terminal: None,
-            limit: None,
+            limit: self.limit,
         };
         (result, self.sink)
+    }
+}
+
+/// Completes when the tree's next look against its limits is due; never without limits.
+async fn limit_check_due(limits: Option<&TreeLimits>) {
+    match limits {
+        Some(limits) => tokio::time::sleep_until(limits.watchdog.next()).await,
+        None => std::future::pending().await,
     }
 }
 

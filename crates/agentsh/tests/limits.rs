@@ -5,6 +5,8 @@
 //! `tmp_size`. Each runs with the mechanism this machine gives (a cgroup where root may write
 //! one) and, but for the fork bomb, again with the watchdog, which every Linux has.
 
+mod pty;
+
 use std::time::{Duration, Instant};
 
 use serde_json::Value;

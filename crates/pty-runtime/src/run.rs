@@ -19,40 +19,30 @@
 //! Resource limits ([`PtyCommand::limits`]) hold the whole tree, the shell included, as they
 //! hold a piped command: where the kernel enforces them the shell starts inside a command
 //! cgroup of its own (it joins it before its `execve`, so everything it starts is born
-//! inside), else the watchdog measures the tree; both through `agentsh_process`'s
-//! [`TreeWatchdog`], every `LIMIT_CHECK`.
+//! inside), else the watchdog measures the tree (see `crate::limits`).
 
-use std::collections::{BTreeMap, VecDeque};
-use std::ffi::OsString;
+use std::collections::VecDeque;
 use std::io;
 use std::os::fd::OwnedFd;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
 use agentsh_output_sink::{OutputSink, SinkOptions};
-use agentsh_process::env::{TerminalKind, hardened_env};
-use agentsh_process::sandbox::SandboxSpec;
-use agentsh_process::shell::{FALLBACK_SHELL, ShellSpec, apply_prefix, discover_shell};
-use agentsh_process::{
-    Backstops, CgroupWatch, ChildExit, ChildStdio, CommandCgroup, CommandScope, InputWait,
-    ShellShare, SpawnSpec, StartMark, Supervisor, TERM_GRACE, TreeWatchdog,
-    cgroup_limits_with_shell, limits_kernel_enforced,
-};
-use agentsh_protocol::{
-    BashResult, CANCELLED_ANNOTATION, LimitHit, LimitKind, ResourceLimits, timeout_annotation,
-};
+use agentsh_process::{ChildExit, InputWait, StartMark, Supervisor, TERM_GRACE};
+use agentsh_protocol::{BashResult, CANCELLED_ANNOTATION, LimitHit, LimitKind, timeout_annotation};
 use tokio::io::Interest;
 use tokio::io::unix::AsyncFd;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
+use crate::command::PtyCommand;
 use crate::error::PtyError;
 use crate::keys::{KeyAction, classify_keys};
+use crate::limits::{TreeLimits, command_cgroup, limit_check_due};
 use crate::pty;
-use crate::terminal::{SCROLLBACK_LINES, Terminal, TerminalSize};
+use crate::terminal::{Terminal, TerminalSize};
 
 /// The line written to the output when the PTY fails: `PTY error: <reason>`.
 pub const PTY_ERROR_PREFIX: &str = "PTY error: ";
@@ -65,130 +55,6 @@ const DRAIN_LIMIT: Duration = Duration::from_secs(2);
 const READ_BUFFER: usize = 64 * 1024;
 /// Reads per wake-up before the driver looks at input, kills and timers again.
 const READS_PER_TURN: usize = 32;
-
-/// Environment variables of agentsh's own terminal that would contradict the PTY's size.
-const SIZE_VARS: &[&str] = &["COLUMNS", "LINES"];
-
-/// The script the shell runs: source the snapshot (if any), then the command via `eval`, so
-/// that the snapshot's aliases apply. `$1` = snapshot path (may be empty), `$2` = command.
-const RUN_SCRIPT: &str = r#"if [ -n "$1" ]; then . "$1" </dev/null >/dev/null 2>&1; fi
-__agentsh_command=$2
-shift 2
-eval "unset __agentsh_command; $__agentsh_command""#;
-
-/// One command to run on a PTY.
-#[derive(Debug, Clone)]
-pub struct PtyCommand {
-    /// The command text, run by the shell as if typed.
-    pub command: String,
-    /// The working directory.
-    pub cwd: PathBuf,
-    /// Stop the command after this long. Not clamped here: agentsh's callers bound it before.
-    pub timeout: Duration,
-    /// The shell to run it in (`process::shell::discover_shell`).
-    pub shell: ShellSpec,
-    /// The user's `bash.env` extras, on top of the hardened environment of `agentsh-process`
-    /// (pagers set to `cat`, editors to `true`, prompts off, `TERM=xterm-256color`); an extra
-    /// wins over a hardened variable of the same name.
-    pub env: BTreeMap<String, String>,
-    /// The environment before hardening; `None` = the agentsh process environment.
-    pub base_env: Option<Vec<(OsString, OsString)>>,
-    /// `bash.prefix` / `AGENTSH_SHELL_PREFIX`: the command runs as `<prefix> <command>`.
-    pub prefix: Option<String>,
-    /// The rc snapshot to source before the command (`agentsh-rc-snapshot`).
-    pub snapshot: Option<PathBuf>,
-    /// The terminal size (clamped when the session starts).
-    pub size: TerminalSize,
-    /// Lines of scrollback of the headless terminal.
-    pub scrollback: usize,
-    /// A job's terminal: the environment keeps none of the variables that make
-    /// programs skip their questions (`CI`, `npm_config_yes`, …). Default `false`.
-    pub answers_prompts: bool,
-    /// The session's sandbox for every process on the terminal; `None` (default):
-    /// off.
-    pub sandbox: Option<SandboxSpec>,
-    /// The resource limits of the command's whole tree, the shell included (`[limits]`);
-    /// default: none. A tree over its memory or CPU time limit is ended, and the result's
-    /// [`BashResult::limit`] says which limit it passed, as for a piped command.
-    pub limits: ResourceLimits,
-}
-
-impl PtyCommand {
-    /// A command with the discovered shell (`$SHELL` if bash/zsh, else bash, else sh), no
-    /// extra environment, no prefix, no snapshot, a 120×40 terminal, 10,000 lines of
-    /// scrollback and no sandbox.
-    pub fn new(command: impl Into<String>, cwd: impl Into<PathBuf>, timeout: Duration) -> Self {
-        let shell = discover_shell(None, |name| std::env::var_os(name))
-            .unwrap_or_else(|_| ShellSpec::from_path(FALLBACK_SHELL));
-        Self {
-            command: command.into(),
-            cwd: cwd.into(),
-            timeout,
-            shell,
-            env: BTreeMap::new(),
-            base_env: None,
-            prefix: None,
-            snapshot: None,
-            size: TerminalSize::default(),
-            scrollback: SCROLLBACK_LINES,
-            answers_prompts: false,
-            sandbox: None,
-            limits: ResourceLimits::default(),
-        }
-    }
-
-    /// What starts the shell on `slave`, inside `cgroup` where the kernel holds its tree.
-    fn spawn_spec(&self, slave: &OwnedFd, cgroup: Option<&CommandCgroup>) -> io::Result<SpawnSpec> {
-        let mut spec = SpawnSpec::new(&self.shell.path);
-        let mut args: Vec<OsString> = self
-            .shell
-            .kind
-            .no_rc_flags()
-            .iter()
-            .map(Into::into)
-            .collect();
-        let command = match self.prefix.as_deref() {
-            Some(prefix) => apply_prefix(prefix, &self.command),
-            None => self.command.clone(),
-        };
-        args.extend([
-            "-c".into(),
-            RUN_SCRIPT.into(),
-            self.shell.kind.name().into(),
-            self.snapshot
-                .as_ref()
-                .map(|path| path.as_os_str().to_owned())
-                .unwrap_or_default(),
-            command.into(),
-        ]);
-        spec.args = args;
-        let base = self
-            .base_env
-            .clone()
-            .unwrap_or_else(|| std::env::vars_os().collect())
-            .into_iter()
-            .filter(|(name, _)| !SIZE_VARS.iter().any(|v| name == v));
-        let terminal = if self.answers_prompts {
-            TerminalKind::PtyJob
-        } else {
-            TerminalKind::Pty
-        };
-        spec.env = hardened_env(base, &self.env, terminal);
-        spec.cwd.clone_from(&self.cwd);
-        spec.stdio = [
-            ChildStdio::Fd(slave.try_clone()?),
-            ChildStdio::Fd(slave.try_clone()?),
-            ChildStdio::Fd(slave.try_clone()?),
-        ];
-        spec.controlling_terminal = true;
-        spec.sandbox.clone_from(&self.sandbox);
-        spec.backstops = Backstops::for_limits(&self.limits);
-        if let Some(cgroup) = cgroup {
-            spec.cgroups = cgroup.dirs().map(std::path::Path::to_path_buf).collect();
-        }
-        Ok(spec)
-    }
-}
 
 /// Requests from the handles to the driver.
 #[derive(Debug)]
@@ -519,22 +385,6 @@ struct Driver {
     limit: Option<LimitHit>,
 }
 
-/// One PTY session's tree under resource limits: its watchdog, and which processes it is.
-struct TreeLimits {
-    watchdog: TreeWatchdog,
-    scope: CommandScope,
-}
-
-/// The command cgroup the shell of a tree under `limits` starts in: `None` where the kernel
-/// does not hold trees (or no cgroup can be had: the watchdog then measures).
-fn command_cgroup(limits: &ResourceLimits) -> Option<CommandCgroup> {
-    if !limits.any() || !limits_kernel_enforced() {
-        return None;
-    }
-    // The shell is inside with its command: the command's own processes get the whole limit.
-    CommandCgroup::create(&cgroup_limits_with_shell(limits)).ok()
-}
-
 /// Receives the sanitised text a session's sink commits, in order.
 pub type TextCallback = Box<dyn FnMut(&str) + Send>;
 
@@ -569,7 +419,7 @@ impl Driver {
         size: TerminalSize,
     ) -> Result<(AsyncFd<OwnedFd>, Supervisor), PtyError> {
         let pair = pty::open(size).map_err(PtyError::Open)?;
-        let cgroup = command_cgroup(&command.limits).map(Arc::new);
+        let cgroup = command_cgroup(&command.limits);
         let spec = command
             .spawn_spec(&pair.slave, cgroup.as_deref())
             .map_err(PtyError::Open)?;
@@ -591,20 +441,13 @@ impl Driver {
             None => pair.master,
         };
         let modes = master.try_clone().map_err(PtyError::Open)?;
-        // The shell was started for this command alone: it is one of the tree's processes.
-        let group = cgroup.map(|cgroup| CgroupWatch::new(cgroup, command.limits));
-        self.limits = TreeWatchdog::new(command.limits, group, ShellShare::Whole).map(|watchdog| {
-            TreeLimits {
-                watchdog,
-                scope: CommandScope {
-                    supervisor: supervisor.pid(),
-                    shell: supervisor.child_pid(),
-                    tag: String::new(),
-                    seq: 0,
-                    started,
-                },
-            }
-        });
+        self.limits = TreeLimits::new(
+            command.limits,
+            cgroup,
+            supervisor.pid(),
+            supervisor.child_pid(),
+            started,
+        );
         let _ = self.shell.set(ShellOnTerminal {
             pid: supervisor.child_pid(),
             terminal,
@@ -722,14 +565,9 @@ impl Driver {
             .map(|link| link.refused_since(0))
             .unwrap_or_default();
         supervisor.shutdown().await;
-        // The tree's cgroup goes with it, off the async threads (removing it may wait for the
-        // last zombies).
-        if let Some(group) = self
-            .limits
-            .take()
-            .and_then(|limits| limits.watchdog.into_group())
-        {
-            tokio::task::spawn_blocking(move || drop(group));
+        // The tree's cgroup goes with it.
+        if let Some(limits) = self.limits.take() {
+            limits.release();
         }
 
         // Read the rest: EIO comes once every holder of the slave has closed it.
@@ -751,7 +589,7 @@ impl Driver {
         let Some(limits) = self.limits.as_mut() else {
             return false;
         };
-        match limits.watchdog.check(&limits.scope) {
+        match limits.check() {
             Some((hit, true)) => {
                 self.limit = Some(hit);
                 true
@@ -768,12 +606,7 @@ impl Driver {
     /// `ending`, or the end by a limit when the kernel ended the tree's biggest process for
     /// its memory limit since the last look; refused forks found now are told too.
     fn enforced_at_end(&mut self, ending: Ending) -> Ending {
-        let Some(hit) = self
-            .limits
-            .as_ref()
-            .and_then(|limits| limits.watchdog.group())
-            .and_then(CgroupWatch::enforced)
-        else {
+        let Some(hit) = self.limits.as_ref().and_then(TreeLimits::enforced) else {
             return ending;
         };
         match ending {
@@ -873,14 +706,6 @@ impl Driver {
             limit: self.limit,
         };
         (result, self.sink)
-    }
-}
-
-/// Completes when the tree's next look against its limits is due; never without limits.
-async fn limit_check_due(limits: Option<&TreeLimits>) {
-    match limits {
-        Some(limits) => tokio::time::sleep_until(limits.watchdog.next()).await,
-        None => std::future::pending().await,
     }
 }
 

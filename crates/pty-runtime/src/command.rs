@@ -58,7 +58,8 @@ pub struct PtyCommand {
     pub sandbox: Option<SandboxSpec>,
     /// The resource limits of the command's whole tree, the shell included (`[limits]`);
     /// default: none. A tree over its memory or CPU time limit is ended, and the result's
-    /// [`BashResult::limit`] says which limit it passed, as for a piped command.
+    /// [`BashResult::limit`](agentsh_protocol::BashResult::limit) says which limit it passed,
+    /// as for a piped command.
     pub limits: ResourceLimits,
 }
 

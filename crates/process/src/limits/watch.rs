@@ -162,8 +162,9 @@ pub enum ShellShare {
     /// processes, the shell aside, plus what the shell's CPU time grows by from the first look
     /// on (its builtins, the children it waited for).
     Growth,
-    /// A shell started for this command alone (a PTY run): it is one of the tree's
-    /// processes, its memory and all its CPU time count.
+    /// A shell started for this command alone (a PTY run): it is part of the tree, its
+    /// memory and all its CPU time count. The process limit is for the processes it starts,
+    /// as in a cgroup made with [`cgroup_limits_with_shell`].
     Whole,
 }
 
@@ -241,14 +242,11 @@ impl TreeWatchdog {
 
     /// What the tree's processes use now (the shell's share as [`ShellShare`] says).
     fn usage(&self, scope: &CommandScope) -> CommandUsage {
-        let mut usage = command_usage(scope);
-        if self.shell == ShellShare::Whole {
-            let shell = process_usage(scope.shell);
-            usage.memory_bytes = usage.memory_bytes.saturating_add(shell.memory_bytes);
-            usage.processes += shell.processes;
-            usage.cpu_ticks = usage.cpu_ticks.saturating_add(shell.cpu_ticks);
+        let usage = command_usage(scope);
+        match self.shell {
+            ShellShare::Growth => usage,
+            ShellShare::Whole => with_shell(usage, process_usage(scope.shell)),
         }
-        usage
     }
 
     /// The CPU time limit, when the tree's CPU time passed it; `tree_ticks` is that of its
@@ -267,6 +265,16 @@ impl TreeWatchdog {
             }
         };
         cpu_over_limit(limit, ticks, ticks_per_second())
+    }
+}
+
+/// A command's `usage` with its shell's own, `shell`: its memory and CPU time count; it is
+/// not one of the processes the process limit counts (the command's own are).
+fn with_shell(usage: CommandUsage, shell: CommandUsage) -> CommandUsage {
+    CommandUsage {
+        memory_bytes: usage.memory_bytes.saturating_add(shell.memory_bytes),
+        processes: usage.processes,
+        cpu_ticks: usage.cpu_ticks.saturating_add(shell.cpu_ticks),
     }
 }
 
@@ -329,6 +337,30 @@ mod tests {
         assert_eq!(cpu_over_limit(two, 350, 100).map(|hit| hit.used), Some(3));
         // A clock that reports no ticks per second does not divide by zero.
         assert_eq!(cpu_over_limit(two, 2, 0).map(|hit| hit.used), Some(2));
+    }
+
+    #[test]
+    fn a_shell_started_for_its_command_adds_its_memory_and_cpu_not_a_process() {
+        let command = CommandUsage {
+            memory_bytes: 100 * MIB,
+            processes: 3,
+            cpu_ticks: 150,
+        };
+        let shell = CommandUsage {
+            memory_bytes: 2 * MIB,
+            processes: 1,
+            cpu_ticks: 60,
+        };
+        assert_eq!(
+            with_shell(command, shell),
+            CommandUsage {
+                memory_bytes: 102 * MIB,
+                processes: 3,
+                cpu_ticks: 210,
+            }
+        );
+        // A shell that is gone adds nothing.
+        assert_eq!(with_shell(command, CommandUsage::default()), command);
     }
 
     #[test]

@@ -13,7 +13,7 @@
 mod approval;
 mod input;
 mod lifetime;
-mod listen;
+pub(crate) mod listen;
 mod pty;
 mod secrets;
 mod session;

@@ -6,6 +6,8 @@
 //! one) and again with the watchdog, which every Linux has (the fork bomb inside a kernel net
 //! of the test's own: as root nothing else would stop it were the watchdog to fail).
 
+mod pty;
+
 use std::time::{Duration, Instant};
 
 use serde_json::Value;

@@ -382,7 +382,7 @@ impl NewJob {
                 killed: result.cancelled && !result.timed_out,
                 shell_restarted: false,
                 needs_terminal: None,
-                limit: None,
+                limit: result.limit,
             };
             let _ = progress_tx.send(JobProgress::Ended(exit));
             texts.send_modify(|n| *n = n.wrapping_add(1));

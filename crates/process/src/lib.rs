@@ -25,8 +25,9 @@ pub use id::random_hex;
 pub use input_wait::{InputWait, command_line, foreground_program, input_wait, input_waiter};
 pub use kill::{EndReport, TERM_GRACE, end_command, end_command_with, end_runaway, kill_tree};
 pub use limits::{
-    CgroupEvents, CgroupUsage, CommandCgroup, LIMITS_MECHANISM_VAR, LimitsMechanism,
-    limits_kernel_enforced, limits_mechanism,
+    CgroupEvents, CgroupUsage, CgroupWatch, CommandCgroup, LIMIT_CHECK, LIMITS_MECHANISM_VAR,
+    LimitFound, LimitsMechanism, ShellShare, TreeWatchdog, cgroup_limits_with_shell,
+    cpu_over_limit, limits_kernel_enforced, limits_mechanism, over_limit,
 };
 pub use memory::memory_agentsh_may_use;
 pub use owned_dir::{OWNED_MARK, OwnedDir, remove_ownerless};
@@ -44,5 +45,6 @@ pub use tree::{
     waits_for_a_child,
 };
 pub use usage::{
-    CommandUsage, TreeUsage, command_usage, parent_pid, ticks_per_second, tree_usages,
+    CommandUsage, TreeUsage, command_usage, parent_pid, process_usage, ticks_per_second,
+    tree_usages,
 };

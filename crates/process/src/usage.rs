@@ -120,6 +120,28 @@ pub fn command_usage(scope: &CommandScope) -> CommandUsage {
     usage
 }
 
+/// What process `pid` alone uses now, measured as [`command_usage`] measures each process of
+/// a command (`processes` is 1, or 0 when it is gone).
+pub fn process_usage(pid: u32) -> CommandUsage {
+    let mut usage = CommandUsage::default();
+    let mut stat_buf = [0u8; procfs::STAT_BUFFER];
+    let Some(cpu) =
+        procfs::read_stat(u64::from(pid), &mut stat_buf).and_then(|stat| stat.cpu_ticks())
+    else {
+        return usage;
+    };
+    usage.processes = 1;
+    usage.cpu_ticks = cpu;
+    let mut status_buf = [0u8; 4096];
+    let mut path = [0u8; 48];
+    if let Some(path) = procfs::proc_path(u64::from(pid), b"/status", &mut path)
+        && let Some(status) = procfs::read_file(path, &mut status_buf)
+    {
+        usage.memory_bytes = own_memory(status);
+    }
+    usage
+}
+
 /// `RssAnon` + `RssShmem` of a `/proc/<pid>/status` text, in bytes (0 for a kernel thread or a
 /// zombie, which have neither).
 fn own_memory(status: &[u8]) -> u64 {

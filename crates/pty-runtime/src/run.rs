@@ -9,37 +9,40 @@
 //! ```
 //!
 //! The driver owns the master side of the PTY, the supervisor and the sink. It ends when the
-//! shell exits, the timeout passes, the command is killed, or the head capture of the sink is
-//! satisfied. It then ends what is left of the process tree (SIGTERM, [`TERM_GRACE`], SIGKILL
-//! — through `agentsh_process::Supervisor::kill_tree` on everything below the supervisor, then
-//! the supervisor's own sweep), reads the master until every holder of the slave is gone (EIO),
+//! shell exits, the timeout passes, the command is killed, the head capture of the sink is
+//! satisfied, or the tree passed a resource limit. It then ends what is left of the process
+//! tree (SIGTERM, [`TERM_GRACE`], SIGKILL — SIGKILL at once for a tree over a limit — through
+//! `agentsh_process::Supervisor::kill_tree` on everything below the supervisor, then the
+//! supervisor's own sweep), reads the master until every holder of the slave is gone (EIO),
 //! and drops the master: no descriptor outlives the session.
+//!
+//! Resource limits ([`PtyCommand::limits`]) hold the whole tree, the shell included, as they
+//! hold a piped command: where the kernel enforces them the shell starts inside a command
+//! cgroup of its own (it joins it before its `execve`, so everything it starts is born
+//! inside), else the watchdog measures the tree (see `crate::limits`).
 
-use std::collections::{BTreeMap, VecDeque};
-use std::ffi::OsString;
+use std::collections::VecDeque;
 use std::io;
 use std::os::fd::OwnedFd;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
 use agentsh_output_sink::{OutputSink, SinkOptions};
-use agentsh_process::env::{TerminalKind, hardened_env};
-use agentsh_process::sandbox::SandboxSpec;
-use agentsh_process::shell::{FALLBACK_SHELL, ShellSpec, apply_prefix, discover_shell};
-use agentsh_process::{ChildExit, ChildStdio, InputWait, SpawnSpec, Supervisor, TERM_GRACE};
-use agentsh_protocol::{BashResult, CANCELLED_ANNOTATION, timeout_annotation};
+use agentsh_process::{ChildExit, InputWait, StartMark, Supervisor, TERM_GRACE};
+use agentsh_protocol::{BashResult, CANCELLED_ANNOTATION, LimitHit, LimitKind, timeout_annotation};
 use tokio::io::Interest;
 use tokio::io::unix::AsyncFd;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
+use crate::command::PtyCommand;
 use crate::error::PtyError;
 use crate::keys::{KeyAction, classify_keys};
+use crate::limits::{TreeLimits, command_cgroup, limit_check_due};
 use crate::pty;
-use crate::terminal::{SCROLLBACK_LINES, Terminal, TerminalSize};
+use crate::terminal::{Terminal, TerminalSize};
 
 /// The line written to the output when the PTY fails: `PTY error: <reason>`.
 pub const PTY_ERROR_PREFIX: &str = "PTY error: ";
@@ -52,120 +55,6 @@ const DRAIN_LIMIT: Duration = Duration::from_secs(2);
 const READ_BUFFER: usize = 64 * 1024;
 /// Reads per wake-up before the driver looks at input, kills and timers again.
 const READS_PER_TURN: usize = 32;
-
-/// Environment variables of agentsh's own terminal that would contradict the PTY's size.
-const SIZE_VARS: &[&str] = &["COLUMNS", "LINES"];
-
-/// The script the shell runs: source the snapshot (if any), then the command via `eval`, so
-/// that the snapshot's aliases apply. `$1` = snapshot path (may be empty), `$2` = command.
-const RUN_SCRIPT: &str = r#"if [ -n "$1" ]; then . "$1" </dev/null >/dev/null 2>&1; fi
-__agentsh_command=$2
-shift 2
-eval "unset __agentsh_command; $__agentsh_command""#;
-
-/// One command to run on a PTY.
-#[derive(Debug, Clone)]
-pub struct PtyCommand {
-    /// The command text, run by the shell as if typed.
-    pub command: String,
-    /// The working directory.
-    pub cwd: PathBuf,
-    /// Stop the command after this long. Not clamped here: agentsh's callers bound it before.
-    pub timeout: Duration,
-    /// The shell to run it in (`process::shell::discover_shell`).
-    pub shell: ShellSpec,
-    /// The user's `bash.env` extras, on top of the hardened environment of `agentsh-process`
-    /// (pagers set to `cat`, editors to `true`, prompts off, `TERM=xterm-256color`); an extra
-    /// wins over a hardened variable of the same name.
-    pub env: BTreeMap<String, String>,
-    /// The environment before hardening; `None` = the agentsh process environment.
-    pub base_env: Option<Vec<(OsString, OsString)>>,
-    /// `bash.prefix` / `AGENTSH_SHELL_PREFIX`: the command runs as `<prefix> <command>`.
-    pub prefix: Option<String>,
-    /// The rc snapshot to source before the command (`agentsh-rc-snapshot`).
-    pub snapshot: Option<PathBuf>,
-    /// The terminal size (clamped when the session starts).
-    pub size: TerminalSize,
-    /// Lines of scrollback of the headless terminal.
-    pub scrollback: usize,
-    /// A job's terminal: the environment keeps none of the variables that make
-    /// programs skip their questions (`CI`, `npm_config_yes`, …). Default `false`.
-    pub answers_prompts: bool,
-    /// The session's sandbox for every process on the terminal; `None` (default):
-    /// off.
-    pub sandbox: Option<SandboxSpec>,
-}
-
-impl PtyCommand {
-    /// A command with the discovered shell (`$SHELL` if bash/zsh, else bash, else sh), no
-    /// extra environment, no prefix, no snapshot, a 120×40 terminal, 10,000 lines of
-    /// scrollback and no sandbox.
-    pub fn new(command: impl Into<String>, cwd: impl Into<PathBuf>, timeout: Duration) -> Self {
-        let shell = discover_shell(None, |name| std::env::var_os(name))
-            .unwrap_or_else(|_| ShellSpec::from_path(FALLBACK_SHELL));
-        Self {
-            command: command.into(),
-            cwd: cwd.into(),
-            timeout,
-            shell,
-            env: BTreeMap::new(),
-            base_env: None,
-            prefix: None,
-            snapshot: None,
-            size: TerminalSize::default(),
-            scrollback: SCROLLBACK_LINES,
-            answers_prompts: false,
-            sandbox: None,
-        }
-    }
-
-    fn spawn_spec(&self, slave: &OwnedFd) -> io::Result<SpawnSpec> {
-        let mut spec = SpawnSpec::new(&self.shell.path);
-        let mut args: Vec<OsString> = self
-            .shell
-            .kind
-            .no_rc_flags()
-            .iter()
-            .map(Into::into)
-            .collect();
-        let command = match self.prefix.as_deref() {
-            Some(prefix) => apply_prefix(prefix, &self.command),
-            None => self.command.clone(),
-        };
-        args.extend([
-            "-c".into(),
-            RUN_SCRIPT.into(),
-            self.shell.kind.name().into(),
-            self.snapshot
-                .as_ref()
-                .map(|path| path.as_os_str().to_owned())
-                .unwrap_or_default(),
-            command.into(),
-        ]);
-        spec.args = args;
-        let base = self
-            .base_env
-            .clone()
-            .unwrap_or_else(|| std::env::vars_os().collect())
-            .into_iter()
-            .filter(|(name, _)| !SIZE_VARS.iter().any(|v| name == v));
-        let terminal = if self.answers_prompts {
-            TerminalKind::PtyJob
-        } else {
-            TerminalKind::Pty
-        };
-        spec.env = hardened_env(base, &self.env, terminal);
-        spec.cwd.clone_from(&self.cwd);
-        spec.stdio = [
-            ChildStdio::Fd(slave.try_clone()?),
-            ChildStdio::Fd(slave.try_clone()?),
-            ChildStdio::Fd(slave.try_clone()?),
-        ];
-        spec.controlling_terminal = true;
-        spec.sandbox.clone_from(&self.sandbox);
-        Ok(spec)
-    }
-}
 
 /// Requests from the handles to the driver.
 #[derive(Debug)]
@@ -343,6 +232,8 @@ impl PtyRun {
             input: VecDeque::new(),
             on_text,
             blocked_hosts: Vec::new(),
+            limits: None,
+            limit: None,
         };
         let task = tokio::spawn(driver.run(command, size));
         Self {
@@ -458,6 +349,8 @@ enum Stop {
     Timeout,
     Killed,
     Head,
+    /// The tree passed a resource limit ([`Driver::limit`]).
+    Limit,
 }
 
 enum Ending {
@@ -486,6 +379,10 @@ struct Driver {
     /// What a sandbox's network allowlist refused for the command's namespace (its own: a PTY
     /// session is a tree of its own), taken when the tree ends.
     blocked_hosts: Vec<String>,
+    /// The tree's resource limits as its watchdog watches them, once the shell started.
+    limits: Option<TreeLimits>,
+    /// The resource limit the tree passed.
+    limit: Option<LimitHit>,
 }
 
 /// Receives the sanitised text a session's sink commits, in order.
@@ -522,7 +419,12 @@ impl Driver {
         size: TerminalSize,
     ) -> Result<(AsyncFd<OwnedFd>, Supervisor), PtyError> {
         let pair = pty::open(size).map_err(PtyError::Open)?;
-        let spec = command.spawn_spec(&pair.slave).map_err(PtyError::Open)?;
+        let cgroup = command_cgroup(&command.limits);
+        let spec = command
+            .spawn_spec(&pair.slave, cgroup.as_deref())
+            .map_err(PtyError::Open)?;
+        // Every process of the tree starts after this.
+        let started = StartMark::now();
         let mut terminal = rustix::fs::fstat(&pair.slave)
             .map_err(|err| PtyError::Open(err.into()))?
             .st_rdev;
@@ -539,6 +441,13 @@ impl Driver {
             None => pair.master,
         };
         let modes = master.try_clone().map_err(PtyError::Open)?;
+        self.limits = TreeLimits::new(
+            command.limits,
+            cgroup,
+            supervisor.pid(),
+            supervisor.child_pid(),
+            started,
+        );
         let _ = self.shell.set(ShellOnTerminal {
             pid: supervisor.child_pid(),
             terminal,
@@ -583,6 +492,11 @@ impl Driver {
                     Err(err) => break Ending::Failed(PtyError::ExitStatus(err)),
                 },
                 () = tokio::time::sleep_until(deadline) => break Ending::Stopped(Stop::Timeout),
+                () = limit_check_due(self.limits.as_ref()) => {
+                    if self.on_limit_check() {
+                        break Ending::Stopped(Stop::Limit);
+                    }
+                }
                 guard = master.writable(), if !self.input.is_empty() => {
                     if let Ok(mut guard) = guard {
                         let before = self.input.len();
@@ -626,10 +540,18 @@ impl Driver {
                 true
             }
         };
+        // What the kernel enforced after the last look (an OOM kill that ended the command
+        // within its first look's interval, its shell then exiting on its own).
+        let ending = self.enforced_at_end(ending);
         // End whatever is left of the tree while still reading, so that nothing blocks on a
-        // full terminal on its way out.
+        // full terminal on its way out. A tree over a limit gets no grace to grow further in.
+        let grace = if matches!(ending, Ending::Stopped(Stop::Limit)) {
+            Duration::ZERO
+        } else {
+            TERM_GRACE
+        };
         {
-            let ending_tree = supervisor.kill_tree(TERM_GRACE);
+            let ending_tree = supervisor.kill_tree(grace);
             tokio::pin!(ending_tree);
             loop {
                 tokio::select! {
@@ -643,6 +565,10 @@ impl Driver {
             .map(|link| link.refused_since(0))
             .unwrap_or_default();
         supervisor.shutdown().await;
+        // The tree's cgroup goes with it.
+        if let Some(limits) = self.limits.take() {
+            limits.release();
+        }
 
         // Read the rest: EIO comes once every holder of the slave has closed it.
         let drain_until = Instant::now() + DRAIN_LIMIT;
@@ -655,6 +581,43 @@ impl Driver {
         match (ending, failure) {
             (Ending::Exited(_), Some(err)) => Ending::Failed(err),
             (ending, _) => ending,
+        }
+    }
+
+    /// Looks at the tree against its limits; `true` when it passed one and must end.
+    fn on_limit_check(&mut self) -> bool {
+        let Some(limits) = self.limits.as_mut() else {
+            return false;
+        };
+        match limits.check() {
+            Some((hit, true)) => {
+                self.limit = Some(hit);
+                true
+            }
+            // Told once; the command goes on without what the kernel refused it.
+            Some((hit, false)) => {
+                self.limit.get_or_insert(hit);
+                false
+            }
+            None => false,
+        }
+    }
+
+    /// `ending`, or the end by a limit when the kernel ended the tree's biggest process for
+    /// its memory limit since the last look; refused forks found now are told too.
+    fn enforced_at_end(&mut self, ending: Ending) -> Ending {
+        let Some(hit) = self.limits.as_ref().and_then(TreeLimits::enforced) else {
+            return ending;
+        };
+        match ending {
+            Ending::Exited(_) if hit.kind == LimitKind::Memory => {
+                self.limit = Some(hit);
+                Ending::Stopped(Stop::Limit)
+            }
+            ending => {
+                self.limit.get_or_insert(hit);
+                ending
+            }
         }
     }
 
@@ -705,6 +668,8 @@ impl Driver {
     fn finish(mut self, ending: Ending, timeout: Duration) -> (BashResult, OutputSink) {
         let (exit_code, stop, error) = match ending {
             Ending::Exited(exit) => (Some(exit.shell_code()), None, None),
+            // The limit line says why it ended: no exit status of its own.
+            Ending::Stopped(Stop::Limit) => (None, Some(Stop::Limit), None),
             Ending::Stopped(Stop::Head) => (Some(0), Some(Stop::Head), None),
             Ending::Stopped(stop) => (None, Some(stop), None),
             Ending::Failed(err) => (None, None, Some(err)),
@@ -721,7 +686,7 @@ impl Driver {
         let annotation = match stop {
             Some(Stop::Timeout) => Some(timeout_annotation(timeout.as_secs_f64())),
             Some(Stop::Killed) => Some(CANCELLED_ANNOTATION.to_owned()),
-            Some(Stop::Head) | None => None,
+            Some(Stop::Head | Stop::Limit) | None => None,
         };
         self.updates
             .send_modify(|tick| *tick = tick.wrapping_add(1));
@@ -738,7 +703,7 @@ impl Driver {
             session_restarted: false,
             blocked_hosts: std::mem::take(&mut self.blocked_hosts),
             needs_terminal: None,
-            limit: None,
+            limit: self.limit,
         };
         (result, self.sink)
     }

@@ -3,6 +3,7 @@
 
 mod input_wait;
 mod keys;
+mod limits;
 #[cfg(target_os = "linux")]
 mod sandbox;
 mod session;

@@ -22,8 +22,9 @@ use std::time::Duration;
 use agentsh_process::sandbox::SandboxSpec;
 use agentsh_process::shell::ShellSpec;
 use agentsh_process::{
-    Backstops, ChildExit, CommandCgroup, CommandScope, OwnedDir, SpawnSpec, StartMark, Supervisor,
-    can_attribute, children, descendants, limits_kernel_enforced,
+    Backstops, CgroupWatch, ChildExit, CommandCgroup, CommandScope, OwnedDir, SpawnSpec, StartMark,
+    Supervisor, can_attribute, cgroup_limits_with_shell, children, descendants,
+    limits_kernel_enforced,
 };
 use agentsh_protocol::{LimitHit, ResourceLimits};
 use rustix::process::Signal;
@@ -38,7 +39,7 @@ use self::files::{
     write_command, write_private,
 };
 pub(crate) use self::limits::TreeLimits;
-use self::limits::{CommandGroup, ShellGroup, watch_leftovers, watch_retired};
+use self::limits::{ShellGroup, enforced_since, watch_leftovers, watch_retired};
 use self::names::ErrorNames;
 pub use self::run::Output;
 use self::run::{CommandEnd, CommandLimits, CommandRun, Readiness, StopPlan};
@@ -191,36 +192,25 @@ impl ShellProcess {
         // The session's sandbox; the spawner adds the shell's own directory
         // (`remove_on_exit`) to the writable roots.
         spawn.sandbox = sandbox.cloned();
-        // Where only the watchdog measures the tree, per-process backstops: a heap stops at
-        // twice the tree's memory (the watchdog ends the tree first), and in the sandbox the
-        // tree's tasks. Where the kernel holds the tree they would only get in its way.
-        if resources.any() && !limits_kernel_enforced() {
-            spawn.backstops = Backstops {
-                data_bytes: resources.memory.map(|bytes| bytes.saturating_mul(2)),
-                sandboxed_tasks: resources.processes,
-            };
-        }
-        // Where the kernel holds the tree and a process can join a cgroup by itself (v1), the
-        // shell is born in its first commands' cgroup: moving it there from here later would
-        // make the kernel wait for an RCU grace period (about 10 ms on a busy machine, most of
-        // a short `agentsh exec`).
+        // Where only the watchdog measures the tree, per-process backstops.
+        spawn.backstops = Backstops::for_limits(&resources);
+        // Where the kernel holds the tree, the shell is born in its first commands' cgroup:
+        // moving it there from here later would make the kernel wait for an RCU grace period
+        // (about 10 ms on a busy machine, most of a short `agentsh exec`), which a process
+        // joining by itself on cgroup v1 does not. No cgroup to be had: the watchdog measures.
         let born_in = (resources.any() && limits_kernel_enforced())
-            .then(|| CommandCgroup::create(&shell_cgroup_limits(resources)).ok())
-            .flatten()
-            .filter(|cgroup| !cgroup.self_join_files().is_empty());
+            .then(|| CommandCgroup::create(&cgroup_limits_with_shell(&resources)).ok())
+            .flatten();
         if let Some(cgroup) = &born_in {
-            spawn.join_tasks = cgroup.self_join_files();
+            spawn.join_cgroups = cgroup.self_join_files();
         }
         let supervisor = Supervisor::spawn(spawn).await?;
-        // A hierarchy it could not join: the first command moves it, as after any other.
-        let group = born_in
-            .filter(|cgroup| cgroup.holds(supervisor.child_pid()))
-            .map(|cgroup| ShellGroup {
-                seen: cgroup.events().unwrap_or_default(),
-                cgroup: Arc::new(cgroup),
-                resources,
-                told: Vec::new(),
-            });
+        let group = born_in.map(|cgroup| ShellGroup {
+            seen: cgroup.events().unwrap_or_default(),
+            cgroup: Arc::new(cgroup),
+            resources,
+            told: Vec::new(),
+        });
         Ok(Self {
             spec: spec.clone(),
             sandbox: sandbox.cloned(),
@@ -476,7 +466,7 @@ impl ShellProcess {
         let quick_success =
             matches!(end, CommandEnd::Reported(0)) && began.elapsed() < QUICK_COMMAND;
         if let Some(group) = group.as_ref().filter(|_| !quick_success)
-            && let Some(hit) = group.enforced_since(&mut self.group)
+            && let Some(hit) = enforced_since(group, &mut self.group)
         {
             limit = limit.or(Some(hit));
         }
@@ -526,7 +516,7 @@ impl ShellProcess {
         resources: ResourceLimits,
         shell: u32,
         late: Option<&LateLimits>,
-    ) -> Option<CommandGroup> {
+    ) -> Option<CgroupWatch> {
         if !limits_kernel_enforced() {
             return None;
         }
@@ -544,7 +534,8 @@ impl ShellProcess {
                 }
             }
         }
-        let cgroup = match CommandCgroup::create(&shell_cgroup_limits(resources)) {
+        // The shell is one of its tasks: the command's own get the whole limit.
+        let cgroup = match CommandCgroup::create(&cgroup_limits_with_shell(&resources)) {
             Ok(cgroup) => Arc::new(cgroup),
             // The watchdog measures instead.
             Err(_) => return None,
@@ -729,14 +720,5 @@ impl Drop for KillTreeOnDrop {
         if self.armed {
             send_signal(self.supervisor, Signal::TERM);
         }
-    }
-}
-
-/// The limits of a cgroup the shell runs its commands in: the shell is one of its tasks, so the
-/// commands' own get the whole process limit.
-fn shell_cgroup_limits(resources: ResourceLimits) -> ResourceLimits {
-    ResourceLimits {
-        processes: resources.processes.map(|tasks| tasks.saturating_add(1)),
-        ..resources
     }
 }

@@ -182,8 +182,8 @@ impl AgentSession {
     }
 
     /// `command` as the PTY runtime runs it: the session's shell, environment, prefix, rc
-    /// snapshot and sandbox (one the kernel can enforce: [`new`](Self::new) checked), in
-    /// `cwd`, stopped after `timeout`.
+    /// snapshot, sandbox (one the kernel can enforce: [`new`](Self::new) checked) and resource
+    /// limits, in `cwd`, stopped after `timeout`.
     pub(crate) fn pty_command(&self, command: &str, cwd: &Path, timeout: Timeout) -> PtyCommand {
         let inner = &self.inner;
         PtyCommand {
@@ -192,6 +192,7 @@ impl AgentSession {
             prefix: inner.prefix.clone(),
             snapshot: inner.snapshot.clone(),
             sandbox: self.sandbox().cloned(),
+            limits: self.resources(),
             ..PtyCommand::new(command, cwd, timeout.duration())
         }
     }

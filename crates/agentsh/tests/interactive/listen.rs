@@ -31,14 +31,14 @@ for line in f:
 "#;
 
 /// The python client, its stdin, and the lines it printed (read on a thread).
-pub(super) struct Client {
+pub(crate) struct Client {
     child: Child,
     stdin: ChildStdin,
     lines: mpsc::Receiver<Value>,
 }
 
 impl Client {
-    pub(super) fn connect(socket: &Path) -> Self {
+    pub(crate) fn connect(socket: &Path) -> Self {
         let mut child = Command::new("python3")
             .arg("-c")
             .arg(CLIENT)
@@ -66,13 +66,13 @@ impl Client {
         }
     }
 
-    pub(super) fn send(&mut self, request: &Value) {
+    pub(crate) fn send(&mut self, request: &Value) {
         writeln!(self.stdin, "{request}").expect("write to the client");
         self.stdin.flush().expect("flush");
     }
 
     /// Every line up to and including the response with `id`.
-    pub(super) fn until_response(&self, id: &str) -> Vec<Value> {
+    pub(crate) fn until_response(&self, id: &str) -> Vec<Value> {
         let mut seen = Vec::new();
         loop {
             let line = self
@@ -97,12 +97,22 @@ impl Drop for Client {
 
 /// agentsh with `--listen <env root>/agent.sock` in a pane; waits for its first screen.
 pub(super) fn listening(test: &str, config: &str) -> Option<(Tui, PathBuf)> {
+    listening_with(test, config, &[])
+}
+
+/// [`listening`] with more environment `vars`.
+pub(crate) fn listening_with(
+    test: &str,
+    config: &str,
+    vars: &[(&str, &str)],
+) -> Option<(Tui, PathBuf)> {
     if agentsh_test_support::tmux::skip_without_tmux(test) {
         return None;
     }
     let env = TestEnv::with_config(config);
     let socket = env.root().join("agent.sock");
     let pane = pane_builder(&env, listen_argv(&socket))
+        .envs(vars.iter().copied())
         .start()
         .expect("tmux starts");
     let tui = Tui { pane, env };
@@ -119,7 +129,7 @@ fn listen_argv(socket: &Path) -> Vec<OsString> {
     ]
 }
 
-pub(super) fn tool_call(id: &str, call: &str, command: &str) -> Value {
+pub(crate) fn tool_call(id: &str, call: &str, command: &str) -> Value {
     json!({"id": id, "type": "tool_call", "toolCallId": call, "name": "bash",
            "arguments": {"command": command}})
 }

@@ -50,6 +50,7 @@
 
 mod cgroup_v1;
 mod cgroup_v2;
+mod watch;
 
 use std::collections::HashMap;
 use std::fs;
@@ -61,6 +62,11 @@ use std::time::{Duration, Instant};
 
 use agentsh_protocol::ResourceLimits;
 use rustix::process::{Pid, Signal};
+
+pub use watch::{
+    CgroupWatch, LIMIT_CHECK, LimitFound, ShellShare, TreeWatchdog, cgroup_limits_with_shell,
+    cpu_over_limit, over_limit,
+};
 
 use crate::cgroupfs::{
     CgroupMount, PidNamespaces, cgroup_dir_of, create_new_private_dir, is_dead_owners,
@@ -511,18 +517,18 @@ impl CommandCgroup {
     }
 
     /// The files a process about to run writes `0` to, to join this cgroup itself before it
-    /// forks anything ([`SpawnSpec::join_tasks`](crate::SpawnSpec::join_tasks)): on cgroup v1
-    /// each hierarchy's `tasks` (one thread moving itself, which costs the kernel no RCU grace
-    /// period). Empty on v2, where a process is moved only as a whole: [`enter`](Self::enter).
+    /// forks anything ([`SpawnSpec::join_cgroups`](crate::SpawnSpec::join_cgroups)): on cgroup
+    /// v1 each hierarchy's `tasks` (one thread moving itself, which costs the kernel no RCU
+    /// grace period); on v2 `cgroup.procs`, where a process moves only as a whole.
     pub fn self_join_files(&self) -> Vec<PathBuf> {
-        match self.kind {
-            Kind::V2 => Vec::new(),
-            Kind::V1(_) => self
-                .places
-                .iter()
-                .map(|place| place.dir.join("tasks"))
-                .collect(),
-        }
+        let file = match self.kind {
+            Kind::V2 => "cgroup.procs",
+            Kind::V1(_) => "tasks",
+        };
+        self.places
+            .iter()
+            .map(|place| place.dir.join(file))
+            .collect()
     }
 
     /// Whether process `pid` is inside, in every hierarchy (it joined itself, or

@@ -577,15 +577,18 @@ unsafe fn child_main(view: &ChildView<'_>, self_pipe: [c_int; 2], joined: bool) 
             }
             libc::close(fd);
         }
-        // The resource limits' cgroups, each by its `tasks` file: "0" moves this thread alone
-        // (the only one after `fork`), which the kernel does without waiting for an RCU grace
-        // period. One that fails is skipped; agentsh sees it and moves the shell itself.
-        for tasks in &plan.join_tasks {
-            let fd = libc::open(tasks.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
-            if fd >= 0 {
-                libc::write(fd, b"0".as_ptr().cast(), 1);
-                libc::close(fd);
+        // Then the cgroups of the tree's resource limits, before the sandbox's user namespace
+        // (from inside it the cgroup files are no longer the child's to write), each by the
+        // file that moves the writer: on cgroup v1 a hierarchy's `tasks`, where "0" moves this
+        // thread alone (the only one after `fork`), which the kernel does without waiting for
+        // an RCU grace period.
+        for file in &plan.join_cgroups {
+            let fd = libc::open(file.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+            if fd < 0 || libc::write(fd, b"0".as_ptr().cast(), 1) != 1 {
+                report_error(SUP_ERROR, Stage::ChildLimitsCgroup, errno());
+                libc::_exit(127);
             }
+            libc::close(fd);
         }
         #[cfg(target_os = "linux")]
         if let Some(sandbox) = &plan.sandbox {

@@ -138,13 +138,14 @@ pub struct SpawnSpec {
     /// Backstops of resource limits, set on the child before its `execve` and inherited by
     /// everything it starts (see [`Backstops`]).
     pub backstops: Backstops,
-    /// cgroup `tasks` files (v1) the child joins itself before anything of it can fork, a
-    /// resource limits' cgroup ([`CommandCgroup::self_join_files`](crate::CommandCgroup::self_join_files)):
-    /// a single thread that moves itself costs the kernel no wait for an RCU grace period,
-    /// where moving a process from outside does (about 10 ms on a busy machine). One the child
-    /// cannot join is skipped: [`CommandCgroup::holds`](crate::CommandCgroup::holds) tells
-    /// afterwards.
-    pub join_tasks: Vec<PathBuf>,
+    /// Cgroups the child joins before its `execve`, after the tree's own cgroup and before
+    /// the sandbox, so that everything it starts is born inside: the command cgroup of a
+    /// tree's resource limits, by the files that move their writer
+    /// ([`CommandCgroup::self_join_files`](crate::CommandCgroup::self_join_files): on cgroup
+    /// v1 each hierarchy's `tasks`, which spares the kernel's wait for an RCU grace period
+    /// that moving the process from outside costs, about 10 ms on a busy machine). A join that
+    /// fails is [`SpawnError::Supervisor`], and nothing runs.
+    pub join_cgroups: Vec<PathBuf>,
 }
 
 /// Resource limits (rlimits) a supervised child and its descendants get, backstops of the
@@ -182,7 +183,7 @@ impl SpawnSpec {
             sandbox: None,
             sandbox_kernel: None,
             backstops: Backstops::default(),
-            join_tasks: Vec::new(),
+            join_cgroups: Vec::new(),
         }
     }
 }

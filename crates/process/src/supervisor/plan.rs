@@ -34,8 +34,8 @@ pub(super) struct ForkPlan {
     pub(super) sandbox: Option<Prepared>,
     /// The rlimits the child sets before `execve`.
     pub(super) backstops: super::Backstops,
-    /// The `tasks` files the child joins itself ([`SpawnSpec::join_tasks`]).
-    pub(super) join_tasks: Vec<CString>,
+    /// The files of [`SpawnSpec::join_cgroups`], written by the child after the tree's cgroup.
+    pub(super) join_cgroups: Vec<CString>,
 }
 
 fn cstring(bytes: &[u8], program: &str, what: &'static str) -> Result<CString, SpawnError> {
@@ -112,8 +112,8 @@ impl ForkPlan {
             .as_ref()
             .and_then(|policy| policy.temp_dir.as_deref())
             .and_then(OrphanDir::prepare);
-        let join_tasks = spec
-            .join_tasks
+        let join_cgroups = spec
+            .join_cgroups
             .iter()
             .map(|path| {
                 cstring(
@@ -143,7 +143,7 @@ impl ForkPlan {
             cgroup: containment::new_cgroup(),
             sandbox,
             backstops: spec.backstops,
-            join_tasks,
+            join_cgroups,
         })
     }
 }

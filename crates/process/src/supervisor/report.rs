@@ -51,6 +51,8 @@ pub(super) enum Stage {
     SandboxProxy = 16,
     /// The sandbox: the session's tmpfs mounted at its temp dir.
     SandboxTempFs = 17,
+    /// The child joining the cgroups of [`SpawnSpec::cgroups`](super::SpawnSpec::cgroups).
+    ChildLimitsCgroup = 18,
 }
 
 impl Stage {
@@ -74,6 +76,7 @@ impl Stage {
             Self::SandboxTerminal,
             Self::SandboxProxy,
             Self::SandboxTempFs,
+            Self::ChildLimitsCgroup,
         ]
         .into_iter()
         .find(|stage| *stage as u8 == byte)

@@ -226,6 +226,7 @@ fn start_up(
                     Some(Stage::ChildFds) => "descriptor setup of the child",
                     Some(Stage::ChildTty) => "controlling terminal",
                     Some(Stage::ChildCgroup) => "joining the cgroup",
+                    Some(Stage::ChildLimitsCgroup) => "joining the cgroup of its resource limits",
                     _ => "unknown step",
                 },
                 error,

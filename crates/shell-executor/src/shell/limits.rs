@@ -1,20 +1,17 @@
 //! A command tree's resource limits around the shell: the cgroup a shell's commands run in
-//! where the kernel holds them ([`ShellGroup`], [`CommandGroup`]), and the watchers of what a
-//! command left running after its result was sent.
+//! where the kernel holds them ([`ShellGroup`]), and the watchers of what a command left
+//! running after its result was sent. Watching a running command against its limits is
+//! `agentsh_process`'s ([`CgroupWatch`], `TreeWatchdog`), shared with the PTY runtime.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use agentsh_process::{
-    CgroupEvents, CommandCgroup, CommandScope, CommandUsage, command_usage, end_runaway,
-    ticks_per_second,
+    CgroupEvents, CgroupWatch, CommandCgroup, CommandScope, LIMIT_CHECK, command_usage,
+    cpu_over_limit, end_runaway, over_limit, ticks_per_second,
 };
 use agentsh_protocol::{LimitHit, LimitKind, ResourceLimits};
 
 use crate::request::LateLimits;
-
-/// How often what a command left running (`&`) is measured against its limits.
-const LEFTOVER_LIMIT_CHECK: Duration = Duration::from_millis(100);
 
 /// The limits a command's tree runs under, and where one passed after its result goes.
 #[derive(Clone, Copy, Default)]
@@ -36,8 +33,8 @@ pub(super) struct ShellGroup {
 
 impl ShellGroup {
     /// What one command gets to watch it with.
-    pub(super) fn for_command(&self) -> CommandGroup {
-        CommandGroup {
+    pub(super) fn for_command(&self) -> CgroupWatch {
+        CgroupWatch {
             cgroup: Arc::clone(&self.cgroup),
             seen: self.seen,
             resources: self.resources,
@@ -45,79 +42,35 @@ impl ShellGroup {
     }
 }
 
-/// A command's cgroup as its run watches it: the kernel's counts when it started.
-#[derive(Clone)]
-pub(crate) struct CommandGroup {
-    pub(crate) cgroup: Arc<CommandCgroup>,
-    /// The kernel's counts when the command started: what grows past them is the command's.
-    pub(crate) seen: CgroupEvents,
-    pub(crate) resources: ResourceLimits,
-}
-
-impl CommandGroup {
-    /// The limit the kernel enforced since [`seen`](Self::seen), if any: an OOM kill (memory)
-    /// before refused forks (processes).
-    pub(crate) fn enforced(&self) -> Option<LimitHit> {
-        self.enforced_in(self.cgroup.events().ok()?)
-    }
-
-    /// [`enforced`](Self::enforced) given the kernel's counts `now`.
-    fn enforced_in(&self, now: CgroupEvents) -> Option<LimitHit> {
-        if now.oom_kills > self.seen.oom_kills
-            && let Some(limit) = self.resources.memory
-        {
-            let used = self
-                .cgroup
-                .usage()
-                .ok()
-                .and_then(|usage| usage.memory_peak_bytes)
-                .unwrap_or(limit)
-                .max(limit);
-            return Some(LimitHit {
-                kind: LimitKind::Memory,
-                limit,
-                used,
-            });
+/// What the kernel enforced in `command`'s cgroup during the command, at its end: the shell's
+/// group (when it is still that cgroup) then counts from now, and knows the kind told.
+pub(super) fn enforced_since(
+    command: &CgroupWatch,
+    group: &mut Option<ShellGroup>,
+) -> Option<LimitHit> {
+    let now = command.cgroup.events().ok()?;
+    let hit = command.enforced_in(now);
+    if let Some(group) = group.as_mut()
+        && Arc::ptr_eq(&group.cgroup, &command.cgroup)
+    {
+        group.seen = now;
+        if let Some(hit) = hit {
+            group.told.push(hit.kind);
         }
-        if now.pids_refused > self.seen.pids_refused
-            && let Some(limit) = self.resources.processes
-        {
-            return Some(LimitHit {
-                kind: LimitKind::Processes,
-                limit,
-                used: limit,
-            });
-        }
-        None
     }
-
-    /// [`enforced`](Self::enforced) at the command's end; the shell's group then counts from
-    /// now.
-    pub(super) fn enforced_since(&self, group: &mut Option<ShellGroup>) -> Option<LimitHit> {
-        let now = self.cgroup.events().ok()?;
-        let hit = self.enforced_in(now);
-        if let Some(group) = group.as_mut()
-            && Arc::ptr_eq(&group.cgroup, &self.cgroup)
-        {
-            group.seen = now;
-            if let Some(hit) = hit {
-                group.told.push(hit.kind);
-            }
-        }
-        hit
-    }
+    hit
 }
 
 /// Watches a cgroup the shell left because a command's processes still run in it: the kernel
 /// holds them to its limits; each limit it enforces from now on is told to `late` (once per
 /// kind), until they are gone and the cgroup is removed. The session's end ends them.
 pub(super) async fn watch_retired(group: ShellGroup, late: Option<LateLimits>) {
-    let mut watched = CommandGroup {
+    let mut watched = CgroupWatch {
         cgroup: group.cgroup,
         seen: group.seen,
         resources: group.resources,
     };
-    let mut check = tokio::time::interval(LEFTOVER_LIMIT_CHECK);
+    let mut check = tokio::time::interval(LIMIT_CHECK);
     check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut told = group.told;
     loop {
@@ -142,47 +95,23 @@ pub(super) async fn watch_retired(group: ShellGroup, late: Option<LateLimits>) {
     tokio::task::spawn_blocking(move || drop(cgroup));
 }
 
-/// The memory or process limit `usage` is over (memory first), as the watchdog measures a
-/// tree: its processes' own memory and their number.
-pub(super) fn over_limit(resources: &ResourceLimits, usage: &CommandUsage) -> Option<LimitHit> {
-    let processes = usage.processes as u64;
-    let memory = resources
-        .memory
-        .filter(|&limit| usage.memory_bytes > limit)
-        .map(|limit| LimitHit {
-            kind: LimitKind::Memory,
-            limit,
-            used: usage.memory_bytes,
-        });
-    memory.or_else(|| {
-        resources
-            .processes
-            .filter(|&limit| processes > limit)
-            .map(|limit| LimitHit {
-                kind: LimitKind::Processes,
-                limit,
-                used: processes,
-            })
-    })
-}
-
 /// How many checks in a row must find none of a command's leftovers before its watch ends: one
 /// pass over `/proc` can miss every process of a tree that forks and exits fast (a child read
 /// before its parent ended names a parent the pass no longer has), as `:(){ :|:& };:` does.
 const LEFTOVERS_GONE_AFTER: u32 = 3;
 
 /// Watches what a command left running (`&`) after its call's result was sent, every
-/// [`LEFTOVER_LIMIT_CHECK`], until none of it is left: the memory and number of its processes
-/// stay under its limits (unless `kernel_holds` them: its cgroup does), and so does the CPU
-/// time they use from now on (a spinning `yes > /dev/null &` would otherwise burn a core until
-/// the session ends); else they are ended and `late` is told.
+/// [`LIMIT_CHECK`], until none of it is left: the memory and number of its processes stay
+/// under its limits (unless `kernel_holds` them: its cgroup does), and so does the CPU time
+/// they use from now on (a spinning `yes > /dev/null &` would otherwise burn a core until the
+/// session ends); else they are ended and `late` is told.
 pub(super) async fn watch_leftovers(
     scope: CommandScope,
     resources: ResourceLimits,
     kernel_holds: bool,
     late: LateLimits,
 ) {
-    let mut check = tokio::time::interval(LEFTOVER_LIMIT_CHECK);
+    let mut check = tokio::time::interval(LIMIT_CHECK);
     check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut none_seen = 0;
     loop {
@@ -204,7 +133,7 @@ pub(super) async fn watch_leftovers(
         if let Some(hit) = hit.or_else(|| {
             resources
                 .cpu_time
-                .and_then(|limit| over_cpu_time(limit, usage.cpu_ticks))
+                .and_then(|limit| cpu_over_limit(limit, usage.cpu_ticks, ticks_per_second()))
         }) {
             // A tree over its limit after its call returned may be forking without end.
             end_runaway(&scope).await;
@@ -212,16 +141,6 @@ pub(super) async fn watch_leftovers(
             return;
         }
     }
-}
-
-/// The CPU time limit `limit`, when `ticks` (clock ticks of CPU) reached it.
-pub(super) fn over_cpu_time(limit: Duration, ticks: u64) -> Option<LimitHit> {
-    let per_second = ticks_per_second();
-    (ticks >= limit.as_secs().saturating_mul(per_second)).then(|| LimitHit {
-        kind: LimitKind::CpuTime,
-        limit: limit.as_secs(),
-        used: ticks / per_second,
-    })
 }
 
 #[cfg(test)]
@@ -258,16 +177,9 @@ mod tests {
             .await
             .expect("a shell");
             let pid = shell.shell_pid().expect("its pid");
-            match &shell.group {
-                // Before any command: it joined the cgroup itself, before its `execve`.
-                Some(group) => assert!(group.cgroup.holds(pid), "shell {pid} not inside"),
-                // cgroup v2: a process joins only as a whole, moved by the first command.
-                None => assert!(
-                    std::fs::read_to_string(format!("/proc/{pid}/cgroup"))
-                        .is_ok_and(|text| text.lines().all(|line| line.starts_with("0::"))),
-                    "a cgroup v1 host, and the shell was not born in its cgroup"
-                ),
-            }
+            // Before any command: it joined the cgroup itself, before its `execve`.
+            let group = shell.group.as_ref().expect("a cgroup it was born in");
+            assert!(group.cgroup.holds(pid), "shell {pid} not inside");
             shell.close().await;
         });
     }

@@ -22,11 +22,11 @@ use std::pin::Pin;
 use std::time::Duration;
 
 use agentsh_process::{
-    ChildExit, CommandScope, Supervisor, command_terminal_program, command_usage, cpu_ticks,
+    CgroupWatch, ChildExit, CommandScope, ShellShare, Supervisor, TreeWatchdog,
+    command_terminal_program,
 };
-use agentsh_protocol::{LimitHit, LimitKind, ResourceLimits};
+use agentsh_protocol::{LimitHit, ResourceLimits};
 
-use super::limits::{CommandGroup, over_cpu_time, over_limit};
 use rustix::process::Signal;
 use tokio::io::unix::AsyncFd;
 use tokio::time::Instant;
@@ -61,71 +61,10 @@ const TERMINAL_CHECKS: [Duration; 4] = [
     Duration::from_secs(1),
 ];
 
-/// How often a command under resource limits is measured where no cgroup holds its tree (the
-/// watchdog): its processes' memory and number, and the CPU time it used.
-const LIMIT_CHECK: Duration = Duration::from_millis(100);
-
 /// The limits a command runs under, and its cgroup where the kernel enforces them.
 pub(super) struct CommandLimits {
     pub(super) resources: ResourceLimits,
-    pub(super) group: Option<CommandGroup>,
-}
-
-/// The watchdog of one command's resource limits: it measures the command's processes, or
-/// where a cgroup holds them, reads what the kernel enforced.
-struct Watchdog {
-    limits: ResourceLimits,
-    group: Option<CommandGroup>,
-    /// The next look.
-    next: Instant,
-    /// The shell's CPU time (its own and its waited children's) at the first look: what it grows
-    /// by is the command's (builtins, and the children the shell waited for). Read at the first
-    /// look, not at the start, so that a command ending sooner costs no read; what the shell
-    /// itself burnt before then (at most one look's interval) is not counted.
-    shell_ticks: Option<u64>,
-}
-
-impl Watchdog {
-    /// A watchdog for `limits`, `None` when none is set.
-    fn new(limits: CommandLimits) -> Option<Self> {
-        let CommandLimits { resources, group } = limits;
-        resources.any().then(|| Self {
-            limits: resources,
-            group,
-            next: Instant::now() + LIMIT_CHECK,
-            shell_ticks: None,
-        })
-    }
-
-    /// Measures the command's processes: the limit they passed, if any (memory first, then
-    /// processes, then CPU time), and whether the command must end for it (the kernel refused
-    /// forks over the process limit: nothing to end).
-    fn check(&mut self, scope: &CommandScope) -> Option<(LimitHit, bool)> {
-        self.next = Instant::now() + LIMIT_CHECK;
-        if let Some(group) = &self.group {
-            if let Some(hit) = group.enforced() {
-                // The OOM killer ended the biggest process: the rest of the tree ends too.
-                return Some((hit, hit.kind == LimitKind::Memory));
-            }
-            return self.cpu_check(scope, None).map(|hit| (hit, true));
-        }
-        let usage = command_usage(scope);
-        over_limit(&self.limits, &usage)
-            .or_else(|| self.cpu_check(scope, Some(usage.cpu_ticks)))
-            .map(|hit| (hit, true))
-    }
-
-    /// The CPU time limit, when the shell's growth since the start and `tree_ticks` (what
-    /// the command's live processes used) passed it. Without `tree_ticks`, the command's
-    /// processes are measured here.
-    fn cpu_check(&mut self, scope: &CommandScope, tree_ticks: Option<u64>) -> Option<LimitHit> {
-        let limit = self.limits.cpu_time?;
-        let now = cpu_ticks(scope.shell);
-        let start = *self.shell_ticks.get_or_insert(now.unwrap_or(0));
-        let tree_ticks = tree_ticks.unwrap_or_else(|| command_usage(scope).cpu_ticks);
-        let shell = now.unwrap_or(start).saturating_sub(start);
-        over_cpu_time(limit, shell.saturating_add(tree_ticks))
-    }
+    pub(super) group: Option<CgroupWatch>,
 }
 
 /// Where a command's output goes while it runs.
@@ -213,7 +152,7 @@ pub(super) struct CommandRun<'a> {
     /// Trap lines received since the last status line.
     pending_traps: Vec<u8>,
     /// Measures the command against its resource limits, when it has any.
-    watchdog: Option<Watchdog>,
+    watchdog: Option<TreeWatchdog>,
     /// The resource limit the command's processes passed.
     pub(super) limit_hit: Option<LimitHit>,
     /// The limit was enforced by ending the command (the watchdog), not by the kernel refusing
@@ -241,7 +180,8 @@ impl<'a> CommandRun<'a> {
             Readiness::Ready => (true, now + timeout),
             Readiness::StartingUntil(limit) => (false, limit),
         };
-        let watchdog = Watchdog::new(limits);
+        // The shell runs one command after another: its share is what it grows by.
+        let watchdog = TreeWatchdog::new(limits.resources, limits.group, ShellShare::Growth);
         Self {
             seq,
             timeout,
@@ -356,7 +296,7 @@ impl<'a> CommandRun<'a> {
     /// The watchdog's next look, while the command runs and is not being stopped.
     fn limit_check_due(&self) -> Option<Instant> {
         let watchdog = self.watchdog.as_ref()?;
-        (self.shell_ready && self.stopped.is_none()).then_some(watchdog.next)
+        (self.shell_ready && self.stopped.is_none()).then_some(watchdog.next())
     }
 
     /// Measures the command against its limits; ends it when it passed one.

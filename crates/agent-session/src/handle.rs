@@ -297,6 +297,17 @@ impl SessionHandle for LocalHandle {
                     sent.map(|()| None).map_err(HandleError::Failed),
                 ))
             }
+            Query::Complete { word, kind } => Box::pin(async move {
+                // A listing reads directories: off the async threads.
+                let cwd = session.cwd().to_path_buf();
+                let found = tokio::task::spawn_blocking(move || {
+                    let path_var = std::env::var_os("PATH");
+                    crate::complete::complete(&cwd, &word, kind, path_var.as_deref())
+                })
+                .await
+                .map_err(|err| failed(format_args!("internal error: {err}")))?;
+                answer_data(&found)
+            }),
         }
     }
 

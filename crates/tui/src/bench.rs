@@ -103,6 +103,8 @@ pub(crate) fn finished_call(command: &str, text: String) -> EntryKind {
         state: ToolState::Done(Box::new(ToolResult::new(text, details, false))),
         cancel: agentsh_agent_session::CancellationToken::new(),
         max_bytes: agentsh_protocol::DEFAULT_OUTPUT_MAX_BYTES,
+        started: std::time::Instant::now(),
+        awaiting_approval: false,
     }))
 }
 

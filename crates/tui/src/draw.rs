@@ -15,8 +15,8 @@ use ratatui::layout::{Position, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
-use crate::app::App;
 use crate::app::secrets::{MASK, SecretPrompt};
+use crate::app::{App, Completing};
 use crate::transcript::{Draw, ExpandSource};
 
 /// The prompt before the input line.
@@ -52,10 +52,15 @@ impl<R: Renderer> App<R> {
             };
             return self.renderer.pty_overlay(&view, area, buf);
         }
-        let (input_rows, cursor) = self.input_rows(area.width);
+        let (input_rows, cursor, below) = self.input_rows(area.width);
         let input_height = (input_rows.len() as u16).min(MAX_INPUT_ROWS);
         let status_height = u16::from(area.height > input_height + 1);
-        let transcript_height = area.height.saturating_sub(input_height + status_height);
+        // Tab's list or Ctrl+R's matches, under the input line, when there is room.
+        let below_height =
+            (below.len() as u16).min(area.height.saturating_sub(input_height + status_height + 1));
+        let transcript_height = area
+            .height
+            .saturating_sub(input_height + below_height + status_height);
         self.page_rows = transcript_height.max(1);
         let transcript = Rect::new(area.x, area.y, area.width, transcript_height);
         if self.expanded.is_some() {
@@ -68,6 +73,14 @@ impl<R: Renderer> App<R> {
         let skip = input_rows.len().saturating_sub(usize::from(input_height));
         for (row, line) in input_rows.iter().skip(skip).enumerate() {
             buf.set_line(area.x, input_top + row as u16, line, area.width);
+        }
+        for (row, line) in below.iter().take(usize::from(below_height)).enumerate() {
+            buf.set_line(
+                area.x,
+                input_top + input_height + row as u16,
+                line,
+                area.width,
+            );
         }
         if status_height > 0 {
             let status = self.status_line(area.width);
@@ -189,27 +202,58 @@ impl<R: Renderer> App<R> {
         }
     }
 
-    /// The input line, wrapped, with the cursor's (row, col); while a job asks for hidden
-    /// input, the masked line instead.
-    fn input_rows(&self, width: u16) -> (Vec<Line<'static>>, Option<(u16, u16)>) {
+    /// The input line, wrapped and coloured, with the cursor's (row, col), then Tab's list
+    /// or Ctrl+R's matches under it; while a job asks for hidden input, the masked line
+    /// instead.
+    fn input_rows(
+        &mut self,
+        width: u16,
+    ) -> (Vec<Line<'static>>, Option<(u16, u16)>, Vec<Line<'static>>) {
         if let Some(prompt) = self.secret_prompt() {
-            return secret_rows(prompt, width);
+            let (rows, cursor) = secret_rows(prompt, width);
+            return (rows, cursor, Vec::new());
         }
+        if self.search.is_some() {
+            return self.search_rows(width);
+        }
+        self.refresh_highlight();
+        let tail = self.suggestion_tail().map(str::to_owned);
         let text = self.line.text();
         let cursor_at = self.line.cursor();
+        let styles = &self.highlighted.1;
         let mut rows: Vec<Line<'static>> = Vec::new();
         let mut cursor = None;
         let mut line_start = 0;
         for (index, logical) in text.split('\n').enumerate() {
             let lead = if index == 0 { PROMPT } else { "  " };
             let clean = strip_controls(logical);
+            // Colours are for the text as typed: a line with controls in it is shown plain.
+            let coloured = matches!(clean, std::borrow::Cow::Borrowed(_));
             let shown = format!("{lead}{clean}");
             let line_end = line_start + logical.len();
             let first_row = rows.len();
             let mut widths = Vec::new();
             for row in wrap(&shown, width) {
                 widths.push(str_width(row));
-                rows.push(Line::raw(row.to_owned()));
+                let at = row.as_ptr() as usize - shown.as_ptr() as usize;
+                let mut spans = Vec::new();
+                if index == 0 && at == 0 {
+                    spans.push(Span::styled(PROMPT, prompt_style()));
+                    let rest = &row[PROMPT.len().min(row.len())..];
+                    styled_spans(rest, line_start, styles, coloured, &mut spans);
+                } else {
+                    let (lead_part, rest) = if at == 0 {
+                        row.split_at(lead.len().min(row.len()))
+                    } else {
+                        ("", row)
+                    };
+                    if !lead_part.is_empty() {
+                        spans.push(Span::raw(lead_part.to_owned()));
+                    }
+                    let offset = line_start + (at + lead_part.len()).saturating_sub(lead.len());
+                    styled_spans(rest, offset, styles, coloured, &mut spans);
+                }
+                rows.push(Line::from(spans));
             }
             if cursor.is_none() && (line_start..=line_end).contains(&cursor_at) {
                 let col = str_width(lead)
@@ -218,16 +262,95 @@ impl<R: Renderer> App<R> {
             }
             line_start = line_end + 1;
         }
-        if let Some(first) = rows.first_mut() {
-            let prompt_style = Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD);
-            let rest = first
-                .spans
-                .first()
-                .map(|span| span.content.get(PROMPT.len()..).unwrap_or("").to_owned())
-                .unwrap_or_default();
-            *first = Line::from(vec![Span::styled(PROMPT, prompt_style), Span::raw(rest)]);
+        // The suggestion, dimmed after the cursor, as far as the row has room.
+        if let (Some(tail), Some((row, col))) = (tail, cursor)
+            && let Some(line) = rows.get_mut(usize::from(row))
+        {
+            let room = width.saturating_sub(col);
+            let tail = strip_controls(&tail);
+            let shown = truncate_to_width(&tail, room, "");
+            if !shown.is_empty() {
+                line.spans.push(Span::styled(
+                    shown.into_owned(),
+                    Style::new().fg(Color::DarkGray),
+                ));
+            }
         }
-        (rows, cursor)
+        let below = match &self.completing {
+            Some(open) => completion_rows(open, width, self.glyphs()),
+            None => Vec::new(),
+        };
+        (rows, cursor, below)
+    }
+
+    /// The input line's colours, found again when its text changed.
+    fn refresh_highlight(&mut self) {
+        let text = self.line.text();
+        if self.highlighted.0 != text {
+            let shell = shell_part(text);
+            let offset = text.len() - shell.len();
+            let mut styles = crate::highlight::highlight(shell);
+            for styled in &mut styles {
+                styled.start += offset;
+                styled.end += offset;
+            }
+            self.highlighted.0.clear();
+            self.highlighted.0.push_str(text);
+            self.highlighted.1 = styles;
+        }
+    }
+
+    /// Ctrl+R's rows: the query, then the matches, newest first, the chosen one marked.
+    fn search_rows(
+        &mut self,
+        width: u16,
+    ) -> (Vec<Line<'static>>, Option<(u16, u16)>, Vec<Line<'static>>) {
+        let glyphs = self.glyphs();
+        let Some(search) = &mut self.search else {
+            return (Vec::new(), None, Vec::new());
+        };
+        let matcher = self
+            .matcher
+            .get_or_insert_with(|| Box::new(crate::search::matcher()));
+        let label = "history search: ";
+        let query = single_line(search.query());
+        let head = truncate_to_width(&query, width.saturating_sub(label.len() as u16 + 1), "")
+            .into_owned();
+        let col = (str_width(label) + str_width(&head)).min(usize::from(width)) as u16;
+        let head = vec![Line::from(vec![
+            Span::styled(label, prompt_style()),
+            Span::raw(head),
+        ])];
+        let mut rows = Vec::new();
+        let (found, chosen) = search.shown(self.history.entries(), matcher);
+        if found.is_empty() {
+            rows.push(Line::styled(
+                "  (no match; Esc leaves the line as it was)",
+                Style::new().fg(Color::DarkGray),
+            ));
+        }
+        for (index, entry) in found.iter().enumerate() {
+            let text = truncate_to_width(
+                &single_line(entry),
+                width.saturating_sub(2),
+                glyphs.ellipsis,
+            )
+            .into_owned();
+            rows.push(if Some(index) == chosen {
+                Line::from(vec![
+                    Span::styled("> ", prompt_style()),
+                    Span::styled(text, Style::new().add_modifier(Modifier::REVERSED)),
+                ])
+            } else {
+                Line::from(vec![Span::raw("  "), Span::raw(text)])
+            });
+        }
+        (head, Some((0, col)), rows)
+    }
+
+    /// The theme's glyphs.
+    fn glyphs(&self) -> Glyphs {
+        Glyphs::of(self.session.settings().theme)
     }
 
     /// The status line: cwd, shell, running jobs, sandbox, the socket; a hint when scrolled.
@@ -297,6 +420,137 @@ impl<R: Renderer> App<R> {
             Style::new().fg(Color::DarkGray),
         )
     }
+}
+
+/// The prompt's style.
+fn prompt_style() -> Style {
+    Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD)
+}
+
+/// The part of an input line the shell reads (a bang's command after its `!` or `!!`); empty
+/// for a slash word or a JSON tool call, which are not coloured.
+fn shell_part(text: &str) -> &str {
+    let trimmed = text.trim_start();
+    if let Some(rest) = trimmed
+        .strip_prefix("!!")
+        .or_else(|| trimmed.strip_prefix('!'))
+    {
+        return rest;
+    }
+    if trimmed.starts_with('{') || trimmed.starts_with('/') && !trimmed.starts_with("//") {
+        // A slash word is the mode's; a path such as `/usr/bin/ls -l` is a command.
+        let first = trimmed.split_whitespace().next().unwrap_or("");
+        if trimmed.starts_with('{')
+            || crate::complete::SLASH_WORDS
+                .iter()
+                .any(|w| w.trim_end() == first)
+        {
+            return "";
+        }
+    }
+    text
+}
+
+/// `row`, which starts at byte `offset` of the line, as spans in the colours of `styles`
+/// (plain when not `coloured`).
+fn styled_spans(
+    row: &str,
+    offset: usize,
+    styles: &[crate::highlight::Styled],
+    coloured: bool,
+    spans: &mut Vec<Span<'static>>,
+) {
+    if !coloured {
+        if !row.is_empty() {
+            spans.push(Span::raw(row.to_owned()));
+        }
+        return;
+    }
+    let end = offset + row.len();
+    let mut at = offset;
+    // The first range that ends after the row's start.
+    let first = styles.partition_point(|s| s.end <= offset);
+    for styled in &styles[first..] {
+        if styled.start >= end {
+            break;
+        }
+        let from = styled.start.max(at);
+        let to = styled.end.min(end);
+        if from > at {
+            spans.push(Span::raw(row[at - offset..from - offset].to_owned()));
+        }
+        if to > from {
+            spans.push(Span::styled(
+                row[from - offset..to - offset].to_owned(),
+                styled.style,
+            ));
+        }
+        at = to.max(at);
+    }
+    if at < end {
+        spans.push(Span::raw(row[at - offset..].to_owned()));
+    }
+}
+
+/// Rows Tab's list takes at most, its last saying how many more there are.
+const LIST_ROWS: usize = 6;
+
+/// Tab's list: the candidates in columns, the one in the line reversed; `(no match)` for none.
+fn completion_rows(open: &Completing, width: u16, glyphs: Glyphs) -> Vec<Line<'static>> {
+    let muted = Style::new().fg(Color::DarkGray);
+    let candidates = open.candidates();
+    if candidates.is_empty() {
+        return vec![Line::styled("  (no match)", muted)];
+    }
+    let width = usize::from(width.max(1));
+    // Columns as wide as the widest name in view (of the first rows' worth), two apart.
+    let sample = candidates.len().min(LIST_ROWS * 8);
+    let widest = candidates[..sample]
+        .iter()
+        .map(|name| str_width(name))
+        .max()
+        .unwrap_or(1)
+        .min(width.saturating_sub(2).max(1));
+    let column = widest + 2;
+    let per_row = (width.saturating_sub(2) / column).max(1);
+    // The rows in view start where the chosen one is.
+    let chosen_row = open.selected.map_or(0, |at| at / per_row);
+    let first_row = chosen_row.saturating_sub(LIST_ROWS - 2);
+    let total_rows = candidates.len().div_ceil(per_row);
+    let shown_rows = (total_rows - first_row).clamp(1, LIST_ROWS - 1);
+    let mut rows = Vec::with_capacity(shown_rows + 1);
+    for row in first_row..first_row + shown_rows {
+        let mut spans = vec![Span::raw("  ")];
+        let in_row = candidates.iter().enumerate().skip(row * per_row);
+        for (at, candidate) in in_row.take(per_row) {
+            let name = truncate_to_width(&single_line(candidate), widest as u16, glyphs.ellipsis)
+                .into_owned();
+            let pad = column - str_width(&name);
+            if open.selected == Some(at) {
+                spans.push(Span::styled(
+                    name,
+                    Style::new().add_modifier(Modifier::REVERSED),
+                ));
+            } else {
+                spans.push(Span::raw(name));
+            }
+            spans.push(Span::raw(" ".repeat(pad)));
+        }
+        rows.push(Line::from(spans));
+    }
+    let after = candidates
+        .len()
+        .saturating_sub((first_row + shown_rows) * per_row);
+    let text = if after > 0 {
+        format!(
+            "  {} {after} more (Tab cycles, Esc closes)",
+            glyphs.ellipsis
+        )
+    } else {
+        format!("  {} matches (Tab cycles, Esc closes)", candidates.len())
+    };
+    rows.push(Line::styled(text, muted));
+    rows
 }
 
 /// The masked line: which job asks and what it runs (wrapped, at most three rows), then its

@@ -17,6 +17,7 @@ mod listen;
 mod pty;
 mod secrets;
 mod session;
+mod shell_keys;
 
 use std::path::PathBuf;
 use std::process::Stdio;

@@ -223,10 +223,12 @@ impl FrameBench {
     }
 
     /// Tab on `cat <start>` in the session's directory: the time from the key to its frame
-    /// (the line is set and the list closed again outside it).
+    /// (the line, typed, and the frame before the key are drawn outside it, as is the list's
+    /// closing after it: each Tab's frame draws its list whole).
     pub fn tab(&mut self, start: &str) -> io::Result<Duration> {
         let line = format!("cat {start}");
         self.app.line.set(&line, line.len());
+        self.app.draw(&mut self.terminal)?;
         let began = Instant::now();
         self.key(KeyCode::Tab, KeyModifiers::NONE);
         self.app.draw(&mut self.terminal)?;
@@ -265,8 +267,9 @@ impl FrameBench {
     }
 
     /// Ctrl+R, then `query` typed into the search: each key's time to its frame (Esc after,
-    /// outside them).
+    /// and its frame, outside them).
     pub fn search(&mut self, query: &str) -> io::Result<Vec<Duration>> {
+        self.app.draw(&mut self.terminal)?;
         let mut took = Vec::with_capacity(query.len() + 1);
         let began = Instant::now();
         self.key(KeyCode::Char('r'), KeyModifiers::CONTROL);
@@ -283,6 +286,8 @@ impl FrameBench {
     }
 
     fn key(&mut self, code: KeyCode, modifiers: KeyModifiers) {
+        // A key may start a task (Tab's read of names): on the session's runtime.
+        let _entered = self.runtime.enter();
         self.app.handle(AppEvent::Terminal(Event::Key(KeyEvent::new(
             code, modifiers,
         ))));

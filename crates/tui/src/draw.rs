@@ -58,33 +58,49 @@ impl<R: Renderer> App<R> {
         // Tab's list or Ctrl+R's matches, under the input line, when there is room.
         let below_height =
             (below.len() as u16).min(area.height.saturating_sub(input_height + status_height + 1));
-        let transcript_height = area
-            .height
-            .saturating_sub(input_height + below_height + status_height);
-        self.page_rows = transcript_height.max(1);
+        let transcript_height = area.height.saturating_sub(input_height + status_height);
+        // The transcript keeps its place while a list is open: the input line and the list
+        // cover its last rows (so opening one redraws those rows, not the whole screen).
+        self.page_rows = transcript_height.saturating_sub(below_height).max(1);
         let transcript = Rect::new(area.x, area.y, area.width, transcript_height);
         if self.expanded.is_some() {
-            self.draw_expanded(transcript, buf);
+            let shown = Rect {
+                height: transcript_height - below_height,
+                ..transcript
+            };
+            self.draw_expanded(shown, buf);
         } else {
-            self.draw_transcript(transcript, buf);
+            self.draw_transcript(transcript, below_height, buf);
         }
         // The input rows: the last ones, when the line is taller than its area.
-        let input_top = area.y + transcript_height;
+        let input_top = area.y + transcript_height - below_height;
         let skip = input_rows.len().saturating_sub(usize::from(input_height));
         for (row, line) in input_rows.iter().skip(skip).enumerate() {
-            buf.set_line(area.x, input_top + row as u16, line, area.width);
+            put_line(buf, area.x, input_top + row as u16, line, area.width);
         }
         for (row, line) in below.iter().take(usize::from(below_height)).enumerate() {
-            buf.set_line(
+            put_line(
+                buf,
                 area.x,
                 input_top + input_height + row as u16,
                 line,
                 area.width,
             );
         }
+        if let Some(open) = &self.completing {
+            let glyphs = self.glyphs();
+            draw_list(
+                open,
+                area,
+                input_top + input_height,
+                below_height,
+                glyphs,
+                buf,
+            );
+        }
         if status_height > 0 {
             let status = self.status_line(area.width);
-            buf.set_line(area.x, area.bottom() - 1, &status, area.width);
+            put_line(buf, area.x, area.bottom() - 1, &status, area.width);
         }
         cursor.and_then(|(row, col)| {
             let row = row.checked_sub(skip as u16)?;
@@ -92,8 +108,9 @@ impl<R: Renderer> App<R> {
         })
     }
 
-    /// The transcript's rows in view, bottom-aligned, `scroll` rows up from the end.
-    fn draw_transcript(&mut self, area: Rect, buf: &mut Buffer) {
+    /// The transcript's rows in view, bottom-aligned, `scroll` rows up from the end; its last
+    /// `covered` rows are left out (what covers them draws there).
+    fn draw_transcript(&mut self, area: Rect, covered: u16, buf: &mut Buffer) {
         if area.height == 0 {
             return;
         }
@@ -137,8 +154,12 @@ impl<R: Renderer> App<R> {
         rows.reverse();
         // Fewer rows than the view: they sit at the bottom, next to the input line.
         let top = area.y + area.height - rows.len() as u16;
+        let uncovered = area.bottom() - covered;
         for (row, line) in rows.into_iter().enumerate() {
-            buf.set_line(area.x, top + row as u16, line, area.width);
+            let y = top + row as u16;
+            if y < uncovered {
+                put_line(buf, area.x, y, line, area.width);
+            }
         }
     }
 
@@ -195,7 +216,7 @@ impl<R: Renderer> App<R> {
         }
         let lines = entry.draw(&draw, Expansion::Expanded { window, rows });
         for (row, line) in lines.iter().take(usize::from(area.height)).enumerate() {
-            buf.set_line(area.x, area.y + row as u16, line, area.width);
+            put_line(buf, area.x, area.y + row as u16, line, area.width);
         }
         if let Some(first_line) = request {
             self.request_window(first_line);
@@ -422,6 +443,31 @@ impl<R: Renderer> App<R> {
     }
 }
 
+/// Writes `line` at (`x`, `y`), at most `width` columns: what `Buffer::set_line` does, with a
+/// fast path for spans of printable ASCII (one cell a byte, no grapheme segmentation), which
+/// most rows are. A frame writes thousands of cells; this keeps a keystroke's frame cheap.
+fn put_line(buf: &mut Buffer, x: u16, y: u16, line: &Line<'_>, width: u16) {
+    let right = x.saturating_add(width).min(buf.area.right());
+    let mut at = x;
+    for span in &line.spans {
+        if at >= right {
+            break;
+        }
+        let style = line.style.patch(span.style);
+        let text = span.content.as_bytes();
+        if text.iter().all(|byte| (b' '..=b'~').contains(byte)) {
+            let room = usize::from(right - at);
+            for &byte in &text[..text.len().min(room)] {
+                buf[(at, y)].set_char(char::from(byte)).set_style(style);
+                at += 1;
+            }
+        } else {
+            let (end, _) = buf.set_stringn(at, y, &span.content, usize::from(right - at), style);
+            at = end;
+        }
+    }
+}
+
 /// The prompt's style.
 fn prompt_style() -> Style {
     Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD)
@@ -493,54 +539,59 @@ fn styled_spans(
 }
 
 /// Rows Tab's list takes at most, its last saying how many more there are.
-const LIST_ROWS: usize = 6;
+const LIST_ROWS: usize = 4;
 
-/// Tab's list: the candidates in columns, the one in the line reversed; `(no match)` for none.
+/// Tab's list laid out: the candidates in columns as wide as the widest name in view (of the
+/// first rows' worth), two apart, the rows in view starting where the chosen one is.
+struct ListLayout {
+    /// The first candidate shown.
+    first: usize,
+    /// Candidates a row.
+    per_row: usize,
+    /// Rows of names shown.
+    rows: usize,
+    /// Columns a name takes at most.
+    widest: usize,
+}
+
+impl ListLayout {
+    fn of(open: &Completing, width: u16) -> Self {
+        let candidates = open.candidates();
+        let width = usize::from(width.max(1));
+        let sample = candidates.len().min(LIST_ROWS * 8);
+        let widest = candidates[..sample]
+            .iter()
+            .map(|name| str_width(name))
+            .max()
+            .unwrap_or(1)
+            .clamp(1, width.saturating_sub(2).max(1));
+        let per_row = (width.saturating_sub(2) / (widest + 2)).max(1);
+        let chosen_row = open.selected.map_or(0, |at| at / per_row);
+        let first_row = chosen_row.saturating_sub(LIST_ROWS - 2);
+        let total_rows = candidates.len().div_ceil(per_row);
+        let rows = total_rows.saturating_sub(first_row).min(LIST_ROWS - 1);
+        Self {
+            first: first_row * per_row,
+            per_row,
+            rows,
+            widest,
+        }
+    }
+}
+
+/// Tab's list as rows: the rows of names are left empty here (`draw_list` fills them, cell
+/// by cell), then how many there are; `(no match)` for none.
 fn completion_rows(open: &Completing, width: u16, glyphs: Glyphs) -> Vec<Line<'static>> {
     let muted = Style::new().fg(Color::DarkGray);
     let candidates = open.candidates();
     if candidates.is_empty() {
         return vec![Line::styled("  (no match)", muted)];
     }
-    let width = usize::from(width.max(1));
-    // Columns as wide as the widest name in view (of the first rows' worth), two apart.
-    let sample = candidates.len().min(LIST_ROWS * 8);
-    let widest = candidates[..sample]
-        .iter()
-        .map(|name| str_width(name))
-        .max()
-        .unwrap_or(1)
-        .min(width.saturating_sub(2).max(1));
-    let column = widest + 2;
-    let per_row = (width.saturating_sub(2) / column).max(1);
-    // The rows in view start where the chosen one is.
-    let chosen_row = open.selected.map_or(0, |at| at / per_row);
-    let first_row = chosen_row.saturating_sub(LIST_ROWS - 2);
-    let total_rows = candidates.len().div_ceil(per_row);
-    let shown_rows = (total_rows - first_row).clamp(1, LIST_ROWS - 1);
-    let mut rows = Vec::with_capacity(shown_rows + 1);
-    for row in first_row..first_row + shown_rows {
-        let mut spans = vec![Span::raw("  ")];
-        let in_row = candidates.iter().enumerate().skip(row * per_row);
-        for (at, candidate) in in_row.take(per_row) {
-            let name = truncate_to_width(&single_line(candidate), widest as u16, glyphs.ellipsis)
-                .into_owned();
-            let pad = column - str_width(&name);
-            if open.selected == Some(at) {
-                spans.push(Span::styled(
-                    name,
-                    Style::new().add_modifier(Modifier::REVERSED),
-                ));
-            } else {
-                spans.push(Span::raw(name));
-            }
-            spans.push(Span::raw(" ".repeat(pad)));
-        }
-        rows.push(Line::from(spans));
-    }
+    let layout = ListLayout::of(open, width);
+    let mut rows = vec![Line::default(); layout.rows];
     let after = candidates
         .len()
-        .saturating_sub((first_row + shown_rows) * per_row);
+        .saturating_sub(layout.first + layout.rows * layout.per_row);
     let text = if after > 0 {
         format!(
             "  {} {after} more (Tab cycles, Esc closes)",
@@ -551,6 +602,50 @@ fn completion_rows(open: &Completing, width: u16, glyphs: Glyphs) -> Vec<Line<'s
     };
     rows.push(Line::styled(text, muted));
     rows
+}
+
+/// Draws the names of Tab's list into its rows from `top` (at most `height` of them), the
+/// chosen one reversed. A name of printable ASCII is written a cell a character (the frame
+/// budget: a list is hundreds of characters), any other through the buffer's text path.
+fn draw_list(
+    open: &Completing,
+    area: Rect,
+    top: u16,
+    height: u16,
+    glyphs: Glyphs,
+    buf: &mut Buffer,
+) {
+    let candidates = open.candidates();
+    if candidates.is_empty() {
+        return;
+    }
+    let layout = ListLayout::of(open, area.width);
+    let reversed = Style::new().add_modifier(Modifier::REVERSED);
+    let shown = candidates.iter().enumerate().skip(layout.first);
+    for (index, (at, name)) in shown.take(layout.rows * layout.per_row).enumerate() {
+        let row = (index / layout.per_row) as u16;
+        if row >= height {
+            break;
+        }
+        let x = area.x + 2 + ((index % layout.per_row) * (layout.widest + 2)) as u16;
+        let y = top + row;
+        let style = if open.selected == Some(at) {
+            reversed
+        } else {
+            Style::new()
+        };
+        if name.len() <= layout.widest && name.bytes().all(|b| (b' '..=b'~').contains(&b)) {
+            for (offset, byte) in name.bytes().enumerate() {
+                let cell = &mut buf[(x + offset as u16, y)];
+                cell.set_char(char::from(byte));
+                cell.set_style(style);
+            }
+        } else {
+            let clean = single_line(name);
+            let name = truncate_to_width(&clean, layout.widest as u16, glyphs.ellipsis);
+            buf.set_stringn(x, y, name, layout.widest, style);
+        }
+    }
 }
 
 /// The masked line: which job asks and what it runs (wrapped, at most three rows), then its
@@ -602,5 +697,38 @@ fn cursor_in_rows(
     } else {
         rows.insert(first_row + widths.len(), Line::default());
         ((first_row + widths.len()) as u16, 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn put_line_writes_what_set_line_writes() {
+        let area = Rect::new(0, 0, 12, 1);
+        let lines = [
+            Line::from(vec![
+                Span::styled("> ", prompt_style()),
+                Span::raw("cat "),
+                Span::styled("file", Style::new().fg(Color::Green)),
+            ]),
+            Line::styled("plain row that is too long", Style::new().fg(Color::Gray)),
+            Line::from(vec![Span::raw("wide 漢字 x"), Span::raw("é!")]),
+            Line::from(vec![
+                Span::raw("ab"),
+                Span::styled("cd", Style::new().bold()),
+            ])
+            .style(Style::new().fg(Color::Red)),
+        ];
+        for line in &lines {
+            for (x, width) in [(0, 12), (3, 5), (11, 1)] {
+                let mut ours = Buffer::empty(area);
+                let mut theirs = Buffer::empty(area);
+                put_line(&mut ours, x, 0, line, width);
+                theirs.set_line(x, 0, line, width);
+                assert_eq!(ours, theirs, "{line:?} at {x}, {width} columns");
+            }
+        }
     }
 }

@@ -40,7 +40,7 @@ const JOBS_INTERVAL: Duration = Duration::from_millis(250);
 /// Shortest time between two frames drawn for a program's output (keys are drawn at once).
 const OUTPUT_FRAME_INTERVAL: Duration = agentsh_pty_runtime::MIN_DRAW_INTERVAL;
 
-pub(crate) use tab::{Completing, NameCache, NameSource};
+pub(crate) use tab::{Completing, NameCache};
 
 /// The first screen's hint: what to type, and where the rest is.
 pub(crate) const FIRST_HINT: &str = "Type a command to run it as the model's bash call, !cmd to run it yourself; /help lists the rest.";

@@ -214,7 +214,7 @@ impl FrameBench {
                 .await
                 .map(|found| found.names)
         });
-        let source = crate::app::NameSource::Dir {
+        let source = crate::complete::NameSource::Dir {
             dir: String::new(),
             hidden: false,
         };

@@ -15,6 +15,23 @@ pub(crate) const SLASH_WORDS: [&str; 7] = [
     "/quit",
 ];
 
+/// What a list of names for Tab was read from.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) enum NameSource {
+    /// A directory, as the word's directory part names it (`""` for the session's own), with
+    /// or without its hidden entries.
+    Dir {
+        /// The directory part as typed (unquoted), ending in `/` unless empty.
+        dir: String,
+        /// Entries starting with `.`.
+        hidden: bool,
+    },
+    /// The programs on the session's `PATH`.
+    Commands,
+    /// The session's artifacts' ids.
+    Artifacts,
+}
+
 /// What the word under the cursor names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum WordKind {

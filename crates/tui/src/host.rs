@@ -81,7 +81,7 @@ pub(crate) enum AppEvent {
     /// Names for Tab were read (a directory's entries, `PATH`'s programs, the artifacts).
     Named {
         /// What was listed.
-        source: crate::app::NameSource,
+        source: crate::complete::NameSource,
         /// The names, sorted, or why they could not be read.
         names: Result<Vec<String>, String>,
     },

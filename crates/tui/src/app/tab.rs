@@ -12,30 +12,14 @@ use agentsh_seam::wire::CompletionKind;
 
 use super::App;
 use crate::complete::{
-    SLASH_WORDS, Word, WordKind, common_prefix, partial, replacement, starting_with, word_at,
+    NameSource, SLASH_WORDS, Word, WordKind, common_prefix, partial, replacement, starting_with,
+    word_at,
 };
 use crate::host::AppEvent;
 
 /// How long names read for Tab are used before they are read again (a call or bang ending
 /// drops them at once: it may have made or removed files).
 const NAMES_FRESH: Duration = Duration::from_secs(10);
-
-/// What a list of names for Tab was read from.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub(crate) enum NameSource {
-    /// A directory, as the word's directory part names it (`""` for the session's own), with
-    /// or without its hidden entries.
-    Dir {
-        /// The directory part as typed (unquoted), ending in `/` unless empty.
-        dir: String,
-        /// Entries starting with `.`.
-        hidden: bool,
-    },
-    /// The programs on the session's `PATH`.
-    Commands,
-    /// The session's artifacts' ids.
-    Artifacts,
-}
 
 /// Names read for Tab, kept a while.
 #[derive(Default)]

@@ -11,16 +11,69 @@ use std::path::{Path, PathBuf};
 use agentsh_protocol::wire::{COMPLETIONS_MAX, CompletionKind, Completions};
 
 /// The names `word` may become: entries of its directory (relative to `cwd`; `~/` is the
-/// home directory) or programs on `path_var`, sorted, at most [`COMPLETIONS_MAX`].
+/// home directory) or commands: the functions and aliases of the session's rc `snapshot` (its
+/// text) and the programs on its `PATH` (the snapshot's, else `path_var`), sorted, at most
+/// [`COMPLETIONS_MAX`].
 pub(crate) fn complete(
     cwd: &Path,
     word: &str,
     kind: CompletionKind,
     path_var: Option<&OsStr>,
+    snapshot: Option<&str>,
 ) -> Completions {
     match kind {
         CompletionKind::Path => paths(cwd, word),
-        CompletionKind::Command => commands(word, path_var),
+        CompletionKind::Command => {
+            let known = snapshot.map(SnapshotNames::read).unwrap_or_default();
+            let path_var = known.path.as_deref().map(OsStr::new).or(path_var);
+            let mut found = commands(word, path_var);
+            if !known.names.is_empty() {
+                let mut names: BTreeSet<String> = found.names.into_iter().collect();
+                names.extend(
+                    known
+                        .names
+                        .into_iter()
+                        .filter(|name| name.starts_with(word)),
+                );
+                found.names = names.into_iter().take(COMPLETIONS_MAX).collect();
+            }
+            found
+        }
+    }
+}
+
+/// What an rc snapshot tells of the commands its shells have: the names of its functions
+/// (`name () ` lines, as `declare -f` writes them) and aliases (`alias name=…`), and the
+/// `PATH` it exports.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct SnapshotNames {
+    names: Vec<String>,
+    path: Option<String>,
+}
+
+impl SnapshotNames {
+    fn read(text: &str) -> Self {
+        let mut known = Self::default();
+        for line in text.lines() {
+            if let Some(name) = line.trim_end().strip_suffix(" ()")
+                && !name.is_empty()
+                && !name.contains(char::is_whitespace)
+            {
+                known.names.push(name.to_owned());
+            } else if let Some(rest) = line.strip_prefix("alias ")
+                && let Some((name, _)) = rest.split_once('=')
+            {
+                known.names.push(name.to_owned());
+            } else if let Some(value) = line.strip_prefix("export PATH=") {
+                let unquoted = value
+                    .strip_prefix('\'')
+                    .and_then(|v| v.strip_suffix('\''))
+                    .or_else(|| value.strip_prefix('"').and_then(|v| v.strip_suffix('"')))
+                    .unwrap_or(value);
+                known.path = Some(unquoted.to_owned());
+            }
+        }
+        known
     }
 }
 
@@ -127,7 +180,7 @@ mod tests {
         fs::write(dir.path().join("src/mod.rs"), "").expect("write");
         fs::write(dir.path().join("src/.hidden"), "").expect("write");
         fs::write(dir.path().join("setup.sh"), "").expect("write");
-        let names = |word| complete(dir.path(), word, CompletionKind::Path, None).names;
+        let names = |word| complete(dir.path(), word, CompletionKind::Path, None, None).names;
         assert_eq!(names("s"), ["setup.sh", "src/"]);
         assert_eq!(names("src/m"), ["main.rs", "mod.rs"]);
         assert_eq!(names("src/."), [".hidden"], "hidden ones only when asked");
@@ -156,7 +209,22 @@ mod tests {
             "my",
             CompletionKind::Command,
             Some(path_var.as_os_str()),
+            None,
         );
         assert_eq!(found.names, ["myother", "mytool"]);
+        // The rc snapshot's functions and aliases, and its PATH (here: only `one`).
+        let snapshot = format!(
+            "# agentsh rc snapshot\nmyfunc () \n{{ \n    echo my\n}}\nalias myalias='ls -l'\n\
+             alias other='x'\nshopt -s expand_aliases\nexport PATH='{}'\n",
+            one.display()
+        );
+        let found = complete(
+            dir.path(),
+            "my",
+            CompletionKind::Command,
+            Some(path_var.as_os_str()),
+            Some(&snapshot),
+        );
+        assert_eq!(found.names, ["myalias", "myfunc", "mytool"]);
     }
 }

@@ -154,6 +154,12 @@ fn interactive_tab_completes_a_command_name_where_the_lexer_puts_one() {
             let tool = bin.join("zqtabtool-unique");
             std::fs::write(&tool, "#!/bin/sh\necho ran-zq\n").expect("write");
             std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+            // A function and an alias of the person's rc file (the session's snapshot has them).
+            std::fs::write(
+                env.root().join("home/.bashrc"),
+                "zqfuncname() { echo from-func; }\nalias zqaliasname='echo from-alias'\n",
+            )
+            .expect("write .bashrc");
             let path = std::env::var("PATH").unwrap_or_default();
             vec![("PATH", format!("{}:{path}", bin.display()))]
         }) else {
@@ -168,6 +174,15 @@ fn interactive_tab_completes_a_command_name_where_the_lexer_puts_one() {
         wait_input(&tui, "zqtabtool-unique | zqtabtool-unique");
         tui.pane.send_enter();
         tui.wait_rows(&["$ zqtabtool-unique | zqtabtool-unique", "ran-zq"]);
+        // The rc file's function and alias, in command position after `&&`.
+        tui.pane.send_text("zqfunc");
+        tui.pane.send_keys(&["Tab"]);
+        wait_input(&tui, "zqfuncname");
+        tui.pane.send_text("&& zqali");
+        tui.pane.send_keys(&["Tab"]);
+        wait_input(&tui, "zqfuncname && zqaliasname");
+        tui.pane.send_enter();
+        tui.wait_rows(&["from-func", "from-alias"]);
         // An argument is a file, not a command: no such file.
         tui.pane.send_text("echo zqtab");
         tui.pane.send_keys(&["Tab"]);

@@ -52,7 +52,8 @@ pub struct ListedArtifact {
 pub struct Completions {
     /// For a path, entries of the word's directory whose names start with the rest of the
     /// word (a directory's name ends in `/`; names starting with `.` only when the rest does);
-    /// for a command, the names of programs on `PATH` that start with the word. At most
+    /// for a command, the names of the session's functions and aliases (as its rc snapshot
+    /// has them) and of programs on its shells' `PATH` that start with the word. At most
     /// [`COMPLETIONS_MAX`].
     pub names: Vec<String>,
     /// More names matched than were returned.

@@ -176,7 +176,7 @@ pub enum Query {
 pub enum CompletionKind {
     /// A file or directory.
     Path,
-    /// A command: a program on `PATH`.
+    /// A command: a function or alias of the session's shells, or a program on their `PATH`.
     Command,
 }
 

@@ -21,8 +21,7 @@ impl<R: Renderer> App<R> {
         }
     }
 
-    /// A key while the search is open; returns whether it took it (every key does but the
-    /// ones that leave it and go on: none here).
+    /// A key while the search is open (it takes every key); returns whether one was open.
     pub(crate) fn search_key(&mut self, key: &KeyEvent) -> bool {
         let Some(search) = &mut self.search else {
             return false;
@@ -31,16 +30,17 @@ impl<R: Renderer> App<R> {
         let entries = self.history.entries();
         let len = entries.len();
         let matcher = self.matcher.get_or_insert_with(|| Box::new(matcher()));
+        // Esc (or Ctrl+C, Ctrl+G): the line as it was.
+        if key.code == KeyCode::Esc || ctrl && matches!(key.code, KeyCode::Char('c' | 'g')) {
+            let (text, cursor) = std::mem::take(&mut search.saved);
+            self.line.set(&text, cursor);
+            self.search = None;
+            return true;
+        }
         match key.code {
             KeyCode::Char('r') if ctrl => search.older(entries, matcher),
             KeyCode::Up => search.older(entries, matcher),
             KeyCode::Down => search.newer(),
-            KeyCode::Esc | KeyCode::Char('c' | 'g') if key.code == KeyCode::Esc || ctrl => {
-                // The line as it was.
-                let (text, cursor) = std::mem::take(&mut search.saved);
-                self.line.set(&text, cursor);
-                self.search = None;
-            }
             KeyCode::Enter | KeyCode::Tab | KeyCode::Right | KeyCode::End => {
                 if let Some(chosen) = search.chosen(entries, matcher) {
                     let chosen = chosen.to_owned();

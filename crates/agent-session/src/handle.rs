@@ -2,7 +2,7 @@
 //! ([`SessionHandle`](agentsh_seam::SessionHandle)), so the RPC server, the MCP server and the
 //! interactive mode drive a session here exactly as they drive a far side.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 use std::time::UNIX_EPOCH;
 
@@ -297,6 +297,26 @@ impl SessionHandle for LocalHandle {
                     sent.map(|()| None).map_err(HandleError::Failed),
                 ))
             }
+            Query::Complete { word, kind } => Box::pin(async move {
+                // A listing reads directories: off the async threads.
+                let cwd = session.cwd().to_path_buf();
+                let snapshot = session.snapshot_path().map(Path::to_path_buf);
+                let found = tokio::task::spawn_blocking(move || {
+                    let path_var = std::env::var_os("PATH");
+                    // The session's shells source it: their functions, aliases and PATH.
+                    let snapshot = snapshot.and_then(|path| std::fs::read_to_string(path).ok());
+                    crate::complete::complete(
+                        &cwd,
+                        &word,
+                        kind,
+                        path_var.as_deref(),
+                        snapshot.as_deref(),
+                    )
+                })
+                .await
+                .map_err(|err| failed(format_args!("internal error: {err}")))?;
+                answer_data(&found)
+            }),
         }
     }
 

@@ -16,6 +16,7 @@
 
 mod approval;
 mod audit;
+mod complete;
 mod cwd;
 mod error;
 mod handle;

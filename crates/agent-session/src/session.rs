@@ -366,6 +366,11 @@ impl AgentSession {
         &self.inner.shell.path
     }
 
+    /// The rc snapshot the session's shells source, if it has one.
+    pub(crate) fn snapshot_path(&self) -> Option<&Path> {
+        self.inner.snapshot.as_deref()
+    }
+
     /// How the session got its rc snapshot (made, cached, none, or why not).
     pub fn snapshot_outcome(&self) -> &SnapshotOutcome {
         &self.inner.snapshot_outcome

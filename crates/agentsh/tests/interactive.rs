@@ -17,6 +17,7 @@ pub(crate) mod listen;
 mod pty;
 mod secrets;
 mod session;
+mod shell_keys;
 
 use std::path::PathBuf;
 use std::process::Stdio;

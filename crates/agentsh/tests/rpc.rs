@@ -289,7 +289,7 @@ fn bad_input_is_answered_and_the_server_lives_on() {
         &mut rpc,
         br#"{"id": "2", "type": "launch_missiles"}"#,
         &json!({"id": "2", "type": "response", "command": "launch_missiles", "success": false,
-                "error": "Unknown command type `launch_missiles` (expected one of: bash, abort_bash, tool_call, abort, read_artifact, list_artifacts, hello, ping, status, job_view, approval, secret_input)"}),
+                "error": "Unknown command type `launch_missiles` (expected one of: bash, abort_bash, tool_call, abort, read_artifact, list_artifacts, hello, ping, status, job_view, approval, secret_input, complete)"}),
     );
     check_bad_input(
         &mut rpc,

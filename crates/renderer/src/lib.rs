@@ -11,7 +11,7 @@ mod widgets;
 
 pub use default::{COLLAPSED_BANG_LINES, COLLAPSED_TOOL_LINES, DefaultRenderer, draw_screen};
 pub use renderer::Renderer;
-pub use theme::{Glyphs, Palette};
+pub use theme::{Glyphs, Palette, elapsed_text};
 pub use view::{
     BangView, CallState, DEFAULT_MAX_BYTES, ExpandedSource, Expansion, LineWindow, PtyOverlayView,
     ToolCallView,

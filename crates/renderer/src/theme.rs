@@ -1,6 +1,8 @@
 //! What a [`Theme`] draws with: the glyphs of brackets, ellipses, separators and spinners, and
 //! the styles of each kind of text.
 
+use std::time::Duration;
+
 use agentsh_protocol::Theme;
 use ratatui_core::style::{Color, Modifier, Style};
 
@@ -81,9 +83,60 @@ impl Glyphs {
         )
     }
 
+    /// The spinner row of a command that has run for `elapsed`:
+    /// `⠏ Running… 42s (esc to cancel)`; without a time, [`Glyphs::running_line`].
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use agentsh_renderer::{Glyphs, Theme};
+    ///
+    /// let glyphs = Glyphs::of(Theme::Ascii);
+    /// let line = glyphs.running_line_after(1, Some(Duration::from_secs(42)));
+    /// assert_eq!(line, "/ Running... 42s (esc to cancel)");
+    /// ```
+    pub fn running_line_after(&self, tick: u64, elapsed: Option<Duration>) -> String {
+        match elapsed {
+            Some(elapsed) => format!(
+                "{} Running{} {} (esc to cancel)",
+                self.spinner_frame(tick),
+                self.ellipsis,
+                elapsed_text(elapsed)
+            ),
+            None => self.running_line(tick),
+        }
+    }
+
+    /// The spinner row of a call that waits for a person's approval: `⠏ Waiting for approval…`.
+    pub fn waiting_line(&self, tick: u64) -> String {
+        format!(
+            "{} Waiting for approval{}",
+            self.spinner_frame(tick),
+            self.ellipsis
+        )
+    }
+
     /// `text` between the theme's brackets: `⟦text⟧`.
     pub fn bracketed(&self, text: &str) -> String {
         format!("{}{text}{}", self.open, self.close)
+    }
+}
+
+/// How long something has run, as a running row shows it: `42s`, `3m 07s`, `1h 02m`.
+///
+/// ```
+/// use std::time::Duration;
+/// use agentsh_renderer::elapsed_text;
+///
+/// assert_eq!(elapsed_text(Duration::from_millis(42_900)), "42s");
+/// assert_eq!(elapsed_text(Duration::from_secs(187)), "3m 07s");
+/// assert_eq!(elapsed_text(Duration::from_secs(3_720)), "1h 02m");
+/// ```
+pub fn elapsed_text(elapsed: Duration) -> String {
+    let seconds = elapsed.as_secs();
+    match seconds {
+        0..60 => format!("{seconds}s"),
+        60..3600 => format!("{}m {:02}s", seconds / 60, seconds % 60),
+        _ => format!("{}h {:02}m", seconds / 3600, seconds % 3600 / 60),
     }
 }
 
@@ -107,6 +160,8 @@ pub struct Palette {
     pub success: Style,
     /// The spinner and running state.
     pub accent: Style,
+    /// The prompt of a person's own command (`!` or `!!`), apart from the model's `$`.
+    pub user: Style,
 }
 
 impl Default for Palette {
@@ -120,6 +175,7 @@ impl Default for Palette {
             error: Style::new().fg(Color::Red),
             success: Style::new().fg(Color::Green),
             accent: Style::new().fg(Color::Cyan),
+            user: Style::new().fg(Color::Magenta).add_modifier(Modifier::BOLD),
         }
     }
 }

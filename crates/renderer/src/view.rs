@@ -1,6 +1,8 @@
 //! What the host hands a [`Renderer`](crate::Renderer) for each view: references to the
 //! `agentsh-protocol` data, plus the view's own state (collapsed or expanded, the spinner tick).
 
+use std::time::Duration;
+
 use agentsh_protocol::{BangRun, BashArgs, Screen, ToolResult, count_lines};
 
 /// The default byte limit of a result's output (`output.max_bytes`), for the truncation
@@ -22,6 +24,12 @@ pub struct ToolCallView<'a> {
     pub max_bytes: u64,
     /// Advances the spinner of a running call (the host bumps it on its animation timer).
     pub tick: u64,
+    /// How long the running call has run, when the host keeps the time (the renderer has no
+    /// clock): its spinner row says it.
+    pub elapsed: Option<Duration>,
+    /// The running call waits for a person's approval before anything of it runs: its
+    /// spinner row says so instead of the time.
+    pub awaiting_approval: bool,
 }
 
 impl<'a> ToolCallView<'a> {
@@ -34,6 +42,8 @@ impl<'a> ToolCallView<'a> {
             expansion: Expansion::Collapsed,
             max_bytes: DEFAULT_MAX_BYTES,
             tick: 0,
+            elapsed: None,
+            awaiting_approval: false,
         }
     }
 
@@ -142,6 +152,8 @@ pub struct BangView<'a> {
     pub max_bytes: u64,
     /// Advances the spinner while it runs.
     pub tick: u64,
+    /// How long it has run, when the host keeps the time: its spinner row says it.
+    pub elapsed: Option<Duration>,
 }
 
 impl<'a> BangView<'a> {
@@ -152,6 +164,7 @@ impl<'a> BangView<'a> {
             expansion: Expansion::Collapsed,
             max_bytes: DEFAULT_MAX_BYTES,
             tick: 0,
+            elapsed: None,
         }
     }
 }

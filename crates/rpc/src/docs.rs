@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use agentsh_agent_session::{AgentSession, LocalHandle, SessionOptions, Settings};
 use agentsh_protocol::wire::{
-    ArtifactData, ArtifactList, BashData, Command, HelloData, Message, RequestType,
+    ArtifactData, ArtifactList, BashData, Command, Completions, HelloData, Message, RequestType,
 };
 use agentsh_protocol::{JobView, SessionStatus, TOOL_NAMES, ToolResult};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -132,6 +132,7 @@ fn check_data(command: &str, data: Option<&str>) -> Result<(), String> {
         RequestType::Hello => read::<HelloData>(data),
         RequestType::Status => read::<SessionStatus>(data),
         RequestType::JobView => read::<JobView>(data),
+        RequestType::Complete => read::<Completions>(data),
         RequestType::Abort
         | RequestType::AbortBash
         | RequestType::Ping

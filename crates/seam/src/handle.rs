@@ -5,7 +5,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use agentsh_protocol::wire::{
-    ArtifactData, ArtifactList, BashData, ListedArtifact, Query, SecretText,
+    ArtifactData, ArtifactList, BashData, CompletionKind, Completions, ListedArtifact, Query,
+    SecretText,
 };
 use agentsh_protocol::{
     BangOptions, JobView, REMOTE_LOST_PREFIX, SessionStatus, Timeout, ToolDetails, ToolOutcome,
@@ -106,6 +107,17 @@ pub trait SessionHandle: Send + Sync {
                 .find(|listed| listed.id == digits)
                 .map(|listed| listed.size))
         })
+    }
+
+    /// The names `word` may become, as the session's side sees them: entries of a directory
+    /// relative to the session's directory, or programs on its `PATH` (the `complete` query).
+    fn complete(
+        &self,
+        word: String,
+        kind: CompletionKind,
+    ) -> BoxFuture<'_, Result<Completions, HandleError>> {
+        let query = Query::Complete { word, kind };
+        Box::pin(async move { read_data(self.query(query, Reach::IfConnected).await?.as_deref()) })
     }
 
     /// What a status line shows of the session.

@@ -32,7 +32,9 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agentsh_protocol::wire::{ArtifactData, ArtifactList, BashData, ListedArtifact, Query};
+use agentsh_protocol::wire::{
+    ArtifactData, ArtifactList, BashData, Completions, ListedArtifact, Query,
+};
 use agentsh_protocol::{
     ApprovalAnswer, ApprovalRequest, ApprovalResolution, SessionStatus, Timeout, ToolDetails,
     ToolOutcome, ToolResult,
@@ -424,6 +426,8 @@ impl SessionHandle for FakeSession {
                     .send_modify(|state| state.secret_inputs.push((job_id, text.0)));
                 Ok(None)
             }
+            // No files and no programs in a scripted session.
+            Query::Complete { .. } => answer_data(&Completions::default()),
         };
         Box::pin(std::future::ready(answer))
     }

@@ -4,7 +4,9 @@
 mod approvals;
 mod calls;
 mod input;
+mod recall;
 pub(crate) mod secrets;
+mod tab;
 #[cfg(test)]
 mod tests;
 
@@ -23,9 +25,11 @@ use ratatui::backend::Backend;
 use tokio::sync::{mpsc, watch};
 use tokio::time::{Instant, MissedTickBehavior, interval};
 
-use crate::history::History;
+use crate::highlight::Styled;
+use crate::history::{History, Suggester};
 use crate::host::{AppEvent, ApprovalKey, CallKey, PtySize};
 use crate::line::LineEditor;
+use crate::search::HistorySearch;
 use crate::session_view::SessionView;
 use crate::transcript::{Entry, EntryKind, ExpandSource, NoteKind};
 
@@ -35,6 +39,11 @@ const SPINNER_INTERVAL: Duration = Duration::from_millis(100);
 const JOBS_INTERVAL: Duration = Duration::from_millis(250);
 /// Shortest time between two frames drawn for a program's output (keys are drawn at once).
 const OUTPUT_FRAME_INTERVAL: Duration = agentsh_pty_runtime::MIN_DRAW_INTERVAL;
+
+pub(crate) use tab::{Completing, NameCache};
+
+/// The first screen's hint: what to type, and where the rest is.
+pub(crate) const FIRST_HINT: &str = "Type a command to run it as the model's bash call, !cmd to run it yourself; /help lists the rest.";
 
 /// How the mode ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -138,6 +147,18 @@ pub(crate) struct App<R> {
     pub approvals: Vec<(ApprovalKey, usize)>,
     /// Jobs' questions for hidden input, oldest first: the oldest is on the masked line.
     pub secrets: Vec<secrets::SecretPrompt>,
+    /// Tab's list under the input line, while open.
+    pub completing: Option<Completing>,
+    /// Names read for Tab.
+    pub names: NameCache,
+    /// Ctrl+R's search, while open.
+    pub search: Option<HistorySearch>,
+    /// The search's matcher (its scratch space kept from one search to the next).
+    pub matcher: Option<Box<nucleo_matcher::Matcher>>,
+    /// The history's suggestion for the line.
+    pub suggester: Suggester,
+    /// The input line's colours, for the text they were found for.
+    pub highlighted: (String, Vec<Styled>),
 }
 
 impl<R: Renderer> App<R> {
@@ -175,8 +196,15 @@ impl<R: Renderer> App<R> {
             clear_screen: false,
             approvals: Vec::new(),
             secrets: Vec::new(),
+            completing: None,
+            names: NameCache::default(),
+            search: None,
+            matcher: None,
+            suggester: Suggester::default(),
+            highlighted: (String::new(), Vec::new()),
         };
         app.resized(size.0, size.1);
+        app.note(NoteKind::Hint, FIRST_HINT);
         for note in config.notes {
             app.note(NoteKind::Warning, note);
         }

@@ -30,6 +30,8 @@ pub(crate) enum Slash {
     Jobs,
     /// `/job N`: a job's output or screen, live.
     Job(String),
+    /// `/kill N`: ends job N and every process it left.
+    Kill(String),
     /// `/context`: the context messages recorded so far.
     Context,
     /// `/artifact ID`: an artifact, read window by window.
@@ -51,6 +53,7 @@ Input
   any other line  runs as the model's bash tool call
   /jobs           list background jobs
   /job N          follow job N's output or screen
+  /kill N         end job N and every process it started
   /context        show the context messages recorded so far
   /artifact ID    read an artifact (artifact://ID)
   /help           this text
@@ -61,6 +64,10 @@ Keys
   Esc             cancel the newest running call (in a program's screen: see its footer)
   ctrl+o          expand or collapse the last result
   PgUp / PgDn     scroll (an expanded result: its lines)
+  Tab             complete: a / command, a job or artifact id, a file, a command name
+                  (several: a list under the input; Tab again cycles, Esc closes it)
+  ctrl+r          search the history (fuzzy, newest first; Enter takes, Esc leaves it)
+  → / End         take the dimmed suggestion from the history
   Up / Down       input history
   Home / End      an expanded result: its first or last lines (on an empty line)
   ctrl+l          redraw the screen
@@ -107,6 +114,8 @@ fn parse_slash(line: &str) -> Option<Slash> {
         ("/jobs", _) => Slash::Usage("/jobs takes no argument"),
         ("/job", [id]) => Slash::Job((*id).to_owned()),
         ("/job", _) => Slash::Usage("usage: /job N (a job id, see /jobs)"),
+        ("/kill", [id]) => Slash::Kill((*id).to_owned()),
+        ("/kill", _) => Slash::Usage("usage: /kill N (a job id, see /jobs)"),
         ("/context", []) => Slash::Context,
         ("/context", _) => Slash::Usage("/context takes no argument"),
         ("/artifact", [id]) => Slash::Artifact((*id).to_owned()),
@@ -162,6 +171,14 @@ mod tests {
         assert_eq!(parse_input("/jobs"), Input::Slash(Slash::Jobs));
         assert_eq!(parse_input("/job 3"), Input::Slash(Slash::Job("3".into())));
         assert_eq!(parse_input("/context"), Input::Slash(Slash::Context));
+        assert_eq!(
+            parse_input("/kill 2"),
+            Input::Slash(Slash::Kill("2".into()))
+        );
+        assert!(matches!(
+            parse_input("/kill"),
+            Input::Slash(Slash::Usage(_))
+        ));
         assert_eq!(
             parse_input("/artifact artifact://12"),
             Input::Slash(Slash::Artifact("artifact://12".into()))

@@ -15,8 +15,8 @@ use ratatui::layout::{Position, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
-use crate::app::App;
 use crate::app::secrets::{MASK, SecretPrompt};
+use crate::app::{App, Completing};
 use crate::transcript::{Draw, ExpandSource};
 
 /// The prompt before the input line.
@@ -52,26 +52,55 @@ impl<R: Renderer> App<R> {
             };
             return self.renderer.pty_overlay(&view, area, buf);
         }
-        let (input_rows, cursor) = self.input_rows(area.width);
+        let (input_rows, cursor, below) = self.input_rows(area.width);
         let input_height = (input_rows.len() as u16).min(MAX_INPUT_ROWS);
         let status_height = u16::from(area.height > input_height + 1);
+        // Tab's list or Ctrl+R's matches, under the input line, when there is room.
+        let below_height =
+            (below.len() as u16).min(area.height.saturating_sub(input_height + status_height + 1));
         let transcript_height = area.height.saturating_sub(input_height + status_height);
-        self.page_rows = transcript_height.max(1);
+        // The transcript keeps its place while a list is open: the input line and the list
+        // cover its last rows (so opening one redraws those rows, not the whole screen).
+        self.page_rows = transcript_height.saturating_sub(below_height).max(1);
         let transcript = Rect::new(area.x, area.y, area.width, transcript_height);
         if self.expanded.is_some() {
-            self.draw_expanded(transcript, buf);
+            let shown = Rect {
+                height: transcript_height - below_height,
+                ..transcript
+            };
+            self.draw_expanded(shown, buf);
         } else {
-            self.draw_transcript(transcript, buf);
+            self.draw_transcript(transcript, below_height, buf);
         }
         // The input rows: the last ones, when the line is taller than its area.
-        let input_top = area.y + transcript_height;
+        let input_top = area.y + transcript_height - below_height;
         let skip = input_rows.len().saturating_sub(usize::from(input_height));
         for (row, line) in input_rows.iter().skip(skip).enumerate() {
-            buf.set_line(area.x, input_top + row as u16, line, area.width);
+            put_line(buf, area.x, input_top + row as u16, line, area.width);
+        }
+        for (row, line) in below.iter().take(usize::from(below_height)).enumerate() {
+            put_line(
+                buf,
+                area.x,
+                input_top + input_height + row as u16,
+                line,
+                area.width,
+            );
+        }
+        if let Some(open) = &self.completing {
+            let glyphs = self.glyphs();
+            draw_list(
+                open,
+                area,
+                input_top + input_height,
+                below_height,
+                glyphs,
+                buf,
+            );
         }
         if status_height > 0 {
             let status = self.status_line(area.width);
-            buf.set_line(area.x, area.bottom() - 1, &status, area.width);
+            put_line(buf, area.x, area.bottom() - 1, &status, area.width);
         }
         cursor.and_then(|(row, col)| {
             let row = row.checked_sub(skip as u16)?;
@@ -79,8 +108,9 @@ impl<R: Renderer> App<R> {
         })
     }
 
-    /// The transcript's rows in view, bottom-aligned, `scroll` rows up from the end.
-    fn draw_transcript(&mut self, area: Rect, buf: &mut Buffer) {
+    /// The transcript's rows in view, bottom-aligned, `scroll` rows up from the end; its last
+    /// `covered` rows are left out (what covers them draws there).
+    fn draw_transcript(&mut self, area: Rect, covered: u16, buf: &mut Buffer) {
         if area.height == 0 {
             return;
         }
@@ -124,8 +154,12 @@ impl<R: Renderer> App<R> {
         rows.reverse();
         // Fewer rows than the view: they sit at the bottom, next to the input line.
         let top = area.y + area.height - rows.len() as u16;
+        let uncovered = area.bottom() - covered;
         for (row, line) in rows.into_iter().enumerate() {
-            buf.set_line(area.x, top + row as u16, line, area.width);
+            let y = top + row as u16;
+            if y < uncovered {
+                put_line(buf, area.x, y, line, area.width);
+            }
         }
     }
 
@@ -182,34 +216,65 @@ impl<R: Renderer> App<R> {
         }
         let lines = entry.draw(&draw, Expansion::Expanded { window, rows });
         for (row, line) in lines.iter().take(usize::from(area.height)).enumerate() {
-            buf.set_line(area.x, area.y + row as u16, line, area.width);
+            put_line(buf, area.x, area.y + row as u16, line, area.width);
         }
         if let Some(first_line) = request {
             self.request_window(first_line);
         }
     }
 
-    /// The input line, wrapped, with the cursor's (row, col); while a job asks for hidden
-    /// input, the masked line instead.
-    fn input_rows(&self, width: u16) -> (Vec<Line<'static>>, Option<(u16, u16)>) {
+    /// The input line, wrapped and coloured, with the cursor's (row, col), then Tab's list
+    /// or Ctrl+R's matches under it; while a job asks for hidden input, the masked line
+    /// instead.
+    fn input_rows(
+        &mut self,
+        width: u16,
+    ) -> (Vec<Line<'static>>, Option<(u16, u16)>, Vec<Line<'static>>) {
         if let Some(prompt) = self.secret_prompt() {
-            return secret_rows(prompt, width);
+            let (rows, cursor) = secret_rows(prompt, width);
+            return (rows, cursor, Vec::new());
         }
+        if self.search.is_some() {
+            return self.search_rows(width);
+        }
+        self.refresh_highlight();
+        let tail = self.suggestion_tail().map(str::to_owned);
         let text = self.line.text();
         let cursor_at = self.line.cursor();
+        let styles = &self.highlighted.1;
         let mut rows: Vec<Line<'static>> = Vec::new();
         let mut cursor = None;
         let mut line_start = 0;
         for (index, logical) in text.split('\n').enumerate() {
             let lead = if index == 0 { PROMPT } else { "  " };
             let clean = strip_controls(logical);
+            // Colours are for the text as typed: a line with controls in it is shown plain.
+            let coloured = matches!(clean, std::borrow::Cow::Borrowed(_));
             let shown = format!("{lead}{clean}");
             let line_end = line_start + logical.len();
             let first_row = rows.len();
             let mut widths = Vec::new();
             for row in wrap(&shown, width) {
                 widths.push(str_width(row));
-                rows.push(Line::raw(row.to_owned()));
+                let at = row.as_ptr() as usize - shown.as_ptr() as usize;
+                let mut spans = Vec::new();
+                if index == 0 && at == 0 {
+                    spans.push(Span::styled(PROMPT, prompt_style()));
+                    let rest = &row[PROMPT.len().min(row.len())..];
+                    styled_spans(rest, line_start, styles, coloured, &mut spans);
+                } else {
+                    let (lead_part, rest) = if at == 0 {
+                        row.split_at(lead.len().min(row.len()))
+                    } else {
+                        ("", row)
+                    };
+                    if !lead_part.is_empty() {
+                        spans.push(Span::raw(lead_part.to_owned()));
+                    }
+                    let offset = line_start + (at + lead_part.len()).saturating_sub(lead.len());
+                    styled_spans(rest, offset, styles, coloured, &mut spans);
+                }
+                rows.push(Line::from(spans));
             }
             if cursor.is_none() && (line_start..=line_end).contains(&cursor_at) {
                 let col = str_width(lead)
@@ -218,16 +283,95 @@ impl<R: Renderer> App<R> {
             }
             line_start = line_end + 1;
         }
-        if let Some(first) = rows.first_mut() {
-            let prompt_style = Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD);
-            let rest = first
-                .spans
-                .first()
-                .map(|span| span.content.get(PROMPT.len()..).unwrap_or("").to_owned())
-                .unwrap_or_default();
-            *first = Line::from(vec![Span::styled(PROMPT, prompt_style), Span::raw(rest)]);
+        // The suggestion, dimmed after the cursor, as far as the row has room.
+        if let (Some(tail), Some((row, col))) = (tail, cursor)
+            && let Some(line) = rows.get_mut(usize::from(row))
+        {
+            let room = width.saturating_sub(col);
+            let tail = strip_controls(&tail);
+            let shown = truncate_to_width(&tail, room, "");
+            if !shown.is_empty() {
+                line.spans.push(Span::styled(
+                    shown.into_owned(),
+                    Style::new().fg(Color::DarkGray),
+                ));
+            }
         }
-        (rows, cursor)
+        let below = match &self.completing {
+            Some(open) => completion_rows(open, width, self.glyphs()),
+            None => Vec::new(),
+        };
+        (rows, cursor, below)
+    }
+
+    /// The input line's colours, found again when its text changed.
+    fn refresh_highlight(&mut self) {
+        let text = self.line.text();
+        if self.highlighted.0 != text {
+            let shell = shell_part(text);
+            let offset = text.len() - shell.len();
+            let mut styles = crate::highlight::highlight(shell);
+            for styled in &mut styles {
+                styled.start += offset;
+                styled.end += offset;
+            }
+            self.highlighted.0.clear();
+            self.highlighted.0.push_str(text);
+            self.highlighted.1 = styles;
+        }
+    }
+
+    /// Ctrl+R's rows: the query, then the matches, newest first, the chosen one marked.
+    fn search_rows(
+        &mut self,
+        width: u16,
+    ) -> (Vec<Line<'static>>, Option<(u16, u16)>, Vec<Line<'static>>) {
+        let glyphs = self.glyphs();
+        let Some(search) = &mut self.search else {
+            return (Vec::new(), None, Vec::new());
+        };
+        let matcher = self
+            .matcher
+            .get_or_insert_with(|| Box::new(crate::search::matcher()));
+        let label = "history search: ";
+        let query = single_line(search.query());
+        let head = truncate_to_width(&query, width.saturating_sub(label.len() as u16 + 1), "")
+            .into_owned();
+        let col = (str_width(label) + str_width(&head)).min(usize::from(width)) as u16;
+        let head = vec![Line::from(vec![
+            Span::styled(label, prompt_style()),
+            Span::raw(head),
+        ])];
+        let mut rows = Vec::new();
+        let (found, chosen) = search.shown(self.history.entries(), matcher);
+        if found.is_empty() {
+            rows.push(Line::styled(
+                "  (no match; Esc leaves the line as it was)",
+                Style::new().fg(Color::DarkGray),
+            ));
+        }
+        for (index, entry) in found.iter().enumerate() {
+            let text = truncate_to_width(
+                &single_line(entry),
+                width.saturating_sub(2),
+                glyphs.ellipsis,
+            )
+            .into_owned();
+            rows.push(if Some(index) == chosen {
+                Line::from(vec![
+                    Span::styled("> ", prompt_style()),
+                    Span::styled(text, Style::new().add_modifier(Modifier::REVERSED)),
+                ])
+            } else {
+                Line::from(vec![Span::raw("  "), Span::raw(text)])
+            });
+        }
+        (head, Some((0, col)), rows)
+    }
+
+    /// The theme's glyphs.
+    fn glyphs(&self) -> Glyphs {
+        Glyphs::of(self.session.settings().theme)
     }
 
     /// The status line: cwd, shell, running jobs, sandbox, the socket; a hint when scrolled.
@@ -299,6 +443,211 @@ impl<R: Renderer> App<R> {
     }
 }
 
+/// Writes `line` at (`x`, `y`), at most `width` columns: what `Buffer::set_line` does, with a
+/// fast path for spans of printable ASCII (one cell a byte, no grapheme segmentation), which
+/// most rows are. A frame writes thousands of cells; this keeps a keystroke's frame cheap.
+fn put_line(buf: &mut Buffer, x: u16, y: u16, line: &Line<'_>, width: u16) {
+    let right = x.saturating_add(width).min(buf.area.right());
+    let mut at = x;
+    for span in &line.spans {
+        if at >= right {
+            break;
+        }
+        let style = line.style.patch(span.style);
+        let text = span.content.as_bytes();
+        if text.iter().all(|byte| (b' '..=b'~').contains(byte)) {
+            let room = usize::from(right - at);
+            for &byte in &text[..text.len().min(room)] {
+                buf[(at, y)].set_char(char::from(byte)).set_style(style);
+                at += 1;
+            }
+        } else {
+            let (end, _) = buf.set_stringn(at, y, &span.content, usize::from(right - at), style);
+            at = end;
+        }
+    }
+}
+
+/// The prompt's style.
+fn prompt_style() -> Style {
+    Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD)
+}
+
+/// The part of an input line the shell reads (a bang's command after its `!` or `!!`); empty
+/// for a slash word or a JSON tool call, which are not coloured.
+fn shell_part(text: &str) -> &str {
+    let trimmed = text.trim_start();
+    if let Some(rest) = trimmed
+        .strip_prefix("!!")
+        .or_else(|| trimmed.strip_prefix('!'))
+    {
+        return rest;
+    }
+    if trimmed.starts_with('{') || trimmed.starts_with('/') && !trimmed.starts_with("//") {
+        // A slash word is the mode's; a path such as `/usr/bin/ls -l` is a command.
+        let first = trimmed.split_whitespace().next().unwrap_or("");
+        if trimmed.starts_with('{')
+            || crate::complete::SLASH_WORDS
+                .iter()
+                .any(|w| w.trim_end() == first)
+        {
+            return "";
+        }
+    }
+    text
+}
+
+/// `row`, which starts at byte `offset` of the line, as spans in the colours of `styles`
+/// (plain when not `coloured`).
+fn styled_spans(
+    row: &str,
+    offset: usize,
+    styles: &[crate::highlight::Styled],
+    coloured: bool,
+    spans: &mut Vec<Span<'static>>,
+) {
+    if !coloured {
+        if !row.is_empty() {
+            spans.push(Span::raw(row.to_owned()));
+        }
+        return;
+    }
+    let end = offset + row.len();
+    let mut at = offset;
+    // The first range that ends after the row's start.
+    let first = styles.partition_point(|s| s.end <= offset);
+    for styled in &styles[first..] {
+        if styled.start >= end {
+            break;
+        }
+        let from = styled.start.max(at);
+        let to = styled.end.min(end);
+        if from > at {
+            spans.push(Span::raw(row[at - offset..from - offset].to_owned()));
+        }
+        if to > from {
+            spans.push(Span::styled(
+                row[from - offset..to - offset].to_owned(),
+                styled.style,
+            ));
+        }
+        at = to.max(at);
+    }
+    if at < end {
+        spans.push(Span::raw(row[at - offset..].to_owned()));
+    }
+}
+
+/// Rows Tab's list takes at most, its last saying how many more there are.
+const LIST_ROWS: usize = 4;
+
+/// Tab's list laid out: the candidates in columns as wide as the widest name in view (of the
+/// first rows' worth), two apart, the rows in view starting where the chosen one is.
+struct ListLayout {
+    /// The first candidate shown.
+    first: usize,
+    /// Candidates a row.
+    per_row: usize,
+    /// Rows of names shown.
+    rows: usize,
+    /// Columns a name takes at most.
+    widest: usize,
+}
+
+impl ListLayout {
+    fn of(open: &Completing, width: u16) -> Self {
+        let candidates = open.candidates();
+        let width = usize::from(width.max(1));
+        let sample = candidates.len().min(LIST_ROWS * 8);
+        let widest = candidates[..sample]
+            .iter()
+            .map(|name| str_width(name))
+            .max()
+            .unwrap_or(1)
+            .clamp(1, width.saturating_sub(2).max(1));
+        let per_row = (width.saturating_sub(2) / (widest + 2)).max(1);
+        let chosen_row = open.selected.map_or(0, |at| at / per_row);
+        let first_row = chosen_row.saturating_sub(LIST_ROWS - 2);
+        let total_rows = candidates.len().div_ceil(per_row);
+        let rows = total_rows.saturating_sub(first_row).min(LIST_ROWS - 1);
+        Self {
+            first: first_row * per_row,
+            per_row,
+            rows,
+            widest,
+        }
+    }
+}
+
+/// Tab's list as rows: the rows of names are left empty here (`draw_list` fills them, cell
+/// by cell), then how many there are; `(no match)` for none.
+fn completion_rows(open: &Completing, width: u16, glyphs: Glyphs) -> Vec<Line<'static>> {
+    let muted = Style::new().fg(Color::DarkGray);
+    let candidates = open.candidates();
+    if candidates.is_empty() {
+        return vec![Line::styled("  (no match)", muted)];
+    }
+    let layout = ListLayout::of(open, width);
+    let mut rows = vec![Line::default(); layout.rows];
+    let after = candidates
+        .len()
+        .saturating_sub(layout.first + layout.rows * layout.per_row);
+    let text = if after > 0 {
+        format!(
+            "  {} {after} more (Tab cycles, Esc closes)",
+            glyphs.ellipsis
+        )
+    } else {
+        format!("  {} matches (Tab cycles, Esc closes)", candidates.len())
+    };
+    rows.push(Line::styled(text, muted));
+    rows
+}
+
+/// Draws the names of Tab's list into its rows from `top` (at most `height` of them), the
+/// chosen one reversed. A name of printable ASCII is written a cell a character (the frame
+/// budget: a list is hundreds of characters), any other through the buffer's text path.
+fn draw_list(
+    open: &Completing,
+    area: Rect,
+    top: u16,
+    height: u16,
+    glyphs: Glyphs,
+    buf: &mut Buffer,
+) {
+    let candidates = open.candidates();
+    if candidates.is_empty() {
+        return;
+    }
+    let layout = ListLayout::of(open, area.width);
+    let reversed = Style::new().add_modifier(Modifier::REVERSED);
+    let shown = candidates.iter().enumerate().skip(layout.first);
+    for (index, (at, name)) in shown.take(layout.rows * layout.per_row).enumerate() {
+        let row = (index / layout.per_row) as u16;
+        if row >= height {
+            break;
+        }
+        let x = area.x + 2 + ((index % layout.per_row) * (layout.widest + 2)) as u16;
+        let y = top + row;
+        let style = if open.selected == Some(at) {
+            reversed
+        } else {
+            Style::new()
+        };
+        if name.len() <= layout.widest && name.bytes().all(|b| (b' '..=b'~').contains(&b)) {
+            for (offset, byte) in name.bytes().enumerate() {
+                let cell = &mut buf[(x + offset as u16, y)];
+                cell.set_char(char::from(byte));
+                cell.set_style(style);
+            }
+        } else {
+            let clean = single_line(name);
+            let name = truncate_to_width(&clean, layout.widest as u16, glyphs.ellipsis);
+            buf.set_stringn(x, y, name, layout.widest, style);
+        }
+    }
+}
+
 /// The masked line: which job asks and what it runs (wrapped, at most three rows), then its
 /// prompt and one mask character per typed one, the cursor after them.
 fn secret_rows(prompt: &SecretPrompt, width: u16) -> (Vec<Line<'static>>, Option<(u16, u16)>) {
@@ -348,5 +697,38 @@ fn cursor_in_rows(
     } else {
         rows.insert(first_row + widths.len(), Line::default());
         ((first_row + widths.len()) as u16, 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn put_line_writes_what_set_line_writes() {
+        let area = Rect::new(0, 0, 12, 1);
+        let lines = [
+            Line::from(vec![
+                Span::styled("> ", prompt_style()),
+                Span::raw("cat "),
+                Span::styled("file", Style::new().fg(Color::Green)),
+            ]),
+            Line::styled("plain row that is too long", Style::new().fg(Color::Gray)),
+            Line::from(vec![Span::raw("wide 漢字 x"), Span::raw("é!")]),
+            Line::from(vec![
+                Span::raw("ab"),
+                Span::styled("cd", Style::new().bold()),
+            ])
+            .style(Style::new().fg(Color::Red)),
+        ];
+        for line in &lines {
+            for (x, width) in [(0, 12), (3, 5), (11, 1)] {
+                let mut ours = Buffer::empty(area);
+                let mut theirs = Buffer::empty(area);
+                put_line(&mut ours, x, 0, line, width);
+                theirs.set_line(x, 0, line, width);
+                assert_eq!(ours, theirs, "{line:?} at {x}, {width} columns");
+            }
+        }
     }
 }

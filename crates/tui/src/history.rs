@@ -9,7 +9,7 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 /// Entries kept in memory and in the file; older ones are dropped when the file is rewritten.
-pub(crate) const MAX_ENTRIES: usize = 1000;
+pub(crate) const MAX_ENTRIES: usize = 10_000;
 
 /// The history file's default path, from the environment; `None` when neither
 /// `XDG_STATE_HOME` nor `HOME` is set.
@@ -83,6 +83,47 @@ impl History {
             self.file = None;
         }
         error
+    }
+}
+
+/// The newest history entry that starts with what is typed (and is longer), found as typing
+/// goes on: the answer for a longer line is never newer than the one for its start, so a
+/// keystroke that adds to the line goes on from the last answer instead of from the newest
+/// entry.
+#[derive(Debug, Default)]
+pub(crate) struct Suggester {
+    /// The line last asked about, the history's length then, and the answer: an entry's index.
+    last: Option<(String, usize, Option<usize>)>,
+}
+
+impl Suggester {
+    /// The newest entry of `history` that starts with `typed` and is longer than it.
+    pub(crate) fn suggest<'h>(&mut self, history: &'h [String], typed: &str) -> Option<&'h str> {
+        if typed.is_empty() {
+            return None;
+        }
+        // Only entries below `from` can be the answer.
+        let from = match &self.last {
+            Some((line, len, found))
+                if *len == history.len() && typed.starts_with(line.as_str()) =>
+            {
+                found.map_or(0, |at| at + 1)
+            }
+            _ => history.len(),
+        };
+        let found = history[..from]
+            .iter()
+            .rposition(|entry| entry.len() > typed.len() && entry.starts_with(typed));
+        match &mut self.last {
+            Some((line, len, last)) => {
+                line.clear();
+                line.push_str(typed);
+                *len = history.len();
+                *last = found;
+            }
+            None => self.last = Some((typed.to_owned(), history.len(), found)),
+        }
+        found.map(|at| history[at].as_str())
     }
 }
 
@@ -225,6 +266,36 @@ mod tests {
             reopened.entries().last().map(String::as_str),
             Some(format!("echo {}", MAX_ENTRIES + 5).as_str())
         );
+    }
+
+    #[test]
+    fn the_suggestion_is_the_newest_longer_entry_with_the_typed_start() {
+        let history: Vec<String> = ["git status", "git stash pop", "cargo test", "git st"]
+            .map(String::from)
+            .to_vec();
+        let mut suggester = Suggester::default();
+        assert_eq!(suggester.suggest(&history, "g"), Some("git st"));
+        assert_eq!(
+            suggester.suggest(&history, "git st"),
+            Some("git stash pop"),
+            "longer only"
+        );
+        assert_eq!(
+            suggester.suggest(&history, "git sta"),
+            Some("git stash pop")
+        );
+        assert_eq!(suggester.suggest(&history, "git stat"), Some("git status"));
+        assert_eq!(suggester.suggest(&history, "git statu"), Some("git status"));
+        assert_eq!(suggester.suggest(&history, "git status"), None);
+        assert_eq!(suggester.suggest(&history, "git status -s"), None);
+        // Shorter again (a Backspace): from the newest.
+        assert_eq!(suggester.suggest(&history, "git s"), Some("git st"));
+        assert_eq!(suggester.suggest(&history, "ca"), Some("cargo test"));
+        assert_eq!(suggester.suggest(&history, ""), None);
+        // A new entry is seen.
+        let mut newer = history.clone();
+        newer.push("cargo build".into());
+        assert_eq!(suggester.suggest(&newer, "ca"), Some("cargo build"));
     }
 
     #[test]

@@ -78,6 +78,20 @@ pub(crate) enum AppEvent {
         /// `Err`: the session's reason.
         sent: Result<(), String>,
     },
+    /// Names for Tab were read (a directory's entries, `PATH`'s programs, the artifacts).
+    Named {
+        /// What was listed.
+        source: crate::complete::NameSource,
+        /// The names, sorted, or why they could not be read.
+        names: Result<Vec<String>, String>,
+    },
+    /// `/kill N` ended (the `job_kill` tool's result).
+    Killed {
+        /// The line as typed.
+        typed: String,
+        /// The tool's outcome.
+        outcome: ToolOutcome,
+    },
     /// An approval request ended (answered here or elsewhere, timed out, or its call aborted).
     ApprovalResolved {
         /// Which request.

@@ -9,12 +9,15 @@ mod approval;
 #[doc(hidden)]
 pub mod bench;
 mod command;
+mod complete;
 mod draw;
+mod highlight;
 mod history;
 mod host;
 mod key_bytes;
 mod line;
 mod listen;
+mod search;
 mod session_view;
 mod term;
 mod transcript;

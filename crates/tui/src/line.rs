@@ -49,6 +49,25 @@ impl LineEditor {
         self.browsing = None;
     }
 
+    /// Replaces bytes `start..end` (on `char` boundaries) with `text`; the cursor goes after it.
+    pub(crate) fn replace(&mut self, start: usize, end: usize, text: &str) {
+        self.text.replace_range(start..end, text);
+        self.cursor = start + text.len();
+        self.browsing = None;
+    }
+
+    /// Sets the whole line, the cursor at `cursor` (clamped to a `char` boundary).
+    pub(crate) fn set(&mut self, text: &str, cursor: usize) {
+        self.text.clear();
+        self.text.push_str(text);
+        let mut cursor = cursor.min(self.text.len());
+        while !self.text.is_char_boundary(cursor) {
+            cursor -= 1;
+        }
+        self.cursor = cursor;
+        self.browsing = None;
+    }
+
     /// Deletes the character before the cursor.
     pub(crate) fn backspace(&mut self) {
         if let Some(previous) = self.previous_boundary() {

@@ -13,7 +13,7 @@ use agentsh_protocol::{
     BangOptions, BashResult, JobSummary, JobView, SandboxStatus, SessionStatus, ToolOutcome,
     ViewSettings,
 };
-use agentsh_seam::wire::ArtifactData;
+use agentsh_seam::wire::{ArtifactData, CompletionKind, Completions};
 use agentsh_seam::{
     Approver, BangCall, BoxFuture, CancellationToken, Handle, HandleError, PtyHost, Reach,
     ToolCall, Value, lock, ready_now,
@@ -21,6 +21,9 @@ use agentsh_seam::{
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::host::AppEvent;
+
+/// The tool `/kill` calls.
+const JOB_KILL_TOOL: &str = "job_kill";
 
 /// Bytes of a followed job's output read for its view.
 pub(crate) const JOB_VIEW_BYTES: usize = agentsh_seam::wire::JOB_VIEW_BYTES as usize;
@@ -265,6 +268,40 @@ impl SessionView {
             .tool_call(call)
             .await
             .unwrap_or_else(HandleError::into_outcome)
+    }
+
+    /// Ends job `id` and every process it left, as the `job_kill` tool does; its result.
+    pub(crate) async fn kill_job(&self, call_id: &str, id: &str) -> ToolOutcome {
+        let arguments = serde_json::json!({ "jobId": id });
+        let call = ToolCall::new(call_id, JOB_KILL_TOOL, &arguments);
+        self.inner
+            .handle
+            .tool_call(call)
+            .await
+            .unwrap_or_else(HandleError::into_outcome)
+    }
+
+    /// The names `word` may become where the session runs (its files, its `PATH`'s programs).
+    pub(crate) async fn complete(
+        &self,
+        word: String,
+        kind: CompletionKind,
+    ) -> Result<Completions, String> {
+        self.inner
+            .handle
+            .complete(word, kind)
+            .await
+            .map_err(|err| err.to_string())
+    }
+
+    /// The session's artifacts' ids, newest first.
+    pub(crate) async fn artifact_ids(&self) -> Result<Vec<String>, String> {
+        self.inner
+            .handle
+            .list_artifacts()
+            .await
+            .map(|listed| listed.into_iter().map(|artifact| artifact.id).collect())
+            .map_err(|err| err.to_string())
     }
 
     /// Runs a bang command; `on_output` gets its output as it comes (a far side's as it brings

@@ -2,6 +2,8 @@
 //! its rows cached for the width they were drawn at (only a changed or running entry is drawn
 //! again, so a frame over a long transcript costs the rows in view).
 
+use std::time::Instant;
+
 use crate::approval::ApprovalEntry;
 use crate::session_view::SessionView;
 use agentsh_protocol::Theme;
@@ -45,6 +47,10 @@ pub(crate) struct ToolEntry {
     pub cancel: CancellationToken,
     /// The byte limit of the session's output (for the truncation warning's text).
     pub max_bytes: u64,
+    /// When it started (its running row says for how long).
+    pub started: Instant,
+    /// It waits for the person's approval (its running row says so instead of the time).
+    pub awaiting_approval: bool,
 }
 
 /// Where a tool call is.
@@ -65,6 +71,8 @@ pub(crate) struct BangEntry {
     pub aborted: bool,
     /// The byte limit of the session's output.
     pub max_bytes: u64,
+    /// When it started (its running row says for how long).
+    pub started: Instant,
 }
 
 /// A followed job (`/job N`).
@@ -101,6 +109,8 @@ pub(crate) enum NoteKind {
     Info,
     /// Something went wrong or needs an answer.
     Warning,
+    /// A hint, dimmed (the first screen's).
+    Hint,
 }
 
 /// One transcript entry.
@@ -206,6 +216,8 @@ impl Entry {
                     expansion,
                     max_bytes: tool.max_bytes,
                     tick: draw.tick,
+                    elapsed: Some(tool.started.elapsed()),
+                    awaiting_approval: tool.awaiting_approval,
                 };
                 let mut lines = draw.renderer.tool_call(&view, width).lines;
                 mark_origin(&mut lines, &tool.origin);
@@ -218,6 +230,7 @@ impl Entry {
                     expansion,
                     max_bytes: bang.max_bytes,
                     tick: draw.tick,
+                    elapsed: Some(bang.started.elapsed()),
                 };
                 draw.renderer.bang(&view, width).lines
             }
@@ -250,6 +263,7 @@ impl Entry {
                 let style = match kind {
                     NoteKind::Info => Style::new(),
                     NoteKind::Warning => Style::new().fg(Color::Yellow),
+                    NoteKind::Hint => Style::new().fg(Color::DarkGray),
                 };
                 text_rows(text, width, style)
             }
@@ -430,7 +444,8 @@ fn other_tool_rows(tool: &ToolEntry, draw: &Draw<'_>) -> Vec<Line<'static>> {
     match &tool.state {
         ToolState::Running(_) => {
             lines.push(Line::styled(
-                draw.glyphs.running_line(draw.tick),
+                draw.glyphs
+                    .running_line_after(draw.tick, Some(tool.started.elapsed())),
                 Style::new().fg(Color::Cyan),
             ));
         }

@@ -166,7 +166,7 @@ fn interactive_listen_shows_a_clients_calls_live_and_esc_aborts_one() {
             && screen.iter().any(|row| row.trim_end() == "started")
             && screen
                 .iter()
-                .any(|row| row.contains("Running… (esc to cancel)"))
+                .any(|row| row.contains("Running…") && row.trim_end().ends_with("(esc to cancel)"))
     });
     crate::util::wait_for_process(&marker);
     tui.pane.send_keys(&["Escape"]);

@@ -70,6 +70,12 @@ fn the_interactive_mode_runs_everything_on_the_far_side() {
             "{name}: the far side's cwd on the status line:\n{}",
             tui.screen()
         );
+        // Tab completes a file of the far side's directory, read there through the session.
+        std::fs::write(tui.env.work_dir().join("far-listed-file.txt"), "").expect("write");
+        tui.pane.send_text("cat far-list");
+        tui.pane.send_keys(&["Tab"]);
+        tui.wait_text_for("> cat far-listed-file.txt", FAR);
+        tui.pane.send_keys(&["C-u"]);
         // A tool call runs there.
         let (command, proof) = far.proof();
         tui.submit(command);

@@ -47,6 +47,22 @@ pub struct ListedArtifact {
     pub modified_ms: u64,
 }
 
+/// `data` of a `complete` response: the names the word may become, sorted.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Completions {
+    /// For a path, entries of the word's directory whose names start with the rest of the
+    /// word (a directory's name ends in `/`; names starting with `.` only when the rest does);
+    /// for a command, the names of the session's functions and aliases (as its rc snapshot
+    /// has them) and of programs on its shells' `PATH` that start with the word. At most
+    /// [`COMPLETIONS_MAX`].
+    pub names: Vec<String>,
+    /// More names matched than were returned.
+    pub more: bool,
+}
+
+/// The most names a `complete` response holds.
+pub const COMPLETIONS_MAX: usize = 20_000;
+
 /// `data` of a `hello` response.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HelloData {

@@ -10,10 +10,14 @@ mod id;
 mod message;
 mod request;
 
-pub use data::{ArtifactData, ArtifactList, BashData, HelloData, ListedArtifact};
+pub use data::{
+    ArtifactData, ArtifactList, BashData, COMPLETIONS_MAX, Completions, HelloData, ListedArtifact,
+};
 pub use id::RequestId;
 pub use message::{LineType, Message, MissingField, PartialResult, ServerLine, TextBlock};
-pub use request::{Capabilities, Command, FieldError, Query, Request, RequestType, SecretText};
+pub use request::{
+    Capabilities, Command, CompletionKind, FieldError, Query, Request, RequestType, SecretText,
+};
 
 /// The bytes of a job's output a `job_view` returns without `bytes`.
 pub const JOB_VIEW_BYTES: u64 = 16 * 1024;

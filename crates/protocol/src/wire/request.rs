@@ -158,6 +158,26 @@ pub enum Query {
         /// The text, without CR or LF.
         text: SecretText,
     },
+    /// `{"type": "complete", "word", "kind"}`: the names a word typed at a prompt may become:
+    /// entries of a directory (relative to the session's directory) or command names (on the
+    /// session's `PATH`), as the session's side sees them.
+    Complete {
+        /// The word as typed so far, unquoted. For a path, the directory part names the
+        /// directory listed and the rest is the start of the names returned.
+        word: String,
+        /// What the word is.
+        kind: CompletionKind,
+    },
+}
+
+/// What a word to complete names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CompletionKind {
+    /// A file or directory.
+    Path,
+    /// A command: a function or alias of the session's shells, or a program on their `PATH`.
+    Command,
 }
 
 impl Query {
@@ -169,6 +189,7 @@ impl Query {
             Self::Status => RequestType::Status,
             Self::JobView { .. } => RequestType::JobView,
             Self::SecretInput { .. } => RequestType::SecretInput,
+            Self::Complete { .. } => RequestType::Complete,
         }
     }
 }
@@ -309,6 +330,16 @@ impl Command {
                     text: SecretText(required(text, "text")?.0),
                 })
             }
+            RequestType::Complete => {
+                let CompleteFields { word, kind } = deserialize(fields, line)?;
+                Self::Query(Query::Complete {
+                    word: required(word, "word")?.0,
+                    kind: kind.ok_or(FieldError::Missing {
+                        field: "kind",
+                        expected: "`path` or `command`",
+                    })?,
+                })
+            }
         })
     }
 }
@@ -342,11 +373,13 @@ pub enum RequestType {
     Approval,
     /// `secret_input`.
     SecretInput,
+    /// `complete`.
+    Complete,
 }
 
 impl RequestType {
     /// Every request type.
-    pub const ALL: [Self; 12] = [
+    pub const ALL: [Self; 13] = [
         Self::Bash,
         Self::AbortBash,
         Self::ToolCall,
@@ -359,6 +392,7 @@ impl RequestType {
         Self::JobView,
         Self::Approval,
         Self::SecretInput,
+        Self::Complete,
     ];
 
     /// The type named `name`, or every type name when there is none.
@@ -382,6 +416,7 @@ impl RequestType {
             Self::JobView => "job_view",
             Self::Approval => "approval",
             Self::SecretInput => "secret_input",
+            Self::Complete => "complete",
         }
     }
 }
@@ -534,6 +569,13 @@ pub struct Capabilities {
 struct SecretInputFields {
     job_id: Option<JobId>,
     text: Option<Text>,
+}
+
+/// The fields of a `complete` request.
+#[derive(serde::Deserialize)]
+struct CompleteFields {
+    word: Option<Text>,
+    kind: Option<CompletionKind>,
 }
 
 /// The fields of an `approval` request.

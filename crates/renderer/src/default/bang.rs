@@ -23,7 +23,19 @@ impl DefaultRenderer {
         } else {
             palette.title
         };
-        rows.command("", &bang.command, title, glyphs.ellipsis);
+        // A person's own command: `!` or `!!` as typed, apart from the model's `$`.
+        let prompt = if bang.exclude_from_context {
+            "!! "
+        } else {
+            "! "
+        };
+        rows.prompted(
+            (prompt, palette.user),
+            "",
+            &bang.command,
+            title,
+            glyphs.ellipsis,
+        );
 
         let (output, result) = match &bang.state {
             BangState::Running { output } => (std::borrow::Cow::Borrowed(output.as_str()), None),
@@ -68,7 +80,7 @@ impl DefaultRenderer {
             );
         }
         let Some(result) = result else {
-            rows.spinner(glyphs, view.tick, palette.accent);
+            rows.spinner(glyphs, view.tick, view.elapsed, palette.accent);
             return rows.into_text();
         };
         if result.cancelled {

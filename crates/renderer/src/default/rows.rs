@@ -1,6 +1,7 @@
 //! Building a view row by row: untrusted text in, wrapped styled rows out.
 
 use std::borrow::Cow;
+use std::time::Duration;
 
 use ratatui_core::style::Style;
 use ratatui_core::text::{Line, Span, Text};
@@ -51,13 +52,45 @@ impl Rows {
 
     /// A command as a header: `$ <command>`, its later lines indented under the first.
     pub(crate) fn command(&mut self, prefix: &str, command: &str, style: Style, ellipsis: &str) {
+        self.prompted(("$ ", style), prefix, command, style, ellipsis);
+    }
+
+    /// A command as a header after `prompt` (its text and style): `! <command>`, its later
+    /// lines indented under the first.
+    pub(crate) fn prompted(
+        &mut self,
+        prompt: (&str, Style),
+        prefix: &str,
+        command: &str,
+        style: Style,
+        ellipsis: &str,
+    ) {
+        let (lead, lead_style) = prompt;
         let command = strip_controls(command);
         let command = command.trim_end_matches('\n');
+        let indent = " ".repeat(lead.len());
         for (index, line) in command.split('\n').enumerate() {
-            let lead = if index == 0 { "$ " } else { "  " };
-            let prefix = if index == 0 { prefix } else { "" };
+            let (lead, prefix) = if index == 0 {
+                (lead, prefix)
+            } else {
+                (indent.as_str(), "")
+            };
             let line = format!("{lead}{prefix}{line}");
+            let first = self.lines.len();
             self.wrapped(&prepare(&line, ellipsis), style);
+            // The prompt (ASCII, never wrapped off its row) in its own style.
+            if index == 0
+                && lead_style != style
+                && let Some(row) = self.lines.get_mut(first)
+                && let Some(span) = row.spans.first_mut()
+                && let Some(rest) = span.content.strip_prefix(lead)
+            {
+                let rest = rest.to_owned();
+                row.spans = vec![
+                    Span::styled(lead.to_owned(), lead_style),
+                    Span::styled(rest, style),
+                ];
+            }
         }
     }
 
@@ -69,9 +102,20 @@ impl Rows {
         self.lines.push(Line::from(Span::styled(row, style)));
     }
 
-    /// The spinner row of a running command: `⠋ Running… (esc to cancel)`.
-    pub(crate) fn spinner(&mut self, glyphs: &Glyphs, tick: u64, style: Style) {
-        self.chrome(&glyphs.running_line(tick), style, glyphs.ellipsis);
+    /// The spinner row of a running command: `⠋ Running… 42s (esc to cancel)` (no time
+    /// when the host keeps none).
+    pub(crate) fn spinner(
+        &mut self,
+        glyphs: &Glyphs,
+        tick: u64,
+        elapsed: Option<Duration>,
+        style: Style,
+    ) {
+        self.chrome(
+            &glyphs.running_line_after(tick, elapsed),
+            style,
+            glyphs.ellipsis,
+        );
     }
 
     pub(crate) fn into_text(self) -> Text<'static> {

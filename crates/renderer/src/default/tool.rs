@@ -73,7 +73,15 @@ impl DefaultRenderer {
             }
         }
         if let CallState::Running { .. } = view.state {
-            rows.spinner(glyphs, view.tick, palette.accent);
+            if view.awaiting_approval {
+                rows.chrome(
+                    &glyphs.waiting_line(view.tick),
+                    palette.warning,
+                    glyphs.ellipsis,
+                );
+            } else {
+                rows.spinner(glyphs, view.tick, view.elapsed, palette.accent);
+            }
         }
         if let Some(truncation) = truncation {
             let warning = truncation_warning(truncation, view.max_bytes);

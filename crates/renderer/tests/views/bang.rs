@@ -47,7 +47,7 @@ fn draw(bang: &BangRun, width: u16) -> Vec<String> {
 fn collapsed_shows_the_last_20_lines_and_how_many_more() {
     let bang = finished("seq 25", &format!("{}\n", numbers(1, 25)), Some(0));
     let rows = draw(&bang, 80);
-    assert_eq!(rows[0], "$ seq 25");
+    assert_eq!(rows[0], "! seq 25");
     assert_eq!(rows[1], "6");
     assert_eq!(rows[20], "25");
     assert_eq!(rows[21], "… 5 more lines (ctrl+o to expand)");
@@ -87,6 +87,26 @@ fn snapshot_running_excluded_each_theme() {
 }
 
 #[test]
+fn snapshot_running_with_its_time_each_theme() {
+    let bang = BangRun {
+        command: "git status -s".into(),
+        exclude_from_context: false,
+        state: BangState::Running {
+            output: " M README.md\n".into(),
+        },
+    };
+    let mut out = String::new();
+    for theme in Theme::ALL {
+        let mut view = BangView::new(&bang);
+        view.tick = 9;
+        view.elapsed = Some(std::time::Duration::from_secs(42));
+        out.push_str(&format!("══ theme {theme} ══\n"));
+        out.push_str(&at_widths(|w| DefaultRenderer::new(theme).bang(&view, w)));
+    }
+    assert_snapshot!(out);
+}
+
+#[test]
 fn snapshot_cancelled_and_timed_out() {
     let mut cancelled = finished("sleep 100", "", None);
     if let BangState::Finished(result) = &mut cancelled.state {
@@ -102,9 +122,9 @@ fn snapshot_cancelled_and_timed_out() {
     let empty = finished("true", "", Some(0));
     assert_eq!(
         draw(&cancelled, 80),
-        ["$ sleep 100", "[Command cancelled]", "(cancelled)"]
+        ["! sleep 100", "[Command cancelled]", "(cancelled)"]
     );
-    assert_eq!(draw(&empty, 80), ["$ true", "(no output)"]);
+    assert_eq!(draw(&empty, 80), ["! true", "(no output)"]);
     let mut out = String::new();
     for bang in [&cancelled, &timed_out, &empty] {
         out.push_str(&at_widths(|w| {
@@ -153,7 +173,7 @@ fn snapshot_expanded_window() {
     assert_eq!(
         rows,
         [
-            "$ seq 100",
+            "! seq 100",
             "50",
             "51",
             "52",

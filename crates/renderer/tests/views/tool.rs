@@ -212,6 +212,29 @@ fn snapshot_running_spinner_each_theme() {
 }
 
 #[test]
+fn snapshot_running_with_its_time_and_waiting_for_approval_each_theme() {
+    let args = BashArgs {
+        command: "cargo build".into(),
+        ..BashArgs::default()
+    };
+    let tail = "   Compiling a v0.1.0\n";
+    let mut out = String::new();
+    for theme in Theme::ALL {
+        out.push_str(&format!("══ theme {theme} ══\n"));
+        for (elapsed, waiting) in [(42, false), (187, false), (3, true)] {
+            let mut view = ToolCallView::new(&args, "/project", CallState::Running { tail });
+            view.tick = 9;
+            view.elapsed = Some(std::time::Duration::from_secs(elapsed));
+            view.awaiting_approval = waiting;
+            out.push_str(&at_widths(|w| {
+                DefaultRenderer::new(theme).tool_call(&view, w)
+            }));
+        }
+    }
+    assert_snapshot!(out);
+}
+
+#[test]
 fn snapshot_truncation_warnings_each_theme() {
     let args = args("make test | tail -n 3");
     let mut by_lines = details(Some(0));

@@ -282,7 +282,7 @@ fn bad_fields_are_named_and_the_id_echoed() {
         r#"{"id":"x","type":"frobnicate"}"#,
         Some(json!("x")),
         "frobnicate",
-        "Unknown command type `frobnicate` (expected one of: bash, abort_bash, tool_call, abort, read_artifact, list_artifacts, hello, ping, status, job_view, approval, secret_input)",
+        "Unknown command type `frobnicate` (expected one of: bash, abort_bash, tool_call, abort, read_artifact, list_artifacts, hello, ping, status, job_view, approval, secret_input, complete)",
     );
     check_err(
         r#"{"id":"x","type":"bash"}"#,

@@ -8,13 +8,14 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::{App, Overlay};
 use crate::approval::{ApprovalEntry, decision_of_key};
-use crate::host::{ApprovalAsk, ApprovalKey};
+use crate::host::{ApprovalAsk, ApprovalKey, CallKey};
 use crate::transcript::EntryKind;
 
 impl<R: Renderer> App<R> {
     /// A call's command needs a yes: its entry, in view.
     pub(crate) fn approval_asked(&mut self, ask: ApprovalAsk) {
         let key = ask.key.clone();
+        self.set_awaiting(key.call, true);
         let entry = self.push_entry(EntryKind::Approval(Box::new(ApprovalEntry::new(ask))));
         self.approvals.push((key, entry));
         // The question must be seen: the transcript's end, not an expanded result.
@@ -39,6 +40,9 @@ impl<R: Renderer> App<R> {
             return;
         };
         let (_, entry) = self.approvals.remove(at);
+        if !self.approvals.iter().any(|(open, _)| open.call == key.call) {
+            self.set_awaiting(key.call, false);
+        }
         if let Some(approval) = self.approval_at(entry) {
             approval.resolve(resolution);
             self.transcript[entry].touch();
@@ -76,6 +80,20 @@ impl<R: Renderer> App<R> {
             }
         }
         false
+    }
+
+    /// Marks call `call`'s entry as waiting for an approval, or not.
+    fn set_awaiting(&mut self, call: CallKey, awaiting: bool) {
+        let Some(&at) = self.calls.get(&call) else {
+            return;
+        };
+        if let Some(entry) = self.transcript.get_mut(at)
+            && let EntryKind::Tool(tool) = &mut entry.kind
+            && tool.awaiting_approval != awaiting
+        {
+            tool.awaiting_approval = awaiting;
+            entry.touch();
+        }
     }
 
     fn approval_at(&mut self, entry: usize) -> Option<&mut ApprovalEntry> {

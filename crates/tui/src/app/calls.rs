@@ -97,6 +97,8 @@ impl<R: Renderer> App<R> {
             state: ToolState::Running(String::new()),
             cancel,
             max_bytes: place.1,
+            started: std::time::Instant::now(),
+            awaiting_approval: false,
         })));
         self.calls.insert(key, entry);
     }
@@ -253,6 +255,8 @@ impl<R: Renderer> App<R> {
                 }
                 return changed;
             }
+            AppEvent::Named { source, names } => self.named(&source, names),
+            AppEvent::Killed { typed, outcome } => self.killed(&typed, outcome),
             // The status line is drawn from what the poll read.
             AppEvent::FarPolled => {}
             AppEvent::Terminal(_) | AppEvent::InputClosed => return false,
@@ -269,6 +273,8 @@ impl<R: Renderer> App<R> {
     }
 
     fn call_ended(&mut self, key: CallKey) {
+        // It may have made or removed files: Tab reads them again.
+        self.names.clear();
         self.calls.remove(&key);
         self.overlays.retain(|overlay| overlay.key != key);
         if let Some(target) = self.session.take_reconnected() {
@@ -297,6 +303,31 @@ impl<R: Renderer> App<R> {
             }
         }
         self.push_entry(EntryKind::Job(job));
+    }
+
+    /// `/kill N`: ends job N (and every process it left) as the `job_kill` tool does; the
+    /// transcript says how it went when it has.
+    pub(crate) fn kill_job(&mut self, id: String, typed: &str) {
+        let key = self.new_key();
+        let (session, events, typed) =
+            (self.session.clone(), self.events.clone(), typed.to_owned());
+        tokio::spawn(async move {
+            let outcome = session.kill_job(&format!("tui-kill-{key}"), &id).await;
+            let _ = events.send(AppEvent::Killed { typed, outcome });
+        });
+    }
+
+    /// `/kill N` ended: its result in the transcript, and the jobs read again.
+    fn killed(&mut self, typed: &str, outcome: ToolOutcome) {
+        let (ToolOutcome::Finished(result) | ToolOutcome::Aborted(result)) = outcome;
+        let kind = if result.is_error {
+            NoteKind::Warning
+        } else {
+            NoteKind::Info
+        };
+        self.note(kind, format!("{typed}\n{}", result.first_text().trim_end()));
+        self.scroll = 0;
+        self.refresh_jobs();
     }
 
     /// `/artifact ID`: an entry, expanded at its first line.
@@ -474,6 +505,7 @@ fn bang_entry(
         abort,
         aborted: false,
         max_bytes,
+        started: std::time::Instant::now(),
     })
 }
 

@@ -55,7 +55,8 @@ impl<R: Renderer> App<R> {
                     overlay.controller.write_input(text.as_bytes());
                     return false;
                 }
-                if !self.secret_paste(&text) {
+                if !self.secret_paste(&text) && !self.search_paste(&text) {
+                    self.completing = None;
                     self.line.insert(&text);
                 }
                 true
@@ -83,7 +84,23 @@ impl<R: Renderer> App<R> {
         if !(ctrl && matches!(key.code, KeyCode::Char('d'))) {
             self.quit_asked = false;
         }
+        // Ctrl+R's search takes every key while open.
+        if self.search_key(&key) {
+            return;
+        }
+        // Tab's list: Tab cycles it, Esc closes it, any other key closes it and goes on.
         match key.code {
+            KeyCode::Tab => {
+                self.tab();
+                return;
+            }
+            KeyCode::Esc if self.close_completion() => return,
+            _ => {
+                self.close_completion();
+            }
+        }
+        match key.code {
+            KeyCode::Char('r') if ctrl => self.reverse_search(),
             KeyCode::Char('c') if ctrl => {
                 if self.line.is_empty() {
                     self.cancel_newest();
@@ -123,7 +140,7 @@ impl<R: Renderer> App<R> {
             KeyCode::Backspace => self.line.backspace(),
             KeyCode::Delete => self.line.delete(),
             KeyCode::Left => self.line.left(),
-            KeyCode::Right => self.line.right(),
+            KeyCode::Right if !self.accept_suggestion() => self.line.right(),
             KeyCode::Home if self.expanded.is_some() && self.line.is_empty() => {
                 self.move_expanded(i64::MIN);
             }
@@ -131,7 +148,7 @@ impl<R: Renderer> App<R> {
                 self.move_expanded(i64::MAX);
             }
             KeyCode::Home => self.line.home(),
-            KeyCode::End => self.line.end(),
+            KeyCode::End if !self.accept_suggestion() => self.line.end(),
             KeyCode::Up => self.line.history_older(self.history.entries()),
             KeyCode::Down => self.line.history_newer(self.history.entries()),
             KeyCode::PageUp => self.page(true),
@@ -238,6 +255,7 @@ impl<R: Renderer> App<R> {
                 }
             }
             Slash::Job(id) => self.follow_job(id),
+            Slash::Kill(id) => self.kill_job(id, typed),
             Slash::Context => {
                 let messages = self.session.context_messages();
                 let text = if messages.is_empty() {

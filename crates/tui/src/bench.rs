@@ -144,21 +144,12 @@ impl FrameBench {
     /// The mode at `cols` × `rows` with `lines` lines of finished tool calls (10 lines each),
     /// one frame drawn.
     pub fn new(lines: usize, cols: u16, rows: u16) -> io::Result<Self> {
-        let Detached {
-            mut app,
-            runtime,
-            events,
-        } = Detached::new(Settings::default(), cols, rows)?;
-        fill(&mut app, lines);
-        let mut terminal = fixed_terminal(cols, rows)?;
-        app.draw(&mut terminal)?;
-        Ok(Self {
-            app,
-            terminal,
-            runtime,
-            events,
-            typed: 0,
-        })
+        Self::drawn(
+            Detached::new(Settings::default(), cols, rows)?,
+            lines,
+            cols,
+            rows,
+        )
     }
 
     /// [`FrameBench::new`] over a history of `entries` entries, the session in `dir` (Tab
@@ -174,11 +165,18 @@ impl FrameBench {
         for n in 0..entries {
             history.push(&history_entry(n));
         }
+        let detached = Detached::new_in(Settings::default(), dir, history, (cols, rows))?;
+        Self::drawn(detached, lines, cols, rows)
+    }
+
+    /// The bench over `detached`, its transcript filled with `lines` lines and one frame drawn
+    /// on a `cols`×`rows` terminal.
+    fn drawn(detached: Detached, lines: usize, cols: u16, rows: u16) -> io::Result<Self> {
         let Detached {
             mut app,
             runtime,
             events,
-        } = Detached::new_in(Settings::default(), dir, history, (cols, rows))?;
+        } = detached;
         fill(&mut app, lines);
         let mut terminal = fixed_terminal(cols, rows)?;
         app.draw(&mut terminal)?;

@@ -10,7 +10,7 @@ use super::Tui;
 use super::listen::{Client, listening, tool_call};
 
 /// A policy that asks before any `touch`.
-const ASK_TOUCH: &str = r#"
+pub(super) const ASK_TOUCH: &str = r#"
 [[policy.rules]]
 prefix = ["touch"]
 decision = "ask"

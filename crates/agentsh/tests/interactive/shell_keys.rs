@@ -6,6 +6,7 @@
 use serde_json::json;
 use std::os::unix::fs::PermissionsExt;
 
+use super::approval::ASK_TOUCH;
 use super::{Tui, find_rows, last_row};
 use crate::util::{LIVENESS, TestEnv, marked_sleeper, processes_with, unique_marker};
 
@@ -332,14 +333,6 @@ fn interactive_a_running_call_and_bang_show_their_time() {
         tui.wait_text_for("(cancelled)", LIVENESS);
     }
 }
-
-/// A policy that asks before any `touch`.
-const ASK_TOUCH: &str = r#"
-[[policy.rules]]
-prefix = ["touch"]
-decision = "ask"
-reason = "Touching files needs a yes."
-"#;
 
 #[test]
 fn interactive_a_call_waiting_for_an_approval_says_so() {

@@ -19,9 +19,15 @@ use std::process::{Command, Stdio};
 /// The line the script inside the machine ends with: its exit status.
 const RESULT_MARK: &str = "agentsh-vm-test-result:";
 
-/// The test binaries to run inside, each with its name filter.
+/// The test binaries to run inside, each with its name filter (libtest's arguments: a filter,
+/// then any `--skip`). The far-side tests over a real sshd are left out: the machine has no
+/// sshd to reach (its kernel mechanisms are what it is booted for); those over `unshare` run.
 const SUITES: [(&str, &str, &str); 3] = [
-    ("agentsh", "--test=integration", "limits::"),
+    (
+        "agentsh",
+        "--test=integration",
+        "limits:: --skip remote::limits::a_far_side_",
+    ),
     ("agentsh-shell-executor", "--test=integration", "limits::"),
     ("agentsh-process", "--lib", "limits::"),
 ];

@@ -1,3 +1,4 @@
+use std::os::unix::fs::MetadataExt as _;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -20,9 +21,14 @@ fn the_groups_of_a_dead_owner_are_ended_and_removed_and_a_live_ones_kept() {
     let Some(backend) = backend() else {
         return;
     };
-    // This pid with start time 0: an owner that is gone. Its pid namespace is made up, so
-    // that the start-up sweep of the other tests' processes leaves it alone.
-    let namespace = format!("{}", random_n());
+    // This pid with start time 0: an owner that is gone. Its pid namespace is another live
+    // one (a sleep's, under `unshare --pid`), so that the sweeps of the other tests'
+    // processes, which judge a foreign owner only by whether its namespace has a process,
+    // leave it alone; the sweep below, told that namespace is its own, judges the owner.
+    let Some((mut holder, namespace)) = live_foreign_namespace() else {
+        eprintln!("skipped: unshare --pid cannot make a pid namespace here");
+        return;
+    };
     let dead = CommandCgroup::at(backend, &format!("{namespace}-{}-0-0", std::process::id()));
     let live = CommandCgroup::create(&ResourceLimits::default()).expect("a live owner's cgroup");
     for place in &dead.places {
@@ -74,13 +80,38 @@ fn the_groups_of_a_dead_owner_are_ended_and_removed_and_a_live_ones_kept() {
         std::os::unix::process::ExitStatusExt::signal(&status),
         Some(libc::SIGKILL)
     );
+    let _ = holder.kill();
+    let _ = holder.wait();
 }
 
-/// A number no other test of this process uses for a cgroup name.
-fn random_n() -> u64 {
-    let mut bytes = [0u8; 8];
-    getrandom::fill(&mut bytes).expect("random bytes");
-    u64::from_le_bytes(bytes) >> 1
+/// A pid namespace other than this process's that has a process: `unshare --pid --fork
+/// --kill-child sleep` (ended with it), and the namespace's inode number; `None` where
+/// `unshare` cannot make one.
+fn live_foreign_namespace() -> Option<(std::process::Child, String)> {
+    let mut holder = Command::new("unshare")
+        .args(["--pid", "--fork", "--kill-child", "sleep", "300"])
+        .stdin(Stdio::null())
+        .spawn()
+        .ok()?;
+    let own = fs::metadata("/proc/self/ns/pid").ok()?.ino();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if holder.try_wait().ok()?.is_some() {
+            return None;
+        }
+        let inside = crate::children(holder.id())
+            .and_then(|children| children.first().copied())
+            .and_then(|sleep| fs::metadata(format!("/proc/{sleep}/ns/pid")).ok())
+            .map(|meta| meta.ino())
+            .filter(|ino| *ino != own);
+        if let Some(ino) = inside {
+            return Some((holder, ino.to_string()));
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let _ = holder.kill();
+    let _ = holder.wait();
+    None
 }
 
 #[test]

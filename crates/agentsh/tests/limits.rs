@@ -17,6 +17,26 @@ use crate::util::{LIVENESS, Rpc, TestEnv};
 /// The mechanisms to run each test with: this machine's own, then the watchdog.
 const MECHANISMS: [Option<&str>; 2] = [None, Some("watchdog")];
 
+/// The closing line of a tree ended over `memory = "256MiB"`.
+pub const MEMORY_LINE: &str =
+    "[Ended: this command's processes used more than 256.0MB of memory (limits.memory)]";
+
+/// The closing line of a tree ended over `cpu_time = 2`.
+pub const CPU_LINE: &str = "[Ended: this command's processes used 2 s of CPU (limits.cpu_time)]";
+
+/// 1 GiB, 16 MiB at a time (what a build or a test run grows like), then a line that must
+/// never be printed.
+pub const MEMORY_HOG: &str = "python3 -c 'import time\nb = []\nfor i in range(64):\n    b.append(bytearray(16 << 20)); time.sleep(0.02)\nprint(\"allocated\")'";
+
+/// A job's command that holds a little memory, waits for the file `go`, then grows past a
+/// 256 MiB limit as [`MEMORY_HOG`] does.
+pub fn gated_memory_hog(go: &std::path::Path) -> String {
+    format!(
+        "python3 -c 'import os, time\nb = bytearray(8 << 20)\nwhile not os.path.exists(\"{}\"): time.sleep(0.05)\nc = []\nfor i in range(64):\n    c.append(bytearray(16 << 20)); time.sleep(0.02)\nprint(\"allocated\")\ntime.sleep(60)'",
+        go.display()
+    )
+}
+
 /// `agentsh rpc` in `env`, on `mechanism` (`None`: the one agentsh picks).
 fn rpc_on(env: &TestEnv, mechanism: Option<&str>) -> Rpc {
     let config = env.config_path();
@@ -50,19 +70,9 @@ fn a_call_over_its_memory_limit_ends_and_the_next_call_keeps_the_shell() {
         let env = TestEnv::with_config("[limits]\nmemory = \"256MiB\"\n");
         let mut rpc = rpc_on(&env, mechanism);
         call(&mut rpc, "1", "export KEPT=before");
-        let result = call(
-            &mut rpc,
-            "2",
-            // 1 GiB, 16 MiB at a time: what a build or a test run grows like.
-            "python3 -c 'import time\nb = []\nfor i in range(64):\n    b.append(bytearray(16 << 20)); time.sleep(0.02)\nprint(\"allocated\")'",
-        );
+        let result = call(&mut rpc, "2", MEMORY_HOG);
         let said = text(&result);
-        assert!(
-            said.contains(
-                "[Ended: this command's processes used more than 256.0MB of memory (limits.memory)]"
-            ),
-            "{mechanism:?}: {said}"
-        );
+        assert!(said.contains(MEMORY_LINE), "{mechanism:?}: {said}");
         assert_eq!(result["isError"], true, "{result}");
         let limit = &result["details"]["limit"];
         assert_eq!(limit["kind"], "memory", "{mechanism:?}: {result}");
@@ -85,10 +95,7 @@ fn cpu_time_ends_a_spinning_command() {
         let mut rpc = rpc_on(&env, mechanism);
         let result = call(&mut rpc, "1", "sh -c 'while :; do :; done'");
         let said = text(&result);
-        assert!(
-            said.ends_with("[Ended: this command's processes used 2 s of CPU (limits.cpu_time)]"),
-            "{mechanism:?}: {said}"
-        );
+        assert!(said.ends_with(CPU_LINE), "{mechanism:?}: {said}");
         let used = result["details"]["limit"]["used"].as_u64().expect("used");
         assert!((2..=4).contains(&used), "{result}");
         assert_eq!(result["details"]["timedOut"], false);
@@ -98,7 +105,7 @@ fn cpu_time_ends_a_spinning_command() {
 
 #[test]
 fn cpu_time_ends_what_a_call_left_spinning_and_tells_it_on_a_next_result() {
-    const LINE: &str = "[Ended: this command's processes used 2 s of CPU (limits.cpu_time)]";
+    const LINE: &str = CPU_LINE;
     for mechanism in MECHANISMS {
         let env = TestEnv::with_config("[limits]\ncpu_time = 2\n");
         let mut rpc = rpc_on(&env, mechanism);
@@ -139,10 +146,7 @@ fn a_job_over_its_memory_limit_ends_and_its_job_end_says_why() {
         let mut rpc = rpc_on(&env, mechanism);
         // The job holds a little memory, waits for a file, then grows past the limit.
         let go = env.root().join("go");
-        let command = format!(
-            "python3 -c 'import os, time\nb = bytearray(8 << 20)\nwhile not os.path.exists(\"{}\"): time.sleep(0.05)\nc = []\nfor i in range(64):\n    c.append(bytearray(16 << 20)); time.sleep(0.02)\ntime.sleep(60)'",
-            go.display()
-        );
+        let command = gated_memory_hog(&go);
         let started = call_tool(
             &mut rpc,
             "1",
@@ -171,9 +175,7 @@ fn a_job_over_its_memory_limit_ends_and_its_job_end_says_why() {
             &serde_json::json!({ "jobId": "1" }),
         );
         assert!(
-            text(&output).contains(
-                "[Ended: this command's processes used more than 256.0MB of memory (limits.memory)]\n\n[job 1: "
-            ),
+            text(&output).contains(&format!("{MEMORY_LINE}\n\n[job 1: ")),
             "{mechanism:?}: {output}"
         );
         assert_eq!(output["details"]["limit"]["kind"], "memory");

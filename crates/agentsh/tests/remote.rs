@@ -373,19 +373,12 @@ fn the_far_side_shapes_once_and_the_shape_settings_travel() {
 fn the_far_side_applies_this_sides_limits() {
     on_every_far_side("far_side_limits", |far| {
         let env = far.env("[limits]\nmemory = \"256MiB\"\n");
-        // 1 GiB, 16 MiB at a time.
-        let grow = "import time\nb = []\nfor i in range(64):\n    b.append(bytearray(16 << 20)); time.sleep(0.02)\nprint('allocated')";
-        let done = far.exec(
-            &env,
-            &["--json", "--", "python3", "-c", &format!("\"{grow}\"")],
-        );
+        let done = far.exec(&env, &["--json", "--", crate::limits::MEMORY_HOG]);
         assert_eq!(done.code(), 1, "{} {done:?}", far.name());
         let result = done.json();
         let text = result["content"][0]["text"].as_str().unwrap_or_default();
         assert!(
-            text.ends_with(
-                "[Ended: this command's processes used more than 256.0MB of memory (limits.memory)]"
-            ),
+            text.ends_with(crate::limits::MEMORY_LINE),
             "{}: {text}",
             far.name()
         );
@@ -397,7 +390,7 @@ fn the_far_side_applies_this_sides_limits() {
         let result = spin.json();
         let text = result["content"][0]["text"].as_str().unwrap_or_default();
         assert!(
-            text.ends_with("[Ended: this command's processes used 2 s of CPU (limits.cpu_time)]"),
+            text.ends_with(crate::limits::CPU_LINE),
             "{}: {text}",
             far.name()
         );

@@ -10,20 +10,13 @@ use std::sync::Arc;
 
 use agentsh_process::{
     CgroupWatch, CommandCgroup, CommandScope, LimitFound, ShellShare, StartMark, TreeWatchdog,
-    cgroup_limits_with_shell, limits_kernel_enforced,
 };
 use agentsh_protocol::{LimitHit, ResourceLimits};
 
 /// The command cgroup the shell of a tree under `limits` starts in: `None` where the kernel
 /// does not hold trees (or no cgroup can be had: the watchdog then measures).
 pub(crate) fn command_cgroup(limits: &ResourceLimits) -> Option<Arc<CommandCgroup>> {
-    if !limits.any() || !limits_kernel_enforced() {
-        return None;
-    }
-    // The shell is inside with its command: the command's own processes get the whole limit.
-    CommandCgroup::create(&cgroup_limits_with_shell(limits))
-        .ok()
-        .map(Arc::new)
+    CommandCgroup::for_shell_tree(limits).map(Arc::new)
 }
 
 /// One PTY session's tree under resource limits: its watchdog, and which processes it is.

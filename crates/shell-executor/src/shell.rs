@@ -23,8 +23,7 @@ use agentsh_process::sandbox::SandboxSpec;
 use agentsh_process::shell::ShellSpec;
 use agentsh_process::{
     Backstops, CgroupWatch, ChildExit, CommandCgroup, CommandScope, OwnedDir, SpawnSpec, StartMark,
-    Supervisor, can_attribute, cgroup_limits_with_shell, children, descendants,
-    limits_kernel_enforced,
+    Supervisor, can_attribute, children, descendants, limits_kernel_enforced,
 };
 use agentsh_protocol::{LimitHit, ResourceLimits};
 use rustix::process::Signal;
@@ -198,19 +197,12 @@ impl ShellProcess {
         // moving it there from here later would make the kernel wait for an RCU grace period
         // (about 10 ms on a busy machine, most of a short `agentsh exec`), which a process
         // joining by itself on cgroup v1 does not. No cgroup to be had: the watchdog measures.
-        let born_in = (resources.any() && limits_kernel_enforced())
-            .then(|| CommandCgroup::create(&cgroup_limits_with_shell(&resources)).ok())
-            .flatten();
+        let born_in = CommandCgroup::for_shell_tree(&resources);
         if let Some(cgroup) = &born_in {
             spawn.join_cgroups = cgroup.self_join_files();
         }
         let supervisor = Supervisor::spawn(spawn).await?;
-        let group = born_in.map(|cgroup| ShellGroup {
-            seen: cgroup.events().unwrap_or_default(),
-            cgroup: Arc::new(cgroup),
-            resources,
-            told: Vec::new(),
-        });
+        let group = born_in.map(|cgroup| ShellGroup::new(Arc::new(cgroup), resources));
         Ok(Self {
             spec: spec.clone(),
             sandbox: sandbox.cloned(),
@@ -534,21 +526,12 @@ impl ShellProcess {
                 }
             }
         }
-        // The shell is one of its tasks: the command's own get the whole limit.
-        let cgroup = match CommandCgroup::create(&cgroup_limits_with_shell(&resources)) {
-            Ok(cgroup) => Arc::new(cgroup),
-            // The watchdog measures instead.
-            Err(_) => return None,
-        };
+        // The watchdog measures instead when none can be had.
+        let cgroup = Arc::new(CommandCgroup::for_shell_tree(&resources)?);
         if cgroup.enter(shell).is_err() {
             return None;
         }
-        let group = ShellGroup {
-            seen: cgroup.events().unwrap_or_default(),
-            cgroup,
-            resources,
-            told: Vec::new(),
-        };
+        let group = ShellGroup::new(cgroup, resources);
         let command = group.for_command();
         self.group = Some(group);
         Some(command)

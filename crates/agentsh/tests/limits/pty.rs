@@ -8,18 +8,12 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::{MECHANISMS, call_tool, rpc_on, text};
+use super::{
+    CPU_LINE, MECHANISMS, MEMORY_HOG, MEMORY_LINE, call_tool, gated_memory_hog, rpc_on, text,
+};
 use crate::interactive::VIRTUAL_TERMINAL_ON;
 use crate::interactive::listen::{Client, listening_with, tool_call};
 use crate::util::{LIVENESS, Rpc, TestEnv};
-
-const MEMORY_LINE: &str =
-    "[Ended: this command's processes used more than 256.0MB of memory (limits.memory)]";
-const CPU_LINE: &str = "[Ended: this command's processes used 2 s of CPU (limits.cpu_time)]";
-
-/// 1 GiB, 16 MiB at a time (what a build or a test run grows like), then a line that must
-/// never be printed.
-const HOG: &str = "python3 -c 'import time\nb = []\nfor i in range(64):\n    b.append(bytearray(16 << 20)); time.sleep(0.02)\nprint(\"allocated\")'";
 
 /// A loop that spins in the shell itself (no child to measure: the shell's own CPU time
 /// counts).
@@ -54,10 +48,7 @@ fn a_pty_job_over_its_memory_limit_ends_and_its_job_end_says_why() {
         let mut rpc = rpc_on(&env, mechanism);
         // The job holds a little memory, waits for a file, then grows past the limit.
         let go = env.root().join("go");
-        let command = format!(
-            "python3 -c 'import os, time\nb = bytearray(8 << 20)\nwhile not os.path.exists(\"{}\"): time.sleep(0.05)\nc = []\nfor i in range(64):\n    c.append(bytearray(16 << 20)); time.sleep(0.02)\nprint(\"allocated\")\ntime.sleep(60)'",
-            go.display()
-        );
+        let command = gated_memory_hog(&go);
         let started = pty_job(&mut rpc, "1", &command);
         assert!(
             text(&started).contains("Running in the background as job 1"),
@@ -163,7 +154,7 @@ fn a_pty_call_over_its_memory_limit_ends_with_the_limit_line() {
         // On the terminal: its width is the pane's, not the piped runtime's.
         let cols = listen_call(&mut client, "1", "tput cols");
         assert_eq!(text(&cols).trim(), "100", "{cols}");
-        let result = listen_call(&mut client, "2", HOG);
+        let result = listen_call(&mut client, "2", MEMORY_HOG);
         let said = text(&result);
         assert!(said.ends_with(MEMORY_LINE), "{mechanism:?}: {said}");
         assert!(!printed_allocated(said), "{mechanism:?}: {said}");

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use super::setup::{Far, body, tool_call};
-use crate::limits::{FORK_PROBE, PROCESS_LINE};
+use crate::limits::{FORK_PROBE, MEMORY_LINE, PROCESS_LINE, gated_memory_hog};
 use crate::util::{LIVENESS, Rpc};
 
 /// More processes below the shell's supervisor than this and the bomb is not held: the test
@@ -21,10 +21,7 @@ fn a_far_side_job_over_its_memory_limit_ends_and_its_job_end_says_why() {
         let mut rpc = far.rpc(&env);
         // The job holds a little memory, waits for a file, then grows past the limit.
         let go = env.work_dir().join("go");
-        let command = format!(
-            "python3 -c 'import os, time\nb = bytearray(8 << 20)\nwhile not os.path.exists(\"{}\"): time.sleep(0.05)\nc = []\nfor i in range(64):\n    c.append(bytearray(16 << 20)); time.sleep(0.02)\ntime.sleep(60)'",
-            go.display()
-        );
+        let command = gated_memory_hog(&go);
         let (_, started) = tool_call(
             &mut rpc,
             "job",
@@ -50,9 +47,7 @@ fn a_far_side_job_over_its_memory_limit_ends_and_its_job_end_says_why() {
         assert_eq!(end["reason"]["limit"], 256 << 20);
         let (_, output) = tool_call(&mut rpc, "out", "job_output", &json!({ "jobId": "1" }));
         assert!(
-            body(&output).contains(
-                "[Ended: this command's processes used more than 256.0MB of memory (limits.memory)]"
-            ),
+            body(&output).contains(MEMORY_LINE),
             "{}: {output}",
             far.name()
         );

@@ -416,6 +416,17 @@ impl CommandCgroup {
         }
     }
 
+    /// The cgroup a tree whose shell is inside with its commands starts in, made with `limits`
+    /// ([`cgroup_limits_with_shell`]: the shell is one task more): `None` without limits,
+    /// where the kernel does not hold trees, or when no cgroup can be had (the watchdog then
+    /// measures the tree).
+    pub fn for_shell_tree(limits: &ResourceLimits) -> Option<Self> {
+        if !limits.any() || !limits_kernel_enforced() {
+            return None;
+        }
+        Self::create(&cgroup_limits_with_shell(limits)).ok()
+    }
+
     fn create_in(state: &State, backend: &Backend, limits: &ResourceLimits) -> io::Result<Self> {
         let n = state.next.fetch_add(1, Ordering::Relaxed);
         let mut cgroup = Self::at(backend, &format!("{}-{n}", state.owner));

@@ -32,6 +32,17 @@ pub(super) struct ShellGroup {
 }
 
 impl ShellGroup {
+    /// The group of a shell in `cgroup` under `resources`, counting from the kernel's counts
+    /// now.
+    pub(super) fn new(cgroup: Arc<CommandCgroup>, resources: ResourceLimits) -> Self {
+        Self {
+            seen: cgroup.events().unwrap_or_default(),
+            cgroup,
+            resources,
+            told: Vec::new(),
+        }
+    }
+
     /// What one command gets to watch it with.
     pub(super) fn for_command(&self) -> CgroupWatch {
         CgroupWatch {

@@ -38,7 +38,7 @@ use self::files::{
     write_command, write_private,
 };
 pub(crate) use self::limits::TreeLimits;
-use self::limits::{ShellGroup, enforced_since, watch_leftovers, watch_retired};
+use self::limits::{LeftoversTold, ShellGroup, enforced_since, watch_leftovers, watch_retired};
 use self::names::ErrorNames;
 pub use self::run::Output;
 use self::run::{CommandEnd, CommandLimits, CommandRun, Readiness, StopPlan};
@@ -153,6 +153,10 @@ pub(crate) struct ShellProcess {
     kept: Option<Fifo>,
     /// The cgroup the shell's commands run in, where the kernel enforces resource limits.
     group: Option<ShellGroup>,
+    /// The kinds of limit told for what the shell's commands left running, shared by their
+    /// watchers while any runs: one runaway tree is told once, however many commands' scopes
+    /// its processes count in (orphans a tree leaves count for the command they started under).
+    leftovers_told: LeftoversTold,
     /// When the shell was started (its [`STARTUP_LIMIT`] counts from here).
     started: Instant,
     buf: Vec<u8>,
@@ -220,6 +224,7 @@ impl ShellProcess {
             job: false,
             kept: None,
             group,
+            leftovers_told: LeftoversTold::default(),
             started: Instant::now(),
             buf: vec![0; READ_CHUNK],
             dir,
@@ -493,6 +498,7 @@ impl ShellProcess {
                 resources,
                 kernel_holds,
                 late.clone(),
+                self.leftovers_told.for_watcher(),
             ));
         }
         outcome

@@ -3,7 +3,7 @@
 //! running after its result was sent. Watching a running command against its limits is
 //! `agentsh_process`'s ([`CgroupWatch`], `TreeWatchdog`), shared with the PTY runtime.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use agentsh_process::{
     CgroupEvents, CgroupWatch, CommandCgroup, CommandScope, LIMIT_CHECK, command_usage,
@@ -106,6 +106,35 @@ pub(super) async fn watch_retired(group: ShellGroup, late: Option<LateLimits>) {
     tokio::task::spawn_blocking(move || drop(cgroup));
 }
 
+/// The kinds of limit told for what a shell's commands left running, shared by the watchers
+/// of those leftovers ([`watch_leftovers`]) while any of them runs.
+#[derive(Default)]
+pub(super) struct LeftoversTold(Arc<Mutex<Vec<LimitKind>>>);
+
+impl LeftoversTold {
+    /// The share of a new watcher: when no other watcher runs, what was told before is
+    /// forgotten (those leftovers are gone).
+    pub(super) fn for_watcher(&self) -> Self {
+        if Arc::strong_count(&self.0) == 1 {
+            self.0
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clear();
+        }
+        Self(Arc::clone(&self.0))
+    }
+
+    /// Whether `kind` is told for the first time (and now counts as told).
+    fn first(&self, kind: LimitKind) -> bool {
+        let mut told = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let first = !told.contains(&kind);
+        if first {
+            told.push(kind);
+        }
+        first
+    }
+}
+
 /// How many checks in a row must find none of a command's leftovers before its watch ends: one
 /// pass over `/proc` can miss every process of a tree that forks and exits fast (a child read
 /// before its parent ended names a parent the pass no longer has), as `:(){ :|:& };:` does.
@@ -121,6 +150,7 @@ pub(super) async fn watch_leftovers(
     resources: ResourceLimits,
     kernel_holds: bool,
     late: LateLimits,
+    told: LeftoversTold,
 ) {
     let mut check = tokio::time::interval(LIMIT_CHECK);
     check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -148,7 +178,9 @@ pub(super) async fn watch_leftovers(
         }) {
             // A tree over its limit after its call returned may be forking without end.
             end_runaway(&scope).await;
-            late.tell(hit);
+            if told.first(hit.kind) {
+                late.tell(hit);
+            }
             return;
         }
     }
@@ -163,6 +195,30 @@ mod tests {
 
     use crate::shell::ShellProcess;
     use crate::test_helpers::runtime;
+
+    #[test]
+    fn a_kind_is_told_once_while_a_watcher_of_the_shells_leftovers_runs() {
+        use agentsh_protocol::LimitKind;
+
+        use super::LeftoversTold;
+
+        let shell = LeftoversTold::default();
+        let first = shell.for_watcher();
+        let second = shell.for_watcher();
+        assert!(first.first(LimitKind::Processes));
+        assert!(
+            !second.first(LimitKind::Processes),
+            "one runaway, told once"
+        );
+        assert!(second.first(LimitKind::Memory));
+        drop(second);
+        // A watcher still runs: what it told stays told.
+        let third = shell.for_watcher();
+        assert!(!third.first(LimitKind::Processes));
+        drop((first, third));
+        // None runs: new leftovers are told afresh.
+        assert!(shell.for_watcher().first(LimitKind::Processes));
+    }
 
     #[test]
     fn where_the_kernel_holds_the_limits_a_shell_is_born_in_its_commands_cgroup() {
